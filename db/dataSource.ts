@@ -1,0 +1,47 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import type { Config } from '../src/config.js';
+import { entities } from './entities/index.js';
+import { migrations } from './migrations/index.js';
+
+export type DataSourceOptionsInput = Pick<Config, 'database'>;
+
+/** Builds the data source for SQLite (WAL) or PostgreSQL. Never `synchronize`: migrations only. */
+export function createDataSource({ database }: DataSourceOptionsInput): DataSource {
+  if (database.kind === 'sqlite') {
+    if (database.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.file)), { recursive: true });
+    return new DataSource({
+      type: 'better-sqlite3',
+      database: database.file,
+      entities,
+      migrations,
+      synchronize: false,
+      migrationsRun: false,
+      enableWAL: true,
+      timeout: 10_000,
+      prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
+        db.pragma('busy_timeout = 10000');
+        db.pragma('foreign_keys = ON');
+      },
+    });
+  }
+  return new DataSource({
+    type: 'postgres',
+    url: database.url,
+    entities,
+    migrations,
+    synchronize: false,
+    migrationsRun: false,
+    extra: { max: 10 },
+  });
+}
+
+/** Opens the data source and applies pending migrations (CONTRACT §1: migrations applied at start). */
+export async function openDatabase(opts: DataSourceOptionsInput): Promise<DataSource> {
+  const ds = createDataSource(opts);
+  await ds.initialize();
+  await ds.runMigrations({ transaction: 'each' });
+  return ds;
+}

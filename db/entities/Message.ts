@@ -1,0 +1,14 @@
+import { Entity, Index } from 'typeorm';
+import { IdColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
+
+@Entity('messages')
+@Index(['roomId', 'id'])
+export class Message {
+  @IdColumn() id!: string;
+  @RefColumn() roomId!: string;
+  @RefColumn() authorId!: string;
+  /** Who posted it: `user`, `app` or `agent` (spec 5.2); the author stays the responsible human. */
+  @TextColumn() postedBy!: string;
+  @TextColumn() body!: string;
+  @TimeColumn() createdAt!: string;
+}

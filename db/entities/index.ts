@@ -1,0 +1,28 @@
+import { ApiKey } from './ApiKey.js';
+import { AuditEntry } from './AuditEntry.js';
+import { EventRow } from './Event.js';
+import { IdempotencyRecord } from './Idempotency.js';
+import { Message } from './Message.js';
+import { Membership, Organization } from './Organization.js';
+import { Approval, MeetingRecord } from './Record.js';
+import { Room, RoomMember } from './Room.js';
+import { Setting } from './Setting.js';
+import { StoredFile } from './StoredFile.js';
+import { Task } from './Task.js';
+import { UnitUsage } from './UnitUsage.js';
+import { User } from './User.js';
+
+export type { OrgRole } from './Organization.js';
+export type { TaskStatus } from './Task.js';
+export type { ApprovalState, ApprovalStatus } from './Record.js';
+
+export {
+  ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
+  Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
+};
+
+/** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
+export const entities = [
+  ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
+  Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
+];

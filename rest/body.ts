@@ -1,0 +1,44 @@
+import type { Request } from 'express';
+import { DomainError } from '../src/domain/errors.js';
+
+/**
+ * Reads the raw request body up to `limit` bytes. Over the limit the rest is drained and a 413 is
+ * returned as an error value, so the pipeline can still authenticate, audit and answer in the envelope.
+ */
+export async function readBody(req: Request, limit: number): Promise<{ bytes: Buffer } | { error: DomainError }> {
+  const declared = Number(req.headers['content-length']);
+  const tooLarge = () =>
+    new DomainError('payload_too_large', `Request body is limited to ${limit} bytes`, { details: { maxBytes: limit } });
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return { error: tooLarge() };
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) over = true;
+    if (!over) chunks.push(chunk);
+  }
+  return over ? { error: tooLarge() } : { bytes: Buffer.concat(chunks) };
+}
+
+/** Parses a JSON object body; empty means `{}`. Errors are 400/415 in the envelope, never a 500. */
+export function parseJsonBody(req: Request, bytes: Buffer): { value: Record<string, unknown> } | { error: DomainError } {
+  if (bytes.length === 0) return { value: {} };
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    return { error: new DomainError('unsupported_media_type', 'Request body must be application/json', { details: { contentType: type || null } }) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return { error: new DomainError('validation_error', 'Request body is not valid JSON', { details: { reason: 'malformed_json' } }) };
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return { error: new DomainError('validation_error', 'Request body must be a JSON object', { details: { reason: 'not_an_object' } }) };
+  }
+  return { value: value as Record<string, unknown> };
+}

@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import { callTRPCProcedure } from '@trpc/server';
+import express, { type Request, type Response, type Router } from 'express';
+import { writeAudit } from '../src/auth/audit.js';
+import type { RateLimiter } from '../src/auth/rateLimit.js';
+import { DomainError } from '../src/domain/errors.js';
+import type { Services } from '../src/domain/services.js';
+import {
+  appRouter, listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
+} from '../src/procedures/index.js';
+import { parseJsonBody, readBody } from './body.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { sendError } from './render.js';
+import { requestIdFrom } from './requestId.js';
+
+export interface RestRouterOptions {
+  services: Services;
+  rateLimiter: RateLimiter;
+}
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
+const header = (req: Request, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+};
+
+/**
+ * The REST adapter: mounts every procedure at its `http` metadata under /v1, translating path, query and
+ * body into the procedure's input and its result or error into HTTP. It adds no rule of its own.
+ */
+export function createRestRouter({ services, rateLimiter }: RestRouterOptions): Router {
+  const r = express.Router();
+  const openapi = buildOpenApiDocument(services.config.baseUrl);
+  r.get('/v1/openapi.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(openapi);
+  });
+
+  const procedures = listProcedures();
+  for (const proc of procedures) {
+    r[proc.meta.http.method.toLowerCase() as 'get'](expressPath(proc.meta.http.path), (req: Request, res: Response) =>
+      handle(proc, req, res),
+    );
+  }
+
+  async function handle(proc: ProcedureInfo, req: Request, res: Response) {
+    const requestId = requestIdFrom(header(req, 'x-request-id'));
+    const { http } = proc.meta;
+    const ctx: RequestContext = {
+      services, rateLimiter, surface: 'rest', requestId, method: req.method, path: req.path, routePattern: http.path,
+      clientIp: req.ip ?? 'unknown', audience: `${services.config.baseUrl}/v1`, surfaceScopes: [],
+      credentials: { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') },
+      idempotencyKey: header(req, 'idempotency-key'), out: newResponseState(),
+    };
+    const query = req.query as Record<string, unknown>;
+    let input: Record<string, unknown> = { ...query };
+    if (http.method !== 'GET') {
+      const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
+      const read = await readBody(req, limit);
+      if ('error' in read) ctx.inputError = read.error;
+      else if (http.rawBody) {
+        input[http.rawBody.field] = read.bytes.toString('base64');
+        input[http.rawBody.contentTypeField] = header(req, 'content-type') ?? 'application/octet-stream';
+      } else {
+        const parsed = parseJsonBody(req, read.bytes);
+        if ('error' in parsed) ctx.inputError = parsed.error;
+        else input = { ...parsed.value, ...input };
+      }
+    }
+    Object.assign(input, req.params);
+    try {
+      const data = await callTRPCProcedure({
+        router: appRouter, path: proc.path, type: proc.type, ctx, getRawInput: async () => input, signal: undefined,
+        batchIndex: 0,
+      });
+      res.set(ctx.out.headers).set('X-Request-Id', requestId);
+      if (http.download && ctx.out.download && !ctx.out.headers['Idempotent-Replayed']) {
+        return streamFile(res, ctx.out.download);
+      }
+      res.set('Cache-Control', 'no-store');
+      res.status(ctx.out.status ?? http.successStatus ?? 200).json(data);
+    } catch (err) {
+      const e = toDomainError(err);
+      if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
+      if (e.code === 'unauthorized') {
+        ctx.out.headers['WWW-Authenticate'] =
+          `Bearer realm="svc", resource_metadata="${services.config.baseUrl}/.well-known/oauth-protected-resource/v1"`;
+      }
+      sendError(res, e, requestId, ctx.out.headers);
+    }
+  }
+
+  // Anything else under /v1: 405 on a known path with another method, else 404. Both are audited.
+  const known = procedures.map((p) => ({ re: new RegExp(`^${p.meta.http.path.replace(/\{\w+\}/g, '[^/]+')}$`), p }));
+  r.all(/^\/v1(\/.*)?$/, async (req: Request, res: Response) => {
+    const requestId = requestIdFrom(header(req, 'x-request-id'));
+    const matches = known.filter((k) => k.re.test(req.path));
+    const err = matches.length
+      ? new DomainError('method_not_allowed', `Method ${req.method} is not allowed here`, {
+          details: { allowed: matches.map((m) => m.p.meta.http.method) },
+        })
+      : new DomainError('not_found', 'No such endpoint');
+    const headers: Record<string, string> = matches.length ? { Allow: matches.map((m) => m.p.meta.http.method).join(', ') } : {};
+    req.resume();
+    try {
+      await writeAudit(services, {
+        requestId, surface: 'rest', method: req.method, routePattern: matches[0]?.p.meta.http.path ?? '(unmatched)',
+        statusCode: err.status, authMethod: null, actor: null, delegatingUserId: null, scopes: [], organizationId: null,
+        userId: null, apiKeyId: null, tokenId: null, units: 0, errorCode: err.code,
+      });
+    } catch (e) {
+      services.log.error({ err: e }, 'audit write failed');
+    }
+    sendError(res, err, requestId, headers);
+  });
+  return r;
+}
+
+function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>) {
+  res.status(200);
+  res.set({
+    'Content-Type': f.contentType,
+    'Content-Length': String(f.size),
+    'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
+    'X-Content-Type-Options': 'nosniff',
+    ETag: `"${f.sha256}"`,
+    'Cache-Control': 'private, no-store',
+  });
+  const stream = fs.createReadStream(f.path);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}

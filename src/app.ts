@@ -1,0 +1,53 @@
+import { createRequire } from 'node:module';
+import { apiReference } from '@scalar/express-api-reference';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { createRestRouter } from '../rest/restRouter.js';
+import { sendError } from '../rest/render.js';
+import { requestIdFrom } from '../rest/requestId.js';
+import type { RateLimiter } from './auth/rateLimit.js';
+import { DomainError } from './domain/errors.js';
+import type { Services } from './domain/services.js';
+
+export interface AppOptions {
+  services: Services;
+  rateLimiter: RateLimiter;
+}
+
+const require = createRequire(import.meta.url);
+
+/** Composes the HTTP surface: health, REST /v1 with OpenAPI, the reference page. */
+export function createApp({ services, rateLimiter }: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+  app.use(helmet({ contentSecurityPolicy: false }));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/docs/standalone.js', (_req, res) => {
+    res.sendFile(require.resolve('@scalar/api-reference/dist/browser/standalone.js'));
+  });
+  app.get(
+    '/docs',
+    apiReference({ url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference' } as Parameters<typeof apiReference>[0]),
+  );
+
+  app.use(createRestRouter({ services, rateLimiter }));
+
+  // Last resort: nothing escapes as a stack trace or an HTML error page.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const requestId = requestIdFrom(req.headers['x-request-id'] as string | undefined);
+    services.log.error({ err, requestId }, 'unhandled error');
+    if (res.headersSent) return res.destroy();
+    const status = (err as { status?: number }).status;
+    const e = status && status >= 400 && status < 500
+      ? new DomainError('validation_error', 'Bad request', { status })
+      : new DomainError('internal_error', 'Internal server error');
+    sendError(res, e, requestId);
+  });
+  return app;
+}

@@ -1,0 +1,41 @@
+import type { DataSource } from 'typeorm';
+import { sql } from '../../db/sql.js';
+import { monthPeriod } from '../domain/time.js';
+
+export interface UnitsResult {
+  allowed: boolean;
+  limit: number;
+  used: number;
+  remaining: number;
+  cost: number;
+}
+
+/**
+ * Charges `cost` monthly API units to a billing entity (spec 5.5 condition 6), atomically: one conditional
+ * UPDATE that only succeeds while `used + cost <= limit`, so concurrent requests never overspend and the
+ * balance survives restarts. The period is the UTC month, so the count resets on the 1st.
+ */
+export async function chargeUnits(ds: DataSource, billingEntity: string, now: Date, cost: number, limit: number): Promise<UnitsResult> {
+  const period = monthPeriod(now);
+  await sql(ds, 'INSERT INTO "unit_usage" ("billingEntity", "period", "used") VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [
+    billingEntity,
+    period,
+  ]);
+  if (cost > 0) {
+    const r = await sql<{ used: number | string }>(
+      ds,
+      'UPDATE "unit_usage" SET "used" = "used" + ? WHERE "billingEntity" = ? AND "period" = ? AND "used" + ? <= ? RETURNING "used"',
+      [cost, billingEntity, period, cost, limit],
+    );
+    if (r.rows.length) {
+      const used = Number(r.rows[0].used);
+      return { allowed: true, limit, used, remaining: Math.max(0, limit - used), cost };
+    }
+  }
+  const cur = await sql<{ used: number | string }>(ds, 'SELECT "used" FROM "unit_usage" WHERE "billingEntity" = ? AND "period" = ?', [
+    billingEntity,
+    period,
+  ]);
+  const used = Number(cur.rows[0]?.used ?? 0);
+  return { allowed: cost === 0, limit, used, remaining: Math.max(0, limit - used), cost: 0 };
+}

@@ -1,0 +1,23 @@
+/** Who acts (spec 5.2). For `agent` and `app`, `userId` is the human they act for. */
+export type ActorKind = 'user' | 'app' | 'agent';
+
+export interface Actor {
+  kind: ActorKind;
+  /** The human whose permissions bound the request: the key owner, the token's user, the delegating user. */
+  userId: string;
+  /** The organization the credential acts in; null for the individual context. */
+  organizationId: string | null;
+  /** `org:<id>` or `user:<id>`: who is billed API units. */
+  billingEntity: string;
+  scopes: string[];
+  credential: { method: 'api_key' | 'oauth_bearer'; id: string };
+  /** Plan whose limits apply. */
+  plan: string;
+  /** OAuth client id, for tokens. */
+  clientId?: string;
+  /** OAuth audience the token is pinned to. */
+  audience?: string;
+}
+
+export const billingEntityOf = (userId: string, organizationId: string | null): string =>
+  organizationId ? `org:${organizationId}` : `user:${userId}`;

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+let lastTime = 0;
+let lastRandom: number[] = [];
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+/**
+ * A prefixed, time-ordered identifier (`room_01J…`): a ULID after the prefix. Ids sort in creation order,
+ * which keyset pagination relies on; within one millisecond the random part is incremented (monotonic).
+ */
+export function newId(prefix: string, now: number = Date.now()): string {
+  if (now <= lastTime) {
+    // increment the random part so ids made in the same millisecond still sort in order
+    for (let i = lastRandom.length - 1; i >= 0; i--) {
+      if (lastRandom[i] < 31) {
+        lastRandom[i]++;
+        break;
+      }
+      lastRandom[i] = 0;
+    }
+    now = lastTime;
+  } else {
+    lastTime = now;
+    lastRandom = [...randomBytes(16)].map((b) => b % 32);
+  }
+  return `${prefix}_${encodeTime(now)}${lastRandom.map((n) => CROCKFORD[n]).join('')}`;
+}
+
+/** Public event id (spec 2.5): `evt_` + 16 random bytes as URL-safe base64 (22 characters). */
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('base64url')}`;
+}
+
+export const ID_PATTERN = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -1,0 +1,27 @@
+import type { EntityManager } from 'typeorm';
+import { Message } from '../../db/entities/index.js';
+import { requireRoom } from './access.js';
+import type { Actor } from './actor.js';
+import { validationError } from './errors.js';
+import { emitEvent } from './events.js';
+import { newId } from './ids.js';
+import { keysetPage, type PageInput } from './paging.js';
+import { iso } from './time.js';
+
+export async function listMessages(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+  await requireRoom(m, actor, roomId, 'read');
+  const qb = m.getRepository(Message).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
+  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+}
+
+/** Posts a message. The human stays the author; `postedBy` records whether an app or agent sent it. */
+export async function createMessage(m: EntityManager, now: Date, actor: Actor, roomId: string, body: string): Promise<Message> {
+  const room = await requireRoom(m, actor, roomId, 'write');
+  if (!body.trim()) throw validationError('Message body must not be empty', { field: 'body' });
+  const msg = m.create(Message, {
+    id: newId('msg', now.getTime()), roomId, authorId: actor.userId, postedBy: actor.kind, body, createdAt: iso(now),
+  });
+  await m.insert(Message, msg);
+  await emitEvent(m, { type: 'message.created', room, object: { type: 'message', id: msg.id }, actor, now });
+  return msg;
+}

@@ -1,0 +1,113 @@
+import type { EntityManager } from 'typeorm';
+import { Organization, Room, RoomMember, User } from '../../db/entities/index.js';
+import { requireRoom } from './access.js';
+import type { Actor } from './actor.js';
+import { notFound, validationError } from './errors.js';
+import { emitEvent } from './events.js';
+import { newId } from './ids.js';
+import { keysetPage, type PageInput } from './paging.js';
+import { iso } from './time.js';
+
+export interface CreateRoomOptions {
+  name: string;
+  createdById: string;
+  organizationId: string | null;
+  roomType?: number;
+  memberIds?: string[];
+}
+
+/** Creates a room; its creator is a member. Used by the operator CLI and (through `createRoomAs`) the API. */
+export async function createRoom(m: EntityManager, now: Date, o: CreateRoomOptions): Promise<Room> {
+  if (!o.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
+  if (!(await m.countBy(User, { id: o.createdById }))) throw notFound('User');
+  if (o.organizationId && !(await m.countBy(Organization, { id: o.organizationId }))) throw notFound('Organization');
+  const room = m.create(Room, {
+    id: newId('room', now.getTime()),
+    name: o.name.trim(),
+    roomType: o.roomType ?? 0,
+    organizationId: o.organizationId,
+    createdById: o.createdById,
+    createdAt: iso(now),
+    updatedAt: iso(now),
+  });
+  await m.insert(Room, room);
+  for (const userId of new Set([o.createdById, ...(o.memberIds ?? [])])) {
+    await insertMember(m, now, room.id, userId);
+  }
+  return room;
+}
+
+async function insertMember(m: EntityManager, now: Date, roomId: string, userId: string): Promise<boolean> {
+  if (await m.countBy(RoomMember, { roomId, userId })) return false;
+  await m.insert(RoomMember, { id: newId('rmm', now.getTime()), roomId, userId, createdAt: iso(now) });
+  return true;
+}
+
+export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, name: string): Promise<Room> {
+  const room = await createRoom(m, now, { name, createdById: actor.userId, organizationId: actor.organizationId });
+  await emitEvent(m, { type: 'room.created', room, object: { type: 'room', id: room.id }, actor, now });
+  return room;
+}
+
+/** Ordinary rooms the actor can read in its billing entity, in creation order. */
+export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
+  const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
+  if (actor.organizationId) {
+    qb.andWhere('r.organizationId = :org', { org: actor.organizationId });
+    const admin = await m
+      .createQueryBuilder()
+      .select('1')
+      .from('memberships', 'ms')
+      .where('ms.organizationId = :org AND ms.userId = :uid AND ms.role IN (:...roles)', {
+        org: actor.organizationId, uid: actor.userId, roles: ['owner', 'admin'],
+      })
+      .getRawOne();
+    const member = await m.countBy('memberships', { organizationId: actor.organizationId, userId: actor.userId });
+    if (!member) qb.andWhere('1 = 0');
+    else if (!admin) qb.andWhere('r.id IN (SELECT rm.roomId FROM room_members rm WHERE rm.userId = :uid)', { uid: actor.userId });
+  } else {
+    qb.andWhere('r.organizationId IS NULL').andWhere('r.id IN (SELECT rm.roomId FROM room_members rm WHERE rm.userId = :uid)', {
+      uid: actor.userId,
+    });
+  }
+  return keysetPage(qb, 'r.id', (r) => r.id, page, secret);
+}
+
+export async function updateRoom(m: EntityManager, now: Date, actor: Actor, roomId: string, patch: { name?: string }): Promise<Room> {
+  const room = await requireRoom(m, actor, roomId, 'manage');
+  if (patch.name !== undefined) {
+    if (!patch.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
+    room.name = patch.name.trim();
+  }
+  room.updatedAt = iso(now);
+  await m.update(Room, { id: room.id }, { name: room.name, updatedAt: room.updatedAt });
+  return room;
+}
+
+export async function listMembers(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+  await requireRoom(m, actor, roomId, 'read');
+  const qb = m.getRepository(RoomMember).createQueryBuilder('rm').where('rm.roomId = :roomId', { roomId });
+  return keysetPage(qb, 'rm.id', (r) => r.id, page, secret);
+}
+
+/**
+ * Adds a user to a room. In an organization's room the user must belong to that organization; an unknown
+ * user, or one outside the organization, answers 404.
+ */
+export async function addMember(m: EntityManager, now: Date, actor: Actor, roomId: string, userId: string) {
+  const room = await requireRoom(m, actor, roomId, 'manage');
+  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
+  if (room.organizationId) {
+    if (!(await m.countBy('memberships', { organizationId: room.organizationId, userId }))) throw notFound('User');
+  }
+  const added = await insertMember(m, now, room.id, userId);
+  const member = await m.findOneByOrFail(RoomMember, { roomId, userId });
+  if (added) await emitEvent(m, { type: 'room.member.added', room, object: { type: 'room', id: room.id }, actor, now });
+  return { member, added };
+}
+
+export async function addMemberAsOperator(m: EntityManager, now: Date, roomId: string, userId: string): Promise<void> {
+  if (!(await m.countBy(Room, { id: roomId }))) throw notFound('Room');
+  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
+  await insertMember(m, now, roomId, userId);
+}

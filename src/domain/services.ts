@@ -1,0 +1,14 @@
+import type { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+
+/** What the domain needs from the outside world, passed down explicitly (no singletons). */
+export interface Services {
+  ds: DataSource;
+  config: Config;
+  /** Injected clock: tests move time without sleeping. */
+  now: () => Date;
+  /** Server secret: signs cursors and session cookies. */
+  secret: string;
+  log: Logger;
+}

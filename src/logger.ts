@@ -1,0 +1,15 @@
+import { pino, type Logger } from 'pino';
+
+/**
+ * The process logger. Credentials never reach it: request headers are not logged, and these paths are
+ * redacted wherever an object carrying them is logged by mistake.
+ */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: ['authorization', '*.authorization', 'headers.authorization', 'headers["x-api-key"]', 'token', '*.token', 'secret', '*.secret', 'password', '*.password', 'cookie', 'headers.cookie'],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,90 @@
+import type { Server } from 'node:http';
+import { purgeAudit } from './auth/audit.js';
+import { purgeExpiredIdempotency } from './auth/idempotency.js';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openRuntime } from './runtime.js';
+import { seedDemoData } from './seed.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const runtime = await openRuntime(config);
+  const { services } = runtime;
+  const log = services.log;
+
+  if (config.env !== 'production') {
+    const demo = await seedDemoData(services);
+    if (demo) {
+      process.stdout.write(
+        [
+          '',
+          'Demo data created (empty database):',
+          `  organization  ${demo.organizationId}`,
+          `  user          ${demo.userId}  ${demo.email} / password: ${demo.password}`,
+          `  room          ${demo.roomId}`,
+          `  API key       ${demo.apiKey}  (test mode, shown once)`,
+          '',
+          'Try it:',
+          `  curl -H "Authorization: Bearer ${demo.apiKey}" ${config.baseUrl}/v1/rooms`,
+          '',
+        ].join('\n'),
+      );
+    }
+  }
+
+  const app = createApp({ services, rateLimiter: runtime.rateLimiter });
+  const server: Server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  log.info({ url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind }, 'svc listening');
+
+  // Housekeeping: audit retention (7 years) and expired idempotency keys, daily.
+  const housekeeping = async () => {
+    try {
+      const audit = await purgeAudit(services);
+      const keys = await purgeExpiredIdempotency(services);
+      log.info({ auditDeleted: audit, idempotencyDeleted: keys }, 'housekeeping done');
+    } catch (err) {
+      log.error({ err }, 'housekeeping failed');
+    }
+  };
+  const timer = setInterval(housekeeping, DAY_MS);
+  timer.unref();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    clearInterval(timer);
+    // stop accepting, let in-flight requests finish, then close idle keep-alive sockets
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const force = setTimeout(() => server.closeAllConnections(), 10_000);
+    force.unref();
+    await closed;
+    await runtime.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`svc failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { EVENT_CATALOG } from '../domain/catalog.js';
+import { listEvents } from '../domain/eventLog.js';
+import { idOf, listOf, pageInput, timestamp } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+
+export const EventTypeView = z
+  .object({ type: z.string().meta({ example: 'record.created' }), description: z.string(), stable: z.boolean() })
+  .meta({ id: 'EventType' });
+
+export const EventView = z
+  .object({
+    id: z.string().meta({ example: 'evt_3q2-7wEVjvXq0mFz7f4ZTA' }), type: z.string(), createdAt: timestamp,
+    organizationId: idOf('org').nullable(), roomId: idOf('room'),
+    actor: z.enum(['user', 'app', 'agent']),
+    data: z.object({ object: z.object({ id: z.string(), type: z.enum(['record', 'message', 'task', 'file', 'room']) }) }),
+  })
+  .meta({ id: 'Event' });
+
+export const eventsRouter = router({
+  types: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/event-types' }, tool: { name: 'list_event_types', title: 'List event types' },
+      summary: 'The event catalog', description: 'Event types that can be subscribed to. Preview types (stable=false) never fire.',
+      tags: ['events'], scope: 'events:read', units: 1, kind: 'read',
+    })
+    .input(z.strictObject({}))
+    .output(z.object({ data: z.array(EventTypeView), nextCursor: z.null() }))
+    .query(() => ({ data: EVENT_CATALOG.map((e) => ({ ...e })), nextCursor: null })),
+
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/events' }, tool: { name: 'list_events', title: 'List events' },
+      summary: 'The event log', description: 'Events of the rooms the caller can read, oldest first. ID-only payloads; fetch details through the API.',
+      tags: ['events'], scope: 'events:read', units: 1, kind: 'read',
+    })
+    .input(z.strictObject({ ...pageInput, type: z.string().max(100).optional(), roomId: idOf('room').optional() }))
+    .output(listOf(EventView))
+    .query(async ({ ctx, input }) => {
+      const page = await listEvents(ctx.services.ds.manager, ctx.actor, input, ctx.services.secret);
+      return {
+        data: page.data.map((e) => ({
+          id: e.id, type: e.type, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId,
+          actor: e.actor as 'user', data: { object: { id: e.objectId, type: e.objectType as 'room' } },
+        })),
+        nextCursor: page.nextCursor,
+      };
+    }),
+});

@@ -1,0 +1,45 @@
+import { eventsRouter } from './events.js';
+import { filesRouter } from './files.js';
+import { meRouter, organizationsRouter } from './me.js';
+import { messagesRouter } from './messages.js';
+import { recordsRouter } from './records.js';
+import { roomsRouter } from './rooms.js';
+import { tasksRouter } from './tasks.js';
+import { router } from './trpc.js';
+import type { ProcedureMeta } from './meta.js';
+import type { z } from 'zod';
+
+/** The app router: one router per resource. Adding an operation here adds it to REST, OpenAPI and MCP. */
+export const appRouter = router({
+  me: meRouter,
+  organizations: organizationsRouter,
+  rooms: roomsRouter,
+  messages: messagesRouter,
+  tasks: tasksRouter,
+  records: recordsRouter,
+  files: filesRouter,
+  events: eventsRouter,
+});
+
+export type AppRouter = typeof appRouter;
+
+/** A procedure as the adapters see it: its path in the router, type, metadata and schemas. */
+export interface ProcedureInfo {
+  path: string;
+  type: 'query' | 'mutation';
+  meta: ProcedureMeta;
+  input: z.ZodObject;
+  output: z.ZodType;
+}
+
+/** Every procedure of the app router, in declaration order. */
+export function listProcedures(): ProcedureInfo[] {
+  return Object.entries(appRouter._def.procedures).map(([path, proc]) => {
+    const def = (proc as unknown as { _def: { type: 'query' | 'mutation'; meta: ProcedureMeta; inputs: z.ZodObject[]; output: z.ZodType } })._def;
+    return { path, type: def.type, meta: def.meta, input: def.inputs[0], output: def.output };
+  });
+}
+
+export { type RequestContext, newResponseState } from './context.js';
+export { toDomainError } from './errors.js';
+export type { ProcedureMeta } from './meta.js';

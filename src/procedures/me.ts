@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { Organization, User } from '../../db/entities/index.js';
+import { notFound } from '../domain/errors.js';
+import { idOf, timestamp } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+
+export const MeView = z
+  .object({
+    id: idOf('usr'), email: z.string(), name: z.string(), locale: z.string().meta({ example: 'en' }),
+    organizationId: idOf('org').nullable().meta({ description: 'null in the individual context' }),
+    billingContext: z.enum(['individual', 'organization']),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Me' });
+
+export const OrganizationView = z
+  .object({ id: idOf('org'), name: z.string(), role: z.enum(['owner', 'admin', 'member']), createdAt: timestamp })
+  .meta({ id: 'Organization' });
+
+export const meRouter = router({
+  get: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/me' }, tool: { name: 'get_me', title: 'Get the current user' },
+      summary: 'The current user and acting context',
+      description: 'Who the credential acts for: the user, and the organization (null in the individual context).',
+      tags: ['me'], scope: 'me:read', units: 1, kind: 'read',
+    })
+    .input(z.strictObject({}))
+    .output(MeView)
+    .query(async ({ ctx }) => {
+      const user = await ctx.services.ds.manager.findOneBy(User, { id: ctx.actor.userId });
+      if (!user) throw notFound('User');
+      return {
+        id: user.id, email: user.email, name: user.name, locale: user.locale, organizationId: ctx.actor.organizationId,
+        billingContext: ctx.actor.organizationId ? ('organization' as const) : ('individual' as const), createdAt: user.createdAt,
+      };
+    }),
+});
+
+export const organizationsRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/organizations' }, tool: { name: 'list_organizations', title: 'List organizations' },
+      summary: 'Organizations of the acting context',
+      description:
+        'The organization the credential acts in, with the caller\'s role. A credential of the individual context sees none (spec 5.3: other organizations answer as if they did not exist).',
+      tags: ['organizations'], scope: 'organizations:read', units: 1, kind: 'read',
+    })
+    .input(z.strictObject({}))
+    .output(z.object({ data: z.array(OrganizationView), nextCursor: z.null() }))
+    .query(async ({ ctx }) => {
+      const orgId = ctx.actor.organizationId;
+      if (!orgId) return { data: [], nextCursor: null };
+      const m = ctx.services.ds.manager;
+      const [org, membership] = await Promise.all([
+        m.findOneBy(Organization, { id: orgId }),
+        m.findOneBy('memberships', { organizationId: orgId, userId: ctx.actor.userId }) as Promise<{ role: 'owner' } | null>,
+      ]);
+      if (!org || !membership) return { data: [], nextCursor: null };
+      return { data: [{ id: org.id, name: org.name, role: membership.role, createdAt: org.createdAt }], nextCursor: null };
+    }),
+});

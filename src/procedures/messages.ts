@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { createMessage, listMessages } from '../domain/messages.js';
+import { idOf, listOf, pageInput } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+import { inTransaction } from './tx.js';
+import { MessageView, toMessage } from './views.js';
+
+export const messagesRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages' },
+      summary: 'List messages', description: 'Messages of a room, oldest first.',
+      tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(MessageView))
+    .query(async ({ ctx, input }) => {
+      const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
+    }),
+
+  create: apiProcedure
+    .meta({
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/messages', successStatus: 201 },
+      tool: { name: 'create_message', title: 'Send a message' },
+      summary: 'Send a message', description: 'Posts a message in a room as the calling user. Fires message.created.',
+      tags: ['messages'], scope: 'messages:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), body: z.string().min(1).max(10_000).meta({ example: 'Minutes are up for review.' }) }))
+    .output(MessageView)
+    .mutation(async ({ ctx, input }) =>
+      toMessage(await inTransaction(ctx.services, (m) => createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body))),
+    ),
+});

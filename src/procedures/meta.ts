@@ -1,0 +1,39 @@
+import type { ErrorCode } from '../domain/errors.js';
+import type { Scope } from '../domain/scopes.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * What each procedure declares about itself; the REST and MCP adapters and the pipeline read nothing else.
+ */
+export interface ProcedureMeta {
+  /** REST binding under /v1: path in OpenAPI form (`/v1/rooms/{roomId}`). */
+  http: {
+    method: HttpMethod;
+    path: string;
+    /** Status of a success (default 200). */
+    successStatus?: number;
+    /** The body is raw bytes (file upload): carried to this input field as base64, with its Content-Type. */
+    rawBody?: { field: string; contentTypeField: string };
+    /** The REST response streams a file instead of JSON. */
+    download?: boolean;
+  };
+  /** MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title. */
+  tool: { name: string; title: string };
+  summary: string;
+  description: string;
+  tags: string[];
+  /** Scope the credential must hold (spec 5.4); null only for the public OpenAPI document. */
+  scope: Scope | null;
+  /** API units this operation costs (spec 8); also in OpenAPI as `x-api-units`. */
+  units: number;
+  /** Writes take `Idempotency-Key` and are never read-only tools. */
+  kind: 'read' | 'write';
+  /** MCP annotations beyond read/write. */
+  destructive?: boolean;
+  idempotent?: boolean;
+  /** Error codes this operation can answer besides the pipeline's own. */
+  errors?: ErrorCode[];
+  /** Not exposed as an MCP tool (only `openapi.json`). */
+  restOnly?: boolean;
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
+import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
+import type { ProcedureMeta } from './meta.js';
+import { idOf, listOf, pageInput } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+import { inTransaction } from './tx.js';
+import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
+
+const title = z.string().trim().min(1).max(500).meta({ example: 'Weekly sync, 2026-11-20' });
+const body = z.string().max(200_000).meta({ example: '## Decisions\n- Ship on Monday' });
+const recordPath = '/v1/rooms/{roomId}/records/{recordId}';
+const recordErrors: ProcedureMeta['errors'] = ['not_found', 'room_not_found', 'forbidden'];
+
+const approvalDocs: Record<ApprovalAction, { tool: string; title: string; description: string }> = {
+  request: { tool: 'request_record_approval', title: 'Request approval of a record', description: 'Any room member may request approval while none is pending. Fires approval.requested and record.approval_requested.' },
+  approve: { tool: 'approve_record', title: 'Approve a record', description: 'A room member other than the requester approves the pending request. Fires approval.approved and record.approved.' },
+  reject: { tool: 'reject_record', title: 'Reject a record', description: 'A room member other than the requester rejects the pending request. Fires approval.rejected.' },
+  withdraw: { tool: 'withdraw_record_approval', title: 'Withdraw an approval request', description: 'The requester withdraws their pending request. Fires approval.withdrawn.' },
+};
+
+const approvalProcedure = (action: ApprovalAction) =>
+  apiProcedure
+    .meta({
+      http: { method: 'POST', path: `${recordPath}/approval/${action}` },
+      tool: { name: approvalDocs[action].tool, title: approvalDocs[action].title },
+      summary: approvalDocs[action].title, description: approvalDocs[action].description,
+      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: [...recordErrors!, 'invalid_state'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), comment: z.string().max(2000).optional() }))
+    .output(z.object({ record: RecordView, approval: ApprovalView }))
+    .mutation(async ({ ctx, input }) => {
+      const r = await inTransaction(ctx.services, (m) =>
+        actOnApproval(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId, action, input.comment),
+      );
+      return { record: toRecord(r.record), approval: toApproval(r.approval) };
+    });
+
+export const recordsRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/records' }, tool: { name: 'list_records', title: 'List records' },
+      summary: 'List meeting records', description: 'Records (meeting minutes) of a room, oldest first.',
+      tags: ['records'], scope: 'records:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(RecordView))
+    .query(async ({ ctx, input }) => {
+      const page = await listRecords(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      return { data: page.data.map(toRecord), nextCursor: page.nextCursor };
+    }),
+
+  create: apiProcedure
+    .meta({
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/records', successStatus: 201 }, tool: { name: 'create_record', title: 'Create a record' },
+      summary: 'Create a meeting record', description: 'Creates a record in a room. Fires record.created.',
+      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: recordErrors,
+    })
+    .input(z.strictObject({ roomId: idOf('room'), title, body: body.optional() }))
+    .output(RecordView)
+    .mutation(async ({ ctx, input }) =>
+      toRecord(await inTransaction(ctx.services, (m) => createRecord(m, ctx.services.now(), ctx.actor, input.roomId, input))),
+    ),
+
+  get: apiProcedure
+    .meta({
+      http: { method: 'GET', path: recordPath }, tool: { name: 'get_record', title: 'Get a record' },
+      summary: 'Get a meeting record', description: 'One record with its approval state.',
+      tags: ['records'], scope: 'records:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec') }))
+    .output(RecordView)
+    .query(async ({ ctx, input }) => toRecord((await getRecord(ctx.services.ds.manager, ctx.actor, input.roomId, input.recordId)).record)),
+
+  update: apiProcedure
+    .meta({
+      http: { method: 'PATCH', path: recordPath }, tool: { name: 'update_record', title: 'Update a record' },
+      summary: 'Update a meeting record',
+      description: 'Changes title or body. A content change resets the approval state to none (a pending request is withdrawn). Fires record.updated.',
+      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', idempotent: true, errors: recordErrors,
+    })
+    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), title: title.optional(), body: body.optional() }))
+    .output(RecordView)
+    .mutation(async ({ ctx, input }) => {
+      const { roomId, recordId, ...f } = input;
+      return toRecord(await inTransaction(ctx.services, (m) => updateRecord(m, ctx.services.now(), ctx.actor, roomId, recordId, f)));
+    }),
+
+  delete: apiProcedure
+    .meta({
+      http: { method: 'DELETE', path: recordPath }, tool: { name: 'delete_record', title: 'Delete a record' },
+      summary: 'Delete a meeting record', description: 'Deletes a record and its approvals. Fires record.deleted.',
+      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', destructive: true, idempotent: true, errors: recordErrors,
+    })
+    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec') }))
+    .output(z.object({ id: idOf('rec'), deleted: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      const r = await inTransaction(ctx.services, (m) => deleteRecord(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId));
+      return { id: r.id, deleted: true as const };
+    }),
+
+  requestApproval: approvalProcedure('request'),
+  approve: approvalProcedure('approve'),
+  reject: approvalProcedure('reject'),
+  withdrawApproval: approvalProcedure('withdraw'),
+});

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { requireRoom } from '../domain/access.js';
+import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
+import { idOf, listOf, pageInput } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+import { inTransaction } from './tx.js';
+import { MemberView, RoomView, toMember, toRoom } from './views.js';
+
+const roomName = z.string().trim().min(1).max(200).meta({ example: 'Design review' });
+
+export const roomsRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms' }, tool: { name: 'list_rooms', title: 'List rooms' },
+      summary: 'List rooms', description: 'Ordinary rooms the caller can read in its organization or personal scope, oldest first.',
+      tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read',
+    })
+    .input(z.strictObject({ ...pageInput }))
+    .output(listOf(RoomView))
+    .query(async ({ ctx, input }) => {
+      const page = await listRooms(ctx.services.ds.manager, ctx.actor, input, ctx.services.secret);
+      return { data: page.data.map(toRoom), nextCursor: page.nextCursor };
+    }),
+
+  create: apiProcedure
+    .meta({
+      http: { method: 'POST', path: '/v1/rooms', successStatus: 201 }, tool: { name: 'create_room', title: 'Create a room' },
+      summary: 'Create a room', description: 'Creates an ordinary room in the acting organization (or personal scope); the caller becomes a member. Fires room.created (preview, never delivered).',
+      tags: ['rooms'], scope: 'rooms:write', units: 5, kind: 'write',
+    })
+    .input(z.strictObject({ name: roomName }))
+    .output(RoomView)
+    .mutation(async ({ ctx, input }) =>
+      toRoom(await inTransaction(ctx.services, (m) => createRoomAs(m, ctx.services.now(), ctx.actor, input.name))),
+    ),
+
+  get: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}' }, tool: { name: 'get_room', title: 'Get a room' },
+      summary: 'Get a room', description: 'One room. Direct-message rooms answer 404 room_not_found.',
+      tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room') }))
+    .output(RoomView)
+    .query(async ({ ctx, input }) => toRoom(await requireRoom(ctx.services.ds.manager, ctx.actor, input.roomId, 'read'))),
+
+  update: apiProcedure
+    .meta({
+      http: { method: 'PATCH', path: '/v1/rooms/{roomId}' }, tool: { name: 'update_room', title: 'Update a room' },
+      summary: 'Change room settings', description: 'Renames a room. Only its creator or an organization owner/admin may.',
+      tags: ['rooms'], scope: 'rooms:write', units: 2, kind: 'write', idempotent: true,
+      errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), name: roomName.optional() }))
+    .output(RoomView)
+    .mutation(async ({ ctx, input }) =>
+      toRoom(await inTransaction(ctx.services, (m) => updateRoom(m, ctx.services.now(), ctx.actor, input.roomId, { name: input.name }))),
+    ),
+
+  listMembers: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/members' }, tool: { name: 'list_room_members', title: 'List room members' },
+      summary: 'List room members', description: 'Members of a room, in the order they joined.',
+      tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(MemberView))
+    .query(async ({ ctx, input }) => {
+      const page = await listMembers(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      return { data: page.data.map(toMember), nextCursor: page.nextCursor };
+    }),
+
+  addMember: apiProcedure
+    .meta({
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/members', successStatus: 201 },
+      tool: { name: 'add_room_member', title: 'Add a room member' },
+      summary: 'Add a member to a room',
+      description: 'Adds a user of the room\'s organization. Fires room.member.added. Adding a member twice changes nothing.',
+      tags: ['rooms'], scope: 'rooms:write', units: 2, kind: 'write', idempotent: true,
+      errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), userId: idOf('usr') }))
+    .output(MemberView)
+    .mutation(async ({ ctx, input }) => {
+      const { member } = await inTransaction(ctx.services, (m) => addMember(m, ctx.services.now(), ctx.actor, input.roomId, input.userId));
+      return toMember(member);
+    }),
+});

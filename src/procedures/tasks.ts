@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
+import { date, idOf, listOf, pageInput } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+import { inTransaction } from './tx.js';
+import { TaskStatus, TaskView, toTask } from './views.js';
+
+const fields = {
+  title: z.string().trim().min(1).max(500).meta({ example: 'Draft the release notes' }),
+  description: z.string().max(20_000),
+  status: TaskStatus,
+  assigneeId: idOf('usr').nullable().meta({ description: 'A human member of the room; agents are never assignees' }),
+  startDate: date.nullable(),
+  dueDate: date.nullable(),
+};
+
+export const tasksRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks' }, tool: { name: 'list_tasks', title: 'List tasks' },
+      summary: 'List tasks', description: 'Tasks of a room, oldest first.',
+      tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(TaskView))
+    .query(async ({ ctx, input }) => {
+      const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      return { data: page.data.map(toTask), nextCursor: page.nextCursor };
+    }),
+
+  create: apiProcedure
+    .meta({
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/tasks', successStatus: 201 }, tool: { name: 'create_task', title: 'Create a task' },
+      summary: 'Create a task', description: 'Creates a task in a room. Fires task.created.',
+      tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(
+      z.strictObject({
+        roomId: idOf('room'), title: fields.title, description: fields.description.optional(), status: fields.status.optional(),
+        assigneeId: fields.assigneeId.optional(), startDate: fields.startDate.optional(), dueDate: fields.dueDate.optional(),
+      }),
+    )
+    .output(TaskView)
+    .mutation(async ({ ctx, input }) => {
+      const { roomId, ...f } = input;
+      return toTask(await inTransaction(ctx.services, (m) => createTask(m, ctx.services.now(), ctx.actor, roomId, f)));
+    }),
+
+  get: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks/{taskId}' }, tool: { name: 'get_task', title: 'Get a task' },
+      summary: 'Get a task', description: 'One task.',
+      tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), taskId: idOf('task') }))
+    .output(TaskView)
+    .query(async ({ ctx, input }) => toTask(await getTask(ctx.services.ds.manager, ctx.actor, input.roomId, input.taskId))),
+
+  update: apiProcedure
+    .meta({
+      http: { method: 'PATCH', path: '/v1/rooms/{roomId}/tasks/{taskId}' }, tool: { name: 'update_task', title: 'Update a task' },
+      summary: 'Update a task', description: 'Changes any of a task\'s fields (a Gantt period change is a startDate/dueDate change). Fires task.updated.',
+      tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', idempotent: true,
+      errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(
+      z.strictObject({
+        roomId: idOf('room'), taskId: idOf('task'), title: fields.title.optional(), description: fields.description.optional(),
+        status: fields.status.optional(), assigneeId: fields.assigneeId.optional(), startDate: fields.startDate.optional(),
+        dueDate: fields.dueDate.optional(),
+      }),
+    )
+    .output(TaskView)
+    .mutation(async ({ ctx, input }) => {
+      const { roomId, taskId, ...f } = input;
+      return toTask(await inTransaction(ctx.services, (m) => updateTask(m, ctx.services.now(), ctx.actor, roomId, taskId, f)));
+    }),
+});

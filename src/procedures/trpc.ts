@@ -1,0 +1,176 @@
+import { initTRPC } from '@trpc/server';
+import { writeAudit } from '../auth/audit.js';
+import { authenticate } from '../auth/authenticate.js';
+import { abortIdempotent, beginIdempotent, completeIdempotent, fingerprint, parseIdempotencyKey } from '../auth/idempotency.js';
+import { RATE_WINDOW_SECONDS } from '../auth/rateLimit.js';
+import { chargeUnits, type UnitsResult } from '../auth/units.js';
+import type { Actor } from '../domain/actor.js';
+import { DomainError } from '../domain/errors.js';
+import { isoWithOffset, nextMonthStart } from '../domain/time.js';
+import type { RequestContext } from './context.js';
+import { toDomainError } from './errors.js';
+import type { ProcedureMeta } from './meta.js';
+
+const t = initTRPC.context<RequestContext>().meta<ProcedureMeta>().create({ isServer: true });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Response headers every surface sends: the rate limit (spec 8) and the unit balance. */
+function setRateHeaders(ctx: RequestContext, r: { limit: number; remaining: number; resetSeconds: number }, scope: string) {
+  Object.assign(ctx.out.headers, {
+    'RateLimit-Limit': String(r.limit),
+    'RateLimit-Remaining': String(r.remaining),
+    'RateLimit-Reset': String(r.resetSeconds),
+    'RateLimit-Policy': `${r.limit};w=${RATE_WINDOW_SECONDS}`,
+    'Svc-RateLimit-Scope': scope,
+  });
+}
+
+function setUnitHeaders(ctx: RequestContext, u: UnitsResult) {
+  Object.assign(ctx.out.headers, {
+    'Svc-Api-Units-Limit': String(u.limit),
+    'Svc-Api-Units-Remaining': String(u.remaining),
+    'Svc-Api-Units-Used': String(u.used),
+    'Svc-Api-Units-Cost': String(u.cost),
+    'Svc-Api-Units-Reset': isoWithOffset(nextMonthStart(ctx.services.now())),
+  });
+}
+
+const planOf = (ctx: RequestContext, actor: Actor) => ctx.services.config.plans[actor.plan] ?? ctx.services.config.plans.default;
+
+/** The subject the 60 s window counts for: the API key, or the user behind an OAuth token. */
+const rateSubject = (a: Actor) =>
+  a.credential.method === 'api_key' ? { key: `key:${a.credential.id}`, scope: 'api_key' } : { key: `user:${a.userId}`, scope: 'user' };
+
+/** Outermost: one audit row per call, success or failure (spec 5.7). */
+const audited = t.middleware(async ({ ctx, meta, next }) => {
+  const result = await next();
+  const status = result.ok ? (ctx.out.status ?? meta?.http.successStatus ?? 200) : toDomainError(result.error).status;
+  const a = ctx.out.actor;
+  try {
+    await writeAudit(ctx.services, {
+      requestId: ctx.requestId, surface: ctx.surface, method: ctx.method, routePattern: ctx.routePattern, statusCode: status,
+      authMethod: a?.credential.method ?? null, actor: a?.kind ?? null,
+      delegatingUserId: a?.kind === 'agent' ? a.userId : null, scopes: a?.scopes ?? [],
+      organizationId: a?.organizationId ?? null, userId: a?.userId ?? null,
+      apiKeyId: a?.credential.method === 'api_key' ? a.credential.id : null,
+      tokenId: a?.credential.method === 'oauth_bearer' ? a.credential.id : null,
+      units: ctx.out.units, errorCode: result.ok ? null : toDomainError(result.error).code,
+    });
+  } catch (err) {
+    ctx.services.log.error({ err, requestId: ctx.requestId }, 'audit write failed');
+  }
+  return result;
+});
+
+/**
+ * Spec 5.5 conditions 1, 2, 5 and the audience pin: authenticate, count the request in its 60 s window,
+ * then check the scope. Unauthenticated requests are counted per client address, so guessing keys is
+ * limited too. Every authenticated request counts against the window, failures included.
+ */
+const authorized = t.middleware(async ({ ctx, meta, next }) => {
+  const { services } = ctx;
+  let actor: Actor;
+  try {
+    actor = await authenticate(services, ctx.credentials);
+  } catch (err) {
+    const r = await ctx.rateLimiter.consume(`ip:${ctx.clientIp}`, services.config.plans.default.rateLimit);
+    setRateHeaders(ctx, r, 'ip');
+    if (!r.allowed) throw rateLimited(ctx, r.resetSeconds);
+    throw err;
+  }
+  ctx.out.actor = actor;
+  const plan = planOf(ctx, actor);
+  const subject = rateSubject(actor);
+  const r = await ctx.rateLimiter.consume(subject.key, plan.rateLimit);
+  setRateHeaders(ctx, r, subject.scope);
+  if (!r.allowed) {
+    setUnitHeaders(ctx, await chargeUnits(services.ds, actor.billingEntity, services.now(), 0, plan.monthlyUnits));
+    throw rateLimited(ctx, r.resetSeconds);
+  }
+  try {
+    if (actor.credential.method === 'oauth_bearer' && actor.audience !== ctx.audience) {
+      ctx.out.headers['WWW-Authenticate'] = 'Bearer error="invalid_token", error_description="audience mismatch"';
+      throw new DomainError('invalid_audience', `This token is pinned to ${actor.audience}, not ${ctx.audience}`);
+    }
+    const required = [...ctx.surfaceScopes, ...(meta?.scope ? [meta.scope] : [])];
+    const missing = required.filter((s) => !actor.scopes.includes(s));
+    if (missing.length) {
+      throw new DomainError('insufficient_scope', `Missing scope: ${missing.join(' ')}`, {
+        details: { required, granted: actor.scopes },
+      });
+    }
+  } catch (err) {
+    setUnitHeaders(ctx, await chargeUnits(services.ds, actor.billingEntity, services.now(), 0, plan.monthlyUnits));
+    throw err;
+  }
+  return next({ ctx: { actor } });
+});
+
+function rateLimited(ctx: RequestContext, retryAfter: number) {
+  ctx.out.headers['Retry-After'] = String(retryAfter);
+  return new DomainError('rate_limited', 'Rate limit exceeded; retry after the window resets', {
+    details: { retryAfterSeconds: retryAfter },
+  });
+}
+
+/**
+ * Spec 5.5 conditions 6 and 7. For writes with an `Idempotency-Key`: claim the key (a replay returns the
+ * stored response and costs nothing), then charge units, run, and store the response. Without a key, or
+ * for reads, only units are charged. Units are charged once a request is authorized, before it runs.
+ */
+const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
+  const actor = ctx.out.actor!;
+  const plan = planOf(ctx, actor);
+  if (ctx.inputError) {
+    setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
+    throw ctx.inputError;
+  }
+  let claimId: string | undefined;
+  if (meta?.kind === 'write' && ctx.idempotencyKey !== undefined) {
+    const key = parseIdempotencyKey(ctx.idempotencyKey);
+    const begun = await beginIdempotent(
+      ctx.services,
+      { credentialId: `${actor.credential.method}:${actor.credential.id}`, method: ctx.method, path: ctx.path, key },
+      fingerprint(await getRawInput()),
+    ).catch(async (err) => {
+      setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
+      throw err;
+    });
+    if (begun.kind === 'replay') {
+      setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
+      ctx.out.status = begun.response.status;
+      Object.assign(ctx.out.headers, begun.response.headers, { 'Idempotent-Replayed': 'true' });
+      return { ok: true as const, data: begun.response.body, ctx, marker: 'middlewareMarker' as never };
+    }
+    claimId = begun.id;
+  }
+  const units = await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), meta?.units ?? 1, plan.monthlyUnits);
+  setUnitHeaders(ctx, units);
+  if (!units.allowed) {
+    if (claimId) await abortIdempotent(ctx.services, claimId);
+    throw new DomainError('api_units_exhausted', 'Monthly API units are exhausted', {
+      details: { limit: units.limit, used: units.used, cost: meta?.units ?? 1, resetsAt: ctx.out.headers['Svc-Api-Units-Reset'] },
+    });
+  }
+  ctx.out.units = units.cost;
+  const result = await next();
+  if (claimId) {
+    if (result.ok) {
+      await completeIdempotent(ctx.services, claimId, {
+        status: ctx.out.status ?? meta?.http.successStatus ?? 200,
+        body: result.data,
+        headers: { 'Content-Type': 'application/json; charset=utf-8' },
+      });
+    } else {
+      await abortIdempotent(ctx.services, claimId);
+    }
+  }
+  return result;
+});
+
+/** Every /v1 operation and MCP tool: audit ⟶ authenticate, rate limit, scope ⟶ units, idempotency. */
+export const apiProcedure = t.procedure.use(audited).use(authorized).use(metered);
+/** Public operations (the OpenAPI document): no credential, no audit. */
+export const publicProcedure = t.procedure;

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { Approval, MeetingRecord, Message, Room, RoomMember, StoredFile, Task } from '../../db/entities/index.js';
+import { idOf, timestamp } from './schemas.js';
+
+// The public shapes of the resources, and the one mapping from each entity to it.
+
+export const RoomView = z
+  .object({
+    id: idOf('room'), name: z.string(), roomType: z.literal(0).meta({ description: '0: ordinary room (direct messages are never shown)' }),
+    organizationId: idOf('org').nullable(), createdById: idOf('usr'), createdAt: timestamp, updatedAt: timestamp,
+  })
+  .meta({ id: 'Room' });
+export const toRoom = (r: Room): z.infer<typeof RoomView> => ({
+  id: r.id, name: r.name, roomType: 0, organizationId: r.organizationId, createdById: r.createdById, createdAt: r.createdAt, updatedAt: r.updatedAt,
+});
+
+export const MemberView = z.object({ roomId: idOf('room'), userId: idOf('usr'), addedAt: timestamp }).meta({ id: 'RoomMember' });
+export const toMember = (m: RoomMember): z.infer<typeof MemberView> => ({ roomId: m.roomId, userId: m.userId, addedAt: m.createdAt });
+
+export const MessageView = z
+  .object({
+    id: idOf('msg'), roomId: idOf('room'), authorId: idOf('usr'),
+    postedBy: z.enum(['user', 'app', 'agent']).meta({ description: 'Actor that posted it for the author' }),
+    body: z.string(), createdAt: timestamp,
+  })
+  .meta({ id: 'Message' });
+export const toMessage = (m: Message): z.infer<typeof MessageView> => ({
+  id: m.id, roomId: m.roomId, authorId: m.authorId, postedBy: m.postedBy as 'user', body: m.body, createdAt: m.createdAt,
+});
+
+export const TaskStatus = z.enum(['todo', 'in_progress', 'done']);
+export const TaskView = z
+  .object({
+    id: idOf('task'), roomId: idOf('room'), title: z.string(), description: z.string(), status: TaskStatus,
+    assigneeId: idOf('usr').nullable(), startDate: z.string().nullable(), dueDate: z.string().nullable(),
+    createdById: idOf('usr'), createdAt: timestamp, updatedAt: timestamp,
+  })
+  .meta({ id: 'Task' });
+export const toTask = (t: Task): z.infer<typeof TaskView> => ({
+  id: t.id, roomId: t.roomId, title: t.title, description: t.description, status: t.status, assigneeId: t.assigneeId,
+  startDate: t.startDate, dueDate: t.dueDate, createdById: t.createdById, createdAt: t.createdAt, updatedAt: t.updatedAt,
+});
+
+export const ApprovalState = z.enum(['none', 'pending', 'approved', 'rejected', 'withdrawn']);
+export const RecordView = z
+  .object({
+    id: idOf('rec'), roomId: idOf('room'), title: z.string(), body: z.string(), approvalState: ApprovalState,
+    createdById: idOf('usr'), createdAt: timestamp, updatedAt: timestamp,
+  })
+  .meta({ id: 'Record' });
+export const toRecord = (r: MeetingRecord): z.infer<typeof RecordView> => ({
+  id: r.id, roomId: r.roomId, title: r.title, body: r.body, approvalState: r.approvalState, createdById: r.createdById,
+  createdAt: r.createdAt, updatedAt: r.updatedAt,
+});
+
+export const ApprovalView = z
+  .object({
+    id: idOf('apr'), recordId: idOf('rec'), status: z.enum(['pending', 'approved', 'rejected', 'withdrawn']),
+    requestedById: idOf('usr'), decidedById: idOf('usr').nullable(), comment: z.string().nullable(),
+    createdAt: timestamp, decidedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Approval' });
+export const toApproval = (a: Approval): z.infer<typeof ApprovalView> => ({
+  id: a.id, recordId: a.recordId, status: a.status, requestedById: a.requestedById, decidedById: a.decidedById,
+  comment: a.comment, createdAt: a.createdAt, decidedAt: a.decidedAt,
+});
+
+export const FileView = z
+  .object({
+    id: idOf('file'), roomId: idOf('room'), messageId: idOf('msg').nullable(), taskId: idOf('task').nullable(),
+    filename: z.string(), contentType: z.string(), size: z.number().int(), sha256: z.string(),
+    uploadedById: idOf('usr'), createdAt: timestamp,
+  })
+  .meta({ id: 'File' });
+export const toFile = (f: StoredFile): z.infer<typeof FileView> => ({
+  id: f.id, roomId: f.roomId, messageId: f.messageId, taskId: f.taskId, filename: f.filename, contentType: f.contentType,
+  size: f.size, sha256: f.sha256, uploadedById: f.uploadedById, createdAt: f.createdAt,
+});

@@ -1,0 +1,34 @@
+import type { DataSource } from 'typeorm';
+import { openDatabase } from '../db/dataSource.js';
+import { createRateLimiter, type RateLimiter } from './auth/rateLimit.js';
+import type { Config } from './config.js';
+import type { Services } from './domain/services.js';
+import { createLogger } from './logger.js';
+import { loadServerSecret } from './secret.js';
+
+export interface Runtime {
+  services: Services;
+  rateLimiter: RateLimiter;
+  ds: DataSource;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  now?: () => Date;
+}
+
+/** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
+export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const log = createLogger(config.logLevel);
+  const ds = await openDatabase(config);
+  const secret = await loadServerSecret(ds, config.secret);
+  const services: Services = { ds, config, now: opts.now ?? (() => new Date()), secret, log };
+  return {
+    services,
+    rateLimiter: createRateLimiter(ds),
+    ds,
+    close: async () => {
+      if (ds.isInitialized) await ds.destroy();
+    },
+  };
+}

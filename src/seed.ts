@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import { User } from '../db/entities/index.js';
+import { createApiKey } from './domain/apiKeys.js';
+import { createRoom } from './domain/rooms.js';
+import { SCOPES } from './domain/scopes.js';
+import type { Services } from './domain/services.js';
+import { createOrganization, createUser } from './domain/users.js';
+
+export interface DemoData {
+  organizationId: string;
+  userId: string;
+  email: string;
+  password: string;
+  roomId: string;
+  apiKey: string;
+}
+
+/** On an empty database, creates a demo organization, user, room and test-mode key (CONTRACT §1). */
+export async function seedDemoData(s: Services): Promise<DemoData | null> {
+  if (await s.ds.getRepository(User).count()) return null;
+  const now = s.now();
+  const password = randomBytes(12).toString('base64url');
+  return s.ds.transaction(async (m) => {
+    const org = await createOrganization(m, now, 'Demo Org');
+    const email = 'demo@example.com';
+    const user = await createUser(m, now, { email, name: 'Demo User', password, organizationId: org.id, role: 'owner' });
+    const room = await createRoom(m, now, { name: 'General', createdById: user.id, organizationId: org.id });
+    const scopes = SCOPES.filter((x) => x !== 'agent:invoke');
+    const { token } = await createApiKey(m, now, { userId: user.id, organizationId: org.id, name: 'Demo key', scopes, mode: 'test' });
+    return { organizationId: org.id, userId: user.id, email, password, roomId: room.id, apiKey: token };
+  });
+}
