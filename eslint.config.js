@@ -1,0 +1,51 @@
+// Lint: typescript-eslint's recommended rules, plus import boundaries of ../shared/ARCHITECTURE.md:
+// rest/ and mcp/ never import each other, and the domain knows nothing of express, tRPC or MCP.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const transport = ['express', 'express/*', '@trpc/*', '@modelcontextprotocol/*', 'helmet', '@scalar/*'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'data/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', fetch: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-restricted-syntax': ['error', { selector: "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))", message: 'Read the environment once, in src/config.ts (loadConfig).' }],
+    },
+  },
+  {
+    files: ['src/config.ts', 'src/cli/**', 'src/main.ts', 'test/**', 'bench/**', 'bin/**', 'scripts/**'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['test/**', 'bench/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['src/domain/**', 'db/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: transport, message: 'The domain and db know nothing of HTTP, tRPC or MCP.' },
+          { group: ['**/rest/**', '**/mcp/**', '**/procedures/**', '**/auth/**', '**/oauth/**', '**/web/**', '**/cli/**'], message: 'Imports point one way: adapters → procedures → domain → db.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['rest/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/mcp/**', '@modelcontextprotocol/*'], message: 'rest/ and mcp/ stay apart.' }] }] },
+  },
+  {
+    files: ['mcp/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**'], message: 'rest/ and mcp/ stay apart.' }] }] },
+  },
+  {
+    files: ['src/procedures/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', 'express', '@modelcontextprotocol/*'], message: 'Procedures are transport-free.' }] }] },
+  },
+);

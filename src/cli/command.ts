@@ -1,0 +1,31 @@
+import type { Runtime } from '../runtime.js';
+
+/** One operator command (`svc <group> <action>`): its options and what it prints as JSON (CONTRACT §2). */
+export interface Command {
+  /** e.g. `org create` */
+  name: string;
+  usage: string;
+  /** node:util parseArgs option spec; `multiple` for repeatable flags. */
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+  run(args: Record<string, string | string[] | boolean | undefined>, rt: Runtime): Promise<Record<string, unknown>>;
+}
+
+/** A usage error: printed to stderr with exit code 2. */
+export class UsageError extends Error {}
+
+export function required(args: Record<string, unknown>, name: string): string {
+  const v = args[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export function optional(args: Record<string, unknown>, name: string): string | undefined {
+  const v = args[name];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}

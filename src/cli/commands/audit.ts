@@ -1,0 +1,42 @@
+import { listAudit, purgeAudit } from '../../auth/audit.js';
+import { type Command, oneOf, optional, UsageError } from '../command.js';
+
+const isoOrThrow = (v: string | undefined, name: string) => {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw new UsageError(`--${name} must be an ISO 8601 time`);
+  return d;
+};
+
+export const auditCommands: Command[] = [
+  {
+    name: 'audit list',
+    usage: 'svc audit list [--since ISO] [--actor user|app|agent] [--limit N]',
+    options: { since: { type: 'string' }, actor: { type: 'string' }, limit: { type: 'string' } },
+    async run(a, { services: s }) {
+      const limitRaw = optional(a, 'limit');
+      if (limitRaw !== undefined && !/^\d+$/.test(limitRaw)) throw new UsageError('--limit must be a positive integer');
+      const rows = await listAudit(s, {
+        since: isoOrThrow(optional(a, 'since'), 'since')?.toISOString(),
+        actor: oneOf(optional(a, 'actor'), ['user', 'app', 'agent'] as const, 'actor'),
+        limit: limitRaw ? Math.min(Number(limitRaw), 10_000) : undefined,
+      });
+      return {
+        data: rows.map((r) => ({
+          requestId: r.requestId, surface: r.surface, method: r.method, routePattern: r.routePattern, statusCode: r.statusCode,
+          authMethod: r.authMethod, actor: r.actor, delegatingUserId: r.delegatingUserId, scopes: r.scopes,
+          organizationId: r.organizationId, userId: r.userId, apiKeyId: r.apiKeyId, tokenId: r.tokenId, units: r.units,
+          createdAt: r.createdAt,
+        })),
+      };
+    },
+  },
+  {
+    name: 'audit purge',
+    usage: 'svc audit purge [--before ISO]   (default: rows older than 7 years)',
+    options: { before: { type: 'string' } },
+    async run(a, { services: s }) {
+      return { deleted: await purgeAudit(s, isoOrThrow(optional(a, 'before'), 'before')) };
+    },
+  },
+];

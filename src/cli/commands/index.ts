@@ -1,0 +1,6 @@
+import type { Command } from '../command.js';
+import { auditCommands } from './audit.js';
+import { directoryCommands } from './directory.js';
+
+/** Every operator command. Each area (OAuth clients, webhooks, worker) adds its own file and one line here. */
+export const commands: Command[] = [...directoryCommands, ...auditCommands];

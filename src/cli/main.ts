@@ -1,0 +1,71 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.js';
+import { DomainError } from '../domain/errors.js';
+import { openRuntime } from '../runtime.js';
+import { type Command, UsageError } from './command.js';
+import { commands } from './commands/index.js';
+
+function help(): string {
+  return ['Usage: svc <command> [options] [--json]', '', ...commands.map((c) => `  ${c.usage}`)].join('\n');
+}
+
+function printHuman(result: Record<string, unknown>): void {
+  const entries = Object.entries(result);
+  if (!entries.length) return void process.stdout.write('ok\n');
+  for (const [k, v] of entries) process.stdout.write(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v, null, 2)}\n`);
+}
+
+/** The operator command line (CONTRACT §2). With --json, exactly one JSON object on stdout. */
+async function main(argv: string[]): Promise<number> {
+  const name = argv.slice(0, 2).join(' ');
+  const cmd: Command | undefined = commands.find((c) => c.name === name);
+  if (!cmd) {
+    process.stderr.write(`${argv.length ? `Unknown command: ${name}\n\n` : ''}${help()}\n`);
+    return 2;
+  }
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: argv.slice(2), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\nUsage: ${cmd.usage}\n`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+  const rt = await openRuntime(config);
+  try {
+    const result = await cmd.run(values, rt);
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else printHuman(result);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\nUsage: ${cmd.usage}\n`);
+      return 2;
+    }
+    if (e instanceof DomainError) {
+      process.stderr.write(`error: ${e.code}: ${e.message}${e.details ? ` ${JSON.stringify(e.details)}` : ''}\n`);
+      return 1;
+    }
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 1;
+  } finally {
+    await rt.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    process.exit(1);
+  },
+);

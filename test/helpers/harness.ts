@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createApiKey } from '../../src/domain/apiKeys.js';
+import { addMemberAsOperator, createRoom } from '../../src/domain/rooms.js';
+import type { Scope } from '../../src/domain/scopes.js';
+import { createOrganization, createUser } from '../../src/domain/users.js';
+import type { OrgRole } from '../../db/entities/index.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+
+export interface TestServer {
+  baseUrl: string;
+  rt: Runtime;
+  dataDir: string;
+  env: Record<string, string>;
+  /** fetch against the server, path relative to baseUrl. */
+  fetch(p: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  now?: () => Date;
+  /** Extra wiring on the app before it serves (e.g. another area's routes). */
+  database?: string;
+}
+
+/**
+ * Starts the real app in-process on a fresh SQLite file and a free port (or on `database`, a postgres URL).
+ * Use with `await using` or call close().
+ */
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer & AsyncDisposable> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+  const server: Server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    NODE_ENV: 'test', PORT: String(port), BASE_URL: baseUrl, LOG_LEVEL: 'silent',
+    DATABASE_URL: opts.database ?? process.env.TEST_DATABASE_URL ?? `sqlite:${path.join(dataDir, 'svc.sqlite')}`,
+    DATA_DIR: dataDir, SVC_SSRF_ALLOWLIST: '127.0.0.1/32,::1/128', SVC_WORKER: 'off',
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const rt = await openRuntime(config, { now: opts.now });
+  const app = createApp({ services: rt.services, rateLimiter: rt.rateLimiter });
+  server.on('request', app);
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    await rt.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  return {
+    baseUrl, rt, dataDir, env,
+    fetch: (p, init) => fetch(baseUrl + p, { redirect: 'manual', ...init }),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+export interface World {
+  orgId: string;
+  owner: { id: string; email: string; password: string };
+  member: { id: string; email: string; password: string };
+  roomId: string;
+  /** A direct-message room both users are in. */
+  dmRoomId: string;
+  /** An org key of the owner holding every scope but agent:invoke. */
+  key: string;
+  keyId: string;
+}
+
+export const ALL_SCOPES: Scope[] = [
+  'me:read', 'organizations:read', 'rooms:read', 'rooms:write', 'messages:read', 'messages:write', 'tasks:read',
+  'tasks:write', 'records:read', 'records:write', 'files:read', 'files:write', 'webhooks:read', 'webhooks:write',
+  'events:read', 'mcp:tools',
+];
+
+let counter = 0;
+
+/** Creates an organization with an owner and a member, a room with both, a DM room, and an org key. */
+export async function createWorld(rt: Runtime, name = 'Acme'): Promise<World> {
+  const s = rt.services;
+  const now = s.now();
+  const n = ++counter;
+  return s.ds.transaction(async (m) => {
+    const org = await createOrganization(m, now, name);
+    const mk = async (who: string, role: OrgRole) => {
+      const email = `${who}-${n}-${Math.random().toString(36).slice(2, 8)}@example.test`;
+      const password = `pw-${who}-secret-${n}`;
+      const u = await createUser(m, now, { email, name: who, password, organizationId: org.id, role });
+      return { id: u.id, email, password };
+    };
+    const owner = await mk('owner', 'owner');
+    const member = await mk('member', 'member');
+    const room = await createRoom(m, now, { name: 'General', createdById: owner.id, organizationId: org.id, memberIds: [member.id] });
+    const dm = await createRoom(m, now, { name: 'DM', createdById: owner.id, organizationId: org.id, roomType: 1, memberIds: [member.id] });
+    const { key, token } = await createApiKey(m, now, { userId: owner.id, organizationId: org.id, name: 'test', scopes: ALL_SCOPES, mode: 'test' });
+    return { orgId: org.id, owner, member, roomId: room.id, dmRoomId: dm.id, key: token, keyId: key.id };
+  });
+}
+
+/** Issues an API key through the domain (as `svc key create` does). */
+export async function issueKey(
+  rt: Runtime, o: { userId: string; organizationId?: string | null; scopes: string[]; mode?: 'live' | 'test' },
+): Promise<{ token: string; id: string }> {
+  const s = rt.services;
+  const { key, token } = await s.ds.transaction((m) =>
+    createApiKey(m, s.now(), { userId: o.userId, organizationId: o.organizationId ?? null, name: 'k', scopes: o.scopes, mode: o.mode ?? 'test' }),
+  );
+  return { token, id: key.id };
+}
+
+export async function addToRoom(rt: Runtime, roomId: string, userId: string): Promise<void> {
+  await rt.services.ds.transaction((m) => addMemberAsOperator(m, rt.services.now(), roomId, userId));
+}
+
+export { createRoom };
+
+/** JSON request helper: returns status, headers and parsed body. */
+export async function call(
+  t: TestServer, method: string, p: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.key) headers.authorization = `Bearer ${o.key}`;
+  if (o.body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await t.fetch(p, { method, headers, body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body) });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body };
+}
