@@ -29,7 +29,7 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
   });
 
   app.get('/docs/standalone.js', (_req, res) => {
-    res.sendFile(require.resolve('@scalar/api-reference/dist/browser/standalone.js'));
+    res.sendFile(require.resolve('@scalar/api-reference/browser/standalone.js'));
   });
   app.get(
     '/docs',

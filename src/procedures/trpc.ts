@@ -123,9 +123,10 @@ function rateLimited(ctx: RequestContext, retryAfter: number) {
 const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
   const actor = ctx.out.actor!;
   const plan = planOf(ctx, actor);
-  if (ctx.inputError) {
+  const inputError = ctx.inputError ?? unacceptableInput(await getRawInput());
+  if (inputError) {
     setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
-    throw ctx.inputError;
+    throw inputError;
   }
   let claimId: string | undefined;
   if (meta?.kind === 'write' && ctx.idempotencyKey !== undefined) {
@@ -169,6 +170,30 @@ const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
   }
   return result;
 });
+
+const MAX_INPUT_DEPTH = 32;
+
+/**
+ * Rejects input no operation can mean, before anything else reads it: nesting deeper than 32 levels, and
+ * NUL characters (meaningless in any field, and refused by PostgreSQL text). Iterative, so hostile
+ * nesting cannot exhaust the stack.
+ */
+function unacceptableInput(input: unknown): DomainError | undefined {
+  const stack: [unknown, string, number][] = [[input, '', 0]];
+  while (stack.length) {
+    const [v, path, depth] = stack.pop()!;
+    if (typeof v === 'string' && v.includes('\u0000')) {
+      return new DomainError('validation_error', 'Strings must not contain NUL characters', { details: { field: path || '(input)' } });
+    }
+    if (v && typeof v === 'object') {
+      if (depth >= MAX_INPUT_DEPTH) {
+        return new DomainError('validation_error', `Input is nested deeper than ${MAX_INPUT_DEPTH} levels`, { details: { field: path } });
+      }
+      for (const [k, child] of Object.entries(v)) stack.push([child, path ? `${path}.${k}` : k, depth + 1]);
+    }
+  }
+  return undefined;
+}
 
 /** Every /v1 operation and MCP tool: audit ⟶ authenticate, rate limit, scope ⟶ units, idempotency. */
 export const apiProcedure = t.procedure.use(audited).use(authorized).use(metered);

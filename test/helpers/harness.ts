@@ -25,8 +25,10 @@ export interface TestServer {
 export interface TestServerOptions {
   env?: Record<string, string>;
   now?: () => Date;
-  /** Extra wiring on the app before it serves (e.g. another area's routes). */
+  /** A postgres URL, or leave unset for a fresh SQLite file. */
   database?: string;
+  /** Reuse this data directory (and its SQLite file) and keep it on close: for restart tests. */
+  dataDir?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface TestServerOptions {
  * Use with `await using` or call close().
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer & AsyncDisposable> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const server: Server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
@@ -53,7 +55,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
     await rt.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   };
   return {
     baseUrl, rt, dataDir, env,
