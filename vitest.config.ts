@@ -1,10 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+// `npm test` runs the whole suite on SQLite and, when a PostgreSQL is reachable through TEST_PG_URL (.ci/run
+// starts a throwaway cluster and sets it), again on PostgreSQL: each test server then gets its own database.
+const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
+const sqliteOnly = ['test/server/**', 'test/cli/**'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
+    projects: [
+      { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      ...(process.env.TEST_PG_URL
+        ? [{
+            test: {
+              ...shared, name: 'postgres', include: ['test/**/*.test.ts'], exclude: sqliteOnly,
+              env: { TEST_DATABASE_URL: process.env.TEST_PG_URL },
+            },
+          }]
+        : []),
+    ],
   },
 });

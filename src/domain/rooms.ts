@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { Organization, Room, RoomMember, User } from '../../db/entities/index.js';
-import { requireRoom } from './access.js';
+import { orgRole, requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
@@ -49,26 +49,19 @@ export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, na
   return room;
 }
 
-/** Ordinary rooms the actor can read in its billing entity, in creation order. */
+/** Subquery of the ids of the rooms `:uid` is a member of (identifiers quoted for PostgreSQL). */
+export const ROOMS_OF_USER = 'SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = :uid';
+
+/** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
 export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
   const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
   if (actor.organizationId) {
+    const role = await orgRole(m, actor.userId, actor.organizationId);
     qb.andWhere('r.organizationId = :org', { org: actor.organizationId });
-    const admin = await m
-      .createQueryBuilder()
-      .select('1')
-      .from('memberships', 'ms')
-      .where('ms.organizationId = :org AND ms.userId = :uid AND ms.role IN (:...roles)', {
-        org: actor.organizationId, uid: actor.userId, roles: ['owner', 'admin'],
-      })
-      .getRawOne();
-    const member = await m.countBy('memberships', { organizationId: actor.organizationId, userId: actor.userId });
-    if (!member) qb.andWhere('1 = 0');
-    else if (!admin) qb.andWhere('r.id IN (SELECT rm.roomId FROM room_members rm WHERE rm.userId = :uid)', { uid: actor.userId });
+    if (!role) qb.andWhere('1 = 0');
+    else if (role === 'member') qb.andWhere(`r.id IN (${ROOMS_OF_USER})`, { uid: actor.userId });
   } else {
-    qb.andWhere('r.organizationId IS NULL').andWhere('r.id IN (SELECT rm.roomId FROM room_members rm WHERE rm.userId = :uid)', {
-      uid: actor.userId,
-    });
+    qb.andWhere('r.organizationId IS NULL').andWhere(`r.id IN (${ROOMS_OF_USER})`, { uid: actor.userId });
   }
   return keysetPage(qb, 'r.id', (r) => r.id, page, secret);
 }

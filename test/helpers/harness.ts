@@ -1,8 +1,10 @@
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createApiKey } from '../../src/domain/apiKeys.js';
@@ -41,9 +43,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
+  const pg = await provisionPostgres(opts.database ?? process.env.TEST_DATABASE_URL, opts.dataDir);
   const env: Record<string, string> = {
     NODE_ENV: 'test', PORT: String(port), BASE_URL: baseUrl, LOG_LEVEL: 'silent',
-    DATABASE_URL: opts.database ?? process.env.TEST_DATABASE_URL ?? `sqlite:${path.join(dataDir, 'svc.sqlite')}`,
+    DATABASE_URL: pg?.url ?? `sqlite:${path.join(dataDir, 'svc.sqlite')}`,
     DATA_DIR: dataDir, SVC_SSRF_ALLOWLIST: '127.0.0.1/32,::1/128', SVC_WORKER: 'off',
     ...opts.env,
   };
@@ -55,13 +58,43 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
     await rt.close();
-    if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.dataDir) {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      await pg?.drop();
+    }
   };
   return {
     baseUrl, rt, dataDir, env,
     fetch: (p, init) => fetch(baseUrl + p, { redirect: 'manual', ...init }),
     close,
     [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * On PostgreSQL (TEST_DATABASE_URL, set by the `postgres` vitest project) every test server gets a database
+ * of its own, created here and dropped on close; a reused `dataDir` maps to the same database (restarts).
+ */
+async function provisionPostgres(base: string | undefined, dataDir: string | undefined) {
+  if (!base || !base.startsWith('postgres')) return null;
+  const name = dataDir ? `svc_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}` : `svc_t_${randomBytes(8).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!exists.rowCount) await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => c.end());
+    },
   };
 }
 
