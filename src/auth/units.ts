@@ -39,3 +39,11 @@ export async function chargeUnits(ds: DataSource, billingEntity: string, now: Da
   const used = Number(cur.rows[0]?.used ?? 0);
   return { allowed: cost === 0, limit, used, remaining: Math.max(0, limit - used), cost: 0 };
 }
+
+/** Gives back units charged to a request that was refused for its input before doing any work. */
+export async function refundUnits(ds: DataSource, billingEntity: string, now: Date, cost: number): Promise<void> {
+  if (cost <= 0) return;
+  await sql(ds, 'UPDATE "unit_usage" SET "used" = "used" - ? WHERE "billingEntity" = ? AND "period" = ? AND "used" >= ?', [
+    cost, billingEntity, monthPeriod(now), cost,
+  ]);
+}

@@ -3,7 +3,7 @@ import { writeAudit } from '../auth/audit.js';
 import { authenticate } from '../auth/authenticate.js';
 import { abortIdempotent, beginIdempotent, completeIdempotent, fingerprint, parseIdempotencyKey } from '../auth/idempotency.js';
 import { RATE_WINDOW_SECONDS } from '../auth/rateLimit.js';
-import { chargeUnits, type UnitsResult } from '../auth/units.js';
+import { chargeUnits, refundUnits, type UnitsResult } from '../auth/units.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import { isoWithOffset, nextMonthStart } from '../domain/time.js';
@@ -157,6 +157,12 @@ const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
   }
   ctx.out.units = units.cost;
   const result = await next();
+  if (!result.ok && toDomainError(result.error).code === 'validation_error' && units.cost > 0) {
+    // refused for its input before any work: the units are given back
+    await refundUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), units.cost);
+    setUnitHeaders(ctx, { ...units, used: units.used - units.cost, remaining: units.remaining + units.cost, cost: 0 });
+    ctx.out.units = 0;
+  }
   if (claimId) {
     if (result.ok) {
       await completeIdempotent(ctx.services, claimId, {

@@ -69,6 +69,19 @@ describe('monthly API units (spec 5.5 condition 6)', () => {
     expect(spent.headers.get('retry-after')).toBeNull();
   });
 
+  it('charges nothing for a request refused for its input, and charges domain refusals', async () => {
+    await using t = await startTestServer({ env: { SVC_MONTHLY_UNITS: '100' } });
+    const w = await createWorld(t.rt);
+    const bad = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 42 } });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('svc-api-units-cost')).toBe('0');
+    expect(bad.headers.get('svc-api-units-used')).toBe('0');
+    const missing = await call(t, 'GET', '/v1/rooms/room_01KAR3V6X5Q2Z8N4M7P9W1T3YB', { key: w.key });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('svc-api-units-cost')).toBe('1');
+    expect(missing.headers.get('svc-api-units-used')).toBe('1');
+  });
+
   it('counts per billing entity: two keys of one organization share the balance, a personal key does not', async () => {
     await using t = await startTestServer({ env: { SVC_MONTHLY_UNITS: '3' } });
     const w = await createWorld(t.rt);
