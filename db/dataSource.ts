@@ -6,6 +6,8 @@ import type { Config } from '../src/config.js';
 import { entities } from './entities/index.js';
 import { migrations } from './migrations/index.js';
 
+const MIGRATION_LOCK = 7_264_201;
+
 export type DataSourceOptionsInput = Pick<Config, 'database'>;
 
 /** Builds the data source for SQLite (WAL) or PostgreSQL. Never `synchronize`: migrations only. */
@@ -42,6 +44,18 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
 export async function openDatabase(opts: DataSourceOptionsInput): Promise<DataSource> {
   const ds = createDataSource(opts);
   await ds.initialize();
-  await ds.runMigrations({ transaction: 'each' });
+  if (ds.options.type !== 'postgres') {
+    await ds.runMigrations({ transaction: 'each' });
+    return ds;
+  }
+  // Several processes may start at once on one PostgreSQL: one migrates while the others wait.
+  const lock = ds.createQueryRunner();
+  await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await ds.runMigrations({ transaction: 'each' });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.release();
+  }
   return ds;
 }

@@ -26,8 +26,9 @@ export function createRateLimiter(ds: DataSource): RateLimiter {
   const driver = ds.driver as unknown as { databaseConnection?: unknown; master?: unknown };
   const make = (points: number) =>
     new Promise<RateLimiterAbstract>((resolve, reject) => {
-      const common = { points, duration: RATE_WINDOW_SECONDS, keyPrefix: `rl${points}`, tableName: 'rate_limits' };
-      const done = (err?: unknown) => (err ? reject(err) : resolve(limiter));
+      const common = { points, duration: RATE_WINDOW_SECONDS, keyPrefix: `rl${points}`, tableName: 'rate_limits', tableCreated: true };
+      // the library may call back synchronously, inside its constructor: settle after it returns
+      const done = (err?: unknown) => queueMicrotask(() => (err ? reject(err) : resolve(limiter)));
       const limiter: RateLimiterAbstract = isPostgres(ds)
         ? new RateLimiterPostgres({ ...common, storeClient: driver.master, storeType: 'pool', clearExpiredByTimeout: false }, done)
         : new RateLimiterSQLite(
