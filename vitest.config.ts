@@ -4,11 +4,12 @@ import { defineConfig } from 'vitest/config';
 // starts a throwaway cluster and sets it), again on PostgreSQL: each test server then gets its own database.
 const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
 const sqliteOnly = ['test/server/**', 'test/cli/**'];
+const postgresOnly = ['test/multiprocess/**'];
 
 export default defineConfig({
   test: {
     projects: [
-      { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly } },
       ...(process.env.TEST_PG_URL
         ? [{
             test: {

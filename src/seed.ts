@@ -6,6 +6,8 @@ import { SCOPES } from './domain/scopes.js';
 import type { Services } from './domain/services.js';
 import { createOrganization, createUser } from './domain/users.js';
 
+const SEED_LOCK = 7_264_202;
+
 export interface DemoData {
   organizationId: string;
   userId: string;
@@ -21,6 +23,9 @@ export async function seedDemoData(s: Services): Promise<DemoData | null> {
   const now = s.now();
   const password = randomBytes(12).toString('base64url');
   return s.ds.transaction(async (m) => {
+    // processes starting together on one PostgreSQL: one seeds, the others then see its user
+    if (s.ds.options.type === 'postgres') await m.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK]);
+    if (await m.getRepository(User).count()) return null;
     const org = await createOrganization(m, now, 'Demo Org');
     const email = 'demo@example.com';
     const user = await createUser(m, now, { email, name: 'Demo User', password, organizationId: org.id, role: 'owner' });
