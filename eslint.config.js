@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config.ts', 'src/cli/**', 'src/main.ts', 'test/**', 'bench/**', 'bin/**', 'scripts/**'],
+    files: ['src/config.ts', 'src/cli/**', 'src/main.ts', 'test/**', 'bench/**', 'bin/**', 'scripts/**', 'vitest.config.ts', 'examples/**'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

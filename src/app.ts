@@ -2,12 +2,17 @@ import { createRequire } from 'node:module';
 import { apiReference } from '@scalar/express-api-reference';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from '../rest/render.js';
 import { requestIdFrom } from '../rest/requestId.js';
 import type { RateLimiter } from './auth/rateLimit.js';
+import { setAccessTokenResolver } from './auth/authenticate.js';
 import { DomainError } from './domain/errors.js';
 import type { Services } from './domain/services.js';
+import { resolveAccessToken } from './oauth/resolveAccessToken.js';
+import { createOAuthRouter } from './oauth/createOAuthRouter.js';
+import { createWebRouter } from './web/createWebRouter.js';
 
 export interface AppOptions {
   services: Services;
@@ -36,7 +41,12 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
     apiReference({ url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference' } as Parameters<typeof apiReference>[0]),
   );
 
+  // OAuth 2.1 authorization server and the sign-in pages; their access tokens authenticate on /v1 and /mcp
+  setAccessTokenResolver(resolveAccessToken);
+  app.use(createOAuthRouter({ services }));
+  app.use(createWebRouter({ services }));
   app.use(createRestRouter({ services, rateLimiter }));
+  app.use('/mcp', createMcpRouter({ services, rateLimiter }));
 
   // Last resort: nothing escapes as a stack trace or an HTML error page.
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

@@ -14,6 +14,16 @@ const intFrom = (name: string, def: number, min = 0) =>
       return Number(v);
     });
 
+/** `scheme://host[:port]` and nothing else (an Origin header's form). */
+function isOrigin(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return /^https?:$/.test(u.protocol) && u.origin === v.replace(/\/$/, '');
+  } catch {
+    return false;
+  }
+}
+
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).optional().default('development'),
   PORT: intFrom('PORT', 3000),
@@ -30,9 +40,22 @@ const EnvSchema = z.object({
   SVC_SECRET: z.string().min(32, 'SVC_SECRET must be at least 32 characters').optional(),
   SVC_SSRF_ALLOWLIST: z.string().optional().default(''),
   SVC_WEBHOOK_BACKOFF_BASE_MS: intFrom('SVC_WEBHOOK_BACKOFF_BASE_MS', 2000, 1),
+  SVC_WEBHOOK_KEY: z
+    .string()
+    .optional()
+    .refine((v) => !v || (/^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32), {
+      message: 'SVC_WEBHOOK_KEY must be 32 bytes in base64',
+    }),
   SVC_RATE_LIMIT: intFrom('SVC_RATE_LIMIT', 600, 1),
   SVC_MONTHLY_UNITS: intFrom('SVC_MONTHLY_UNITS', 100_000, 0),
   SVC_MAX_UPLOAD_BYTES: intFrom('SVC_MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1),
+  SVC_MCP_ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .default('')
+    .refine((v) => v.split(',').map((o) => o.trim()).filter(Boolean).every(isOrigin), {
+      message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
+    }),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
 });
@@ -55,8 +78,12 @@ export interface Config {
   secret: string | undefined;
   ssrfAllowlist: string[];
   webhookBackoffBaseMs: number;
+  /** AES-256-GCM key for webhook secrets at rest (SVC_WEBHOOK_KEY); absent: a key file generated in dataDir. */
+  webhookKey: Buffer | undefined;
   plans: Record<string, PlanLimits>;
   maxUploadBytes: number;
+  /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
+  mcpAllowedOrigins: string[];
   worker: boolean;
   logLevel: string;
 }
@@ -91,8 +118,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: e.SVC_SECRET,
     ssrfAllowlist: e.SVC_SSRF_ALLOWLIST.split(',').map((s) => s.trim()).filter(Boolean),
     webhookBackoffBaseMs: e.SVC_WEBHOOK_BACKOFF_BASE_MS,
+    webhookKey: e.SVC_WEBHOOK_KEY ? Buffer.from(e.SVC_WEBHOOK_KEY, 'base64') : undefined,
     plans: { default: { rateLimit: e.SVC_RATE_LIMIT, monthlyUnits: e.SVC_MONTHLY_UNITS } },
     maxUploadBytes: e.SVC_MAX_UPLOAD_BYTES,
+    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
     logLevel: e.LOG_LEVEL,
   };

@@ -5,6 +5,8 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
+import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
+import { createWebhookWorker } from './webhooks/deliveryWorker.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -43,6 +45,8 @@ async function main(): Promise<void> {
     }
   }
 
+  // fail fast on a bad SVC_SSRF_ALLOWLIST or an unreadable webhook key file
+  deliveryDepsFor(services);
   const app = createApp({ services, rateLimiter: runtime.rateLimiter });
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -50,6 +54,11 @@ async function main(): Promise<void> {
     server.once('error', reject);
   });
   log.info({ url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind }, 'svc listening');
+
+  // The webhook delivery worker, in-process unless SVC_WORKER=off (then `svc worker` runs it alone).
+  const worker = config.worker ? createWebhookWorker({ services }) : null;
+  worker?.start();
+  if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
 
   // Housekeeping: audit retention (7 years) and expired idempotency keys, daily.
   const housekeeping = async () => {
@@ -70,12 +79,15 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(timer);
+    // stop claiming deliveries; attempts in flight are aborted and their leases given back
+    const workerStopped = worker?.stop();
     // stop accepting, let in-flight requests finish, then close idle keep-alive sockets
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const force = setTimeout(() => server.closeAllConnections(), 10_000);
     force.unref();
     await closed;
+    await workerStopped;
     await runtime.close();
     log.info('stopped');
     process.exit(0);

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Services } from './domain/services.js';
 import { createLogger } from './logger.js';
 import { loadServerSecret } from './secret.js';
+import { registerWebhookOutbox } from './webhooks/outbox.js';
 
 export interface Runtime {
   services: Services;
@@ -20,6 +21,8 @@ export interface RuntimeOptions {
 /** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
 export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const log = createLogger(config.logLevel);
+  // the webhook outbox fans every event out to delivery rows inside the event's transaction
+  registerWebhookOutbox();
   const ds = await openDatabase(config);
   const secret = await loadServerSecret(ds, config.secret);
   const services: Services = { ds, config, now: opts.now ?? (() => new Date()), secret, log };

@@ -16,4 +16,6 @@ export class ApiKey {
   @TextColumn() last4!: string;
   @TimeColumn() createdAt!: string;
   @TimeColumn({ nullable: true }) revokedAt!: string | null;
+  /** Last successful authentication, kept to the minute (written at most once a minute per key). */
+  @TimeColumn({ nullable: true }) lastUsedAt!: string | null;
 }

@@ -4,6 +4,10 @@ import { EventRow } from './Event.js';
 import { IdempotencyRecord } from './Idempotency.js';
 import { Message } from './Message.js';
 import { Membership, Organization } from './Organization.js';
+import { OAuthClient } from './OAuthClient.js';
+import { OAuthCode } from './OAuthCode.js';
+import { OAuthGrant } from './OAuthGrant.js';
+import { OAuthToken } from './OAuthToken.js';
 import { Approval, MeetingRecord } from './Record.js';
 import { Room, RoomMember } from './Room.js';
 import { Setting } from './Setting.js';
@@ -11,18 +15,26 @@ import { StoredFile } from './StoredFile.js';
 import { Task } from './Task.js';
 import { UnitUsage } from './UnitUsage.js';
 import { User } from './User.js';
+import { Webhook } from './Webhook.js';
+import { WebhookDelivery } from './WebhookDelivery.js';
 
 export type { OrgRole } from './Organization.js';
 export type { TaskStatus } from './Task.js';
 export type { ApprovalState, ApprovalStatus } from './Record.js';
+export type { WebhookApiVersion } from './Webhook.js';
+export type { WebhookDeliveryState } from './WebhookDelivery.js';
 
 export {
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
 };
+export { OAuthClient, OAuthCode, OAuthGrant, OAuthToken };
+export { Webhook, WebhookDelivery };
 
 /** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
 export const entities = [
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
+  OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
+  Webhook, WebhookDelivery,
 ];

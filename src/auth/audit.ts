@@ -1,5 +1,6 @@
 import { LessThan, MoreThanOrEqual, type FindOptionsWhere } from 'typeorm';
 import { AuditEntry } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -9,10 +10,23 @@ export const AUDIT_RETENTION_YEARS = 7;
 
 export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt'>;
 
-/** Appends one audit row (spec 5.7). Callers pass only the listed fields; never a secret. */
+const AUDIT_INSERT =
+  'INSERT INTO "audit_log" ("id", "requestId", "surface", "method", "routePattern", "statusCode", "authMethod", "actor", ' +
+  '"delegatingUserId", "scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", "createdAt") ' +
+  'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+
+/**
+ * Appends one audit row (spec 5.7), committed before the response is sent. Callers pass only the listed
+ * fields; never a secret. One prepared statement (every request writes one: the ORM's insert builder cost
+ * more than the write itself); `scopes` is JSON text as the entity's JsonColumn stores it.
+ */
 export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
   const now = s.now();
-  await s.ds.getRepository(AuditEntry).insert({ ...row, id: newId('aud', now.getTime()), createdAt: iso(now) });
+  await sql(s.ds, AUDIT_INSERT, [
+    newId('aud', now.getTime()), row.requestId, row.surface, row.method, row.routePattern, row.statusCode, row.authMethod, row.actor,
+    row.delegatingUserId, JSON.stringify(row.scopes), row.organizationId, row.userId, row.apiKeyId, row.tokenId, row.units,
+    row.errorCode, iso(now),
+  ].map((v) => v ?? null));
 }
 
 export interface AuditQuery {

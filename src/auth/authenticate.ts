@@ -1,8 +1,9 @@
-import { ApiKey, Membership, Organization } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
 import { type Actor, billingEntityOf } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
+import { iso } from '../domain/time.js';
 import { type Credentials, presentedToken } from './credentials.js';
 
 /** Resolves an OAuth access token (`svc_at_…`) to an actor, or null. Supplied by the OAuth server. */
@@ -33,25 +34,64 @@ export async function authenticate(s: Services, creds: Credentials): Promise<Act
   throw unauthorized();
 }
 
+/**
+ * The key, whether its user is still a member of the organization it was installed for, and that
+ * organization's plan: one statement (a request pays for it on every call), read fresh each time, so a
+ * revoked key or a membership that ended fails at once in every process.
+ */
+const API_KEY_LOOKUP =
+  'SELECT k."id", k."userId", k."organizationId", k."scopes", k."tokenHash", k."revokedAt", k."lastUsedAt", ' +
+  'm."id" AS "membershipId", o."plan" AS "plan" FROM "api_keys" k ' +
+  'LEFT JOIN "memberships" m ON m."userId" = k."userId" AND m."organizationId" = k."organizationId" ' +
+  'LEFT JOIN "organizations" o ON o."id" = k."organizationId" ' +
+  'WHERE k."tokenHash" = ?';
+
+interface ApiKeyRow {
+  id: string;
+  userId: string;
+  organizationId: string | null;
+  scopes: string;
+  tokenHash: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  membershipId: string | null;
+  plan: string | null;
+}
+
 async function authenticateApiKey(s: Services, token: string): Promise<Actor> {
   const hash = sha256Hex(token);
-  const key = await s.ds.manager.findOneBy(ApiKey, { tokenHash: hash });
+  const key = (await sql<ApiKeyRow>(s.ds, API_KEY_LOOKUP, [hash])).rows[0];
   if (!key || !safeEqual(key.tokenHash, hash) || key.revokedAt) throw unauthorized();
-  let plan = 'default';
-  if (key.organizationId) {
-    // a key of an organization the user has left no longer works
-    if (!(await s.ds.manager.countBy(Membership, { userId: key.userId, organizationId: key.organizationId }))) {
-      throw unauthorized();
-    }
-    plan = (await s.ds.manager.findOneBy(Organization, { id: key.organizationId }))?.plan ?? 'default';
-  }
+  // a key of an organization the user has left no longer works
+  if (key.organizationId && !key.membershipId) throw unauthorized();
+  await touchLastUsed(s, key.id, key.lastUsedAt);
   return {
     kind: 'app',
     userId: key.userId,
     organizationId: key.organizationId,
     billingEntity: billingEntityOf(key.userId, key.organizationId),
-    scopes: key.scopes,
+    scopes: JSON.parse(key.scopes) as string[],
     credential: { method: 'api_key', id: key.id },
-    plan,
+    plan: key.organizationId ? (key.plan ?? 'default') : 'default',
   };
+}
+
+/** `lastUsedAt` is kept to the minute (the developer settings list shows it). */
+const LAST_USED_PRECISION_MS = 60_000;
+const TOUCH_LAST_USED = 'UPDATE "api_keys" SET "lastUsedAt" = ? WHERE "id" = ? AND ("lastUsedAt" IS NULL OR "lastUsedAt" <= ?)';
+
+/**
+ * Records that a key was used, at most once a minute per key: the lookup already read `lastUsedAt`, so most
+ * requests write nothing, and the conditional UPDATE lets only one of several concurrent requests (or
+ * processes) write it. A failure here never fails the request.
+ */
+async function touchLastUsed(s: Services, id: string, lastUsedAt: string | null): Promise<void> {
+  const now = s.now();
+  const staleBefore = iso(new Date(now.getTime() - LAST_USED_PRECISION_MS));
+  if (lastUsedAt && lastUsedAt > staleBefore) return;
+  try {
+    await sql(s.ds, TOUCH_LAST_USED, [iso(now), id, staleBefore]);
+  } catch (err) {
+    s.log.warn({ err, apiKeyId: id }, 'could not record the use of an API key');
+  }
 }

@@ -11,21 +11,20 @@ export interface UnitsResult {
 }
 
 /**
- * Charges `cost` monthly API units to a billing entity (spec 5.5 condition 6), atomically: one conditional
- * UPDATE that only succeeds while `used + cost <= limit`, so concurrent requests never overspend and the
- * balance survives restarts. The period is the UTC month, so the count resets on the 1st.
+ * Charges `cost` monthly API units to a billing entity (spec 5.5 condition 6), atomically: one upsert whose
+ * update only happens while `used + cost <= limit`, so concurrent requests never overspend and the balance
+ * survives restarts. The period is the UTC month, so the count resets on the 1st. A refused or zero-cost
+ * charge reads the balance instead.
  */
 export async function chargeUnits(ds: DataSource, billingEntity: string, now: Date, cost: number, limit: number): Promise<UnitsResult> {
   const period = monthPeriod(now);
-  await sql(ds, 'INSERT INTO "unit_usage" ("billingEntity", "period", "used") VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [
-    billingEntity,
-    period,
-  ]);
-  if (cost > 0) {
+  if (cost > 0 && cost <= limit) {
     const r = await sql<{ used: number | string }>(
       ds,
-      'UPDATE "unit_usage" SET "used" = "used" + ? WHERE "billingEntity" = ? AND "period" = ? AND "used" + ? <= ? RETURNING "used"',
-      [cost, billingEntity, period, cost, limit],
+      'INSERT INTO "unit_usage" ("billingEntity", "period", "used") VALUES (?, ?, ?) ' +
+        'ON CONFLICT ("billingEntity", "period") DO UPDATE SET "used" = "unit_usage"."used" + excluded."used" ' +
+        'WHERE "unit_usage"."used" + excluded."used" <= ? RETURNING "used"',
+      [billingEntity, period, cost, limit],
     );
     if (r.rows.length) {
       const used = Number(r.rows[0].used);

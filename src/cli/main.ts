@@ -17,15 +17,16 @@ function printHuman(result: Record<string, unknown>): void {
 
 /** The operator command line (CONTRACT §2). With --json, exactly one JSON object on stdout. */
 async function main(argv: string[]): Promise<number> {
-  const name = argv.slice(0, 2).join(' ');
-  const cmd: Command | undefined = commands.find((c) => c.name === name);
+  // commands are one word (`worker`) or two (`org create`)
+  const cmd: Command | undefined = commands.find((c) => c.name === argv.slice(0, c.name.split(' ').length).join(' '));
+  const name = cmd?.name ?? argv.slice(0, 2).join(' ');
   if (!cmd) {
     process.stderr.write(`${argv.length ? `Unknown command: ${name}\n\n` : ''}${help()}\n`);
     return 2;
   }
   let values: Record<string, string | string[] | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: argv.slice(2), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: argv.slice(name.split(' ').length), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\nUsage: ${cmd.usage}\n`);
     return 2;

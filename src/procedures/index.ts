@@ -6,6 +6,7 @@ import { recordsRouter } from './records.js';
 import { roomsRouter } from './rooms.js';
 import { tasksRouter } from './tasks.js';
 import { router } from './trpc.js';
+import { webhooksRouter } from './webhooks.js';
 import type { ProcedureMeta } from './meta.js';
 import type { z } from 'zod';
 
@@ -19,6 +20,7 @@ export const appRouter = router({
   records: recordsRouter,
   files: filesRouter,
   events: eventsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

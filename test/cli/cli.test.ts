@@ -53,7 +53,7 @@ describe('operator CLI (CONTRACT §2)', () => {
     expect((await svc('audit', 'list', '--actor', 'app')).data.every((r: any) => r.actor === 'app')).toBe(true);
     expect((await svc('audit', 'list', '--since', '2999-01-01T00:00:00Z')).data).toEqual([]);
     expect(await svc('audit', 'purge')).toEqual({ deleted: 0 });
-  });
+  }, 180_000);
 
   it('reports bad input on stderr with a non-zero exit and nothing on stdout', async () => {
     for (const args of [
@@ -70,5 +70,5 @@ describe('operator CLI (CONTRACT §2)', () => {
       expect(err!.stdout).toBe('');
       expect(err!.stderr.length).toBeGreaterThan(0);
     }
-  });
+  }, 120_000);
 });

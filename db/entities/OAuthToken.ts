@@ -1,0 +1,20 @@
+import { Entity, Index } from 'typeorm';
+import { IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
+
+/**
+ * An access (`svc_at_…`, 1 hour) or refresh (`svc_rt_…`, rotated on use) token of a grant. Only the SHA-256
+ * of the token is stored (spec 5.6). A refresh token with `usedAt` set was rotated: presenting it again
+ * revokes the whole grant.
+ */
+@Entity('oauth_tokens')
+export class OAuthToken {
+  @IdColumn() id!: string;
+  @RefColumn() @Index() grantId!: string;
+  @TextColumn() kind!: 'access' | 'refresh';
+  @TextColumn({ unique: true }) tokenHash!: string;
+  @JsonColumn() scopes!: string[];
+  @TimeColumn() createdAt!: string;
+  @TimeColumn() expiresAt!: string;
+  @TimeColumn({ nullable: true }) usedAt!: string | null;
+  @TimeColumn({ nullable: true }) revokedAt!: string | null;
+}

@@ -1,0 +1,30 @@
+import { Entity, Index } from 'typeorm';
+import { BoolColumn, IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
+
+/** The two webhook contracts (spec 6.2, 9): v1 `2025-10-23` (existing) and v2 `2026-06-09` (default). */
+export type WebhookApiVersion = '2025-10-23' | '2026-06-09';
+
+/**
+ * A webhook subscribed to one room (spec 2.8). Secrets are kept encrypted (AES-256-GCM, never plaintext)
+ * because the sender needs them to sign; custom header values are encrypted too, as they may carry a
+ * receiver's credential. Rotating while `nextSecretEnc` and `rotationEndsAt` are set (spec 3).
+ */
+@Entity('webhooks')
+export class Webhook {
+  @IdColumn() id!: string;
+  @RefColumn() @Index() roomId!: string;
+  @RefColumn({ nullable: true }) organizationId!: string | null;
+  @TextColumn() url!: string;
+  @TextColumn() apiVersion!: WebhookApiVersion;
+  @TextColumn() secretEnc!: string;
+  @TextColumn({ nullable: true }) nextSecretEnc!: string | null;
+  @TimeColumn({ nullable: true }) rotationEndsAt!: string | null;
+  /** Names of the custom headers, in order (shown in lists; the values are only in `headersEnc`). */
+  @JsonColumn() headerNames!: string[];
+  /** Encrypted JSON `[[name, value], …]`, or null without custom headers. */
+  @TextColumn({ nullable: true }) headersEnc!: string | null;
+  @BoolColumn() active!: boolean;
+  @RefColumn({ nullable: true }) createdById!: string | null;
+  @TimeColumn() createdAt!: string;
+  @TimeColumn() updatedAt!: string;
+}

@@ -1,0 +1,157 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import cors from 'cors';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { RateLimiter } from '../src/auth/rateLimit.js';
+import type { Credentials } from '../src/auth/credentials.js';
+import type { Actor } from '../src/domain/actor.js';
+import { DomainError } from '../src/domain/errors.js';
+import type { Services } from '../src/domain/services.js';
+import { auditRejection } from './auditRejection.js';
+import { authenticateMcp } from './authenticateMcp.js';
+import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
+import { createMcpServer } from './createMcpServer.js';
+import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import type { ToolCallOptions } from './invokeTool.js';
+import { createOriginPolicy } from './originPolicy.js';
+import { readMcpBody } from './readMcpBody.js';
+import { requestIdOf } from './requestIdOf.js';
+import { buildToolCatalog } from './toolCatalog.js';
+
+export interface McpRouterOptions {
+  services: Services;
+  rateLimiter: RateLimiter;
+}
+
+/** Headers a browser-based MCP client sends and must be able to read (MCP transport, authorization). */
+const CORS_OPTIONS: cors.CorsOptions = {
+  origin: true, // the Origin was validated just before; reflect it
+  methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
+  exposedHeaders: [
+    'WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining',
+    'RateLimit-Reset', 'RateLimit-Policy', 'Svc-RateLimit-Scope', 'Svc-Api-Units-Limit', 'Svc-Api-Units-Remaining', 'Svc-Api-Units-Used',
+    'Svc-Api-Units-Cost', 'Svc-Api-Units-Reset',
+  ],
+  maxAge: 600,
+};
+
+const header = (req: Request, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+};
+
+const wantsProgress = (body: unknown) =>
+  (Array.isArray(body) ? body : [body]).some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } })?.params?._meta?.progressToken !== undefined);
+
+/**
+ * The MCP surface at /mcp (mount with `app.use('/mcp', createMcpRouter(…))`): the Streamable HTTP transport
+ * of the MCP SDK, stateless (a fresh server and transport per POST, no `Mcp-Session-Id`: nothing is
+ * server-initiated, and every request carries its own credential, so a session would only add state to
+ * share between processes). Every procedure is a tool (see toolCatalog.ts); every tool call runs the
+ * procedure pipeline. Refusals before the pipeline (Origin, credential, method, body) are audited here.
+ */
+export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Router {
+  const catalog = buildToolCatalog();
+  const originAllowed = createOriginPolicy(services.config);
+  const bodyLimit = Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024; // upload_file carries base64
+  const r = express.Router();
+
+  const refuse = async (req: Request, res: Response, o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor }) => {
+    if (o.error.status >= 500) services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
+    await auditRejection(services, {
+      requestId: o.requestId, method: req.method, routePattern: '/mcp', statusCode: o.error.status, errorCode: o.error.code, actor: o.actor,
+    });
+    sendEnvelope(res, o.error, o.requestId, o.headers);
+  };
+
+  // MCP transport spec: validate Origin on every request, preflights included, against DNS rebinding.
+  r.use(async (req: Request, res: Response, next: NextFunction) => {
+    const origin = header(req, 'origin');
+    if (originAllowed(origin)) return next();
+    req.resume();
+    await refuse(req, res, {
+      requestId: requestIdOf(header(req, 'x-request-id')),
+      error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
+    });
+  });
+  r.use(cors(CORS_OPTIONS));
+
+  r.all('/', async (req: Request, res: Response) => {
+    const requestId = requestIdOf(header(req, 'x-request-id'));
+    const credentials: Credentials = { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') };
+    const clientIp = req.ip ?? 'unknown';
+    const door = await authenticateMcp({ services, rateLimiter, credentials, clientIp });
+    if ('error' in door) {
+      req.resume();
+      return refuse(req, res, { requestId, ...door });
+    }
+    const { actor } = door;
+    if (req.method !== 'POST') {
+      // stateless: no standalone SSE stream (GET) and no session to end (DELETE), as the SDK's stateless examples.
+      // Clients probe GET after every initialize (the transport spec lets the server answer 405): that probe is
+      // protocol negotiation, not a refusal, and is not audited; any other method is.
+      req.resume();
+      if (req.method !== 'GET') {
+        await auditRejection(services, { requestId, method: req.method, routePattern: '/mcp', statusCode: 405, errorCode: 'method_not_allowed', actor });
+      }
+      return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
+    }
+
+    const read = await readMcpBody(req, bodyLimit);
+    if ('error' in read) {
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: read.status, errorCode: read.code, actor });
+      return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, { 'X-Request-Id': requestId });
+    }
+
+    const calls = toolCallsOf(read.body);
+    const call: ToolCallOptions = { services, rateLimiter, credentials, clientIp, requestId: calls.length === 1 ? requestId : undefined };
+    const checked = await checkToolScopes(read.body, actor, catalog, call);
+    if (checked && 'refusal' in checked) {
+      const { error, headers, requestId: callRequestId } = checked.refusal;
+      return sendEnvelope(res, error, callRequestId, headers);
+    }
+    if (checked) return res.set('X-Request-Id', requestId).json(checked.answer);
+
+    res.setHeader('X-Request-Id', requestId);
+    const server = createMcpServer({
+      catalog, actor, call,
+      onToolOutcome: (out) => {
+        // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
+        if (calls.length === 1 && !res.headersSent) for (const [k, v] of Object.entries(out.headers)) if (k !== 'WWW-Authenticate') res.setHeader(k, v);
+      },
+    });
+    // JSON unless the client asked for progress notifications, which need the SSE stream
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(read.body) });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      Object.assign(req, { rawBody: read.bytes });
+      await transport.handleRequest(req, res, read.body);
+    } catch (err) {
+      services.log.error({ err, requestId }, 'mcp request failed');
+      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+    }
+    if (res.statusCode >= 400) {
+      // refused by the SDK's transport (Accept, Content-Type, protocol version …)
+      await auditRejection(services, {
+        requestId, method: 'POST', routePattern: '/mcp', statusCode: res.statusCode, errorCode: transportErrorCode(res.statusCode), actor,
+      });
+    }
+  });
+  // a path below /mcp: nothing is served there
+  r.use(async (req: Request, res: Response) => {
+    const requestId = requestIdOf(header(req, 'x-request-id'));
+    req.resume();
+    await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
+    sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
+  });
+  return r;
+}
+
+function transportErrorCode(status: number): string {
+  const codes: Record<number, string> = { 400: 'validation_error', 404: 'not_found', 406: 'not_acceptable', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+  return codes[status] ?? 'internal_error';
+}

@@ -1,0 +1,59 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Actor } from '../src/domain/actor.js';
+import type { ResponseState } from '../src/procedures/context.js';
+import { newId } from '../src/domain/ids.js';
+import { auditRejection } from './auditRejection.js';
+import { invokeTool, type ToolCallOptions } from './invokeTool.js';
+import { toolsFor, type ToolCatalog } from './toolCatalog.js';
+import { toToolResult } from './toolResult.js';
+
+/** Name and version the server reports in `initialize`. */
+export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Tools for a team collaboration service: rooms, messages, tasks, meeting records with approvals, files and events. ' +
+  'List tools take `limit` (1-200) and an opaque `cursor` (pass `nextCursor` unchanged). Write tools accept an ' +
+  'optional `idempotencyKey`; reuse it when retrying so an action happens once. Errors come back with isError and ' +
+  '{"error":{"code","message","requestId","details"}}.';
+
+export interface McpServerOptions {
+  catalog: ToolCatalog;
+  /** The credential's actor, authenticated at the HTTP level; `tools/list` shows what its scopes allow. */
+  actor: Actor;
+  call: Omit<ToolCallOptions, 'signal'>;
+  /** Told the response state of each tool call (its rate-limit and unit headers). */
+  onToolOutcome?: (out: ResponseState) => void;
+}
+
+/**
+ * One MCP server for one HTTP request (stateless Streamable HTTP). The low-level `Server` is used so the
+ * tool list and schemas come from the procedure catalog as they are, filtered per credential, and every
+ * `tools/call` goes through the procedure pipeline (`invokeTool`).
+ */
+export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServerOptions): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const entry = catalog.get(request.params.name);
+    if (!entry) {
+      await auditRejection(call.services, {
+        requestId: call.requestId ?? newId('req'), method: 'TOOL', routePattern: '(unknown tool)', statusCode: 404, errorCode: 'not_found', actor,
+      });
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    }
+    const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: extra.signal });
+    onToolOutcome?.(outcome.out);
+    const progressToken = request.params._meta?.progressToken;
+    if (progressToken !== undefined) {
+      // the client asked for progress (and so gets an SSE stream): report completion before the result
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 1 } });
+    }
+    return toToolResult(outcome);
+  });
+  return server;
+}

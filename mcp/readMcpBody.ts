@@ -1,0 +1,35 @@
+import type { Request } from 'express';
+
+export type McpBody =
+  | { bytes: Buffer; body: unknown }
+  | { error: string; status: number; code: string };
+
+const isJson = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
+
+/**
+ * Reads and parses a POST body for /mcp, up to `limit` bytes (the rest is drained). Read here rather than
+ * by the transport so that the tool calls inside can be checked for their scopes first (checkToolScopes).
+ * A body that is not `application/json` is left unparsed (null) for the transport to refuse with 415.
+ */
+export async function readMcpBody(req: Request, limit: number): Promise<McpBody> {
+  const tooLarge = { error: `Request body is limited to ${limit} bytes`, status: 413, code: 'payload_too_large' };
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return tooLarge;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  }
+  if (size > limit) return tooLarge;
+  const bytes = Buffer.concat(chunks);
+  if (!isJson(req.headers['content-type'])) return { bytes, body: null };
+  try {
+    return { bytes, body: JSON.parse(bytes.toString('utf8')) };
+  } catch {
+    return { error: 'Parse error: Invalid JSON', status: 400, code: 'validation_error' };
+  }
+}

@@ -1,0 +1,87 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
+import { ErrorEnvelope } from '../src/procedures/schemas.js';
+import { toToolSchema, type JsonSchemaObject } from './toolSchema.js';
+
+/** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
+export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
+
+const idempotencyKeySchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x20-\\x7e]+$',
+  description:
+    'Optional idempotency key (1-255 printable ASCII characters). Retrying with the same key and the same arguments within 24 hours replays the first result instead of acting twice.',
+};
+
+const envelopeError = toToolSchema(ErrorEnvelope, 'output')!.properties!.error;
+
+/**
+ * The output schema of a tool: the procedure's output, or the error envelope that comes with `isError`.
+ * The root keeps the output's `properties` (plus `error`) and says which set is required, so that clients
+ * which validate `structuredContent` even on errors (typescript-sdk 1.x `Client.callTool`, issue #1943)
+ * still hand the error to the caller.
+ */
+function withErrorEnvelope(output: JsonSchemaObject): JsonSchemaObject {
+  const { required = [], ...rest } = output;
+  return {
+    ...rest,
+    properties: { ...output.properties, error: envelopeError },
+    anyOf: [{ required }, { required: ['error'], properties: Object.fromEntries(required.map((k) => [k, false])) }],
+  };
+}
+
+/** One procedure as an MCP tool: the tool definition and the procedure it calls. */
+export interface CatalogEntry {
+  tool: Tool;
+  proc: ProcedureInfo;
+}
+
+/** Every procedure as an MCP tool, keyed by tool name. */
+export type ToolCatalog = Map<string, CatalogEntry>;
+
+/** The tool definition of one procedure: names, schemas and annotations all read from its metadata. */
+export function toolOf(proc: ProcedureInfo): Tool {
+  const { meta } = proc;
+  const inputSchema = toToolSchema(proc.input, 'input');
+  if (!inputSchema) throw new Error(`Procedure ${proc.path} has no object input`);
+  if (meta.kind === 'write') {
+    inputSchema.properties = { ...inputSchema.properties, [IDEMPOTENCY_ARGUMENT]: idempotencyKeySchema };
+  }
+  const outputSchema = toToolSchema(proc.output, 'output');
+  const read = meta.kind === 'read';
+  return {
+    name: meta.tool.name,
+    title: meta.tool.title,
+    description: meta.description,
+    inputSchema,
+    ...(outputSchema ? { outputSchema: withErrorEnvelope(outputSchema) } : {}),
+    annotations: {
+      title: meta.tool.title,
+      readOnlyHint: read,
+      destructiveHint: !read && meta.destructive === true,
+      idempotentHint: read || meta.idempotent === true,
+      openWorldHint: false,
+    },
+  };
+}
+
+/**
+ * Builds the catalog from the procedure list (CONTRACT §5): every procedure that is not `restOnly` is a
+ * tool named by its metadata. Nothing here names an operation, so new procedures appear on their own.
+ */
+export function buildToolCatalog(procedures: ProcedureInfo[] = listProcedures()): ToolCatalog {
+  const catalog: ToolCatalog = new Map();
+  for (const proc of procedures) {
+    if (proc.meta.restOnly) continue;
+    if (catalog.has(proc.meta.tool.name)) throw new Error(`Duplicate MCP tool name ${proc.meta.tool.name}`);
+    catalog.set(proc.meta.tool.name, { tool: toolOf(proc), proc });
+  }
+  return catalog;
+}
+
+/** The tools a credential may call: `mcp:tools` is checked at the door, so only the operation's scope is left. */
+export function toolsFor(catalog: ToolCatalog, scopes: readonly string[]): Tool[] {
+  return [...catalog.values()].filter((e) => !e.proc.meta.scope || scopes.includes(e.proc.meta.scope)).map((e) => e.tool);
+}

@@ -1,0 +1,53 @@
+import type { Request } from 'express';
+import { OAuthClient } from '../../db/entities/index.js';
+import { safeEqual, sha256Hex } from '../domain/hashing.js';
+import type { Services } from '../domain/services.js';
+import type { FormParams } from './formParams.js';
+import { OAuthError } from './OAuthError.js';
+
+const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+
+/** `Authorization: Basic` credentials, form-decoded as RFC 6749 §2.3.1 requires; null when absent. */
+function basicCredentials(req: Request): { id: string; secret: string } | null {
+  const h = req.headers.authorization;
+  if (h === undefined) return null;
+  const m = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(h);
+  if (!m) throw new OAuthError('invalid_client', 'Unsupported or malformed Authorization header', { 'WWW-Authenticate': 'Basic realm="svc"' });
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  try {
+    if (colon < 1) throw new Error('no colon');
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', { 'WWW-Authenticate': 'Basic realm="svc"' });
+  }
+}
+
+/**
+ * Authenticates the client of a token or revocation request (spec 5.6): confidential clients with
+ * `client_secret_basic` or `client_secret_post` (one method only), public clients by `client_id` alone.
+ * Failures are 401 `invalid_client`, with `WWW-Authenticate: Basic` when Basic was tried. Secrets are
+ * compared as SHA-256 in constant time.
+ */
+export async function authenticateClient(s: Services, req: Request, p: FormParams): Promise<OAuthClient> {
+  const basic = basicCredentials(req);
+  const bodyId = p.one('client_id');
+  const bodySecret = p.one('client_secret');
+  if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not several');
+  if (basic && bodyId !== undefined && bodyId !== basic.id) throw new OAuthError('invalid_request', 'client_id does not match the Authorization header');
+  const challenge = basic ? { 'WWW-Authenticate': 'Basic realm="svc"' } : undefined;
+  const failed = () => new OAuthError('invalid_client', 'Client authentication failed', challenge);
+
+  const id = basic?.id ?? bodyId;
+  if (!id) throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
+  const client = await s.ds.manager.findOneBy(OAuthClient, { id });
+  if (!client) throw failed();
+  const secret = basic?.secret ?? bodySecret;
+  if (client.type === 'public') {
+    if (secret !== undefined && secret !== '') throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);
+    return client;
+  }
+  if (secret === undefined || secret === '') throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
+  if (!client.secretHash || !safeEqual(sha256Hex(secret), client.secretHash)) throw failed();
+  return client;
+}

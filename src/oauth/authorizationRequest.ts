@@ -1,0 +1,132 @@
+import { jwtVerify, SignJWT } from 'jose';
+import { OAuthClient } from '../../db/entities/index.js';
+import { SCOPES } from '../domain/scopes.js';
+import type { Services } from '../domain/services.js';
+import { signingKey } from '../web/signingKey.js';
+import { AUTHORIZATION_REQUEST_TTL_S, isAudience } from './constants.js';
+
+/** A validated authorization request, carried signed from /oauth/authorize through sign-in to consent. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  state?: string;
+  codeChallenge: string;
+  resource: string;
+}
+
+export type AuthorizationErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_target';
+
+/** What /oauth/authorize does with a request. */
+export type ParsedAuthorization =
+  /** client or redirect_uri unusable: an error page, never a redirect (spec 5.6). */
+  | { kind: 'page'; message: string }
+  /** client and redirect_uri fine, the rest not: back to the client with an RFC 6749 §4.1.2.1 error. */
+  | { kind: 'error'; redirectUri: string; state?: string; error: AuthorizationErrorCode; description: string }
+  | { kind: 'ok'; client: OAuthClient; request: AuthorizationRequest };
+
+type Query = Record<string, unknown>;
+
+/** One parameter: its value, `undefined` when absent, `null` when repeated (RFC 6749 §3.1 forbids that). */
+function one(q: Query, name: string): string | undefined | null {
+  const v = q[name];
+  if (v === undefined) return undefined;
+  return typeof v === 'string' ? v : null;
+}
+
+const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Validates an authorization request in the order that matters (issue 4 item 4): client_id and redirect_uri
+ * first and exactly, so nothing ever redirects to an unregistered address; then response_type=code only,
+ * PKCE with S256 only, `resource` equal to BASE_URL/v1 or BASE_URL/mcp (RFC 8707), and scopes within the
+ * client's (all of the client's scopes when `scope` is absent).
+ */
+export async function parseAuthorizationRequest(s: Services, q: Query): Promise<ParsedAuthorization> {
+  const clientId = one(q, 'client_id');
+  if (!clientId) return { kind: 'page', message: clientId === null ? 'client_id is repeated.' : 'client_id is missing.' };
+  const client = await s.ds.manager.findOneBy(OAuthClient, { id: clientId });
+  if (!client) return { kind: 'page', message: 'The client is not registered.' };
+  const redirectUri = one(q, 'redirect_uri');
+  if (!redirectUri) return { kind: 'page', message: redirectUri === null ? 'redirect_uri is repeated.' : 'redirect_uri is missing.' };
+  if (!client.redirectUris.includes(redirectUri)) {
+    return { kind: 'page', message: 'redirect_uri does not exactly match an address registered for this client.' };
+  }
+
+  const state = one(q, 'state');
+  const fail = (error: AuthorizationErrorCode, description: string): ParsedAuthorization => ({
+    kind: 'error', redirectUri, state: state ?? undefined, error, description,
+  });
+  for (const name of ['state', 'response_type', 'scope', 'code_challenge', 'code_challenge_method', 'resource']) {
+    if (one(q, name) === null) return fail('invalid_request', `${name} is repeated`);
+  }
+  const responseType = one(q, 'response_type');
+  if (!responseType) return fail('invalid_request', 'response_type is required');
+  if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported');
+
+  const challenge = one(q, 'code_challenge');
+  const method = one(q, 'code_challenge_method');
+  if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256)');
+  if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256; plain is not supported');
+  if (!CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier');
+
+  const resource = one(q, 'resource');
+  const { baseUrl } = s.config;
+  if (!resource) return fail('invalid_target', `resource is required: ${baseUrl}/v1 or ${baseUrl}/mcp`);
+  if (!isAudience(baseUrl, resource)) return fail('invalid_target', `resource must be ${baseUrl}/v1 or ${baseUrl}/mcp`);
+
+  const scopeParam = one(q, 'scope');
+  const asked = scopeParam === undefined ? client.scopes : [...new Set((scopeParam ?? '').split(' ').filter(Boolean))];
+  if (!asked.length) return fail('invalid_scope', 'scope is empty');
+  const unknown = asked.filter((x) => !(SCOPES as readonly string[]).includes(x));
+  if (unknown.length) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
+  const beyond = asked.filter((x) => !client.scopes.includes(x));
+  if (beyond.length) return fail('invalid_scope', `The client may not request: ${beyond.join(' ')}`);
+
+  return {
+    kind: 'ok', client,
+    request: { clientId: client.id, redirectUri, scopes: asked, state: state ?? undefined, codeChallenge: challenge, resource },
+  };
+}
+
+const audienceOf = (s: Services) => `${s.config.baseUrl}/oauth/consent`;
+
+/** Signs a validated request (10 minutes) so the consent step can trust it without storing it. */
+export async function signAuthorizationRequest(s: Services, r: AuthorizationRequest): Promise<string> {
+  const now = Math.floor(s.now().getTime() / 1000);
+  return new SignJWT({ req: r })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(s.config.baseUrl).setAudience(audienceOf(s)).setIssuedAt(now).setExpirationTime(now + AUTHORIZATION_REQUEST_TTL_S)
+    .sign(signingKey(s.secret, 'authorization-request'));
+}
+
+/**
+ * The request a consent form carries, when its signature and lifetime hold and its client still has that
+ * redirect_uri; else null (the consent step then shows an error page, never a redirect).
+ */
+export async function verifyAuthorizationRequest(
+  s: Services, token: unknown,
+): Promise<{ client: OAuthClient; request: AuthorizationRequest } | null> {
+  if (typeof token !== 'string' || !token) return null;
+  let request: AuthorizationRequest;
+  try {
+    const { payload } = await jwtVerify(token, signingKey(s.secret, 'authorization-request'), {
+      algorithms: ['HS256'], issuer: s.config.baseUrl, audience: audienceOf(s), currentDate: s.now(),
+    });
+    request = payload.req as AuthorizationRequest;
+  } catch {
+    return null;
+  }
+  const client = await s.ds.manager.findOneBy(OAuthClient, { id: request.clientId });
+  if (!client || !client.redirectUris.includes(request.redirectUri)) return null;
+  if (!request.scopes.every((x) => client.scopes.includes(x))) return null;
+  return { client, request };
+}
+
+/** The client's redirect URI with the response parameters added, `iss` included (RFC 9207). */
+export function redirectTo(s: Services, redirectUri: string, params: Record<string, string | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...params, iss: s.config.baseUrl })) if (v !== undefined) query.append(k, v);
+  // appended as text so the registered URI reaches the client unchanged (URL would normalize it)
+  return `${redirectUri}${redirectUri.includes('?') ? '&' : '?'}${query}`;
+}

@@ -1,0 +1,39 @@
+import type { EntityManager } from 'typeorm';
+import { OAuthCode } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
+import { randomToken, safeEqual, sha256Hex } from '../domain/hashing.js';
+import { newId } from '../domain/ids.js';
+import { iso } from '../domain/time.js';
+import { CODE_TTL_MS } from './constants.js';
+
+export interface NewCode {
+  clientId: string;
+  userId: string;
+  organizationId: string | null;
+  scopes: string[];
+  resource: string;
+  redirectUri: string;
+  codeChallenge: string;
+}
+
+/** Issues a single-use authorization code valid 60 s (spec 5.6). Only its SHA-256 is stored. */
+export async function issueCode(m: EntityManager, now: Date, c: NewCode): Promise<string> {
+  const code = randomToken('', 32);
+  await m.insert(OAuthCode, {
+    id: newId('cod', now.getTime()), codeHash: sha256Hex(code), ...c, createdAt: iso(now),
+    expiresAt: iso(new Date(now.getTime() + CODE_TTL_MS)), usedAt: null, grantId: null,
+  });
+  return code;
+}
+
+export async function findCode(m: EntityManager, code: string): Promise<OAuthCode | null> {
+  const hash = sha256Hex(code);
+  const row = await m.findOneBy(OAuthCode, { codeHash: hash });
+  return row && safeEqual(row.codeHash, hash) ? row : null;
+}
+
+/** Consumes a code atomically: true for the one exchange that wins, false when it was used already. */
+export async function consumeCode(m: EntityManager, now: Date, codeId: string): Promise<boolean> {
+  const r = await sql(m, 'UPDATE "oauth_codes" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [iso(now), codeId]);
+  return r.affected === 1;
+}

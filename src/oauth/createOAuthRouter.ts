@@ -1,0 +1,51 @@
+import cors from 'cors';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Services } from '../domain/services.js';
+import { pageErrorHandler } from '../web/pageErrorHandler.js';
+import { formBody } from '../web/formBody.js';
+import { authorizeEndpoint } from './authorizeEndpoint.js';
+import { consentEndpoints } from './consentEndpoints.js';
+import { authorizationServerMetadata, protectedResourceMetadata } from './metadata.js';
+import { OAuthError, sendOAuthError } from './OAuthError.js';
+import { revokeEndpoint } from './revokeEndpoint.js';
+import { tokenEndpoint } from './tokenEndpoint.js';
+
+export interface OAuthRouterOptions {
+  services: Services;
+}
+
+/**
+ * The OAuth 2.1 authorization server (spec 5.6): discovery (RFC 8414, RFC 9728 for /v1 and /mcp),
+ * /oauth/authorize, /oauth/consent, /oauth/token and /oauth/revoke. Metadata is readable cross-origin.
+ */
+export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
+  const r = express.Router();
+  const { baseUrl } = services.config;
+  const form = formBody();
+  const anyOrigin = cors({ methods: ['GET'] });
+  const metadata = (path: string, body: object) => {
+    r.options(path, anyOrigin);
+    r.get(path, anyOrigin, (_req, res) => {
+      res.set('Cache-Control', 'public, max-age=300').json(body);
+    });
+  };
+  metadata('/.well-known/oauth-authorization-server', authorizationServerMetadata(baseUrl));
+  metadata('/.well-known/oauth-protected-resource/v1', protectedResourceMetadata(baseUrl, 'v1'));
+  metadata('/.well-known/oauth-protected-resource/mcp', protectedResourceMetadata(baseUrl, 'mcp'));
+
+  const consent = consentEndpoints({ services });
+  r.get('/oauth/authorize', authorizeEndpoint({ services }));
+  r.get('/oauth/consent', consent.show);
+  r.post('/oauth/consent', form, consent.answer);
+
+  // a body the form parser refuses (too large, bad charset) is an RFC 6749 invalid_request there
+  const oauthBodyErrors = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const status = (err as { status?: number }).status;
+    if (!status || status >= 500) return next(err);
+    sendOAuthError(res, new OAuthError('invalid_request', 'The request body could not be read'));
+  };
+  r.post('/oauth/token', form, tokenEndpoint({ services }), oauthBodyErrors);
+  r.post('/oauth/revoke', form, revokeEndpoint({ services }), oauthBodyErrors);
+  r.use(pageErrorHandler(services));
+  return r;
+}

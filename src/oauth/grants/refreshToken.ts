@@ -1,0 +1,48 @@
+import type { OAuthClient } from '../../../db/entities/index.js';
+import { OAuthGrant } from '../../../db/entities/index.js';
+import type { Services } from '../../domain/services.js';
+import { inTransaction } from '../../procedures/tx.js';
+import type { FormParams } from '../formParams.js';
+import { OAuthError } from '../OAuthError.js';
+import { type TokenResponse, tokenResponse } from '../tokenResponse.js';
+import { findToken, issueTokens, markRefreshUsed, revokeGrant } from '../tokenStore.js';
+
+const REUSED = 'The refresh token was already used; every token of its grant is revoked';
+
+/**
+ * `grant_type=refresh_token` (spec 3, 5.6): rotates on every use, a new refresh token and a new access
+ * token per call. Presenting a used refresh token revokes the whole family, access tokens included. The
+ * family ends 30 days after its start. `scope` may narrow the new access token (RFC 6749 §6).
+ */
+export async function refreshTokens(s: Services, client: OAuthClient, p: FormParams): Promise<TokenResponse> {
+  const value = p.one('refresh_token');
+  if (!value) throw new OAuthError('invalid_request', 'refresh_token is required');
+  const token = await findToken(s.ds.manager, value);
+  const grant = token?.kind === 'refresh' ? await s.ds.manager.findOneBy(OAuthGrant, { id: token.grantId }) : null;
+  if (!token || !grant || grant.clientId !== client.id) throw new OAuthError('invalid_grant', 'The refresh token is invalid');
+  if (grant.revokedAt || token.revokedAt) throw new OAuthError('invalid_grant', 'The refresh token was revoked');
+
+  const now = s.now();
+  if (token.usedAt) {
+    await inTransaction(s, (m) => revokeGrant(m, now, grant.id));
+    throw new OAuthError('invalid_grant', REUSED);
+  }
+  if (Date.parse(grant.expiresAt) <= now.getTime()) throw new OAuthError('invalid_grant', 'The refresh token has expired');
+
+  const scopeParam = p.one('scope');
+  const scopes = scopeParam === undefined ? grant.scopes : [...new Set(scopeParam.split(' ').filter(Boolean))];
+  const beyond = scopes.filter((x) => !grant.scopes.includes(x));
+  if (!scopes.length || beyond.length) throw new OAuthError('invalid_scope', 'scope must be within the scopes originally granted');
+  const resource = p.one('resource');
+  if (resource !== undefined && resource !== grant.resource) throw new OAuthError('invalid_target', 'resource does not match the grant');
+
+  const result = await inTransaction(s, async (m) => {
+    if (!(await markRefreshUsed(m, now, token.id))) {
+      await revokeGrant(m, now, grant.id);
+      return null;
+    }
+    return issueTokens(m, now, grant, scopes);
+  });
+  if (!result) throw new OAuthError('invalid_grant', REUSED);
+  return tokenResponse(result);
+}

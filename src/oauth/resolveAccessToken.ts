@@ -1,0 +1,40 @@
+import { Membership, OAuthClient, OAuthGrant, Organization, User } from '../../db/entities/index.js';
+import { type Actor, billingEntityOf } from '../domain/actor.js';
+import type { Services } from '../domain/services.js';
+import { ACCESS_TOKEN_PREFIX } from './constants.js';
+import { findToken } from './tokenStore.js';
+
+/**
+ * Turns an `svc_at_` access token into the Actor of spec 5.2 (registered with `setAccessTokenResolver`):
+ * `agent` for clients registered with `--kind agent`, else `user`; `userId` is the consenting user, whose
+ * permissions bound every request; `organizationId` is the acting context chosen at consent (null for the
+ * personal scope), which also decides the billing entity and plan; `audience` is the token's resource.
+ * Null (→ 401) when the token is unknown, expired or revoked, its grant is revoked, or the user has left
+ * the organization.
+ */
+export async function resolveAccessToken(s: Services, value: string): Promise<Actor | null> {
+  if (!value.startsWith(ACCESS_TOKEN_PREFIX)) return null;
+  const m = s.ds.manager;
+  const token = await findToken(m, value);
+  if (!token || token.kind !== 'access' || token.revokedAt || Date.parse(token.expiresAt) <= s.now().getTime()) return null;
+  const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
+  if (!grant || grant.revokedAt) return null;
+  const [client, user] = await Promise.all([m.findOneBy(OAuthClient, { id: grant.clientId }), m.countBy(User, { id: grant.userId })]);
+  if (!client || !user) return null;
+  let plan = 'default';
+  if (grant.organizationId) {
+    if (!(await m.countBy(Membership, { userId: grant.userId, organizationId: grant.organizationId }))) return null;
+    plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
+  }
+  return {
+    kind: client.kind === 'agent' ? 'agent' : 'user',
+    userId: grant.userId,
+    organizationId: grant.organizationId,
+    billingEntity: billingEntityOf(grant.userId, grant.organizationId),
+    scopes: token.scopes,
+    credential: { method: 'oauth_bearer', id: token.id },
+    plan,
+    clientId: client.id,
+    audience: grant.resource,
+  };
+}

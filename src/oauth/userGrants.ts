@@ -1,0 +1,44 @@
+import { In, IsNull, MoreThan, type EntityManager } from 'typeorm';
+import { OAuthClient, OAuthGrant, Organization } from '../../db/entities/index.js';
+import { notFound } from '../domain/errors.js';
+import { iso } from '../domain/time.js';
+import { revokeGrant } from './tokenStore.js';
+
+export interface GrantSummary {
+  grantId: string;
+  clientName: string;
+  kind: 'app' | 'agent';
+  resource: string;
+  organization: { id: string; name: string } | null;
+  scopes: string[];
+  createdAt: string;
+}
+
+/** The apps and agents a user has granted and that still hold a live refresh family (issue 4 item 8). */
+export async function listUserGrants(m: EntityManager, now: Date, userId: string): Promise<GrantSummary[]> {
+  const grants = await m.find(OAuthGrant, {
+    where: { userId, revokedAt: IsNull(), expiresAt: MoreThan(iso(now)) }, order: { createdAt: 'DESC', id: 'DESC' },
+  });
+  if (!grants.length) return [];
+  const clients = new Map(
+    (await m.findBy(OAuthClient, { id: In([...new Set(grants.map((g) => g.clientId))]) })).map((c) => [c.id, c]),
+  );
+  const orgIds = [...new Set(grants.map((g) => g.organizationId).filter((x): x is string => !!x))];
+  const orgs = new Map((orgIds.length ? await m.findBy(Organization, { id: In(orgIds) }) : []).map((o) => [o.id, o]));
+  return grants.map((g) => ({
+    grantId: g.id,
+    clientName: clients.get(g.clientId)?.name ?? '(deleted client)',
+    kind: clients.get(g.clientId)?.kind ?? 'app',
+    resource: g.resource,
+    organization: g.organizationId ? { id: g.organizationId, name: orgs.get(g.organizationId)?.name ?? g.organizationId } : null,
+    scopes: g.scopes,
+    createdAt: g.createdAt,
+  }));
+}
+
+/** Revokes one of the user's own grants and all its tokens; another user's grant answers 404. */
+export async function revokeUserGrant(m: EntityManager, now: Date, userId: string, grantId: string): Promise<void> {
+  const grant = await m.findOneBy(OAuthGrant, { id: grantId, userId });
+  if (!grant) throw notFound('Grant');
+  await revokeGrant(m, now, grant.id);
+}

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
+import { API_VERSIONS } from '../webhooks/constants.js';
+import { listWebhookDeliveries } from '../webhooks/deliveryStore.js';
+import { redeliverWebhookDelivery } from '../webhooks/redeliver.js';
+import { isRotating } from '../webhooks/rotation.js';
+import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
+import { idOf, listOf, pageInput, timestamp } from './schemas.js';
+import { apiProcedure, router } from './trpc.js';
+
+// Webhooks on /v1 (spec 4, CONTRACT §4): list, delivery history, redeliver. Creation, rotation and deletion
+// are not /v1 operations (spec 4 rule 3), and no response here ever carries a secret, a custom header's
+// value or a receiver's response body (spec 2.6). Room access: `manage` (the room creator or an org admin).
+
+/** A webhook as /v1 shows it: never a secret; custom headers by name only (their values may be credentials). */
+export const WebhookView = z
+  .object({
+    id: idOf('wh'), roomId: idOf('room'), url: z.string().meta({ example: 'https://hooks.example.com/svc' }),
+    apiVersion: z.enum(API_VERSIONS), active: z.boolean(),
+    customHeaders: z.array(z.string()).meta({ description: 'Names of the custom headers; values are never shown', example: ['Authorization'] }),
+    rotating: z.boolean().meta({ description: 'A secret rotation is in progress: deliveries are signed with both secrets' }),
+    rotationEndsAt: timestamp.nullable().meta({ description: 'When the rotation completes by itself (null when not rotating)' }),
+    createdAt: timestamp, updatedAt: timestamp,
+  })
+  .meta({ id: 'Webhook' });
+
+const toWebhook = (w: Webhook, now: Date): z.infer<typeof WebhookView> => {
+  const rotating = isRotating(w, now);
+  return {
+    id: w.id, roomId: w.roomId, url: w.url, apiVersion: w.apiVersion, active: w.active, customHeaders: w.headerNames,
+    rotating, rotationEndsAt: rotating ? w.rotationEndsAt : null, createdAt: w.createdAt, updatedAt: w.updatedAt,
+  };
+};
+
+/** Spec 2.6 `PublicWebhookDelivery`, plus eventId, eventType and attempts. Never the response body. */
+export const WebhookDeliveryView = z
+  .object({
+    id: idOf('whd').meta({ description: 'History row id; the deliveryId path parameter of redeliver' }),
+    deliveryId: z.uuid().meta({ description: 'Equals the Svc-Webhook-Delivery header of this delivery' }),
+    statusCode: z.number().int().nullable().meta({ description: 'HTTP status of the receiver (last attempt); null when none answered' }),
+    durationMs: z.number().int().nullable().meta({ description: 'Duration of the last attempt; null before the first' }),
+    finalizedAt: timestamp.nullable().meta({ description: 'When the delivery was finalized; null while attempts remain' }),
+    success: z.boolean(),
+    eventId: z.string().meta({ description: 'Svc-Webhook-Id: equal across redeliveries of one event', example: 'evt_3q2-7wEVjvXq0mFz7f4ZTA' }),
+    eventType: z.string().meta({ example: 'record.created' }),
+    attempts: z.number().int().meta({ description: 'Attempts made (at most 4; a redelivery makes one)' }),
+  })
+  .meta({ id: 'PublicWebhookDelivery' });
+
+const toDelivery = (d: WebhookDelivery): z.infer<typeof WebhookDeliveryView> => ({
+  id: d.id, deliveryId: d.deliveryId, statusCode: d.statusCode, durationMs: d.durationMs, finalizedAt: d.finalizedAt,
+  success: d.state === 'succeeded', eventId: d.eventId, eventType: d.eventType, attempts: d.attempts,
+});
+
+const webhookPath = '/v1/rooms/{roomId}/webhooks/{webhookId}';
+
+export const webhooksRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/webhooks' }, tool: { name: 'list_webhooks', title: 'List webhooks' },
+      summary: 'List the webhooks of a room',
+      description: 'Webhooks subscribed to the room, oldest first. Never shows a secret or a custom header value. Needs room manage access (the room creator or an organization owner/admin).',
+      tags: ['webhooks'], scope: 'webhooks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(WebhookView))
+    .query(async ({ ctx, input }) => {
+      const page = await listRoomWebhooks(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      const now = ctx.services.now();
+      return { data: page.data.map((w) => toWebhook(w, now)), nextCursor: page.nextCursor };
+    }),
+
+  deliveries: apiProcedure
+    .meta({
+      http: { method: 'GET', path: `${webhookPath}/deliveries` },
+      tool: { name: 'list_webhook_deliveries', title: 'List webhook deliveries' },
+      summary: 'Delivery history of a webhook',
+      description: 'Deliveries of the webhook, newest first (pending ones included, with finalizedAt null). The receiver\'s response body is never returned.',
+      tags: ['webhooks'], scope: 'webhooks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), ...pageInput }))
+    .output(listOf(WebhookDeliveryView))
+    .query(async ({ ctx, input }) => {
+      const m = ctx.services.ds.manager;
+      const w = await loadWebhook(m, input.webhookId, ctx.actor, input.roomId);
+      const page = await listWebhookDeliveries(m, w.id, input, ctx.services.secret);
+      return { data: page.data.map(toDelivery), nextCursor: page.nextCursor };
+    }),
+
+  redeliver: apiProcedure
+    .meta({
+      http: { method: 'POST', path: `${webhookPath}/deliveries/{deliveryId}/redeliver` },
+      tool: { name: 'redeliver_webhook_delivery', title: 'Redeliver a webhook delivery' },
+      summary: 'Redeliver a webhook delivery',
+      description:
+        'Sends the delivery\'s event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.',
+      tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
+      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), deliveryId: idOf('whd') }))
+    .output(z.object({ delivery: WebhookDeliveryView }))
+    .mutation(async ({ ctx, input }) => ({ delivery: toDelivery(await redeliverWebhookDelivery(ctx.services, ctx.actor, input)) })),
+});

@@ -1,0 +1,29 @@
+import express, { type Router } from 'express';
+import type { Services } from '../domain/services.js';
+import { appsPage } from './appsPage.js';
+import { formBody } from './formBody.js';
+import { loginPage } from './loginPage.js';
+import { createLoginThrottle } from './loginThrottle.js';
+import { logoutPage } from './logoutPage.js';
+import { pageErrorHandler } from './pageErrorHandler.js';
+
+export interface WebRouterOptions {
+  services: Services;
+}
+
+/** The server-rendered pages of sign-in: /login, /logout and /settings/apps. */
+export function createWebRouter({ services }: WebRouterOptions): Router {
+  const r = express.Router();
+  const form = formBody();
+  const login = loginPage({ services, throttle: createLoginThrottle(services.ds) });
+  const logout = logoutPage({ services });
+  const apps = appsPage({ services });
+  r.get('/login', login.show);
+  r.post('/login', form, login.submit);
+  r.get('/logout', logout.show);
+  r.post('/logout', form, logout.submit);
+  r.get('/settings/apps', apps.show);
+  r.post('/settings/apps/revoke', form, apps.revoke);
+  r.use(pageErrorHandler(services));
+  return r;
+}

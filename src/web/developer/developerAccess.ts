@@ -1,0 +1,90 @@
+import type { EntityManager } from 'typeorm';
+import { Membership, Organization, Room, Webhook, type OrgRole, type User } from '../../../db/entities/index.js';
+import { requireRoom } from '../../domain/access.js';
+import { billingEntityOf, type Actor } from '../../domain/actor.js';
+import { DomainError } from '../../domain/errors.js';
+import type { Session } from '../session.js';
+
+/** The signed-in user of a developer settings request. */
+export interface SignedIn {
+  session: Session;
+  user: User;
+}
+
+/** An organization the user belongs to: an acting context of keys, and the context of its rooms. */
+export interface OrgChoice {
+  id: string;
+  name: string;
+  role: OrgRole;
+}
+
+/** A room the user may manage webhooks of (room `manage` access, spec 5.5 condition 4). */
+export interface ManagedRoom {
+  id: string;
+  name: string;
+  organization: { id: string; name: string } | null;
+}
+
+/** The user's organizations, oldest membership first (the default context of a new key). */
+export async function organizationsOf(m: EntityManager, userId: string): Promise<OrgChoice[]> {
+  const memberships = await m.find(Membership, { where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  const out: OrgChoice[] = [];
+  for (const ms of memberships) {
+    const org = await m.findOneBy(Organization, { id: ms.organizationId });
+    if (org) out.push({ id: org.id, name: org.name, role: ms.role });
+  }
+  return out;
+}
+
+/**
+ * The signed-in user as a domain actor in one context (an organization or the personal scope), so the
+ * pages go through the same room RBAC as /v1 (`requireRoom`). Used only for domain checks: the page is not
+ * an API credential and writes no /v1 audit row.
+ */
+export function actorFor(who: SignedIn, organizationId: string | null): Actor {
+  return {
+    kind: 'user', userId: who.user.id, organizationId, billingEntity: billingEntityOf(who.user.id, organizationId),
+    scopes: [], credential: { method: 'oauth_bearer', id: `web-session:${who.session.sid}` }, plan: 'default',
+  };
+}
+
+/**
+ * The actor for acting on a room: in the room's own context. A room that does not exist gets the personal
+ * context, where `requireRoom` answers 404 like for any room the user cannot see.
+ */
+export async function actorForRoom(m: EntityManager, who: SignedIn, roomId: string): Promise<Actor> {
+  const room = await m.findOneBy(Room, { id: roomId });
+  return actorFor(who, room?.organizationId ?? null);
+}
+
+/** The actor for acting on a webhook: in its room's context (unknown webhooks answer 404 later). */
+export async function actorForWebhook(m: EntityManager, who: SignedIn, webhookId: string): Promise<Actor> {
+  const w = await m.findOneBy(Webhook, { id: webhookId });
+  return w ? actorForRoom(m, who, w.roomId) : actorFor(who, null);
+}
+
+/**
+ * Ordinary rooms whose webhooks the user manages: the candidates (rooms of organizations they own or
+ * administer, and rooms they created) filtered by `requireRoom(…, 'manage')` itself, so the list never
+ * disagrees with the checks of the actions.
+ */
+export async function manageableRooms(m: EntityManager, who: SignedIn, orgs: OrgChoice[]): Promise<ManagedRoom[]> {
+  const adminOrgs = orgs.filter((o) => o.role === 'owner' || o.role === 'admin').map((o) => o.id);
+  const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
+  if (adminOrgs.length) qb.andWhere('(r.createdById = :uid OR r.organizationId IN (:...orgs))', { uid: who.user.id, orgs: adminOrgs });
+  else qb.andWhere('r.createdById = :uid', { uid: who.user.id });
+  const candidates = await qb.orderBy('r.id', 'ASC').getMany();
+  const names = new Map(orgs.map((o) => [o.id, o.name]));
+  const out: ManagedRoom[] = [];
+  for (const room of candidates) {
+    try {
+      await requireRoom(m, actorFor(who, room.organizationId), room.id, 'manage');
+    } catch (err) {
+      if (err instanceof DomainError) continue;
+      throw err;
+    }
+    const organization = room.organizationId ? { id: room.organizationId, name: names.get(room.organizationId) ?? room.organizationId } : null;
+    out.push({ id: room.id, name: room.name, organization });
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+import { In } from 'typeorm';
+import { Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
+import { listApiKeys } from '../../domain/apiKeys.js';
+import type { Services } from '../../domain/services.js';
+import { listWebhookDeliveries } from '../../webhooks/index.js';
+import { listRecentActivity, type ActivityRow } from './recentActivity.js';
+import { manageableRooms, organizationsOf, type ManagedRoom, type OrgChoice, type SignedIn } from './developerAccess.js';
+
+/** Deliveries shown per webhook (newest first). */
+export const DELIVERIES_SHOWN = 10;
+
+export interface WebhookWithHistory {
+  webhook: Webhook;
+  deliveries: WebhookDelivery[];
+  /** More deliveries exist than are shown. */
+  more: boolean;
+}
+
+export interface RoomWebhooks {
+  room: ManagedRoom;
+  webhooks: WebhookWithHistory[];
+}
+
+/** Everything the developer settings page shows, read for the signed-in user. Holds no secret. */
+export interface DeveloperData {
+  orgs: OrgChoice[];
+  keys: ApiKey[];
+  rooms: RoomWebhooks[];
+  activity: ActivityRow[];
+}
+
+export async function loadDeveloperData(s: Services, who: SignedIn): Promise<DeveloperData> {
+  const m = s.ds.manager;
+  const orgs = await organizationsOf(m, who.user.id);
+  const keys = await listApiKeys(m, who.user.id);
+  const rooms = await manageableRooms(m, who, orgs);
+  const hooks = rooms.length
+    ? await m.find(Webhook, { where: { roomId: In(rooms.map((r) => r.id)) }, order: { id: 'ASC' } })
+    : [];
+  const withHistory = await Promise.all(hooks.map(async (webhook) => {
+    const page = await listWebhookDeliveries(m, webhook.id, { limit: DELIVERIES_SHOWN }, s.secret);
+    return { webhook, deliveries: page.data, more: page.nextCursor !== null };
+  }));
+  return {
+    orgs,
+    keys,
+    rooms: rooms.map((room) => ({ room, webhooks: withHistory.filter((h) => h.webhook.roomId === room.id) })),
+    activity: await listRecentActivity(s, who.user.id, keys, orgs),
+  };
+}

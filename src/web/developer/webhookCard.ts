@@ -1,0 +1,68 @@
+import type { WebhookDelivery } from '../../../db/entities/index.js';
+import { DEFAULT_ROTATION_DAYS, isRotating, MAX_ROTATION_DAYS } from '../../webhooks/index.js';
+import { html, type SafeHtml } from '../html.js';
+import type { WebhookWithHistory } from './developerData.js';
+import { csrfField, when } from './viewParts.js';
+
+export interface WebhookCardOptions {
+  csrf: string;
+  item: WebhookWithHistory;
+  now: Date;
+}
+
+/**
+ * One webhook (spec 2.8): URL, API version, status, custom header names (never values), rotation; the
+ * buttons to activate/deactivate, start a rotation (period in days, 1 to 90) or complete it, delete; and its
+ * delivery history (spec 2.6: event type, status code, success, duration, time) with `Redeliver`.
+ */
+export function webhookCard({ csrf, item, now }: WebhookCardOptions): SafeHtml {
+  const w = item.webhook;
+  const id = `webhook-${w.id}`;
+  const title = `${id}-title`;
+  const hidden = html`${csrfField(csrf)}<input type="hidden" name="room" value="${w.roomId}"><input type="hidden" name="webhook" value="${w.id}">`;
+  const post = (action: string, button: string) =>
+    html`<form method="post" action="/settings/developer/webhooks/${action}">${hidden}<button type="submit" aria-describedby="${title}">${button}</button></form>`;
+  const rotating = isRotating(w, now);
+  const rotation = rotating
+    ? post('complete-rotation', 'Complete rotation')
+    : html`<form method="post" action="/settings/developer/webhooks/rotate">${hidden}
+<label for="${id}-period">Rotation period (days)</label>
+<input id="${id}-period" name="periodDays" type="number" min="1" max="${MAX_ROTATION_DAYS}" step="1" value="${DEFAULT_ROTATION_DAYS}" required>
+<button type="submit" aria-describedby="${title}">Start rotation</button></form>`;
+  return html`<article class="card" id="${id}" aria-labelledby="${title}">
+<h4 id="${title}"><code>${w.url}</code></h4>
+<p>${w.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge off">Inactive</span>`}
+API version <code>${w.apiVersion}</code> · custom headers: ${w.headerNames.length ? w.headerNames.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`) : 'none'}
+· created ${when(w.createdAt)}</p>
+${rotating
+    ? html`<p role="note">Rotating: deliveries are signed with the current and the next secret until ${when(w.rotationEndsAt)}, when the next secret replaces the current one. Complete the rotation once your receiver uses the next secret.</p>`
+    : null}
+<div class="actions">
+${w.active ? post('deactivate', 'Deactivate') : post('activate', 'Activate')}
+${rotation}
+<form method="get" action="/settings/developer/webhooks/delete"><input type="hidden" name="webhook" value="${w.id}"><button type="submit" aria-describedby="${title}">Delete</button></form>
+</div>
+<h5>Delivery history</h5>
+${deliveryTable(item, hidden)}
+</article>`;
+}
+
+function deliveryTable(item: WebhookWithHistory, hidden: SafeHtml): SafeHtml {
+  if (!item.deliveries.length) return html`<p class="muted">No deliveries yet. Events of the room are delivered here as they happen.</p>`;
+  const rows = item.deliveries.map((d) => html`<tr>
+<td><code>${d.eventType}</code>${d.redeliveryOf ? html` <span class="muted">(redelivery)</span>` : null}</td>
+<td>${d.statusCode ?? html`<span class="muted">${d.lastError ? `no response (${d.lastError})` : 'none yet'}</span>`}</td>
+<td>${success(d)}</td>
+<td>${d.durationMs === null ? html`<span class="muted">–</span>` : `${d.durationMs} ms`}</td>
+<td>${when(d.finalizedAt ?? d.createdAt)}</td>
+<td><form method="post" action="/settings/developer/webhooks/redeliver">${hidden}<input type="hidden" name="delivery" value="${d.id}"><button type="submit">Redeliver</button></form></td>
+</tr>`);
+  return html`<table><thead><tr><th scope="col">Event type</th><th scope="col">Status code</th><th scope="col">Success</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+<tbody>${rows}</tbody></table>${item.more ? html`<p class="muted">Only the ${item.deliveries.length} newest deliveries are shown; the API lists them all (GET /v1/rooms/{roomId}/webhooks/{webhookId}/deliveries).</p>` : null}`;
+}
+
+function success(d: WebhookDelivery): SafeHtml {
+  if (d.state === 'succeeded') return html`<span class="badge ok">Yes</span>`;
+  if (d.state === 'failed') return html`<span class="badge off">No</span>`;
+  return html`<span class="badge">Pending</span> <span class="muted">(${d.attempts} of ${d.maxAttempts} attempts made)</span>`;
+}

@@ -1,0 +1,17 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Services } from '../domain/services.js';
+import { sendErrorPage } from './layout.js';
+
+/**
+ * The last handler of the page routers: a body the form parser refused is a 400 page, anything else a
+ * generic 500 page; the cause goes to the log only.
+ */
+export function pageErrorHandler(s: Services) {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const status = (err as { status?: number }).status;
+    if (status && status >= 400 && status < 500) return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
+    s.log.error({ err }, 'page failed');
+    sendErrorPage(res, 500, 'Something went wrong', 'The page could not be shown. Try again later.');
+  };
+}

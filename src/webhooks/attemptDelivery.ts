@@ -1,0 +1,73 @@
+import type { Logger } from 'pino';
+import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
+import { iso } from '../domain/time.js';
+import type { ResolvedDeliveryDeps } from './deliveryDeps.js';
+import type { AttemptUpdate } from './deliveryStore.js';
+import { parseSnapshot, buildBody } from './payload.js';
+import { backoffMs, classifyAttempt } from './retryPolicy.js';
+import { effectiveSecrets } from './rotation.js';
+import { buildDeliveryHeaders } from './signing.js';
+import { checkWebhookUrl, UrlRefusedError } from './ssrfGuard.js';
+import { customHeadersOf } from './webhookConfig.js';
+
+/** The outcome of one attempt, before it is written. */
+export interface AttemptResult {
+  statusCode: number | null;
+  durationMs: number | null;
+  responseBody: string | null;
+  error: string | null;
+  /** The worker was stopped mid-attempt: the attempt does not count. */
+  aborted?: boolean;
+}
+
+const unsent = (error: string): AttemptResult => ({ statusCode: null, durationMs: null, responseBody: null, error });
+
+/**
+ * Makes one attempt of a delivery: builds the body for the webhook's contract, signs it afresh with this
+ * attempt's timestamp, checks the URL again against the SSRF guard (resolving it and pinning the checked
+ * address) and sends it. Never throws for the receiver's sake; every failure is a result.
+ */
+export async function attemptDelivery(
+  deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: Webhook | null, log: Logger, signal?: AbortSignal,
+): Promise<AttemptResult> {
+  if (!webhook) return unsent('webhook_deleted');
+  if (!webhook.active) return unsent('webhook_inactive');
+  const event = parseSnapshot(row.payload);
+  if (!event) return unsent('payload_invalid');
+  const now = deps.now();
+  let secrets: { current: string; next: string | null };
+  let customHeaders;
+  try {
+    secrets = effectiveSecrets(deps.key, webhook, now);
+    customHeaders = customHeadersOf(deps.key, webhook);
+  } catch {
+    log.error({ webhookId: webhook.id }, 'webhook secret cannot be decrypted (SVC_WEBHOOK_KEY or webhook.key changed?)');
+    return unsent('secret_unreadable');
+  }
+  let target;
+  try {
+    target = await checkWebhookUrl(webhook.url, deps.policy);
+  } catch (err) {
+    if (err instanceof UrlRefusedError) return unsent(err.reason === 'unresolvable' ? 'network_error' : 'ssrf_blocked');
+    throw err;
+  }
+  const body = buildBody(webhook.apiVersion, event, row.deliveryId);
+  const headers = buildDeliveryHeaders({
+    apiVersion: webhook.apiVersion, eventId: event.id, eventType: event.type, deliveryId: row.deliveryId, secrets, body,
+    now, customHeaders,
+  });
+  const r = await deps.sender({ target: target!, headers, body, timeouts: deps.timeouts, signal });
+  if (r.error === 'aborted') return { ...unsent('aborted'), aborted: true };
+  const error = r.statusCode !== null && r.statusCode >= 300 && r.statusCode < 400 ? 'redirect_not_followed' : r.error;
+  return { statusCode: r.statusCode, durationMs: r.durationMs, responseBody: r.body, error };
+}
+
+/** Turns an attempt into the row's new state: retry with backoff while attempts remain, else finalize. */
+export function updateAfterAttempt(row: WebhookDelivery, r: AttemptResult, now: Date, baseMs: number): AttemptUpdate {
+  const verdict = classifyAttempt(r.statusCode, r.error);
+  const common = { attempts: row.attempts + 1, statusCode: r.statusCode, durationMs: r.durationMs, responseBody: r.responseBody, lastError: r.error };
+  if (verdict === 'retry' && common.attempts < row.maxAttempts) {
+    return { ...common, state: 'pending', nextAttemptAt: iso(new Date(now.getTime() + backoffMs(baseMs, common.attempts))) };
+  }
+  return { ...common, state: verdict === 'success' ? 'succeeded' : 'failed', finalizedAt: iso(now) };
+}

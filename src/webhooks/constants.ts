@@ -1,0 +1,39 @@
+import type { WebhookApiVersion } from '../../db/entities/index.js';
+
+/** The v1 contract, kept for existing webhooks (spec 6.2). */
+export const API_V1: WebhookApiVersion = '2025-10-23';
+/** The v2 contract, the default for new webhooks (spec 6.2, 9). */
+export const API_V2: WebhookApiVersion = '2026-06-09';
+export const API_VERSIONS = [API_V2, API_V1] as const;
+
+/** User-Agent per contract (spec 6.2). */
+export const USER_AGENT: Record<WebhookApiVersion, string> = {
+  '2025-10-23': 'Svc-Webhook/1.0',
+  '2026-06-09': 'Svc-Webhook/2.0',
+};
+
+/**
+ * The v1 event enumeration (spec 6.1 leaves it open; decided here, README "Webhooks"): the events the
+ * earlier implementation sent. Events outside it (message.created, task.created, file.uploaded and the v2
+ * aliases record.approval_requested / record.approved) still reach v1 webhooks with the v1 body, but with
+ * the `Svc-Webhook-*` headers only, never the legacy ones (spec 6.3 rule 3).
+ */
+export const V1_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'record.created', 'record.updated', 'record.deleted',
+  'approval.requested', 'approval.approved', 'approval.rejected', 'approval.withdrawn',
+  'room.member.added', 'task.updated',
+]);
+
+/**
+ * Legacy `X-Webhook-*`, `Sunset` and `Deprecation` headers are never sent at or after this instant
+ * (spec 6.3 rule 2, spec 8). Compared with the sender's injected clock.
+ */
+export const WEBHOOK_LEGACY_HEADER_SUNSET_AT = new Date('2026-12-31T00:00:00Z');
+
+/** Total attempts of one delivery job: the first plus up to 3 retries (spec 6.5, 8). */
+export const MAX_ATTEMPTS = 4;
+/** Receiver response bytes kept for operators (spec 2.6); never exposed. */
+export const RESPONSE_PREVIEW_BYTES = 2048;
+/** Rotation period in days (spec 3, 8): default 7, maximum 90. */
+export const DEFAULT_ROTATION_DAYS = 7;
+export const MAX_ROTATION_DAYS = 90;

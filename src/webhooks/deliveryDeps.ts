@@ -1,0 +1,59 @@
+import type { Config } from '../config.js';
+import type { Services } from '../domain/services.js';
+import { DEFAULT_TIMEOUTS, type HttpSender, type SendTimeouts, undiciSender } from './httpSender.js';
+import { loadWebhookKey } from './secretBox.js';
+import { parseAllowlist, type Allowlist, type Resolver, type SsrfPolicy, systemResolver } from './ssrfGuard.js';
+
+/** What sending a webhook needs from the outside world; tests replace parts of it (no sleeping, no DNS). */
+export interface WebhookDeliveryDeps {
+  resolver: Resolver;
+  sender: HttpSender;
+  timeouts: SendTimeouts;
+  /** Clock of the sender (timestamps, sunset rule, backoff); defaults to services.now. */
+  now: () => Date;
+}
+
+/** Everything resolved for one runtime: the deps, the SSRF policy and the secret key. */
+export interface ResolvedDeliveryDeps extends WebhookDeliveryDeps {
+  policy: SsrfPolicy;
+  key: Buffer;
+  backoffBaseMs: number;
+}
+
+const overrides = new WeakMap<Services, Partial<WebhookDeliveryDeps>>();
+const allowlists = new WeakMap<Config, Allowlist>();
+
+/**
+ * Replaces parts of the delivery deps for one runtime (the resolver, the HTTP sender, the timeouts, the
+ * clock). Used by tests and by embedders; the SSRF check always runs before the sender.
+ */
+export function configureWebhookDelivery(s: Services, deps: Partial<WebhookDeliveryDeps>): void {
+  overrides.set(s, { ...overrides.get(s), ...deps });
+}
+
+/** The operator allow-list of CONTRACT §1, parsed once per configuration. */
+export function allowlistOf(config: Config): Allowlist {
+  let list = allowlists.get(config);
+  if (!list) {
+    list = parseAllowlist(config.ssrfAllowlist);
+    allowlists.set(config, list);
+  }
+  return list;
+}
+
+export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps> = {}): ResolvedDeliveryDeps {
+  const d = { ...overrides.get(s), ...stripUndefined(extra) };
+  const resolver = d.resolver ?? systemResolver;
+  return {
+    resolver,
+    sender: d.sender ?? undiciSender,
+    timeouts: d.timeouts ?? DEFAULT_TIMEOUTS,
+    now: d.now ?? s.now,
+    policy: { allowlist: allowlistOf(s.config), resolver },
+    key: loadWebhookKey(s.config),
+    backoffBaseMs: s.config.webhookBackoffBaseMs,
+  };
+}
+
+const stripUndefined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -1,0 +1,73 @@
+import { createHmac } from 'node:crypto';
+import type { WebhookApiVersion } from '../../db/entities/index.js';
+import { API_V1, USER_AGENT, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
+import type { CustomHeader } from './customHeaders.js';
+
+/** Spec 6.4: HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
+export function signPayload(secret: string, timestamp: number, body: Buffer): string {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
+}
+
+/** Spec 6.3: `v1=<hex>`, during rotation `v1=<current>,v1=<next>`. */
+export function signatureHeader(secrets: { current: string; next: string | null }, timestamp: number, body: Buffer): string {
+  const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map((s) => `v1=${signPayload(s, timestamp, body)}`);
+  return entries.join(',');
+}
+
+/** `Sunset` value (RFC 8594, IMF-fixdate): `Thu, 31 Dec 2026 00:00:00 GMT`. */
+export const SUNSET_HTTP_DATE = WEBHOOK_LEGACY_HEADER_SUNSET_AT.toUTCString();
+
+/**
+ * Spec 6.3 legacy rules 1-3: legacy headers only on v1 rows, only before the sunset (by the injected
+ * clock), only for events of the v1 enumeration.
+ */
+export function sendsLegacyHeaders(apiVersion: WebhookApiVersion, eventType: string, now: Date): boolean {
+  return apiVersion === API_V1 && now.getTime() < WEBHOOK_LEGACY_HEADER_SUNSET_AT.getTime() && V1_EVENT_TYPES.has(eventType);
+}
+
+export interface DeliveryHeaderInput {
+  apiVersion: WebhookApiVersion;
+  eventId: string;
+  eventType: string;
+  deliveryId: string;
+  secrets: { current: string; next: string | null };
+  body: Buffer;
+  /** The attempt's time: gives `Svc-Webhook-Timestamp` and decides the sunset rule. */
+  now: Date;
+  customHeaders: CustomHeader[];
+}
+
+/**
+ * Every header of one attempt (spec 6.2-6.4), signed afresh with this attempt's timestamp. Custom headers
+ * come first and may replace only `Content-Type` and `User-Agent`; the sender's own headers are written
+ * last (protected names were refused at creation, and are overwritten here anyway).
+ */
+export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, string> {
+  const timestamp = Math.floor(o.now.getTime() / 1000);
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT[o.apiVersion] };
+  for (const [name, value] of o.customHeaders) {
+    const lower = name.toLowerCase();
+    const existing = Object.keys(headers).find((k) => k.toLowerCase() === lower);
+    if (existing) delete headers[existing];
+    headers[name] = value;
+  }
+  Object.assign(headers, {
+    'Svc-Webhook-Id': o.eventId,
+    'Svc-Webhook-Delivery': o.deliveryId,
+    'Svc-Webhook-Timestamp': String(timestamp),
+    'Svc-Webhook-Signature': signatureHeader(o.secrets, timestamp, o.body),
+    'Svc-Webhook-Type': o.eventType,
+    'Svc-Webhook-Api-Version': o.apiVersion,
+  });
+  if (sendsLegacyHeaders(o.apiVersion, o.eventType, o.now)) {
+    Object.assign(headers, {
+      // rule 4: over the raw body actually sent, current secret only, even during rotation
+      'X-Webhook-Signature': createHmac('sha256', o.secrets.current).update(o.body).digest('hex'),
+      'X-Webhook-Event': o.eventType,
+      'X-Webhook-Delivery-Id': o.deliveryId,
+      Sunset: SUNSET_HTTP_DATE,
+      Deprecation: 'true',
+    });
+  }
+  return headers;
+}

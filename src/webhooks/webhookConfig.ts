@@ -1,0 +1,126 @@
+import type { EntityManager } from 'typeorm';
+import { Room, User, Webhook, WebhookDelivery, type WebhookApiVersion } from '../../db/entities/index.js';
+import { requireRoom } from '../domain/access.js';
+import type { Actor } from '../domain/actor.js';
+import { DomainError, notFound, roomNotFound, validationError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { keysetPage, type Page, type PageInput } from '../domain/paging.js';
+import type { Services } from '../domain/services.js';
+import { iso } from '../domain/time.js';
+import { inTransaction } from '../procedures/tx.js';
+import { API_V2, API_VERSIONS } from './constants.js';
+import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
+import { deliveryDepsFor } from './deliveryDeps.js';
+import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
+import { checkWebhookUrl, UrlRefusedError } from './ssrfGuard.js';
+
+// Webhook configuration (spec 2.8, 3). Creation, rotation, (de)activation and deletion happen in the
+// developer settings screen and the operator CLI, never through /v1 (spec 4 rule 3). Each function takes
+// an optional actor: with one, room RBAC `manage` applies (requireRoom); without, the caller is the operator.
+
+const MAX_URL = 2048;
+
+export interface CreateWebhookInput {
+  roomId: string;
+  url: string;
+  apiVersion?: string;
+  headers?: CustomHeader[];
+  /** Recorded creator; the actor's user when an actor is given. */
+  createdById?: string | null;
+  actor?: Actor;
+}
+
+/**
+ * Checks a receiver URL as creation does (spec 6.6): a clear validation_error naming the reason when it
+ * points into an internal network. A host name that does not resolve yet is accepted; every delivery
+ * checks again.
+ */
+export async function assertWebhookUrlAllowed(s: Services, url: string): Promise<void> {
+  if (url.length > MAX_URL) throw validationError(`URL is limited to ${MAX_URL} characters`, { field: 'url' });
+  try {
+    await checkWebhookUrl(url, deliveryDepsFor(s).policy, { allowUnresolvable: true });
+  } catch (err) {
+    if (err instanceof UrlRefusedError) throw validationError(err.message, { field: 'url', reason: err.reason });
+    throw err;
+  }
+}
+
+async function roomFor(m: EntityManager, roomId: string, actor?: Actor): Promise<Room> {
+  if (actor) return requireRoom(m, actor, roomId, 'manage');
+  const room = await m.findOneBy(Room, { id: roomId });
+  if (!room) throw notFound('Room');
+  if (room.roomType === 1) throw roomNotFound();
+  return room;
+}
+
+/** Creates a webhook; the secret is returned here once and kept only encrypted. New webhooks default to v2. */
+export async function createWebhook(s: Services, input: CreateWebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+  const apiVersion = (input.apiVersion ?? API_V2) as WebhookApiVersion;
+  if (!API_VERSIONS.includes(apiVersion)) {
+    throw validationError(`apiVersion must be one of ${API_VERSIONS.join(', ')}`, { field: 'apiVersion' });
+  }
+  const headers = validateCustomHeaders(input.headers ?? []);
+  const url = input.url.trim();
+  await assertWebhookUrlAllowed(s, url);
+  const { key } = deliveryDepsFor(s);
+  const secret = newWebhookSecret();
+  const webhook = await inTransaction(s, async (m) => {
+    const room = await roomFor(m, input.roomId, input.actor);
+    const createdById = input.actor?.userId ?? input.createdById ?? null;
+    if (createdById && !input.actor && !(await m.countBy(User, { id: createdById }))) throw notFound('User');
+    const now = iso(s.now());
+    const w = m.create(Webhook, {
+      id: newId('wh', s.now().getTime()), roomId: room.id, organizationId: room.organizationId, url, apiVersion,
+      secretEnc: encryptSecret(key, secret), nextSecretEnc: null, rotationEndsAt: null,
+      headerNames: headers.map(([n]) => n), headersEnc: headers.length ? encryptSecret(key, JSON.stringify(headers)) : null,
+      active: true, createdById, createdAt: now, updatedAt: now,
+    });
+    await m.insert(Webhook, w);
+    return w;
+  });
+  return { webhook, secret };
+}
+
+/** Loads a webhook the caller may manage (operator: any), or 404 `not_found`. */
+export async function loadWebhook(m: EntityManager, id: string, actor?: Actor, roomId?: string): Promise<Webhook> {
+  if (actor && roomId !== undefined) await requireRoom(m, actor, roomId, 'manage');
+  const w = await m.findOneBy(Webhook, { id });
+  if (!w || (roomId !== undefined && w.roomId !== roomId)) throw notFound('Webhook');
+  if (actor && roomId === undefined) await requireRoom(m, actor, w.roomId, 'manage');
+  return w;
+}
+
+/** Webhooks of a room (room `manage` access), oldest first, in pages. */
+export async function listRoomWebhooks(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string): Promise<Page<Webhook>> {
+  await requireRoom(m, actor, roomId, 'manage');
+  const qb = m.getRepository(Webhook).createQueryBuilder('w').where('w.roomId = :roomId', { roomId });
+  return keysetPage(qb, 'w.id', (w) => w.id, page, secret);
+}
+
+/**
+ * Activates or deactivates. Deliveries already queued for a deactivated webhook are finalized unsent
+ * (`webhook_inactive`); its events stay in the event log and can be redelivered once it is active again.
+ */
+export async function setWebhookActive(s: Services, id: string, active: boolean, actor?: Actor): Promise<void> {
+  await inTransaction(s, async (m) => {
+    await loadWebhook(m, id, actor);
+    await m.update(Webhook, { id }, { active, updatedAt: iso(s.now()) });
+  });
+}
+
+/** Deletes a webhook with its queued deliveries and history. */
+export async function deleteWebhook(s: Services, id: string, actor?: Actor): Promise<void> {
+  await inTransaction(s, async (m) => {
+    await loadWebhook(m, id, actor);
+    await m.delete(WebhookDelivery, { webhookId: id });
+    await m.delete(Webhook, { id });
+  });
+}
+
+/** The custom headers in clear, for the sender only. */
+export function customHeadersOf(key: Buffer, w: Webhook): CustomHeader[] {
+  return w.headersEnc ? (JSON.parse(decryptSecret(key, w.headersEnc)) as CustomHeader[]) : [];
+}
+
+/** Refuses a change that needs the webhook to be in another state. */
+export const invalidState = (message: string) => new DomainError('invalid_state', message);

@@ -1,0 +1,82 @@
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { listProcedures } from '../../src/procedures/index.js';
+import { createWorld, issueKey, startTestServer } from '../helpers/harness.js';
+import { connectMcp, postMcp } from './mcpClient.js';
+
+const initialize = (protocolVersion: string) => ({
+  jsonrpc: '2.0', id: 1, method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+const refs = (node: unknown): string[] =>
+  !node || typeof node !== 'object' ? [] : Object.entries(node).flatMap(([k, v]) => (k === '$ref' || k === '$defs' ? [k] : refs(v)));
+
+describe('MCP discovery: initialize and tools/list', () => {
+  it('negotiates the protocol version and announces tools, statelessly', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    expect(c.getServerVersion()).toMatchObject({ name: 'svc' });
+    expect(c.getServerCapabilities()?.tools).toBeDefined();
+    expect(c.getInstructions()).toMatch(/idempotencyKey/);
+
+    const latest = await postMcp(t, initialize(LATEST_PROTOCOL_VERSION), { token: w.key });
+    expect(latest.status).toBe(200);
+    expect(latest.body.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    expect(latest.headers.get('mcp-session-id')).toBeNull();
+    const older = await postMcp(t, initialize('2025-03-26'), { token: w.key });
+    expect(older.body.result.protocolVersion).toBe('2025-03-26');
+    const unknown = await postMcp(t, initialize('1999-01-01'), { token: w.key });
+    expect(unknown.body.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    // after initialization an unsupported protocol header is refused by the transport
+    const bad = await postMcp(t, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { token: w.key, headers: { 'mcp-protocol-version': '1999-01-01' } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('lists a tool for every procedure, with schemas and annotations from its metadata', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const { tools } = await c.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    const procs = listProcedures().filter((p) => !p.meta.restOnly);
+    expect(new Set(byName.keys())).toEqual(new Set(procs.map((p) => p.meta.tool.name)));
+    for (const p of procs) {
+      const tool = byName.get(p.meta.tool.name)!;
+      expect(tool.title).toBe(p.meta.tool.title);
+      expect(tool.description).toBe(p.meta.description);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(refs(tool.inputSchema)).toEqual([]);
+      expect(refs(tool.outputSchema)).toEqual([]);
+      expect(tool.annotations).toEqual({
+        title: p.meta.tool.title,
+        readOnlyHint: p.meta.kind === 'read',
+        destructiveHint: p.meta.kind === 'write' && p.meta.destructive === true,
+        idempotentHint: p.meta.kind === 'read' || p.meta.idempotent === true,
+        openWorldHint: false,
+      });
+      expect('idempotencyKey' in (tool.inputSchema.properties ?? {})).toBe(p.meta.kind === 'write');
+    }
+    expect(byName.get('get_me')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(byName.get('delete_record')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.get('create_message')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+
+    const listRooms = byName.get('list_rooms')!;
+    expect(listRooms.inputSchema.properties).toMatchObject({ limit: { type: 'integer', minimum: 1, maximum: 200 }, cursor: { type: 'string' } });
+    expect(listRooms.outputSchema!.properties).toMatchObject({ data: { type: 'array' }, nextCursor: {} });
+    expect(byName.get('get_room')!.inputSchema.required).toEqual(['roomId']);
+    expect(byName.get('create_message')!.inputSchema.required).toEqual(['roomId', 'body']);
+    expect(byName.get('upload_file')!.inputSchema.properties).toHaveProperty('contentBase64');
+  });
+
+  it('shows only the tools whose scope the credential holds', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const narrow = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['mcp:tools', 'me:read', 'rooms:read'] });
+    await using c = await connectMcp(t, { token: narrow.token });
+    const names = (await c.listTools()).tools.map((tool) => tool.name).sort();
+    expect(names).toEqual(['get_me', 'get_room', 'list_room_members', 'list_rooms']);
+  });
+});

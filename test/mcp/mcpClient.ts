@@ -1,0 +1,47 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { TestServer } from '../helpers/harness.js';
+
+export interface ConnectOptions {
+  /** An API key or access token sent as `Authorization: Bearer …`. */
+  token?: string;
+  headers?: Record<string, string>;
+  authProvider?: OAuthClientProvider;
+}
+
+/** The SDK's own client over Streamable HTTP, connected (initialized) to the test server's /mcp. */
+export async function connectMcp(t: TestServer, o: ConnectOptions = {}): Promise<Client & AsyncDisposable> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.token) headers.Authorization = `Bearer ${o.token}`;
+  const transport = new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), {
+    requestInit: { headers }, authProvider: o.authProvider,
+  });
+  const client = new Client({ name: 'svc-test', version: '1.0.0' });
+  await client.connect(transport);
+  return Object.assign(client, { [Symbol.asyncDispose]: () => client.close() });
+}
+
+/** A raw JSON-RPC POST to /mcp, for what the SDK client hides (status codes, headers). */
+export async function postMcp(
+  t: TestServer, body: unknown, o: { token?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...o.headers,
+  };
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  const res = await t.fetch('/mcp', { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: any = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* SSE or empty */
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** A tools/call JSON-RPC request. */
+export const toolCall = (name: string, args: Record<string, unknown> = {}, id = 1) => ({
+  jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args },
+});

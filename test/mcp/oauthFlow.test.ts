@@ -1,0 +1,169 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { describe, expect, it } from 'vitest';
+import { listAudit } from '../../src/auth/audit.js';
+import { createClient } from '../../src/oauth/clientRegistry.js';
+import { inTransaction } from '../../src/procedures/tx.js';
+import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
+import { consentInBrowser } from './browserConsent.js';
+import { postMcp, toolCall } from './mcpClient.js';
+
+const REDIRECT = 'http://127.0.0.1:8976/callback';
+
+/** An MCP host's OAuth state for one pre-registered client: what a desktop assistant keeps. */
+class HostProvider implements OAuthClientProvider {
+  saved?: OAuthTokens;
+  verifier?: string;
+  authorizationUrl?: URL;
+  constructor(readonly clientId: string) {}
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'Desk assistant', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] };
+  }
+  state() {
+    return 'state-123';
+  }
+  clientInformation(): OAuthClientInformationMixed {
+    return { client_id: this.clientId }; // registered by an administrator: no dynamic registration
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier!;
+  }
+}
+
+async function registerAgent(t: TestServer, scopes?: string[]) {
+  const { client } = await inTransaction(t.rt.services, (m) =>
+    createClient(m, t.rt.services.now(), { name: 'Desk assistant', redirectUris: [REDIRECT], type: 'public', kind: 'agent', scopes }),
+  );
+  return client.id;
+}
+
+/** A token obtained by hand (PKCE S256) for a chosen resource and scopes. */
+async function tokenFor(t: TestServer, clientId: string, user: { email: string; password: string }, resource: string, scope: string) {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL('/oauth/authorize', t.baseUrl);
+  url.search = new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope, resource, state: 's',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+  }).toString();
+  const back = await consentInBrowser(t, url, user);
+  const res = await t.fetch('/oauth/token', {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }).toString(),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+describe('MCP with OAuth: an administrator-registered agent client', () => {
+  it('runs the whole flow through the SDK: discovery, PKCE, consent, token, audited tool calls', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const provider = new HostProvider(await registerAgent(t));
+    const mcpUrl = new URL(`${t.baseUrl}/mcp`);
+
+    // 1. unauthenticated: the 401 points at the protected-resource metadata, the SDK discovers the server
+    const first = new Client({ name: 'desk', version: '1' });
+    await expect(first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+    const auth = provider.authorizationUrl!;
+    expect(`${auth.origin}${auth.pathname}`).toBe(`${t.baseUrl}/oauth/authorize`);
+    expect(Object.fromEntries(auth.searchParams)).toMatchObject({
+      response_type: 'code', client_id: provider.clientId, redirect_uri: REDIRECT, code_challenge_method: 'S256',
+      resource: `${t.baseUrl}/mcp`, state: 'state-123',
+    });
+    expect(auth.searchParams.get('scope')).toContain('mcp:tools');
+
+    // 2. the user signs in and allows; the server redirects back with code, state and iss (RFC 9207)
+    const back = await consentInBrowser(t, auth, w.member);
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('state')).toBe('state-123');
+    expect(back.searchParams.get('iss')).toBe(t.baseUrl);
+
+    // 3. the SDK exchanges the code with its PKCE verifier
+    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    await transport.finishAuth(back.searchParams.get('code')!);
+    expect(provider.saved).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), access_token: expect.stringMatching(/^svc_at_/), refresh_token: expect.stringMatching(/^svc_rt_/) });
+
+    // 4. tool calls as the agent, bounded by the member's permissions, audited as actor=agent
+    const c = new Client({ name: 'desk', version: '1' });
+    await c.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+    try {
+      expect((await c.listTools()).tools.map((x) => x.name)).toContain('create_message');
+      const me = await c.callTool({ name: 'get_me', arguments: {} });
+      expect(me.structuredContent).toMatchObject({ id: w.member.id, organizationId: w.orgId });
+      const msg = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'Drafted by the assistant' } });
+      expect(msg.isError).toBeFalsy();
+      const dm = await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
+      expect((dm.structuredContent as any).error.code).toBe('room_not_found');
+    } finally {
+      await c.close();
+    }
+    const rows = (await listAudit(t.rt.services, { actor: 'agent' })).filter((a) => a.method === 'TOOL');
+    expect(rows.map((a) => a.routePattern).reverse()).toEqual(['get_me', 'create_message', 'get_room']);
+    for (const row of rows) {
+      expect(row).toMatchObject({ surface: 'mcp', actor: 'agent', authMethod: 'oauth_bearer', userId: w.member.id, delegatingUserId: w.member.id, organizationId: w.orgId, apiKeyId: null });
+      expect(row.tokenId).toBeTruthy();
+    }
+  });
+
+  it('refuses a token pinned to /v1 with 403 invalid_audience, and a /mcp token on /v1 alike', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const clientId = await registerAgent(t);
+    const v1Token = await tokenFor(t, clientId, w.member, `${t.baseUrl}/v1`, 'mcp:tools me:read');
+    const r = await postMcp(t, toolCall('get_me'), { token: v1Token });
+    expect(r.status).toBe(403);
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+    expect(r.body.error).toMatchObject({ code: 'invalid_audience' });
+    const [row] = await listAudit(t.rt.services, { limit: 1 });
+    expect(row).toMatchObject({ surface: 'mcp', statusCode: 403, errorCode: 'invalid_audience', actor: 'agent' });
+
+    const mcpToken = await tokenFor(t, clientId, w.member, `${t.baseUrl}/mcp`, 'mcp:tools me:read');
+    expect((await postMcp(t, toolCall('get_me'), { token: mcpToken })).status).toBe(200);
+    const onRest = await call(t, 'GET', '/v1/me', { key: mcpToken });
+    expect(onRest.status).toBe(403);
+    expect(onRest.body.error.code).toBe('invalid_audience');
+  });
+
+  it('challenges a token that lacks a tool scope, keeping what it holds, and the SDK steps up', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const clientId = await registerAgent(t);
+    const token = await tokenFor(t, clientId, w.member, `${t.baseUrl}/mcp`, 'mcp:tools me:read');
+    const r = await postMcp(t, toolCall('create_message', { roomId: w.roomId, body: 'x' }), { token });
+    expect(r.status).toBe(403);
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope", scope="mcp:tools messages:write me:read", resource_metadata="/);
+    const [row] = await listAudit(t.rt.services, { limit: 1 });
+    expect(row).toMatchObject({ surface: 'mcp', routePattern: 'create_message', statusCode: 403, errorCode: 'insufficient_scope', actor: 'agent' });
+
+    // the SDK client answers the challenge by asking the user for the named scopes
+    const provider = new HostProvider(clientId);
+    provider.saved = { access_token: token, token_type: 'Bearer' };
+    const c = new Client({ name: 'desk', version: '1' });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { authProvider: provider }));
+    try {
+      expect((await c.listTools()).tools.map((x) => x.name)).toEqual(['get_me']);
+      await expect(c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'x' } })).rejects.toBeInstanceOf(UnauthorizedError);
+      expect(provider.authorizationUrl?.searchParams.get('scope')).toBe('mcp:tools messages:write me:read');
+    } finally {
+      await c.close();
+    }
+  });
+});

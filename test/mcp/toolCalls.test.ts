@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { listAudit } from '../../src/auth/audit.js';
+import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { connectMcp, postMcp, toolCall } from './mcpClient.js';
+
+describe('MCP tools/call through the procedure pipeline', () => {
+  it('answers with structuredContent and the same JSON as text', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const me = await c.callTool({ name: 'get_me', arguments: {} });
+    expect(me.isError).toBeFalsy();
+    expect(me.structuredContent).toMatchObject({ id: w.owner.id, organizationId: w.orgId, billingContext: 'organization' });
+    expect(JSON.parse((me.content as { text: string }[])[0].text)).toEqual(me.structuredContent);
+    expect(me._meta?.['svc/requestId']).toMatch(/^req_/);
+  });
+
+  it('pages list tools with limit and cursor', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    for (const name of ['R1', 'R2', 'R3']) {
+      const r = await c.callTool({ name: 'create_room', arguments: { name } });
+      expect(r.isError).toBeFalsy();
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await c.callTool({ name: 'list_rooms', arguments: { limit: 2, ...(cursor ? { cursor } : {}) } });
+      const body = page.structuredContent as { data: { name: string }[]; nextCursor: string | null };
+      expect(body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...body.data.map((room) => room.name));
+      cursor = body.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(['General', 'R1', 'R2', 'R3']);
+    const bad = await c.callTool({ name: 'list_rooms', arguments: { limit: 0 } });
+    expect(bad.isError).toBe(true);
+    expect((bad.structuredContent as any).error.code).toBe('validation_error');
+  });
+
+  it('replays a write with the same idempotencyKey: one side effect', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const args = { roomId: w.roomId, body: 'Hello from an agent', idempotencyKey: 'agent-msg-1' };
+    const first = await c.callTool({ name: 'create_message', arguments: args });
+    const again = await c.callTool({ name: 'create_message', arguments: args });
+    expect(first.isError).toBeFalsy();
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    const list = await c.callTool({ name: 'list_messages', arguments: { roomId: w.roomId } });
+    expect((list.structuredContent as { data: unknown[] }).data).toHaveLength(1);
+    const reused = await c.callTool({ name: 'create_message', arguments: { ...args, body: 'Something else' } });
+    expect(reused.isError).toBe(true);
+    expect((reused.structuredContent as any).error.code).toBe('idempotency_key_reused');
+    // reads take no idempotency key: it is an unknown argument there
+    const readWithKey = await c.callTool({ name: 'get_me', arguments: { idempotencyKey: 'x' } });
+    expect((readWithKey.structuredContent as any).error.code).toBe('validation_error');
+  });
+
+  it('returns domain errors as isError results carrying the REST envelope', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const dm = await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
+    expect(dm.isError).toBe(true);
+    const env = dm.structuredContent as any;
+    expect(env).toEqual({ error: { code: 'room_not_found', message: 'Room not found', requestId: expect.stringMatching(/^req_/), details: {} } });
+    expect(JSON.parse((dm.content as { text: string }[])[0].text)).toEqual(env);
+    expect(env.error.requestId).toBe(dm._meta?.['svc/requestId']);
+    const dmMessages = await c.callTool({ name: 'create_message', arguments: { roomId: w.dmRoomId, body: 'hi' } });
+    expect((dmMessages.structuredContent as any).error.code).toBe('room_not_found');
+    const missing = await c.callTool({ name: 'get_record', arguments: { roomId: w.roomId, recordId: 'rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
+    expect((missing.structuredContent as any).error.code).toBe('not_found');
+    const invalid = await c.callTool({ name: 'get_room', arguments: { roomId: 'nope', extra: 1 } });
+    expect((invalid.structuredContent as any).error).toMatchObject({ code: 'validation_error', details: { issues: expect.any(Array) } });
+    await expect(c.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+
+  it('uploads base64 and downloads it back as base64', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const bytes = Buffer.from('minutes\u0001\u00ff binary', 'latin1');
+    const up = await c.callTool({
+      name: 'upload_file',
+      arguments: { roomId: w.roomId, filename: 'notes.bin', contentType: 'application/octet-stream', contentBase64: bytes.toString('base64') },
+    });
+    expect(up.isError).toBeFalsy();
+    const file = up.structuredContent as { id: string; size: number };
+    expect(file.size).toBe(bytes.length);
+    const down = await c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId: file.id } });
+    const body = down.structuredContent as { file: { id: string }; contentBase64: string };
+    expect(body.file.id).toBe(file.id);
+    expect(Buffer.from(body.contentBase64, 'base64').equals(bytes)).toBe(true);
+  });
+
+  it('streams over SSE when the client asks for progress, JSON otherwise', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const progress: number[] = [];
+    const r = await c.callTool({ name: 'get_me', arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    expect(r.structuredContent).toMatchObject({ id: w.owner.id });
+    expect(progress).toEqual([1]);
+
+    const sse = await postMcp(t, { ...toolCall('get_me'), params: { name: 'get_me', arguments: {}, _meta: { progressToken: 'p1' } } }, { token: w.key });
+    expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(sse.text).toMatch(/notifications\/progress/);
+    const json = await postMcp(t, toolCall('get_me'), { token: w.key });
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(json.body.result.structuredContent.id).toBe(w.owner.id);
+  });
+
+  it('sends the pipeline headers and audits one row per tool call with surface mcp', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const r = await postMcp(t, toolCall('get_me'), { token: w.key, headers: { 'x-request-id': 'client-req-1' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-request-id')).toBe('client-req-1');
+    expect(r.body.result._meta['svc/requestId']).toBe('client-req-1');
+    expect(r.headers.get('ratelimit-limit')).toBeTruthy();
+    expect(r.headers.get('svc-api-units-cost')).toBe('1');
+
+    await using c = await connectMcp(t, { token: w.key });
+    await c.listTools();
+    await c.callTool({ name: 'list_rooms', arguments: {} });
+    await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
+    const rows = (await listAudit(t.rt.services, { limit: 50 })).filter((a) => a.surface === 'mcp');
+    expect(rows.map((a) => [a.method, a.routePattern, a.statusCode, a.errorCode]).reverse()).toEqual([
+      ['TOOL', 'get_me', 200, null],
+      ['TOOL', 'list_rooms', 200, null],
+      ['TOOL', 'get_room', 404, 'room_not_found'],
+    ]);
+    expect(rows[0]).toMatchObject({ actor: 'app', authMethod: 'api_key', apiKeyId: w.keyId, userId: w.owner.id, organizationId: w.orgId, units: 1 });
+    expect(rows.find((a) => a.requestId === 'client-req-1')).toBeDefined();
+    // REST and MCP are told apart in the audit
+    await call(t, 'GET', '/v1/me', { key: w.key });
+    const all = await listAudit(t.rt.services, { limit: 1 });
+    expect(all[0]).toMatchObject({ surface: 'rest', routePattern: '/v1/me' });
+  });
+});
