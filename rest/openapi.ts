@@ -31,7 +31,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
   409: 'Conflict: invalid_state, idempotency_key_in_use',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
-  422: 'idempotency_key_reused',
+  422: 'idempotency_key_reused, or validation_error where the operation says so',
   429: 'rate_limited (with Retry-After) or api_units_exhausted',
   500: 'internal_error',
 };
@@ -44,11 +44,16 @@ const errorExample = (code: ErrorCode) => ({
 });
 
 function errorResponses(proc: ProcedureInfo): Record<number, ResponseConfig> {
-  const codes: ErrorCode[] = ['validation_error', 'unauthorized', 'insufficient_scope', 'rate_limited', 'api_units_exhausted', 'internal_error'];
+  const codes: (ErrorCode | { code: ErrorCode; status: number })[] = [
+    'validation_error', 'unauthorized', 'insufficient_scope', 'rate_limited', 'api_units_exhausted', 'internal_error',
+  ];
   codes.push(...(proc.meta.errors ?? []));
   if (proc.meta.kind === 'write') codes.push('idempotency_key_in_use', 'idempotency_key_reused', 'unsupported_media_type', 'payload_too_large');
   const byStatus = new Map<number, ErrorCode>();
-  for (const c of codes) if (!byStatus.has(ERROR_STATUS[c])) byStatus.set(ERROR_STATUS[c], c);
+  for (const c of codes) {
+    const { code, status } = typeof c === 'string' ? { code: c, status: ERROR_STATUS[c] } : c;
+    if (!byStatus.has(status)) byStatus.set(status, code);
+  }
   return Object.fromEntries(
     [...byStatus].map(([status, code]) => [
       status,

@@ -3,6 +3,7 @@ import { purgeAudit } from './auth/audit.js';
 import { purgeExpiredIdempotency } from './auth/idempotency.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { purgeExpiredOAuth } from './oauth/purgeExpiredOAuth.js';
 import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
 import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
@@ -13,7 +14,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    // `npm start -- --no-worker` serves without delivering webhooks (run `svc worker` elsewhere)
+    const noWorker = process.argv.slice(2).includes('--no-worker');
+    config = loadConfig(noWorker ? { ...process.env, SVC_WORKER: 'off' } : process.env);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`${e.message}\n`);
@@ -65,7 +68,8 @@ async function main(): Promise<void> {
     try {
       const audit = await purgeAudit(services);
       const keys = await purgeExpiredIdempotency(services);
-      log.info({ auditDeleted: audit, idempotencyDeleted: keys }, 'housekeeping done');
+      const oauth = await purgeExpiredOAuth(services);
+      log.info({ auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth }, 'housekeeping done');
     } catch (err) {
       log.error({ err }, 'housekeeping failed');
     }

@@ -32,8 +32,8 @@ export interface ProcedureMeta {
   /** MCP annotations beyond read/write. */
   destructive?: boolean;
   idempotent?: boolean;
-  /** Error codes this operation can answer besides the pipeline's own. */
-  errors?: ErrorCode[];
+  /** Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the status. */
+  errors?: (ErrorCode | { code: ErrorCode; status: number })[];
   /** Not exposed as an MCP tool (only `openapi.json`). */
   restOnly?: boolean;
 }

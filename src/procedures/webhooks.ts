@@ -95,7 +95,7 @@ export const webhooksRouter = router({
       description:
         'Sends the delivery\'s event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.',
       tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
-      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
+      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive', { code: 'validation_error', status: 422 }],
     })
     .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), deliveryId: idOf('whd') }))
     .output(z.object({ delivery: WebhookDeliveryView }))
