@@ -1,6 +1,7 @@
 import express, { type Router } from 'express';
 import type { Services } from '../domain/services.js';
 import { appsPage } from './appsPage.js';
+import { mountDeveloperPages } from './developer/developerRoutes.js';
 import { formBody } from './formBody.js';
 import { loginPage } from './loginPage.js';
 import { createLoginThrottle } from './loginThrottle.js';
@@ -11,7 +12,7 @@ export interface WebRouterOptions {
   services: Services;
 }
 
-/** The server-rendered pages of sign-in: /login, /logout and /settings/apps. */
+/** The server-rendered pages: /login, /logout, /settings/apps and /settings/developer. */
 export function createWebRouter({ services }: WebRouterOptions): Router {
   const r = express.Router();
   const form = formBody();
@@ -24,6 +25,7 @@ export function createWebRouter({ services }: WebRouterOptions): Router {
   r.post('/logout', form, logout.submit);
   r.get('/settings/apps', apps.show);
   r.post('/settings/apps/revoke', form, apps.revoke);
+  mountDeveloperPages(r, { services, form });
   r.use(pageErrorHandler(services));
   return r;
 }

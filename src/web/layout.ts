@@ -26,7 +26,7 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.5rem;bo
 main.wide{max-width:64rem}
 header nav a{margin-right:.75rem}
 h2{margin-top:2.5rem;padding-top:1rem;border-top:1px solid #eee}h3{margin:1.5rem 0 .5rem}
-code,.mono{font-family:ui-monospace,monospace;font-size:.9em}
+code,.mono{font-family:ui-monospace,monospace;font-size:.9em}td code{white-space:nowrap}
 input[type=url],input[type=number],textarea{width:100%;padding:.5rem;box-sizing:border-box;font:inherit}
 input[type=number]{width:7rem}textarea{font-family:ui-monospace,monospace;min-height:4.5rem}
 input[readonly]{background:#f3f3f6;font-family:ui-monospace,monospace}
@@ -83,7 +83,9 @@ export function sendPage(res: Response, status: number, body: SafeHtml, o: SendP
       'Content-Security-Policy':
         `default-src 'none';${o.scripts ? " script-src 'self';" : ''} style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
       'X-Frame-Options': 'DENY',
-      'Referrer-Policy': 'no-referrer',
+      // not `no-referrer`: under it browsers send `Origin: null` with the pages' own form posts, which the
+      // CSRF check (csrf.ts) then refuses; `same-origin` still sends nothing to other sites
+      'Referrer-Policy': 'same-origin',
     })
     .send(body.value);
 }

@@ -59,7 +59,7 @@ ${o.once
       warning: 'This token is shown only once: copy it now and keep it in a secret store. Never commit it, post it in chat or mail, or use it from browser code.',
     })
     : null}
-<form method="post" action="/settings/developer/keys">
+<form method="post" action="/settings/developer/keys#keys">
 ${csrfField(o.csrf)}
 <label for="key-name">Name</label>
 <input id="key-name" name="name" type="text" required maxlength="100" value="${f.name}" aria-describedby="key-name-hint">
@@ -78,20 +78,29 @@ ${keyList(o.keys, o.orgs)}
 }
 
 function keyList(keys: ApiKey[], orgs: OrgChoice[]): SafeHtml {
-  if (!keys.length) return html`<h3>Your keys</h3><p>You have no API keys yet.</p>`;
-  const rows = [...keys].reverse().map((k) => html`<tr>
-<td id="key-${k.id}-name"><strong>${k.name}</strong></td>
+  const newestFirst = [...keys].reverse();
+  const active = newestFirst.filter((k) => !k.revokedAt);
+  const revoked = newestFirst.filter((k) => k.revokedAt);
+  const head = (last: string) => html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Mode</th><th scope="col">Context</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">${last}</th></tr></thead>`;
+  const cells = (k: ApiKey) => html`<td id="key-${k.id}-name"><strong>${k.name}</strong></td>
 <td><code>${k.prefix}…${k.last4}</code></td>
 <td>${k.scopes.map((sc, i) => html`${i ? ', ' : ''}<code>${sc}</code>`)}</td>
 <td>${k.mode}</td>
 <td>${contextName(orgs, k.organizationId)}</td>
 <td>${when(k.createdAt)}</td>
-<td>${when(k.lastUsedAt)}</td>
-<td>${k.revokedAt
-    ? html`<span class="badge off">Revoked</span> ${when(k.revokedAt)}`
-    : html`<form method="get" action="/settings/developer/keys/revoke"><input type="hidden" name="key" value="${k.id}"><button type="submit" aria-describedby="key-${k.id}-name">Revoke</button></form>`}</td>
+<td>${when(k.lastUsedAt)}</td>`;
+  const activeRows = active.map((k) => html`<tr>
+${cells(k)}
+<td><form method="get" action="/settings/developer/keys/revoke"><input type="hidden" name="key" value="${k.id}"><button type="submit" aria-describedby="key-${k.id}-name">Revoke</button></form></td>
+</tr>`);
+  const revokedRows = revoked.map((k) => html`<tr>
+${cells(k)}
+<td><span class="badge off">Revoked</span> ${when(k.revokedAt)}</td>
 </tr>`);
   return html`<h3>Your keys</h3>
-<table><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Mode</th><th scope="col">Context</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th></tr></thead>
-<tbody>${rows}</tbody></table>`;
+${active.length ? html`<table id="active-keys">${head('Action')}<tbody>${activeRows}</tbody></table>` : html`<p>You have no active API keys.</p>`}
+${revoked.length
+    ? html`<details id="revoked-keys"><summary>Revoked keys (${revoked.length})</summary>
+<table>${head('Revoked')}<tbody>${revokedRows}</tbody></table></details>`
+    : null}`;
 }

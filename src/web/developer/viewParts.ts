@@ -36,7 +36,7 @@ export function secretOnce(o: SecretOnceOptions): SafeHtml {
 <p id="${id}-title"><strong>${o.title}</strong></p>
 <p id="${id}-warning" class="danger">${o.warning}</p>
 <label for="${id}">Copy it now</label>
-<div class="copyrow"><input id="${id}" type="text" readonly value="${o.secret}" autocomplete="off" spellcheck="false" aria-describedby="${id}-warning"><button type="button" data-copy="${id}" hidden>Copy</button></div>
+<div class="copyrow"><input id="${id}" type="text" readonly autofocus value="${o.secret}" autocomplete="off" spellcheck="false" aria-describedby="${id}-warning"><button type="button" data-copy="${id}" hidden>Copy</button></div>
 <p class="muted" role="status" aria-live="polite" data-copy-status="${id}"></p>
 </div>`;
 }

@@ -25,7 +25,7 @@ export function webhookCard({ csrf, item, now }: WebhookCardOptions): SafeHtml {
   const rotating = isRotating(w, now);
   const rotation = rotating
     ? post('complete-rotation', 'Complete rotation')
-    : html`<form method="post" action="/settings/developer/webhooks/rotate">${hidden}
+    : html`<form method="post" action="/settings/developer/webhooks/rotate#webhooks">${hidden}
 <label for="${id}-period">Rotation period (days)</label>
 <input id="${id}-period" name="periodDays" type="number" min="1" max="${MAX_ROTATION_DAYS}" step="1" value="${DEFAULT_ROTATION_DAYS}" required>
 <button type="submit" aria-describedby="${title}">Start rotation</button></form>`;

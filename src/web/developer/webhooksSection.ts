@@ -57,7 +57,7 @@ function webhookForm(csrf: string, rooms: ManagedRoom[], f?: WebhookFormValues):
   const options = [...groups].map(([label, rs]) => html`<optgroup label="${label}">${rs.map((r) =>
     html`<option value="${r.id}"${v.room === r.id ? html` selected` : null}>${r.name}</option>`)}</optgroup>`);
   const version = (value: string, text: string) => html`<option value="${value}"${v.apiVersion === value ? html` selected` : null}>${text}</option>`;
-  return html`<form method="post" action="/settings/developer/webhooks">
+  return html`<form method="post" action="/settings/developer/webhooks#webhooks">
 ${csrfField(csrf)}
 <label for="webhook-room">Room</label>
 <select id="webhook-room" name="room" required>${options}</select>

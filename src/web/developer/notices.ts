@@ -1,0 +1,19 @@
+/** The confirmations an action's redirect may ask the page to show: fixed texts, never echoed input. */
+const NOTICES = {
+  'key-revoked': 'The key was revoked. Requests with it are refused from now on.',
+  'webhook-activated': 'The webhook is active again: new events are delivered to it.',
+  'webhook-deactivated': 'The webhook is inactive: events are no longer delivered to it.',
+  'webhook-deleted': 'The webhook was deleted with its delivery history.',
+  'rotation-completed': 'Rotation completed: the next secret is now the only one; the old secret no longer signs deliveries.',
+  'redelivered': 'Redelivered: the receiver accepted the event. See the new row in the delivery history.',
+  'redelivery-failed': 'Redelivered, but the receiver did not accept it. See the new row in the delivery history.',
+} as const;
+
+export type Notice = keyof typeof NOTICES;
+
+export function noticeText(code: unknown): string | undefined {
+  return typeof code === 'string' && Object.hasOwn(NOTICES, code) ? NOTICES[code as Notice] : undefined;
+}
+
+/** Where an action sends the browser afterwards: the page with a notice, scrolled to `anchor`. */
+export const afterAction = (notice: Notice, anchor: string): string => `/settings/developer?notice=${notice}#${anchor}`;

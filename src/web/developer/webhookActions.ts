@@ -1,0 +1,145 @@
+import type { Request, Response } from 'express';
+import { Room } from '../../../db/entities/index.js';
+import type { Actor } from '../../domain/actor.js';
+import { DomainError } from '../../domain/errors.js';
+import type { Services } from '../../domain/services.js';
+import {
+  API_V2, completeWebhookRotation, createWebhook, deleteWebhook, loadWebhook, MAX_ROTATION_DAYS, parseHeaderLine, redeliverWebhookDelivery,
+  rotateWebhookSecret, setWebhookActive,
+} from '../../webhooks/index.js';
+import { csrfToken } from '../csrf.js';
+import { html } from '../html.js';
+import { sendPage } from '../layout.js';
+import { confirmView } from './confirmView.js';
+import { actorForRoom, actorForWebhook, type SignedIn } from './developerAccess.js';
+import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js';
+import type { DeveloperViewState } from './developerView.js';
+import { text } from './formFields.js';
+import { afterAction, type Notice } from './notices.js';
+import type { WebhookFormValues } from './webhooksSection.js';
+
+/** How a refused webhook action reads on the page; anything else (a 5xx) goes to the page error handler. */
+function refusal(err: unknown): { status: number; text: string } | null {
+  if (!(err instanceof DomainError) || err.status >= 500) return null;
+  if (err.code === 'forbidden') {
+    return { status: 403, text: 'Only the room\'s creator or an owner or admin of its organization can manage its webhooks.' };
+  }
+  if (err.code === 'not_found' || err.code === 'room_not_found') return { status: 404, text: `${err.message}.` };
+  if (err.code === 'validation_error' && err.details?.field === 'url') return { status: 400, text: `This URL cannot receive webhooks: ${err.message}.` };
+  return { status: err.status, text: err.message.endsWith('.') ? err.message : `${err.message}.` };
+}
+
+/**
+ * The webhook actions of /settings/developer (spec 3, 4 rule 3; the one place besides the operator CLI that
+ * creates, rotates and deletes webhooks). Each acts as the signed-in user in the room's context, so room
+ * RBAC `manage` applies (`requireRoom` inside the webhooks area): the room creator or an org owner/admin.
+ */
+export function webhookActions({ services: s }: { services: Services }) {
+  const show = (req: Request, res: Response, who: SignedIn, webhooks: DeveloperViewState['webhooks'], status = 200) =>
+    renderDeveloperPage(s, req, res, who, { webhooks }, status);
+
+  /** Runs a change on one webhook as the user; refused ones re-render the page with the reason. */
+  async function onWebhook(
+    req: Request, res: Response, run: (who: SignedIn, webhookId: string, actor: Actor, body: Record<string, unknown>) => Promise<string | void>,
+  ) {
+    const g = await signedInForm(s, req, res);
+    if (!g) return;
+    const webhookId = text(g.body, 'webhook');
+    try {
+      const actor = await actorForWebhook(s.ds.manager, g.who, webhookId);
+      const to = await run(g.who, webhookId, actor, g.body);
+      if (to) res.redirect(303, to);
+    } catch (err) {
+      const r = refusal(err);
+      if (!r) throw err;
+      await show(req, res, g.who, { message: { kind: 'error', text: r.text } }, r.status);
+    }
+  }
+
+  const simple = (notice: Notice, change: (id: string, actor: Actor) => Promise<unknown>) => (req: Request, res: Response) =>
+    onWebhook(req, res, async (_who, id, actor) => {
+      await change(id, actor);
+      return afterAction(notice, notice === 'webhook-deleted' ? 'webhooks' : `webhook-${id}`);
+    });
+
+  async function confirmDelete(req: Request, res: Response, who: SignedIn, webhookId: string) {
+    try {
+      const actor = await actorForWebhook(s.ds.manager, who, webhookId);
+      const w = await loadWebhook(s.ds.manager, webhookId, actor);
+      const room = await s.ds.manager.findOneBy(Room, { id: w.roomId });
+      sendPage(res, 200, confirmView({
+        title: 'Delete webhook?',
+        question: html`<p>Delete the webhook to <code>${w.url}</code> of the room <strong>${room?.name ?? w.roomId}</strong>? Its delivery history is deleted and queued deliveries are dropped. This cannot be undone.</p>`,
+        action: '/settings/developer/webhooks/delete', fields: { webhook: w.id }, button: 'Delete', cancel: `/settings/developer#webhook-${w.id}`,
+        csrf: csrfToken(s, req, res, who.session), email: who.user.email,
+      }));
+    } catch (err) {
+      const r = refusal(err);
+      if (!r) throw err;
+      await show(req, res, who, { message: { kind: 'error', text: r.text } }, r.status);
+    }
+  }
+
+  return {
+    async create(req: Request, res: Response) {
+      const g = await signedInForm(s, req, res);
+      if (!g) return;
+      const { who, body } = g;
+      const form: WebhookFormValues = {
+        room: text(body, 'room'), url: text(body, 'url').trim(), apiVersion: text(body, 'apiVersion') || API_V2, headers: text(body, 'headers'),
+      };
+      try {
+        const headers = form.headers.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).map(parseHeaderLine);
+        if (!form.url) return await show(req, res, who, { form, message: { kind: 'error', text: 'Enter the URL of your receiver.' } }, 400);
+        const actor = await actorForRoom(s.ds.manager, who, form.room);
+        const { webhook, secret } = await createWebhook(s, { roomId: form.room, url: form.url, apiVersion: form.apiVersion, headers, actor });
+        s.log.info({ userId: who.user.id, webhookId: webhook.id, roomId: webhook.roomId }, 'webhook created in developer settings');
+        await show(req, res, who, { once: { title: `Webhook created: deliveries to ${webhook.url} are signed with this secret.`, secret } });
+      } catch (err) {
+        const r = refusal(err);
+        if (!r) throw err;
+        await show(req, res, who, { form, message: { kind: 'error', text: r.text } }, r.status);
+      }
+    },
+
+    activate: simple('webhook-activated', (id, actor) => setWebhookActive(s, id, true, actor)),
+    deactivate: simple('webhook-deactivated', (id, actor) => setWebhookActive(s, id, false, actor)),
+    completeRotation: simple('rotation-completed', (id, actor) => completeWebhookRotation(s, id, actor)),
+
+    rotate: (req: Request, res: Response) =>
+      onWebhook(req, res, async (who, id, actor, body) => {
+        const raw = text(body, 'periodDays').trim();
+        const periodDays = /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+        if (!(periodDays >= 1 && periodDays <= MAX_ROTATION_DAYS)) {
+          throw new DomainError('validation_error', `The rotation period is 1 to ${MAX_ROTATION_DAYS} whole days`);
+        }
+        const { nextSecret, rotationEndsAt } = await rotateWebhookSecret(s, id, { periodDays, actor });
+        s.log.info({ userId: who.user.id, webhookId: id, rotationEndsAt }, 'webhook secret rotation started in developer settings');
+        const until = `${rotationEndsAt.slice(0, 16).replace('T', ' ')} UTC`;
+        await show(req, res, who, {
+          once: { title: `Rotation started: until ${until} deliveries are signed with both the current secret and this next secret.`, secret: nextSecret },
+        });
+      }),
+
+    /** GET: the confirmation step of `Delete`. */
+    async confirmDelete(req: Request, res: Response) {
+      const who = await signedIn(s, req, res);
+      if (!who) return;
+      await confirmDelete(req, res, who, typeof req.query.webhook === 'string' ? req.query.webhook : '');
+    },
+
+    delete: (req: Request, res: Response) =>
+      onWebhook(req, res, async (who, id, actor, body) => {
+        if (text(body, 'confirm') !== 'yes') return confirmDelete(req, res, who, id);
+        await deleteWebhook(s, id, actor);
+        s.log.info({ userId: who.user.id, webhookId: id }, 'webhook deleted in developer settings');
+        return afterAction('webhook-deleted', 'webhooks');
+      }),
+
+    redeliver: (req: Request, res: Response) =>
+      onWebhook(req, res, async (_who, id, actor, body) => {
+        const d = await redeliverWebhookDelivery(s, actor, { roomId: text(body, 'room'), webhookId: id, deliveryId: text(body, 'delivery') });
+        return afterAction(d.state === 'succeeded' ? 'redelivered' : 'redelivery-failed', `webhook-${id}`);
+      }),
+  };
+}
