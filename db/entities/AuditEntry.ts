@@ -4,6 +4,7 @@ import { IdColumn, IntColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } fr
 /** One row per /v1 request and MCP tool call (spec 5.7). Never holds a secret. */
 @Entity('audit_log')
 @Index(['createdAt'])
+@Index(['userId', 'createdAt'])
 export class AuditEntry {
   @IdColumn() id!: string;
   @TextColumn() requestId!: string;
