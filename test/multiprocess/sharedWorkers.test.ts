@@ -5,6 +5,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openRuntime } from '../../src/runtime.js';
+import { rotateWebhookSecret } from '../../src/webhooks/rotation.js';
+import { decryptSecret } from '../../src/webhooks/secretBox.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { createWorld, type World } from '../helpers/harness.js';
 import { spawnNode, startServerProcess, type Child } from './processes.js';
@@ -20,10 +22,12 @@ const env = {
 };
 const children: Child[] = [];
 const servers: (Child & { base: string })[] = [];
-const received: { delivery: string; event: string }[] = [];
+const received: { delivery: string; event: string; path: string }[] = [];
 let receiver: Server;
 let world: World;
 let webhookId: string;
+let rotatingId: string;
+let rotatingNext: string;
 
 beforeAll(async () => {
   const admin = new pg.Client({ connectionString: base });
@@ -33,7 +37,7 @@ beforeAll(async () => {
   receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      received.push({ delivery: String(req.headers['svc-webhook-delivery']), event: String(req.headers['svc-webhook-id']) });
+      received.push({ delivery: String(req.headers['svc-webhook-delivery']), event: String(req.headers['svc-webhook-id']), path: req.url ?? '' });
       res.writeHead(204).end();
     });
   });
@@ -42,6 +46,10 @@ beforeAll(async () => {
   world = await createWorld(rt);
   const port = (receiver.address() as AddressInfo).port;
   webhookId = (await createWebhook(rt.services, { roomId: world.roomId, url: `http://127.0.0.1:${port}/hook`, createdById: world.owner.id })).webhook.id;
+  // a second webhook whose rotation period has already ended: every worker round tries to promote it
+  rotatingId = (await createWebhook(rt.services, { roomId: world.roomId, url: `http://127.0.0.1:${port}/other`, createdById: world.owner.id })).webhook.id;
+  rotatingNext = (await rotateWebhookSecret(rt.services, rotatingId, { periodDays: 1 })).nextSecret;
+  await rt.services.ds.query(`UPDATE webhooks SET "rotationEndsAt" = $1 WHERE id = $2`, ['2000-01-01T00:00:00.000Z', rotatingId]);
   await rt.close();
   servers.push(...(await Promise.all([startServerProcess({ ...env, SVC_WORKER: 'on' }), startServerProcess({ ...env, SVC_WORKER: 'on' })])));
   children.push(spawnNode(['src/cli/main.ts', 'worker'], { ...env, NODE_ENV: 'test' }));
@@ -57,7 +65,7 @@ afterAll(async () => {
 });
 
 describe('delivery workers on one PostgreSQL', () => {
-  it('claim each delivery exactly once across two servers and a separate svc worker', async () => {
+  it('claim each delivery exactly once across two servers and a separate svc worker, and promote an ended rotation once', async () => {
     const n = 40;
     const posts = await Promise.all(
       Array.from({ length: n }, (_, i) =>
@@ -74,17 +82,23 @@ describe('delivery workers on one PostgreSQL', () => {
       // wait (bounded) until every delivery row is finalized
       for (let i = 0; i < 300; i++) {
         const open = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE "webhookId" = $1 AND "finalizedAt" IS NULL`, [webhookId]);
-        if (open.rows[0].n === 0 && received.length >= n) break;
+        if (open.rows[0].n === 0 && received.filter((r) => r.path === '/hook').length >= n) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const rows = await db.query(`SELECT state, attempts FROM webhook_deliveries WHERE "webhookId" = $1`, [webhookId]);
+      // the ended rotation was promoted, once: the former next secret is now the only one
+      const w = await db.query(`SELECT "secretEnc", "nextSecretEnc", "rotationEndsAt" FROM webhooks WHERE id = $1`, [rotatingId]);
+      expect(w.rows[0].nextSecretEnc).toBeNull();
+      expect(w.rows[0].rotationEndsAt).toBeNull();
+      expect(decryptSecret(Buffer.from(env.SVC_WEBHOOK_KEY, 'base64'), w.rows[0].secretEnc)).toBe(rotatingNext);
       expect(rows.rows).toHaveLength(n);
       expect(rows.rows.every((r) => r.state === 'succeeded' && Number(r.attempts) === 1)).toBe(true);
     } finally {
       await db.end();
     }
-    expect(received).toHaveLength(n);
-    expect(new Set(received.map((r) => r.delivery)).size).toBe(n);
-    expect(new Set(received.map((r) => r.event)).size).toBe(n);
+    const mine = received.filter((r) => r.path === '/hook');
+    expect(mine).toHaveLength(n);
+    expect(new Set(mine.map((r) => r.delivery)).size).toBe(n);
+    expect(new Set(mine.map((r) => r.event)).size).toBe(n);
   });
 });
