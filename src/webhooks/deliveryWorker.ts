@@ -37,7 +37,8 @@ export interface WebhookWorker {
  */
 export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const s = o.services;
-  const { services: _s, batchSize = 10, leaseMs = 60_000, pollMs = 500, ...overrides } = o;
+  // a short idle poll keeps commit-to-receipt latency low (bench/README.md); an idle round is one cheap query
+  const { services: _s, batchSize = 25, leaseMs = 60_000, pollMs = 100, ...overrides } = o;
   const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const abort = new AbortController();
   let loop: Promise<void> | null = null;
