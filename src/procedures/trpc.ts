@@ -43,10 +43,11 @@ const planOf = (ctx: RequestContext, actor: Actor) => ctx.services.config.plans[
 const rateSubject = (a: Actor) =>
   a.credential.method === 'api_key' ? { key: `key:${a.credential.id}`, scope: 'api_key' } : { key: `user:${a.userId}`, scope: 'user' };
 
-/** Outermost: one audit row per call, success or failure (spec 5.7). */
-const audited = t.middleware(async ({ ctx, meta, next }) => {
-  const result = await next();
-  const status = result.ok ? (ctx.out.status ?? meta?.http.successStatus ?? 200) : toDomainError(result.error).status;
+type Outcome = { ok: true } | { ok: false; error: unknown };
+
+/** One audit row per call, success or failure (spec 5.7). A failed write is logged, never the caller's failure. */
+async function audit(ctx: RequestContext, meta: ProcedureMeta | undefined, outcome: Outcome): Promise<void> {
+  const status = outcome.ok ? (ctx.out.status ?? meta?.http.successStatus ?? 200) : toDomainError(outcome.error).status;
   const a = ctx.out.actor;
   try {
     await writeAudit(ctx.services, {
@@ -56,20 +57,19 @@ const audited = t.middleware(async ({ ctx, meta, next }) => {
       organizationId: a?.organizationId ?? null, userId: a?.userId ?? null,
       apiKeyId: a?.credential.method === 'api_key' ? a.credential.id : null,
       tokenId: a?.credential.method === 'oauth_bearer' ? a.credential.id : null,
-      units: ctx.out.units, errorCode: result.ok ? null : toDomainError(result.error).code,
+      units: ctx.out.units, errorCode: outcome.ok ? null : toDomainError(outcome.error).code,
     });
   } catch (err) {
     ctx.services.log.error({ err, requestId: ctx.requestId }, 'audit write failed');
   }
-  return result;
-});
+}
 
 /**
  * Spec 5.5 conditions 1, 2, 5 and the audience pin: authenticate, count the request in its 60 s window,
  * then check the scope. Unauthenticated requests are counted per client address, so guessing keys is
  * limited too. Every authenticated request counts against the window, failures included.
  */
-const authorized = t.middleware(async ({ ctx, meta, next }) => {
+async function authorize(ctx: RequestContext, meta: ProcedureMeta | undefined): Promise<Actor> {
   const { services } = ctx;
   let actor: Actor;
   try {
@@ -105,8 +105,8 @@ const authorized = t.middleware(async ({ ctx, meta, next }) => {
     setUnitHeaders(ctx, await chargeUnits(services.ds, actor.billingEntity, services.now(), 0, plan.monthlyUnits));
     throw err;
   }
-  return next({ ctx: { actor } });
-});
+  return actor;
+}
 
 function rateLimited(ctx: RequestContext, retryAfter: number) {
   ctx.out.headers['Retry-After'] = String(retryAfter);
@@ -115,13 +115,15 @@ function rateLimited(ctx: RequestContext, retryAfter: number) {
   });
 }
 
+/** What charging a request decided: replay a stored response, or run (holding the idempotency claim, if any). */
+type Charge = { kind: 'replay'; body: unknown } | { kind: 'run'; units: UnitsResult; claimId?: string };
+
 /**
  * Spec 5.5 conditions 6 and 7. For writes with an `Idempotency-Key`: claim the key (a replay returns the
  * stored response and costs nothing), then charge units, run, and store the response. Without a key, or
  * for reads, only units are charged. Units are charged once a request is authorized, before it runs.
  */
-const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
-  const actor = ctx.out.actor!;
+async function charge(ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor, getRawInput: () => Promise<unknown>): Promise<Charge> {
   const plan = planOf(ctx, actor);
   const inputError = ctx.inputError ?? unacceptableInput(await getRawInput());
   if (inputError) {
@@ -143,7 +145,7 @@ const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
       setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
       ctx.out.status = begun.response.status;
       Object.assign(ctx.out.headers, begun.response.headers, { 'Idempotent-Replayed': 'true' });
-      return { ok: true as const, data: begun.response.body, ctx, marker: 'middlewareMarker' as never };
+      return { kind: 'replay', body: begun.response.body };
     }
     claimId = begun.id;
   }
@@ -156,7 +158,15 @@ const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
     });
   }
   ctx.out.units = units.cost;
-  const result = await next();
+  return { kind: 'run', units, claimId };
+}
+
+/** After the handler: give the units back when its input was refused, and store or release the idempotency key. */
+async function settle(
+  ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor, c: Extract<Charge, { kind: 'run' }>,
+  result: { ok: true; data: unknown } | { ok: false; error: unknown },
+): Promise<void> {
+  const { units, claimId } = c;
   if (!result.ok && toDomainError(result.error).code === 'validation_error' && units.cost > 0) {
     // refused for its input before any work: the units are given back
     await refundUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), units.cost);
@@ -174,7 +184,30 @@ const metered = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
       await abortIdempotent(ctx.services, claimId);
     }
   }
-  return result;
+}
+
+/**
+ * The pipeline as one tRPC middleware (each middleware level costs tRPC two copies of the call options):
+ * audit ⟶ authorize (authenticate, rate limit, scope) ⟶ charge (units, idempotency) ⟶ handler ⟶ settle.
+ * The audit row is written once, after everything else, whatever happened.
+ */
+const pipeline = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
+  try {
+    const actor = await authorize(ctx, meta);
+    const c = await charge(ctx, meta, actor, getRawInput);
+    if (c.kind === 'replay') {
+      const replayed = { ok: true as const, data: c.body, ctx, marker: 'middlewareMarker' as never };
+      await audit(ctx, meta, replayed);
+      return replayed;
+    }
+    const result = await next({ ctx: { actor } });
+    await settle(ctx, meta, actor, c, result);
+    await audit(ctx, meta, result);
+    return result;
+  } catch (err) {
+    await audit(ctx, meta, { ok: false, error: err });
+    throw err;
+  }
 });
 
 const MAX_INPUT_DEPTH = 32;
@@ -202,6 +235,6 @@ function unacceptableInput(input: unknown): DomainError | undefined {
 }
 
 /** Every /v1 operation and MCP tool: audit ⟶ authenticate, rate limit, scope ⟶ units, idempotency. */
-export const apiProcedure = t.procedure.use(audited).use(authorized).use(metered);
+export const apiProcedure = t.procedure.use(pipeline);
 /** Public operations (the OpenAPI document): no credential, no audit. */
 export const publicProcedure = t.procedure;

@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createServer } from 'node:net';
+
+/** A server in a child process of its own, so the product and the bare server are measured alike. */
+export interface ChildServer {
+  name: string;
+  baseUrl: string;
+  pid: number;
+  /** Lines the child wrote to stderr (kept short). */
+  stderr(): string;
+  /** Highest VmRSS seen since start, in bytes; sampled every 200 ms. */
+  peakRss(): number;
+  /** Highest VmRSS since the last call (a scenario's window), then starts a new window. */
+  takeWindowPeak(): number;
+  /** SIGTERM, then wait for exit (SIGKILL after 15 s). */
+  stop(): Promise<number | null>;
+}
+
+export interface StartChildOptions {
+  name: string;
+  /** Arguments after `node` (for example `['--import', 'tsx', 'src/main.ts']`). */
+  args: string[];
+  env: Record<string, string>;
+  port: number;
+  cwd: string;
+}
+
+/** A free TCP port on 127.0.0.1 (asked of the OS; released again before the child binds it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident set size of a process in bytes, from /proc (Linux); 0 where /proc is missing. */
+export function rssOf(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function waitHealthy(baseUrl: string, child: ChildProcess, timeoutMs: number, errText: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before it was ready:\n${errText()}`);
+    try {
+      const r = await fetch(`${baseUrl}/healthz`);
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server not ready after ${timeoutMs} ms:\n${errText()}`);
+}
+
+/** Spawns `node <args>` with `env` and waits for `GET /healthz` to answer 200. */
+export async function startChildServer(o: StartChildOptions): Promise<ChildServer> {
+  const child = spawn(process.execPath, o.args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err = (err + d.toString('utf8')).slice(-8000);
+  });
+  const baseUrl = `http://127.0.0.1:${o.port}`;
+  let peak = 0;
+  let windowPeak = 0;
+  const sample = () => {
+    const rss = rssOf(child.pid!);
+    peak = Math.max(peak, rss);
+    windowPeak = Math.max(windowPeak, rss);
+  };
+  const sampler = setInterval(sample, 200);
+  sampler.unref();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await waitHealthy(baseUrl, child, 60_000, () => err);
+  } catch (e) {
+    clearInterval(sampler);
+    child.kill('SIGKILL');
+    throw e;
+  }
+  return {
+    name: o.name,
+    baseUrl,
+    pid: child.pid!,
+    stderr: () => err,
+    peakRss() {
+      sample();
+      return peak;
+    },
+    takeWindowPeak() {
+      sample();
+      const p = windowPeak;
+      windowPeak = 0;
+      return p;
+    },
+    async stop() {
+      clearInterval(sampler);
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(kill);
+      return code;
+    },
+  };
+}

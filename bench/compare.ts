@@ -1,0 +1,83 @@
+// `npx tsx bench/compare.ts <other checkout>`: before/after on one machine at one time. Starts the product
+// of another checkout (for example a copy with the previous version of some files, node_modules linked)
+// and the product of this tree, each on a database of its own, and drives them alternately, scenario by
+// scenario and round by round, so both see the same neighbours. Prints medians and the after/before ratio.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readBenchOptions } from './benchOptions.js';
+import { freePort, startChildServer, type ChildServer } from './childServer.js';
+import { httpScenarios, type HttpScenario } from './httpScenarios.js';
+import { median, runLoad } from './runLoad.js';
+import { seedBench, type BenchWorld } from './seedBench.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DEFAULT_SCENARIOS = ['me', 'rooms', 'post-message', 'mcp-get-me'];
+
+interface Side {
+  label: string;
+  dir: string;
+  server: ChildServer;
+  scenarios: HttpScenario[];
+  rps: Map<string, number[]>;
+  p50: Map<string, number[]>;
+}
+
+async function startSide(label: string, cwd: string, names: string[]): Promise<Side> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-compare-${label}-`));
+  const port = await freePort();
+  const secret = randomBytes(32).toString('base64url');
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: secret, LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_WORKER: 'off',
+  };
+  const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
+  const server = await startChildServer({ name: label, args: ['--import', 'tsx', 'src/main.ts'], env, port, cwd });
+  const scenarios = httpScenarios(world, secret).filter((s) => names.includes(s.name));
+  return { label, dir, server, scenarios, rps: new Map(), p50: new Map() };
+}
+
+async function main(): Promise<void> {
+  const other = process.argv[2];
+  if (!other || !fs.existsSync(path.join(other, 'src/main.ts'))) throw new Error('usage: npx tsx bench/compare.ts <checkout with src/main.ts>');
+  const opts = readBenchOptions();
+  const names = opts.only.length ? opts.only : DEFAULT_SCENARIOS;
+  const sides = [await startSide('before', path.resolve(other), names), await startSide('after', ROOT, names)];
+  try {
+    for (const side of opts.warmup ? sides : []) {
+      for (const s of side.scenarios) await runLoad(side.server.baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
+    }
+    for (let round = 1; round <= opts.rounds; round++) {
+      console.log(`round ${round}/${opts.rounds}  (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+      for (const name of names) {
+        // alternate which side goes first, so neither always runs on the warmer machine
+        for (const side of round % 2 ? sides : [...sides].reverse()) {
+          const s = side.scenarios.find((x) => x.name === name);
+          if (!s) continue;
+          const r = await runLoad(side.server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
+          side.rps.set(name, [...(side.rps.get(name) ?? []), r.rps]);
+          side.p50.set(name, [...(side.p50.get(name) ?? []), r.p50]);
+          console.log(`  ${side.label.padEnd(7)} ${s.label.padEnd(30)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.failures ? `  ${r.failures} failed` : ''}`);
+        }
+      }
+    }
+    console.log('\nmedians');
+    for (const name of names) {
+      const [b, a] = sides.map((s) => median(s.rps.get(name) ?? []));
+      const [bp, ap] = sides.map((s) => median(s.p50.get(name) ?? []));
+      console.log(`  ${name.padEnd(14)} before ${b.toFixed(0).padStart(6)} req/s (p50 ${bp} ms)   after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms)   ${((a / b) * 100).toFixed(0)}%`);
+    }
+  } finally {
+    await Promise.all(sides.map((s) => s.server.stop()));
+    for (const s of sides) fs.rmSync(s.dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,71 @@
+import { encodeCursor } from '../src/domain/paging.js';
+import type { LoadTarget } from './runLoad.js';
+import type { BenchWorld } from './seedBench.js';
+
+/** A load scenario: measured once per round against one of the two servers. */
+export interface HttpScenario {
+  name: string;
+  label: string;
+  server: 'bare' | 'product';
+  target: LoadTarget;
+}
+
+/** The MCP `tools/call` of `get_me` over Streamable HTTP (stateless: every POST stands alone). */
+export const MCP_GET_ME_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
+
+export const mcpHeaders = (apiKey: string) => ({
+  authorization: `Bearer ${apiKey}`,
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+});
+
+/** Every scenario of the load rounds, in the order a round runs them (the bare server first). */
+export function httpScenarios(w: BenchWorld, secret: string): HttpScenario[] {
+  const auth = { authorization: `Bearer ${w.apiKey}` };
+  const list = (roomId: string, key?: string) =>
+    `/v1/rooms/${roomId}/messages?limit=50${key ? `&cursor=${encodeURIComponent(encodeCursor(secret, key))}` : ''}`;
+  const get = (path: string): LoadTarget => ({ method: 'GET', path, headers: auth });
+  return [
+    { name: 'bare', label: 'bare Express GET /v1/me', server: 'bare', target: { method: 'GET', path: '/v1/me' } },
+    { name: 'me', label: 'GET /v1/me', server: 'product', target: get('/v1/me') },
+    { name: 'rooms', label: 'GET /v1/rooms?limit=50', server: 'product', target: get('/v1/rooms?limit=50') },
+    {
+      name: 'post-message', label: 'POST /v1/rooms/{id}/messages', server: 'product',
+      target: {
+        method: 'POST', path: `/v1/rooms/${w.roomId}/messages`, headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ body: 'Benchmark message' }),
+      },
+    },
+    {
+      name: 'mcp-get-me', label: 'MCP tools/call get_me', server: 'product',
+      target: { method: 'POST', path: '/mcp', headers: mcpHeaders(w.apiKey), body: MCP_GET_ME_BODY },
+    },
+    { name: 'list-1k', label: 'messages page 1 @ 1k', server: 'product', target: get(list(w.smallRoomId)) },
+    { name: 'list-1k-deep', label: 'messages deep page @ 1k', server: 'product', target: get(list(w.smallRoomId, w.smallDeepKey)) },
+    { name: 'list-large', label: 'messages page 1 @ large', server: 'product', target: get(list(w.largeRoomId)) },
+    { name: 'list-large-deep', label: 'messages deep page @ large', server: 'product', target: get(list(w.largeRoomId, w.largeDeepKey)) },
+  ];
+}
+
+/**
+ * Whether /mcp answers a stateless `tools/call` of `get_me` with the caller's profile. Returns null when
+ * it does, else the reason to report the scenario as skipped.
+ */
+export async function probeMcp(baseUrl: string, apiKey: string): Promise<string | null> {
+  try {
+    const r = await fetch(`${baseUrl}/mcp`, { method: 'POST', headers: mcpHeaders(apiKey), body: MCP_GET_ME_BODY });
+    const text = await r.text();
+    if (r.status !== 200) return `/mcp not available (HTTP ${r.status})`;
+    const body = JSON.parse(text.startsWith('event:') || text.startsWith('data:') ? sseData(text) : text) as {
+      result?: { isError?: boolean; structuredContent?: { id?: string } };
+    };
+    if (!body.result || body.result.isError || !body.result.structuredContent?.id) return '/mcp not available (get_me gave no profile)';
+    return null;
+  } catch (e) {
+    return `/mcp not available (${(e as Error).message})`;
+  }
+}
+
+const sseData = (text: string) =>
+  text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');

@@ -1,0 +1,132 @@
+// `npm run bench`: the product and a bare Express server, each in its own process on this machine, driven
+// alternately by autocannon; then the webhook fan-out. Prints medians, ratios and PASS/FAIL per target.
+// Never fails for a missed target: it is a measurement, not a test (bench/README.md).
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readBenchOptions } from './benchOptions.js';
+import { freePort, startChildServer, type ChildServer } from './childServer.js';
+import { httpScenarios, probeMcp } from './httpScenarios.js';
+import { printReport, type ScenarioRow } from './printReport.js';
+import { median, runLoad, type LoadResult } from './runLoad.js';
+import { seedBench, webhooksAvailable } from './seedBench.js';
+import { measureWebhooks, type WebhookFigures } from './webhookBench.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const loadavg = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+
+async function main(): Promise<void> {
+  const opts = readBenchOptions();
+  const want = (name: string) => !opts.only.length || opts.only.includes(name);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  const [port, barePort] = [await freePort(), await freePort()];
+  const secret = randomBytes(32).toString('base64url');
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: secret, LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_SSRF_ALLOWLIST: '127.0.0.1/32',
+  };
+  console.log(`svc bench: ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, node ${process.version}`);
+  console.log(`  ${opts.rounds} rounds x ${opts.seconds} s, ${opts.connections} connections, data in ${dir}`);
+  console.log(`  load average before the run: ${loadavg()} (load generator, both servers and anything else share the machine)`);
+
+  let receiver: WebhookReceiver | null = null;
+  const webhookSkip = webhooksAvailable() ? null : 'skipped: webhooks not available (no `svc webhook create`)';
+  if (!webhookSkip) receiver = await startWebhookReceiver();
+
+  const t0 = Date.now();
+  const world = await seedBench({
+    env, largeMessages: opts.largeMessages, extraRooms: 60,
+    webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
+  });
+  for (const [hook, s] of world.webhookSecrets ?? []) receiver!.setSecret(hook, s);
+  console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s (${opts.largeMessages.toLocaleString('en')} messages in the large room)`);
+
+  const servers: ChildServer[] = [];
+  const stopAll = () => Promise.all(servers.map((s) => s.stop()));
+  process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  try {
+    const product = await startChildServer({ name: 'product', args: ['--import', 'tsx', 'src/main.ts'], env, port, cwd: ROOT });
+    servers.push(product);
+    const bare = await startChildServer({
+      name: 'bare', args: ['--import', 'tsx', 'bench/bareServer.ts'], env: { ...env, PORT: String(barePort) }, port: barePort, cwd: ROOT,
+    });
+    servers.push(bare);
+    const mcpSkip = await probeMcp(product.baseUrl, world.apiKey);
+
+    const scenarios = httpScenarios(world, secret).filter((s) => want(s.name) || s.name === 'bare');
+    const results = new Map<string, LoadResult[]>(scenarios.map((s) => [s.name, []]));
+    const rss = new Map<string, number>();
+    if (opts.warmup) {
+      // JIT, statement caches and connection pools warm before anything is recorded
+      console.log(`\nwarm-up: ${opts.warmup} s per scenario`);
+      for (const s of scenarios) {
+        if (s.name === 'mcp-get-me' && mcpSkip) continue;
+        await runLoad((s.server === 'bare' ? bare : product).baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
+      }
+    }
+    product.takeWindowPeak();
+    for (let round = 1; round <= opts.rounds; round++) {
+      console.log(`\nround ${round}/${opts.rounds}  (load average ${loadavg()})`);
+      for (const s of scenarios) {
+        if (s.name === 'mcp-get-me' && mcpSkip) continue;
+        const server = s.server === 'bare' ? bare : product;
+        const r = await runLoad(server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
+        results.get(s.name)!.push(r);
+        if (s.server === 'product') rss.set(s.name, Math.max(rss.get(s.name) ?? 0, product.takeWindowPeak()));
+        const bad = r.failures ? `  (${r.failures} failed: ${JSON.stringify(r.statusCodes)})` : '';
+        console.log(`  ${s.label.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${bad}`);
+      }
+    }
+    const rows: ScenarioRow[] = scenarios.map((s) => {
+      const rs = results.get(s.name)!;
+      if (s.name === 'mcp-get-me' && mcpSkip) return { name: s.name, label: s.label, skipped: `skipped: ${mcpSkip}` };
+      return {
+        name: s.name, label: s.label, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)),
+        p99: median(rs.map((r) => r.p99)), failures: rs.reduce((n, r) => n + r.failures, 0), rssPeak: rss.get(s.name),
+      };
+    });
+
+    let latency: WebhookFigures | string | null = null;
+    let fanout: WebhookFigures | string | null = null;
+    if (want('webhooks')) {
+      latency = webhookSkip;
+      fanout = webhookSkip;
+      if (receiver) {
+        console.log(`\nwebhooks: 200 events/s to 1 webhook for ${opts.seconds} s`);
+        latency = await measureWebhooks(receiver, {
+          baseUrl: product.baseUrl, apiKey: world.apiKey, roomId: world.latencyRoomId, hooks: [0], rate: 200,
+          seconds: opts.seconds, connections: opts.connections, drainLimitSeconds: 60,
+        });
+        const hooks = Array.from({ length: opts.webhookFanout }, (_, i) => i + 1);
+        console.log(`webhooks: ${opts.webhookRate} events/s to ${hooks.length} webhooks (${opts.webhookRate * hooks.length} deliveries/s offered) for ${opts.seconds} s`);
+        fanout = await measureWebhooks(receiver, {
+          baseUrl: product.baseUrl, apiKey: world.apiKey, roomId: world.fanoutRoomId, hooks, rate: opts.webhookRate,
+          seconds: opts.seconds, connections: opts.connections, drainLimitSeconds: 120,
+        });
+        if (receiver.rejected) console.log(`  WARNING: ${receiver.rejected} deliveries failed signature verification`);
+      }
+      rss.set('webhooks', product.takeWindowPeak());
+    }
+
+    const report = printReport({
+      rows, latency, fanout, rssPeak: product.peakRss(), bareRssPeak: bare.peakRss(), webhookRss: rss.get('webhooks'),
+    });
+    if (opts.jsonFile) fs.writeFileSync(opts.jsonFile, JSON.stringify({ options: opts, ...report }, null, 2));
+    console.log(`\nproduct server RSS peak ${mb(product.peakRss())}, bare server ${mb(bare.peakRss())}; load average now ${loadavg()}`);
+  } finally {
+    await stopAll();
+    await receiver?.close();
+    if (!opts.keep) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,120 @@
+import Database from 'better-sqlite3';
+import { commands } from '../src/cli/commands/index.js';
+import { loadConfig } from '../src/config.js';
+import { newId } from '../src/domain/ids.js';
+import { SCOPES } from '../src/domain/scopes.js';
+import { openRuntime, type Runtime } from '../src/runtime.js';
+
+/** What the scenarios need: ids, the API key, and the webhook rooms. */
+export interface BenchWorld {
+  organizationId: string;
+  userId: string;
+  /** Rooms list, message writes. */
+  roomId: string;
+  /** Listing scenario: a room with 1,000 messages and one with `largeMessages`. */
+  smallRoomId: string;
+  largeRoomId: string;
+  /** Message ids at 90% of each listing room: the key of a deep page's cursor. */
+  smallDeepKey: string;
+  largeDeepKey: string;
+  /** Webhook scenario: one webhook (latency at a fixed rate) and `fanout` webhooks (throughput). */
+  latencyRoomId: string;
+  fanoutRoomId: string;
+  apiKey: string;
+  /** Hook number → secret, for the receiver. */
+  webhookSecrets: Map<number, string> | null;
+}
+
+export interface SeedOptions {
+  env: Record<string, string>;
+  largeMessages: number;
+  /** Extra rooms so that `GET /v1/rooms?limit=50` returns a full page. */
+  extraRooms: number;
+  /** Receiver URL per hook number; null when webhooks are not available. */
+  webhooks: { urlFor(hook: number): string; fanout: number } | null;
+}
+
+const SMALL_MESSAGES = 1_000;
+
+/** Runs one operator command in-process (the same code as `npx svc …`, CONTRACT §2). */
+async function svc(rt: Runtime, name: string, args: Record<string, string | string[]>): Promise<Record<string, unknown>> {
+  const cmd = commands.find((c) => c.name === name);
+  if (!cmd) throw new Error(`operator command not found: svc ${name}`);
+  return cmd.run(args, rt);
+}
+
+/** True when the operator CLI can create webhooks (the webhooks area is in place). */
+export const webhooksAvailable = () => commands.some((c) => c.name === 'webhook create');
+
+/**
+ * Creates the bench data on a fresh database (applying migrations) with the operator commands, then
+ * bulk-inserts the listing rooms' messages straight into the `messages` table, in one transaction, with
+ * time-ordered `newId('msg', t)` ids as the product makes them, so keyset paging sees what it would see.
+ */
+export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
+  const config = loadConfig(o.env);
+  const rt = await openRuntime(config);
+  let world: BenchWorld;
+  try {
+    const org = (await svc(rt, 'org create', { name: 'Bench Org' })).id as string;
+    const user = (await svc(rt, 'user create', {
+      email: 'bench@example.com', name: 'Bench User', password: 'bench-password-1', org, role: 'owner',
+    })).id as string;
+    const room = async (name: string) => (await svc(rt, 'room create', { name, 'created-by': user, org })).id as string;
+    const roomId = await room('Bench room');
+    for (let i = 0; i < o.extraRooms; i++) await room(`Bench room ${i + 1}`);
+    const smallRoomId = await room('Listing 1k');
+    const largeRoomId = await room('Listing large');
+    const latencyRoomId = await room('Webhook latency');
+    const fanoutRoomId = await room('Webhook fan-out');
+    const apiKey = (await svc(rt, 'key create', {
+      user, org, name: 'bench', scopes: SCOPES.join(','), mode: 'test',
+    })).token as string;
+    let webhookSecrets: Map<number, string> | null = null;
+    if (o.webhooks) {
+      webhookSecrets = new Map();
+      const create = async (hook: number, roomOf: string) => {
+        const r = await svc(rt, 'webhook create', { room: roomOf, url: o.webhooks!.urlFor(hook), 'created-by': user });
+        webhookSecrets!.set(hook, r.secret as string);
+      };
+      await create(0, latencyRoomId);
+      for (let i = 1; i <= o.webhooks.fanout; i++) await create(i, fanoutRoomId);
+    }
+    world = {
+      organizationId: org, userId: user, roomId, smallRoomId, largeRoomId, latencyRoomId, fanoutRoomId, apiKey, webhookSecrets,
+      smallDeepKey: '', largeDeepKey: '',
+    };
+  } finally {
+    await rt.close();
+  }
+  if (config.database.kind !== 'sqlite') throw new Error('the bench runs on SQLite');
+  const db = new Database(config.database.file);
+  try {
+    db.pragma('journal_mode = WAL');
+    world.smallDeepKey = insertMessages(db, world.smallRoomId, world.userId, SMALL_MESSAGES);
+    world.largeDeepKey = insertMessages(db, world.largeRoomId, world.userId, o.largeMessages);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  return world;
+}
+
+/** Inserts `count` messages, 100 per millisecond of id time; returns the id at 90% (a deep page's key). */
+function insertMessages(db: Database.Database, roomId: string, authorId: string, count: number): string {
+  const insert = db.prepare(
+    'INSERT INTO "messages" ("id", "roomId", "authorId", "postedBy", "body", "createdAt") VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const start = Date.now() + 1;
+  let deepKey = '';
+  const deepAt = Math.floor(count * 0.9);
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const t = start + Math.floor(i / 100);
+      const id = newId('msg', t);
+      if (i === deepAt) deepKey = id;
+      insert.run(id, roomId, authorId, 'app', `Bench message ${i + 1}`, new Date(t).toISOString());
+    }
+  })();
+  return deepKey;
+}
