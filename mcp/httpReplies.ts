@@ -19,6 +19,7 @@ export function bearerChallenge(params: Record<string, string | undefined>): str
 
 /** An HTTP-level refusal in the spec's error envelope (2.4), with `X-Request-Id` equal to its requestId. */
 export function sendEnvelope(res: Response, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
+  if (err.code === 'service_unavailable') res.set('Retry-After', String(err.details?.retryAfterSeconds ?? 1));
   res.set(headers).set({ 'X-Request-Id': requestId, 'Cache-Control': 'no-store' });
   res.status(err.status).json(errorEnvelope(err, requestId));
 }

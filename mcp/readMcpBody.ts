@@ -4,6 +4,8 @@ export type McpBody =
   | { bytes: Buffer; body: unknown }
   | { error: string; status: number; code: string };
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 const isJson = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
 
 /**
@@ -28,7 +30,8 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
   const bytes = Buffer.concat(chunks);
   if (!isJson(req.headers['content-type'])) return { bytes, body: null };
   try {
-    return { bytes, body: JSON.parse(bytes.toString('utf8')) };
+    // RFC 8259 §8.1: JSON is UTF-8; other bytes are a parse error, never text changed by replacement characters
+    return { bytes, body: JSON.parse(UTF8.decode(bytes)) };
   } catch {
     return { error: 'Parse error: Invalid JSON', status: 400, code: 'validation_error' };
   }

@@ -24,6 +24,8 @@ export async function readBody(req: Request, limit: number): Promise<{ bytes: Bu
   return over ? { error: tooLarge() } : { bytes: Buffer.concat(chunks) };
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** Parses a JSON object body; empty means `{}`. Errors are 400/415 in the envelope, never a 500. */
 export function parseJsonBody(req: Request, bytes: Buffer): { value: Record<string, unknown> } | { error: DomainError } {
   if (bytes.length === 0) return { value: {} };
@@ -31,9 +33,16 @@ export function parseJsonBody(req: Request, bytes: Buffer): { value: Record<stri
   if (type !== 'application/json' && !type.endsWith('+json')) {
     return { error: new DomainError('unsupported_media_type', 'Request body must be application/json', { details: { contentType: type || null } }) };
   }
+  let text: string;
+  try {
+    // RFC 8259 §8.1: JSON is UTF-8; decoding anything else with replacement characters would change the client's text
+    text = UTF8.decode(bytes);
+  } catch {
+    return { error: new DomainError('validation_error', 'Request body is not valid UTF-8', { details: { reason: 'invalid_utf8' } }) };
+  }
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     return { error: new DomainError('validation_error', 'Request body is not valid JSON', { details: { reason: 'malformed_json' } }) };
   }

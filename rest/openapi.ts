@@ -34,6 +34,8 @@ const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
   422: 'idempotency_key_reused, or validation_error where the operation says so',
   429: 'rate_limited (with Retry-After) or api_units_exhausted',
   500: 'internal_error',
+  503: 'service_unavailable: the database stayed busy; nothing was done, retry after Retry-After',
+  507: 'insufficient_storage: no space left for the file; nothing was stored',
 };
 
 const errorExample = (code: ErrorCode) => ({
@@ -45,7 +47,7 @@ const errorExample = (code: ErrorCode) => ({
 
 function errorResponses(proc: ProcedureInfo): Record<number, ResponseConfig> {
   const codes: (ErrorCode | { code: ErrorCode; status: number })[] = [
-    'validation_error', 'unauthorized', 'insufficient_scope', 'rate_limited', 'api_units_exhausted', 'internal_error',
+    'validation_error', 'unauthorized', 'insufficient_scope', 'rate_limited', 'api_units_exhausted', 'internal_error', 'service_unavailable',
   ];
   codes.push(...(proc.meta.errors ?? []));
   if (proc.meta.kind === 'write') codes.push('idempotency_key_in_use', 'idempotency_key_reused', 'unsupported_media_type', 'payload_too_large');
@@ -59,7 +61,7 @@ function errorResponses(proc: ProcedureInfo): Record<number, ResponseConfig> {
       status,
       {
         description: ERROR_DESCRIPTIONS[status] ?? code,
-        headers: status === 429 ? { ...COMMON_HEADERS, 'Retry-After': header('Seconds to wait (rate_limited)', '12') } : COMMON_HEADERS,
+        headers: status === 429 || status === 503 ? { ...COMMON_HEADERS, 'Retry-After': header('Seconds to wait before retrying', status === 429 ? '12' : '1') } : COMMON_HEADERS,
         content: { 'application/json': { schema: ErrorEnvelope, example: errorExample(code) } },
       },
     ]),

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { purgeExpiredOAuth } from './oauth/purgeExpiredOAuth.js';
 import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
+import { sweepOrphanedUploads } from './domain/files.js';
 import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
 
@@ -52,6 +53,11 @@ async function main(): Promise<void> {
   deliveryDepsFor(services);
   const app = createApp({ services, rateLimiter: runtime.rateLimiter });
   const server: Server = app.listen(config.port, config.host);
+  let stopping = false;
+  // once stopping, every response closes its connection, so keep-alive clients cannot hold the server open
+  server.prependListener('request', (_req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -63,7 +69,16 @@ async function main(): Promise<void> {
   worker?.start();
   if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
 
-  // Housekeeping: audit retention (7 years) and expired idempotency keys, daily.
+  // Housekeeping: audit retention (7 years), expired idempotency keys and OAuth rows, daily; bytes of
+  // uploads a crash cut off before their row committed, at start and daily.
+  const sweepUploads = async () => {
+    try {
+      const orphans = await sweepOrphanedUploads(services.ds.manager, config.dataDir, services.now());
+      if (orphans) log.info({ orphanedUploadsRemoved: orphans }, 'removed bytes of unfinished uploads');
+    } catch (err) {
+      log.error({ err }, 'sweeping unfinished uploads failed');
+    }
+  };
   const housekeeping = async () => {
     try {
       const audit = await purgeAudit(services);
@@ -73,11 +88,12 @@ async function main(): Promise<void> {
     } catch (err) {
       log.error({ err }, 'housekeeping failed');
     }
+    await sweepUploads();
   };
+  void sweepUploads();
   const timer = setInterval(housekeeping, DAY_MS);
   timer.unref();
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -85,12 +101,14 @@ async function main(): Promise<void> {
     clearInterval(timer);
     // stop claiming deliveries; attempts in flight are aborted and their leases given back
     const workerStopped = worker?.stop();
-    // stop accepting, let in-flight requests finish, then close idle keep-alive sockets
+    // stop accepting, let in-flight requests finish, and close each keep-alive socket once it is idle
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
     const force = setTimeout(() => server.closeAllConnections(), 10_000);
     force.unref();
     await closed;
+    clearInterval(idle);
     await workerStopped;
     await runtime.close();
     log.info('stopped');

@@ -6,6 +6,8 @@ import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** No request runs this long: an unfinished claim older than this is abandoned. */
+export const IDEMPOTENCY_STALE_CLAIM_MS = 5 * 60 * 1000;
 
 /** A stored response, replayed as it was. */
 export interface StoredResponse {
@@ -50,6 +52,9 @@ export async function beginIdempotent(
   const now = s.now();
   const repo = s.ds.getRepository(IdempotencyRecord);
   await repo.delete({ id, expiresAt: LessThan(iso(now)) });
+  // a claim nobody finished (the process died, or the database failed while releasing it) is taken over
+  // after IDEMPOTENCY_STALE_CLAIM_MS instead of answering 409 for 24 hours
+  await repo.delete({ id, state: 'in_flight', createdAt: LessThan(iso(new Date(now.getTime() - IDEMPOTENCY_STALE_CLAIM_MS))) });
   await repo
     .createQueryBuilder()
     .insert()

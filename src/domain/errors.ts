@@ -18,6 +18,10 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   api_units_exhausted: 429,
   internal_error: 500,
+  /** The storage of uploaded files is full (RFC 4918 §11.5): nothing was stored, the client may retry later. */
+  insufficient_storage: 507,
+  /** The database stayed busy (locked by another writer) past its timeout: nothing was written; retry. */
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EntityManager } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import { Message, StoredFile, Task } from '../../db/entities/index.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
-import { notFound, validationError } from './errors.js';
+import { DomainError, notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
 import { iso } from './time.js';
@@ -41,8 +41,14 @@ export async function uploadFile(m: EntityManager, now: Date, dataDir: string, a
   const dir = filesDir(dataDir);
   await fs.promises.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${id}.tmp`);
-  await fs.promises.writeFile(tmp, o.bytes);
-  await fs.promises.rename(tmp, filePath(dataDir, file));
+  try {
+    await fs.promises.writeFile(tmp, o.bytes);
+    await fs.promises.rename(tmp, filePath(dataDir, file));
+  } catch (err) {
+    // a failed write leaves no partial bytes behind
+    await fs.promises.rm(tmp, { force: true });
+    throw storageError(err);
+  }
   await m.insert(StoredFile, file);
   if (file.messageId || file.taskId) {
     await emitEvent(m, { type: 'file.uploaded', room, object: { type: 'file', id: file.id }, actor, now });
@@ -50,8 +56,48 @@ export async function uploadFile(m: EntityManager, now: Date, dataDir: string, a
   return file;
 }
 
+/** A full disk (or quota) is 507 `insufficient_storage`: nothing was stored, and no path reaches the client. */
+function storageError(err: unknown): unknown {
+  const code = (err as { code?: string }).code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return err;
+  return new DomainError('insufficient_storage', 'There is no space left to store this file; nothing was stored', { cause: err });
+}
+
 export async function discardUpload(dataDir: string, fileId: string): Promise<void> {
   await fs.promises.rm(path.join(filesDir(dataDir), fileId), { force: true });
+}
+
+/** How old unnamed bytes must be before a sweep removes them: longer than any upload still in flight takes. */
+export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * Removes bytes under `<DATA_DIR>/files` that no file row names: what an upload leaves when its process is
+ * killed between writing the bytes and committing the row, or a temporary file of a write cut off. Only
+ * entries older than `graceMs` are touched, so an upload in flight (here, or in another process sharing
+ * DATA_DIR) is never swept. Returns how many entries were removed.
+ */
+export async function sweepOrphanedUploads(m: EntityManager, dataDir: string, now: Date, graceMs = ORPHAN_GRACE_MS): Promise<number> {
+  const dir = filesDir(dataDir);
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(dir);
+  } catch {
+    return 0;
+  }
+  const old: string[] = [];
+  for (const name of names) {
+    const stat = await fs.promises.stat(path.join(dir, name)).catch(() => null);
+    if (stat?.isFile() && stat.mtimeMs < now.getTime() - graceMs) old.push(name);
+  }
+  const keys = old.filter((n) => !n.startsWith('.'));
+  const named = new Set<string>();
+  for (let i = 0; i < keys.length; i += 500) {
+    const rows = await m.find(StoredFile, { where: { storageKey: In(keys.slice(i, i + 500)) }, select: { storageKey: true } });
+    for (const r of rows) named.add(r.storageKey);
+  }
+  const orphans = old.filter((n) => !named.has(n));
+  for (const n of orphans) await fs.promises.rm(path.join(dir, n), { force: true });
+  return orphans.length;
 }
 
 export async function getFile(m: EntityManager, actor: Actor, roomId: string, fileId: string): Promise<StoredFile> {

@@ -55,5 +55,7 @@ export async function addOrgMember(m: EntityManager, now: Date, organizationId: 
 }
 
 export async function findUserByEmail(m: EntityManager, email: string): Promise<User | null> {
+  // no address holds a NUL, and PostgreSQL text refuses one: nobody, without asking the database
+  if (email.includes('\0')) return null;
   return m.findOneBy(User, { email: email.trim().toLowerCase() });
 }

@@ -17,7 +17,9 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
   const colon = decoded.indexOf(':');
   try {
     if (colon < 1) throw new Error('no colon');
-    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+    const credentials = { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+    if (credentials.id.includes('\0') || credentials.secret.includes('\0')) throw new Error('NUL');
+    return credentials;
   } catch {
     throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', { 'WWW-Authenticate': 'Basic realm="svc"' });
   }

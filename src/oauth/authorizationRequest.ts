@@ -34,6 +34,9 @@ function one(q: Query, name: string): string | undefined | null {
   return typeof v === 'string' ? v : null;
 }
 
+/** A registered client's id never holds a NUL (which PostgreSQL text refuses): no lookup for one. */
+const lookupClient = (s: Services, id: string) => (id.includes('\0') ? null : s.ds.manager.findOneBy(OAuthClient, { id }));
+
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
@@ -45,7 +48,7 @@ const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 export async function parseAuthorizationRequest(s: Services, q: Query): Promise<ParsedAuthorization> {
   const clientId = one(q, 'client_id');
   if (!clientId) return { kind: 'page', message: clientId === null ? 'client_id is repeated.' : 'client_id is missing.' };
-  const client = await s.ds.manager.findOneBy(OAuthClient, { id: clientId });
+  const client = await lookupClient(s, clientId);
   if (!client) return { kind: 'page', message: 'The client is not registered.' };
   const redirectUri = one(q, 'redirect_uri');
   if (!redirectUri) return { kind: 'page', message: redirectUri === null ? 'redirect_uri is repeated.' : 'redirect_uri is missing.' };

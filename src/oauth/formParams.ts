@@ -18,6 +18,8 @@ export function formParams(req: Request): FormParams {
       const v = Object.hasOwn(body, name) ? body[name] : undefined;
       if (v === undefined || v === '') return undefined;
       if (typeof v !== 'string') throw new OAuthError('invalid_request', `${name} is repeated`);
+      // meaningless in any parameter, and refused by PostgreSQL text: never let one reach a query
+      if (v.includes('\0')) throw new OAuthError('invalid_request', `${name} must not contain NUL characters`);
       return v;
     },
   };

@@ -18,7 +18,7 @@ export const filesRouter = router({
       summary: 'Upload a file',
       description:
         'REST: the request body is the file\'s bytes, with their Content-Type; `filename` and optionally `messageId` or `taskId` are query parameters. MCP: the bytes as base64. Fires file.uploaded when attached to a message or task.',
-      tags: ['files'], scope: 'files:write', units: 5, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'payload_too_large'],
+      tags: ['files'], scope: 'files:write', units: 5, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'payload_too_large', 'insufficient_storage'],
     })
     .input(
       z.strictObject({

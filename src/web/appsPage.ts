@@ -47,7 +47,8 @@ export function appsPage({ services: s }: { services: Services }) {
       if (!checkCsrf(s, req, who.session, body.csrf)) {
         return sendErrorPage(res, 403, 'Apps and agents', 'This form expired or did not come from this site. Go back, reload the page and try again.');
       }
-      const grantId = typeof body.grant === 'string' ? body.grant : '';
+      // a NUL names no grant (and PostgreSQL text refuses it): treated as unknown
+      const grantId = typeof body.grant === 'string' && !body.grant.includes('\0') ? body.grant : '';
       try {
         await inTransaction(s, (m) => revokeUserGrant(m, s.now(), who.user.id, grantId));
       } catch (err) {

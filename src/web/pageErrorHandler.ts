@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
+import { isUnstorableTextError } from '../procedures/errors.js';
 import { sendErrorPage } from './layout.js';
 
 /**
@@ -10,7 +11,7 @@ export function pageErrorHandler(s: Services) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
     const status = (err as { status?: number }).status;
-    if (status && status >= 400 && status < 500) return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
+    if ((status && status >= 400 && status < 500) || isUnstorableTextError(err)) return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
     s.log.error({ err }, 'page failed');
     sendErrorPage(res, 500, 'Something went wrong', 'The page could not be shown. Try again later.');
   };

@@ -80,3 +80,23 @@ describe('Idempotency-Key (spec 5.5 condition 7)', () => {
     expect(again.status).toBe(400);
   });
 });
+
+describe('abandoned idempotency claims', () => {
+  it('takes over a claim left unfinished for more than five minutes instead of answering 409 for a day', async () => {
+    let now = new Date('2026-11-22T10:00:00.000Z');
+    await using t = await startTestServer({ now: () => now });
+    const w = await createWorld(t.rt);
+    const { beginIdempotent } = await import('../../src/auth/idempotency.js');
+    const { fingerprint } = await import('../../src/auth/idempotency.js');
+    const path = `/v1/rooms/${w.roomId}/messages`;
+    const input = { body: 'late', roomId: w.roomId };
+    // a claim whose request died before it could finish or release it
+    await beginIdempotent(t.rt.services, { credentialId: `api_key:${w.keyId}`, method: 'POST', path, key: 'orphan' }, fingerprint(input));
+    const busy = await call(t, 'POST', path, { key: w.key, body: { body: 'late' }, headers: { 'Idempotency-Key': 'orphan' } });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.code).toBe('idempotency_key_in_use');
+    now = new Date('2026-11-22T10:06:00.000Z');
+    const retried = await call(t, 'POST', path, { key: w.key, body: { body: 'late' }, headers: { 'Idempotency-Key': 'orphan' } });
+    expect(retried.status).toBe(201);
+  });
+});
