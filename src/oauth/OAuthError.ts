@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { isTransientDatabaseError } from '../procedures/errors.js';
 
 /** The RFC 6749 §5.2 error codes (and RFC 8707's `invalid_target`) this server answers with. */
 export type OAuthErrorCode =
@@ -9,7 +10,8 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'invalid_target'
-  | 'server_error';
+  | 'server_error'
+  | 'temporarily_unavailable';
 
 const STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -20,6 +22,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   invalid_scope: 400,
   invalid_target: 400,
   server_error: 500,
+  temporarily_unavailable: 503,
 };
 
 /**
@@ -47,8 +50,16 @@ export class OAuthError extends Error {
 /** Headers every token-endpoint answer carries (RFC 6749 §5.1). */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
-/** Renders an OAuth error; anything that is not an OAuthError becomes a generic `server_error`. */
+/**
+ * Renders an OAuth error; a momentarily busy database becomes `temporarily_unavailable` (503, Retry-After:
+ * nothing was written), anything else that is not an OAuthError a generic `server_error`.
+ */
 export function sendOAuthError(res: Response, err: unknown): void {
-  const e = err instanceof OAuthError ? err : new OAuthError('server_error', 'The server could not handle the request');
+  const e =
+    err instanceof OAuthError
+      ? err
+      : isTransientDatabaseError(err)
+        ? new OAuthError('temporarily_unavailable', 'The server is busy; retry shortly', { 'Retry-After': '1' })
+        : new OAuthError('server_error', 'The server could not handle the request');
   res.set(NO_STORE).set(e.headers).status(e.status).json(e.toResponseObject());
 }

@@ -161,17 +161,24 @@ async function charge(ctx: RequestContext, meta: ProcedureMeta | undefined, acto
   return { kind: 'run', units, claimId };
 }
 
+/** Failures where nothing was done: refused input, a busy database, a full disk. Their units are given back. */
+const REFUNDED = new Set(['validation_error', 'service_unavailable', 'insufficient_storage']);
+
 /** After the handler: give the units back when its input was refused, and store or release the idempotency key. */
 async function settle(
   ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor, c: Extract<Charge, { kind: 'run' }>,
   result: { ok: true; data: unknown } | { ok: false; error: unknown },
 ): Promise<void> {
   const { units, claimId } = c;
-  if (!result.ok && toDomainError(result.error).code === 'validation_error' && units.cost > 0) {
-    // refused for its input before any work: the units are given back
-    await refundUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), units.cost);
-    setUnitHeaders(ctx, { ...units, used: units.used - units.cost, remaining: units.remaining + units.cost, cost: 0 });
-    ctx.out.units = 0;
+  if (!result.ok && REFUNDED.has(toDomainError(result.error).code) && units.cost > 0) {
+    // nothing was done: the units are given back (a refund the busy database refuses is only logged)
+    try {
+      await refundUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), units.cost);
+      setUnitHeaders(ctx, { ...units, used: units.used - units.cost, remaining: units.remaining + units.cost, cost: 0 });
+      ctx.out.units = 0;
+    } catch (err) {
+      ctx.services.log.error({ err, requestId: ctx.requestId }, 'unit refund failed');
+    }
   }
   if (claimId) {
     if (result.ok) {

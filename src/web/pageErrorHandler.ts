@@ -1,17 +1,21 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
-import { isUnstorableTextError } from '../procedures/errors.js';
+import { isTransientDatabaseError, isUnstorableTextError } from '../procedures/errors.js';
 import { sendErrorPage } from './layout.js';
 
 /**
- * The last handler of the page routers: a body the form parser refused is a 400 page, anything else a
- * generic 500 page; the cause goes to the log only.
+ * The last handler of the page routers: a body the form parser refused is a 400 page, a busy database a 503
+ * page, anything else a generic 500 page; the cause goes to the log only.
  */
 export function pageErrorHandler(s: Services) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
     const status = (err as { status?: number }).status;
     if ((status && status >= 400 && status < 500) || isUnstorableTextError(err)) return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
+    if (isTransientDatabaseError(err)) {
+      res.set('Retry-After', '1');
+      return sendErrorPage(res, 503, 'Busy', 'The service is busy. Nothing was changed; try again in a moment.');
+    }
     s.log.error({ err }, 'page failed');
     sendErrorPage(res, 500, 'Something went wrong', 'The page could not be shown. Try again later.');
   };
