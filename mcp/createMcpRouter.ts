@@ -104,7 +104,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
     }
 
     const calls = toolCallsOf(read.body);
-    const call: ToolCallOptions = { services, rateLimiter, credentials, clientIp, requestId: calls.length === 1 ? requestId : undefined };
+    const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
     const checked = await checkToolScopes(read.body, actor, catalog, call);
     if (checked && 'refusal' in checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;

@@ -1,6 +1,7 @@
 import { callTRPCProcedure } from '@trpc/server';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
+import type { Actor } from '../src/domain/actor.js';
 import type { DomainError } from '../src/domain/errors.js';
 import { newId } from '../src/domain/ids.js';
 import type { Services } from '../src/domain/services.js';
@@ -16,6 +17,8 @@ export interface ToolCallOptions {
   services: Services;
   rateLimiter: RateLimiter;
   credentials: Credentials;
+  /** The actor the door authenticated from `credentials` for this HTTP request (not looked up twice). */
+  actor?: Actor;
   clientIp: string;
   /** The HTTP request's id, when it carries this one call only; otherwise each call gets its own. */
   requestId?: string;
@@ -37,7 +40,7 @@ export async function invokeTool(proc: ProcedureInfo, args: Record<string, unkno
   const name = proc.meta.tool.name;
   const ctx: RequestContext = {
     services: o.services, rateLimiter: o.rateLimiter, surface: 'mcp', requestId: o.requestId ?? newId('req'), method: 'TOOL',
-    path: name, routePattern: name, clientIp: o.clientIp, credentials: o.credentials,
+    path: name, routePattern: name, clientIp: o.clientIp, credentials: o.credentials, authenticated: o.actor,
     audience: `${o.services.config.baseUrl}/mcp`, surfaceScopes: [MCP_SCOPE], out: newResponseState(),
   };
   if (proc.meta.kind === 'write' && rawKey !== undefined) {

@@ -41,6 +41,11 @@ export interface RequestContext {
   routePattern: string;
   clientIp: string;
   credentials: Credentials;
+  /**
+   * The actor the surface already authenticated from these same credentials in this HTTP request (MCP checks
+   * the credential at the door before reading JSON-RPC): the pipeline then does not look it up again.
+   */
+  authenticated?: Actor;
   /** OAuth audience this surface accepts (`BASE_URL/v1` or `BASE_URL/mcp`). */
   audience: string;
   /** Scopes the surface itself requires besides the operation's (MCP: `mcp:tools`). */

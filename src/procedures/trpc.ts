@@ -73,7 +73,7 @@ async function authorize(ctx: RequestContext, meta: ProcedureMeta | undefined): 
   const { services } = ctx;
   let actor: Actor;
   try {
-    actor = await authenticate(services, ctx.credentials);
+    actor = ctx.authenticated ?? (await authenticate(services, ctx.credentials));
   } catch (err) {
     const r = await ctx.rateLimiter.consume(`ip:${ctx.clientIp}`, services.config.plans.default.rateLimit);
     setRateHeaders(ctx, r, 'ip');

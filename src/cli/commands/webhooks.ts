@@ -3,9 +3,21 @@ import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
 import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
 import { createWebhook, deleteWebhook, setWebhookActive } from '../../webhooks/webhookConfig.js';
 import { API_VERSIONS } from '../../webhooks/constants.js';
+import type { Services } from '../../domain/services.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
 const idOnly = { id: { type: 'string' as const } };
+
+/** A command that takes only `--id WH`, does one thing to that webhook and prints `{}`. */
+const byId = (name: string, act: (s: Services, id: string) => Promise<unknown>): Command => ({
+  name,
+  usage: `svc ${name} --id WH`,
+  options: idOnly,
+  async run(a, { services: s }) {
+    await act(s, required(a, 'id'));
+    return {};
+  },
+});
 
 /** Webhook configuration (CONTRACT §2) and the standalone delivery worker. */
 export const webhookCommands: Command[] = [
@@ -35,42 +47,10 @@ export const webhookCommands: Command[] = [
       return rotateWebhookSecret(s, required(a, 'id'), { periodDays: raw === undefined ? undefined : Number(raw) });
     },
   },
-  {
-    name: 'webhook complete-rotation',
-    usage: 'svc webhook complete-rotation --id WH',
-    options: idOnly,
-    async run(a, { services: s }) {
-      await completeWebhookRotation(s, required(a, 'id'));
-      return {};
-    },
-  },
-  {
-    name: 'webhook deactivate',
-    usage: 'svc webhook deactivate --id WH',
-    options: idOnly,
-    async run(a, { services: s }) {
-      await setWebhookActive(s, required(a, 'id'), false);
-      return {};
-    },
-  },
-  {
-    name: 'webhook activate',
-    usage: 'svc webhook activate --id WH',
-    options: idOnly,
-    async run(a, { services: s }) {
-      await setWebhookActive(s, required(a, 'id'), true);
-      return {};
-    },
-  },
-  {
-    name: 'webhook delete',
-    usage: 'svc webhook delete --id WH',
-    options: idOnly,
-    async run(a, { services: s }) {
-      await deleteWebhook(s, required(a, 'id'));
-      return {};
-    },
-  },
+  byId('webhook complete-rotation', (s, id) => completeWebhookRotation(s, id)),
+  byId('webhook deactivate', (s, id) => setWebhookActive(s, id, false)),
+  byId('webhook activate', (s, id) => setWebhookActive(s, id, true)),
+  byId('webhook delete', (s, id) => deleteWebhook(s, id)),
   {
     name: 'worker',
     usage: 'svc worker   (runs the webhook delivery worker alone until SIGTERM/SIGINT)',
