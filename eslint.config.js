@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const transport = ['express', 'express/*', '@trpc/*', '@modelcontextprotocol/*', 'helmet', '@scalar/*'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', '.build/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { createServer } from 'node:net';
 
 /** A server in a child process of its own, so the product and the bare server are measured alike. */
@@ -19,7 +20,7 @@ export interface ChildServer {
 
 export interface StartChildOptions {
   name: string;
-  /** Arguments after `node` (for example `['--import', 'tsx', 'src/main.ts']`). */
+  /** Arguments after `node` (for the product: `productArgs(checkout)`). */
   args: string[];
   env: Record<string, string>;
   port: number;
@@ -113,4 +114,20 @@ export async function startChildServer(o: StartChildOptions): Promise<ChildServe
       return code;
     },
   };
+}
+
+/**
+ * Arguments after `node` that start the product in `checkout` exactly as its `npm start` does: the
+ * `prestart` build is run first, and the `start` script's `node …` arguments are returned (a checkout
+ * whose start script is `tsx <entry>` gets `--import tsx <entry>`). So the bench measures the server as
+ * operators run it, memory flags included.
+ */
+export function productArgs(checkout: string): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const { prestart, start } = pkg.scripts;
+  if (prestart) execSync(prestart, { cwd: checkout, stdio: 'inherit' });
+  const [bin, ...args] = start.trim().split(/\s+/);
+  if (bin === 'node') return args;
+  if (bin === 'tsx') return ['--import', 'tsx', ...args];
+  throw new Error(`cannot start the product without a shell: npm start is "${start}"`);
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, startChildServer, type ChildServer } from './childServer.js';
+import { freePort, productArgs, startChildServer, type ChildServer } from './childServer.js';
 import { httpScenarios, type HttpScenario } from './httpScenarios.js';
 import { median, runLoad } from './runLoad.js';
 import { seedBench, type BenchWorld } from './seedBench.js';
@@ -36,7 +36,7 @@ async function startSide(label: string, cwd: string, names: string[]): Promise<S
     SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_WORKER: 'off',
   };
   const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
-  const server = await startChildServer({ name: label, args: ['--import', 'tsx', 'src/main.ts'], env, port, cwd });
+  const server = await startChildServer({ name: label, args: productArgs(cwd), env, port, cwd });
   const scenarios = httpScenarios(world, secret).filter((s) => names.includes(s.name));
   return { label, dir, server, scenarios, rps: new Map(), p50: new Map() };
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, startChildServer } from './childServer.js';
+import { freePort, productArgs, startChildServer } from './childServer.js';
 import { httpScenarios } from './httpScenarios.js';
 import { runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const scenario = httpScenarios(world, env.SVC_SECRET).find((x) => x.name === name && x.server === 'product');
   if (!scenario && !receiver) throw new Error(`unknown scenario ${name}`);
   const server = await startChildServer({
-    name: 'product', args: ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', 'src/main.ts'], env, port, cwd: ROOT,
+    name: 'product', args: ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...productArgs(ROOT)], env, port, cwd: ROOT,
   });
   let windowMs = opts.seconds * 1000 + 1500;
   try {

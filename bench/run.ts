@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, startChildServer, type ChildServer } from './childServer.js';
+import { freePort, productArgs, startChildServer, type ChildServer } from './childServer.js';
 import { httpScenarios, probeMcp } from './httpScenarios.js';
 import { printReport, type ScenarioRow } from './printReport.js';
 import { median, runLoad, type LoadResult } from './runLoad.js';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const stopAll = () => Promise.all(servers.map((s) => s.stop()));
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
   try {
-    const product = await startChildServer({ name: 'product', args: ['--import', 'tsx', 'src/main.ts'], env, port, cwd: ROOT });
+    const product = await startChildServer({ name: 'product', args: productArgs(ROOT), env, port, cwd: ROOT });
     servers.push(product);
     const bare = await startChildServer({
       name: 'bare', args: ['--import', 'tsx', 'bench/bareServer.ts'], env: { ...env, PORT: String(barePort) }, port: barePort, cwd: ROOT,

@@ -8,6 +8,7 @@ export interface SqlResult<T> {
 /** The part of a better-sqlite3 connection `sql()` uses. */
 interface SqliteStatement {
   reader: boolean;
+  readonly: boolean;
   all(...params: unknown[]): unknown[];
   run(...params: unknown[]): { changes: number };
 }
@@ -33,28 +34,107 @@ function preparedStatement(conn: SqliteConnection, text: string): SqliteStatemen
   return stmt;
 }
 
-const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * SQLite has one connection, and a transaction (`inTransaction`) stays open across the awaits of its
- * callback. A statement from outside it must not land inside it: it would see uncommitted rows and be
- * rolled back with it (an audit row or a unit charge lost with another request's failure). So it waits
- * until no transaction is open; the statement itself then runs synchronously, with nothing in between.
- */
-async function outsideOthersTransaction(conn: SqliteConnection): Promise<void> {
-  const deadline = Date.now() + MAX_WAIT_MS;
-  // past the deadline it runs anyway rather than hang (a caller awaiting its own transaction by mistake)
-  while (conn.inTransaction && Date.now() < deadline) await nextTick();
-}
-
-function runSqlite<T>(conn: SqliteConnection, text: string, params: unknown[]): SqlResult<T> {
-  const stmt = preparedStatement(conn, text);
+function runSqlite<T>(conn: SqliteConnection, stmt: SqliteStatement, params: unknown[]): SqlResult<T> {
   const values = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
   if (stmt.reader) {
     const rows = stmt.all(...values) as T[];
     return { rows, affected: rows.length };
   }
   return { rows: [], affected: stmt.run(...values).changes };
+}
+
+interface QueuedWrite {
+  stmt: SqliteStatement;
+  params: unknown[];
+  resolve(r: SqlResult<unknown>): void;
+  reject(err: unknown): void;
+}
+interface WriteQueue {
+  items: QueuedWrite[];
+  since: number;
+  scheduled: boolean;
+}
+const writeQueues = new WeakMap<SqliteConnection, WriteQueue>();
+
+/**
+ * Group commit for the statements run outside any transaction on SQLite (the pipeline's rate-limit count,
+ * unit charge and audit row, among others). The writes issued during one turn of the event loop run
+ * together in one `BEGIN IMMEDIATE … COMMIT` at the next turn, and each caller's promise settles only
+ * after that commit: a caller still learns of its write only once it is durable, exactly as with one
+ * commit per statement, while the WAL is written and synced once per group instead of once per statement.
+ * A statement that fails is rolled back alone (SQLite's statement-level atomicity) and only its caller
+ * sees the error; if the transaction itself is lost (a full disk, a lock held too long by another
+ * process), every caller of the group sees the error and none of the group is kept.
+ * A group never runs while another caller's transaction is open on the connection (it would become part
+ * of it): it waits, a turn at a time, for at most MAX_WAIT_MS, then runs anyway rather than hang.
+ */
+function queueWrite(conn: SqliteConnection, stmt: SqliteStatement, params: unknown[]): Promise<SqlResult<unknown>> {
+  let q = writeQueues.get(conn);
+  if (!q) writeQueues.set(conn, (q = { items: [], since: 0, scheduled: false }));
+  const queue = q;
+  return new Promise((resolve, reject) => {
+    queue.items.push({ stmt, params, resolve, reject });
+    if (!queue.scheduled) {
+      queue.scheduled = true;
+      queue.since = Date.now();
+      setImmediate(() => flushWrites(conn, queue));
+    }
+  });
+}
+
+function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
+  if (conn.inTransaction && Date.now() - q.since < MAX_WAIT_MS) {
+    setImmediate(() => flushWrites(conn, q));
+    return;
+  }
+  const items = q.items;
+  q.items = [];
+  q.scheduled = false;
+  const own = items.length > 1 && !conn.inTransaction;
+  const outcomes: ({ ok: true; value: SqlResult<unknown> } | { ok: false; error: unknown })[] = [];
+  try {
+    if (own) preparedStatement(conn, 'BEGIN IMMEDIATE').run();
+    for (const item of items) {
+      try {
+        outcomes.push({ ok: true, value: runSqlite(conn, item.stmt, item.params) });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+        // an error that ends the transaction (not a statement-level one) takes the whole group with it
+        if (own && !conn.inTransaction) throw error;
+      }
+    }
+    if (own) preparedStatement(conn, 'COMMIT').run();
+  } catch (error) {
+    if (own && conn.inTransaction) {
+      try {
+        preparedStatement(conn, 'ROLLBACK').run();
+      } catch {
+        // the transaction is gone already
+      }
+    }
+    items.forEach((item) => item.reject(error));
+    return;
+  }
+  items.forEach((item, i) => {
+    const o = outcomes[i];
+    if (o.ok) item.resolve(o.value);
+    else item.reject(o.error);
+  });
+}
+
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * SQLite has one connection, and a transaction (`inTransaction`) stays open across the awaits of its
+ * callback. A statement from outside it must not land inside it: it would see uncommitted rows and be
+ * rolled back with it (an audit row or a unit charge lost with another request's failure). So a read
+ * waits until no transaction is open, then runs synchronously, with nothing in between; writes are
+ * grouped (queueWrite).
+ */
+async function outsideOthersTransaction(conn: SqliteConnection): Promise<void> {
+  const deadline = Date.now() + MAX_WAIT_MS;
+  // past the deadline it runs anyway rather than hang (a caller awaiting its own transaction by mistake)
+  while (conn.inTransaction && Date.now() < deadline) await nextTick();
 }
 
 /**
@@ -74,8 +154,11 @@ export async function sql<T = Record<string, unknown>>(
   if (!isPostgres(ds)) {
     const conn = (ds.driver as unknown as { databaseConnection?: SqliteConnection }).databaseConnection;
     if (conn) {
-      if (!inOwnTransaction && conn.inTransaction) await outsideOthersTransaction(conn);
-      return runSqlite<T>(conn, text, params);
+      const stmt = preparedStatement(conn, text);
+      if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
+      if (!stmt.readonly) return queueWrite(conn, stmt, params) as Promise<SqlResult<T>>;
+      if (conn.inTransaction) await outsideOthersTransaction(conn);
+      return runSqlite<T>(conn, stmt, params);
     }
   }
   let n = 0;

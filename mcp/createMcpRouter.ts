@@ -121,8 +121,13 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
       },
     });
     // JSON unless the client asked for progress notifications, which need the SSE stream
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(read.body) });
+    const sse = wantsProgress(read.body);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
     res.on('close', () => {
+      // A JSON answer that was sent in full leaves nothing running: both objects are simply dropped (closing
+      // them costs the SDK an error object per request). An SSE stream, or a client gone before its
+      // answer, is closed, which aborts the tool calls still in flight.
+      if (!sse && res.writableFinished) return;
       void transport.close();
       void server.close();
     });

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { readLimited } from '../src/readLimited.js';
 
 export type McpBody =
   | { bytes: Buffer; body: unknown }
@@ -20,14 +21,8 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
     req.resume();
     return tooLarge;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size <= limit) chunks.push(chunk);
-  }
-  if (size > limit) return tooLarge;
-  const bytes = Buffer.concat(chunks);
+  const { bytes, over } = await readLimited(req, limit);
+  if (over) return tooLarge;
   if (!isJson(req.headers['content-type'])) return { bytes, body: null };
   try {
     // RFC 8259 §8.1: JSON is UTF-8; other bytes are a parse error, never text changed by replacement characters

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { DomainError } from '../src/domain/errors.js';
+import { readLimited } from '../src/readLimited.js';
 
 /**
  * Reads the raw request body up to `limit` bytes. Over the limit the rest is drained and a 413 is
@@ -13,15 +14,8 @@ export async function readBody(req: Request, limit: number): Promise<{ bytes: Bu
     req.resume();
     return { error: tooLarge() };
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let over = false;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) over = true;
-    if (!over) chunks.push(chunk);
-  }
-  return over ? { error: tooLarge() } : { bytes: Buffer.concat(chunks) };
+  const { bytes, over } = await readLimited(req, limit);
+  return over ? { error: tooLarge() } : { bytes };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

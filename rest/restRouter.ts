@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { callTRPCProcedure } from '@trpc/server';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
 import { writeAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
@@ -29,19 +31,54 @@ const header = (req: Request, name: string) => {
  * The REST adapter: mounts every procedure at its `http` metadata under /v1, translating path, query and
  * body into the procedure's input and its result or error into HTTP. It adds no rule of its own.
  */
+/** Express's own decoding of a path parameter: a malformed percent-encoding is the client's error (400). */
+function decodeParam(value: string): string {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw Object.assign(new URIError(`Failed to decode param '${value}'`), { status: 400, statusCode: 400 });
+  }
+}
+
 export function createRestRouter({ services, rateLimiter }: RestRouterOptions): Router {
   const r = express.Router();
-  const openapi = buildOpenApiDocument(services.config.baseUrl);
+  const openapi = JSON.stringify(buildOpenApiDocument(services.config.baseUrl));
+  const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
   r.get('/v1/openapi.json', (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(openapi);
+    res.set({ 'Cache-Control': 'public, max-age=300', ETag: openapiEtag }).type('application/json').send(openapi);
   });
 
+  // One dispatching middleware instead of a route per operation: the routes are grouped by method and
+  // first segment after /v1, so a request tries a handful of patterns instead of walking every layer.
+  // Patterns match as Express routes do (case-insensitive, optional trailing slash, decoded params,
+  // malformed percent-encoding a 400); HEAD is answered by the GET route.
   const procedures = listProcedures();
+  const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
+  const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo }[]>();
   for (const proc of procedures) {
-    r[proc.meta.http.method.toLowerCase() as 'get'](expressPath(proc.meta.http.path), (req: Request, res: Response) =>
-      handle(proc, req, res),
-    );
+    const key = routeKey(proc.meta.http.method, proc.meta.http.path);
+    const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
+    routes.set(key, [...(routes.get(key) ?? []), { match, proc }]);
   }
+  r.use((req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    const candidates = routes.get(routeKey(req.method === 'HEAD' ? 'GET' : req.method, path));
+    if (!candidates) return next();
+    for (const c of candidates) {
+      let m: ReturnType<typeof c.match>;
+      try {
+        m = c.match(path);
+      } catch (err) {
+        return next(err);
+      }
+      if (m) {
+        req.params = m.params;
+        return void handle(c.proc, req, res);
+      }
+    }
+    next();
+  });
 
   async function handle(proc: ProcedureInfo, req: Request, res: Response) {
     const requestId = requestIdFrom(header(req, 'x-request-id'));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Organization, User } from '../../db/entities/index.js';
+import { Organization, type User } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
 import { notFound } from '../domain/errors.js';
 import { idOf, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
@@ -17,6 +18,9 @@ export const OrganizationView = z
   .object({ id: idOf('org'), name: z.string(), role: z.enum(['owner', 'admin', 'member']), createdAt: timestamp })
   .meta({ id: 'Organization' });
 
+type MeRow = Pick<User, 'id' | 'email' | 'name' | 'locale' | 'createdAt'>;
+const ME_LOOKUP = 'SELECT "id", "email", "name", "locale", "createdAt" FROM "users" WHERE "id" = ?';
+
 export const meRouter = router({
   get: apiProcedure
     .meta({
@@ -28,7 +32,8 @@ export const meRouter = router({
     .input(z.strictObject({}))
     .output(MeView)
     .query(async ({ ctx }) => {
-      const user = await ctx.services.ds.manager.findOneBy(User, { id: ctx.actor.userId });
+      // one prepared statement: this is the call agents make most (the ORM's builder cost more than the read)
+      const user = (await sql<MeRow>(ctx.services.ds, ME_LOOKUP, [ctx.actor.userId])).rows[0];
       if (!user) throw notFound('User');
       return {
         id: user.id, email: user.email, name: user.name, locale: user.locale, organizationId: ctx.actor.organizationId,
