@@ -102,7 +102,10 @@ async function main(): Promise<void> {
   const scenario = httpScenarios(world, env.SVC_SECRET).find((x) => x.name === name && x.server === 'product');
   if (!scenario && !receiver) throw new Error(`unknown scenario ${name}`);
   const server = await startChildServer({
-    name: 'product', args: ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...productArgs(ROOT)], env, port, cwd: ROOT,
+    // npm start's node flags, but the sources through tsx, so that the profile names our files and lines
+    name: 'product',
+    args: ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', ...productArgs(ROOT).map((a) => (a === '.build/main.mjs' ? 'src/main.ts' : a))],
+    env, port, cwd: ROOT,
   });
   let windowMs = opts.seconds * 1000 + 1500;
   try {
