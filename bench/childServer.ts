@@ -14,6 +14,8 @@ export interface ChildServer {
   peakRss(): number;
   /** Highest VmRSS since the last call (a scenario's window), then starts a new window. */
   takeWindowPeak(): number;
+  /** CPU time (user + system) the process has used so far, in milliseconds (Linux /proc; 0 elsewhere). */
+  cpuMs(): number;
   /** SIGTERM, then wait for exit (SIGKILL after 15 s). */
   stop(): Promise<number | null>;
 }
@@ -37,6 +39,17 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** CPU time of a process in ms: utime + stime from /proc/<pid>/stat (clock ticks, 100 per second on Linux). */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 /** Resident set size of a process in bytes, from /proc (Linux); 0 where /proc is missing. */
@@ -97,6 +110,9 @@ export async function startChildServer(o: StartChildOptions): Promise<ChildServe
     peakRss() {
       sample();
       return peak;
+    },
+    cpuMs() {
+      return cpuMsOf(child.pid!);
     },
     takeWindowPeak() {
       sample();

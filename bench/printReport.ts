@@ -2,7 +2,7 @@ import type { WebhookFigures } from './webhookBench.js';
 
 /** Medians of one scenario over the rounds, or why it was skipped. */
 export type ScenarioRow =
-  | { name: string; label: string; rps: number; p50: number; p99: number; failures: number; rssPeak?: number }
+  | { name: string; label: string; rps: number; p50: number; p99: number; failures: number; rssPeak?: number; cpuUsPerRequest?: number }
   | { name: string; label: string; skipped: string };
 
 export interface ReportInput {
@@ -76,7 +76,7 @@ export function judgeTargets(i: ReportInput): TargetVerdict[] {
 export function printReport(i: ReportInput): { rows: ScenarioRow[]; webhooks: unknown; targets: TargetVerdict[] } {
   const bare = measuredRow(i.rows, 'bare');
   console.log('\nmedians over the rounds');
-  console.log(`  ${'scenario'.padEnd(32)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs bare'.padStart(8)}  RSS peak`);
+  console.log(`  ${'scenario'.padEnd(32)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs bare'.padStart(8)} ${'CPU µs/req'.padStart(11)}  RSS peak`);
   for (const r of i.rows) {
     if ('skipped' in r) {
       console.log(`  ${r.label.padEnd(32)} ${r.skipped}`);
@@ -85,7 +85,8 @@ export function printReport(i: ReportInput): { rows: ScenarioRow[]; webhooks: un
     const ratio = bare ? `${((r.rps / bare.rps) * 100).toFixed(1)}%` : '';
     const rss = r.rssPeak ? `${(r.rssPeak / MB).toFixed(0)} MB` : '';
     const failed = r.failures ? `  ${r.failures} failed requests` : '';
-    console.log(`  ${r.label.padEnd(32)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${ratio.padStart(8)}  ${rss}${failed}`);
+    const cpu = r.cpuUsPerRequest ? r.cpuUsPerRequest.toFixed(0) : '';
+    console.log(`  ${r.label.padEnd(32)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${ratio.padStart(8)} ${cpu.padStart(11)}  ${rss}${failed}`);
   }
   for (const [title, f] of [['webhooks at 200 events/s, 1 webhook', i.latency], ['webhook fan-out', i.fanout]] as const) {
     if (f === null) continue;

@@ -76,11 +76,14 @@ async function main(): Promise<void> {
       for (const s of scenarios) {
         if (s.name === 'mcp-get-me' && mcpSkip) continue;
         const server = s.server === 'bare' ? bare : product;
+        const cpu0 = server.cpuMs();
         const r = await runLoad(server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
+        r.cpuUsPerRequest = r.total ? ((server.cpuMs() - cpu0) * 1000) / r.total : undefined;
         results.get(s.name)!.push(r);
         if (s.server === 'product') rss.set(s.name, Math.max(rss.get(s.name) ?? 0, product.takeWindowPeak()));
         const bad = r.failures ? `  (${r.failures} failed: ${JSON.stringify(r.statusCodes)})` : '';
-        console.log(`  ${s.label.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${bad}`);
+        const cpu = r.cpuUsPerRequest === undefined ? '' : `  server CPU ${r.cpuUsPerRequest.toFixed(0)} µs/request`;
+        console.log(`  ${s.label.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${bad}`);
       }
     }
     const rows: ScenarioRow[] = scenarios.map((s) => {
@@ -89,6 +92,7 @@ async function main(): Promise<void> {
       return {
         name: s.name, label: s.label, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)),
         p99: median(rs.map((r) => r.p99)), failures: rs.reduce((n, r) => n + r.failures, 0), rssPeak: rss.get(s.name),
+        cpuUsPerRequest: median(rs.map((r) => r.cpuUsPerRequest ?? 0)),
       };
     });
 

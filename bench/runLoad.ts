@@ -19,6 +19,8 @@ export interface LoadResult {
   /** Non-2xx responses plus connection errors and timeouts: a scenario with any is not a clean figure. */
   failures: number;
   statusCodes: Record<string, number>;
+  /** The server process's CPU time per request in µs (set by the caller, which knows the process). */
+  cpuUsPerRequest?: number;
 }
 
 export interface LoadOptions {
