@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
+import type { WebhookDelivery } from '../../db/entities/index.js';
 import { iso } from '../domain/time.js';
 import type { ResolvedDeliveryDeps } from './deliveryDeps.js';
-import type { AttemptUpdate } from './deliveryStore.js';
+import type { AttemptUpdate, DeliveryWebhook } from './deliveryStore.js';
 import { parseSnapshot, buildBody } from './payload.js';
 import { backoffMs, classifyAttempt } from './retryPolicy.js';
 import { effectiveSecrets } from './rotation.js';
+import { decryptSecret } from './secretBox.js';
 import { buildDeliveryHeaders } from './signing.js';
 import { checkWebhookUrl, UrlRefusedError } from './ssrfGuard.js';
 import { customHeadersOf } from './webhookConfig.js';
@@ -20,6 +21,22 @@ export interface AttemptResult {
   aborted?: boolean;
 }
 
+const decrypted = new WeakMap<DeliveryWebhook, Map<string, string>>();
+/**
+ * Decrypts a webhook's sealed values once per webhook object: the worker loads each webhook once per claimed
+ * batch and shares that object between the batch's rows, so the plaintexts live as long as the batch.
+ */
+function decrypterFor(key: Buffer, webhook: DeliveryWebhook): (sealed: string) => string {
+  let memo = decrypted.get(webhook);
+  if (!memo) decrypted.set(webhook, (memo = new Map()));
+  const m = memo;
+  return (sealed) => {
+    let plain = m.get(sealed);
+    if (plain === undefined) m.set(sealed, (plain = decryptSecret(key, sealed)));
+    return plain;
+  };
+}
+
 const unsent = (error: string): AttemptResult => ({ statusCode: null, durationMs: null, responseBody: null, error });
 
 /**
@@ -28,7 +45,7 @@ const unsent = (error: string): AttemptResult => ({ statusCode: null, durationMs
  * address) and sends it. Never throws for the receiver's sake; every failure is a result.
  */
 export async function attemptDelivery(
-  deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: Webhook | null, log: Logger, signal?: AbortSignal,
+  deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: DeliveryWebhook | null, log: Logger, signal?: AbortSignal,
 ): Promise<AttemptResult> {
   if (!webhook) return unsent('webhook_deleted');
   if (!webhook.active) return unsent('webhook_inactive');
@@ -38,8 +55,9 @@ export async function attemptDelivery(
   let secrets: { current: string; next: string | null };
   let customHeaders;
   try {
-    secrets = effectiveSecrets(deps.key, webhook, now);
-    customHeaders = customHeadersOf(deps.key, webhook);
+    const decrypt = decrypterFor(deps.key, webhook);
+    secrets = effectiveSecrets(deps.key, webhook, now, decrypt);
+    customHeaders = customHeadersOf(deps.key, webhook, decrypt);
   } catch {
     log.error({ webhookId: webhook.id }, 'webhook secret cannot be decrypted (SVC_WEBHOOK_KEY or webhook.key changed?)');
     return unsent('secret_unreadable');

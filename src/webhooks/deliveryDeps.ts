@@ -41,12 +41,16 @@ export function allowlistOf(config: Config): Allowlist {
   return list;
 }
 
-export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps> = {}): ResolvedDeliveryDeps {
+/**
+ * The deps of one runtime: `extra` wins over what configureWebhookDelivery set, which wins over
+ * `defaultSender` (the worker's keep-alive pool) and the one-shot undici sender.
+ */
+export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps> = {}, defaultSender?: HttpSender): ResolvedDeliveryDeps {
   const d = { ...overrides.get(s), ...stripUndefined(extra) };
   const resolver = d.resolver ?? systemResolver;
   return {
     resolver,
-    sender: d.sender ?? undiciSender,
+    sender: d.sender ?? defaultSender ?? undiciSender,
     timeouts: d.timeouts ?? DEFAULT_TIMEOUTS,
     now: d.now ?? s.now,
     policy: { allowlist: allowlistOf(s.config), resolver },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { isPostgres, sql } from '../../db/sql.js';
-import { WebhookDelivery } from '../../db/entities/index.js';
+import { type Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import { newId } from '../domain/ids.js';
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, type Page, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
@@ -24,50 +24,127 @@ export function newDeliveryRow(
   });
 }
 
+const ROW_COLUMNS = [
+  'id', 'webhookId', 'roomId', 'eventId', 'eventType', 'deliveryId', 'payload', 'state', 'attempts', 'maxAttempts', 'nextAttemptAt',
+  'leaseOwner', 'leaseUntil', 'statusCode', 'durationMs', 'responseBody', 'lastError', 'finalizedAt', 'redeliveryOf', 'createdAt',
+] as const satisfies readonly (keyof WebhookDelivery)[];
+/** Rows per INSERT statement (SQLite allows 32,766 parameters per statement). */
+const INSERT_CHUNK = 500;
+
+/** Inserts delivery rows in the caller's transaction, as one multi-row INSERT per 500 rows (no ORM round trip per row). */
+export async function insertDeliveryRows(m: EntityManager, rows: WebhookDelivery[]): Promise<void> {
+  const head = `INSERT INTO "webhook_deliveries" (${ROW_COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES `;
+  const tuple = `(${ROW_COLUMNS.map(() => '?').join(', ')})`;
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const chunk = rows.slice(i, i + INSERT_CHUNK);
+    await sql(m, head + chunk.map(() => tuple).join(', '), chunk.flatMap((r) => ROW_COLUMNS.map((c) => r[c])));
+  }
+}
+
+/** What an attempt needs of its webhook (loaded once per claimed batch, not per row). */
+export type DeliveryWebhook = Pick<Webhook, 'id' | 'url' | 'apiVersion' | 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt' | 'headersEnc' | 'active'>;
+
+/** A claimed delivery and its webhook as of the claim (null: deleted meanwhile). */
+export interface ClaimedDelivery {
+  row: WebhookDelivery;
+  webhook: DeliveryWebhook | null;
+}
+
+type WebhookRecord = Omit<DeliveryWebhook, 'active'> & { active: boolean | number };
+
 /**
- * Claims up to `limit` due deliveries for `owner` until `leaseUntil`, in one statement: pending, due, and
- * not leased (or the lease expired: its holder crashed). PostgreSQL skips rows another worker is claiming
- * (`FOR UPDATE SKIP LOCKED`); SQLite has one writer, so the conditional UPDATE is already atomic.
- * `before` runs first in the same transaction (the worker promotes ended rotations there).
+ * Claims up to `limit` due deliveries for `owner` until `leaseUntil`, with their webhooks, in one
+ * transaction: pending, due, and not leased (or the lease expired: its holder crashed). PostgreSQL skips
+ * rows another worker is claiming (`FOR UPDATE SKIP LOCKED`); SQLite has one writer, so the conditional
+ * UPDATE is already atomic. The UPDATE returns the claimed rows themselves and one statement loads their
+ * webhooks. `before` runs first in the same transaction (the worker promotes ended rotations there).
  */
-export async function claimDueDeliveries(
+export async function claimDueBatch(
   s: Services, owner: string, now: Date, leaseUntil: Date, limit: number, before?: (m: EntityManager) => Promise<unknown>,
-): Promise<WebhookDelivery[]> {
+): Promise<ClaimedDelivery[]> {
   const pg = isPostgres(s.ds);
   const t = iso(now);
-  const claimed = await inTransaction(s, async (m) => {
+  const { rows, hooks } = await inTransaction(s, async (m) => {
     await before?.(m);
-    const r = await sql<{ id: string }>(
+    const claimed = await sql<WebhookDelivery>(
       m,
       'UPDATE "webhook_deliveries" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
         'SELECT "id" FROM "webhook_deliveries" WHERE "state" = \'pending\' AND "nextAttemptAt" <= ? ' +
         'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" LIMIT ?' +
         (pg ? ' FOR UPDATE SKIP LOCKED' : '') +
-        ') RETURNING "id"',
+        ') RETURNING *',
       [owner, iso(leaseUntil), t, t, limit],
     );
-    return r.rows.map((x) => x.id);
+    if (!claimed.rows.length) return { rows: [], hooks: [] };
+    const ids = [...new Set(claimed.rows.map((r) => r.webhookId))];
+    const found = await sql<WebhookRecord>(
+      m,
+      'SELECT "id", "url", "apiVersion", "secretEnc", "nextSecretEnc", "rotationEndsAt", "headersEnc", "active" FROM "webhooks" ' +
+        `WHERE "id" IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    return { rows: claimed.rows, hooks: found.rows };
   });
-  if (!claimed.length) return [];
-  const rows = await s.ds.getRepository(WebhookDelivery).createQueryBuilder('d').where('d.id IN (:...ids)', { ids: claimed }).getMany();
-  return rows.filter((r) => r.leaseOwner === owner).sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1));
+  const byId = new Map(hooks.map((w) => [w.id, { ...w, active: Boolean(w.active) } satisfies DeliveryWebhook]));
+  return rows
+    .sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1))
+    .map((row) => ({ row, webhook: byId.get(row.webhookId) ?? null }));
 }
 
-/** What an attempt changes on its row. */
-export type AttemptUpdate = Partial<Pick<WebhookDelivery,
-  'state' | 'attempts' | 'nextAttemptAt' | 'statusCode' | 'durationMs' | 'responseBody' | 'lastError' | 'finalizedAt'>>;
+/** claimDueBatch without the webhooks: the claimed rows, oldest due first. */
+export async function claimDueDeliveries(
+  s: Services, owner: string, now: Date, leaseUntil: Date, limit: number, before?: (m: EntityManager) => Promise<unknown>,
+): Promise<WebhookDelivery[]> {
+  return (await claimDueBatch(s, owner, now, leaseUntil, limit, before)).map((c) => c.row);
+}
+
+/** What an attempt changes on its row (updateAfterAttempt): `nextAttemptAt` when retried, `finalizedAt` when final. */
+export type AttemptUpdate = Pick<WebhookDelivery, 'state' | 'attempts' | 'statusCode' | 'durationMs' | 'responseBody' | 'lastError'>
+  & Partial<Pick<WebhookDelivery, 'nextAttemptAt' | 'finalizedAt'>>;
+
+/** One row to settle: an attempt's result, or (`update` null) a lease given back untouched. */
+export interface Settlement {
+  id: string;
+  update: AttemptUpdate | null;
+}
+
+const FINISH =
+  'UPDATE "webhook_deliveries" SET "state" = ?, "attempts" = ?, "nextAttemptAt" = COALESCE(?, "nextAttemptAt"), ' +
+  '"statusCode" = ?, "durationMs" = ?, "responseBody" = ?, "lastError" = ?, "finalizedAt" = COALESCE(?, "finalizedAt"), ' +
+  '"leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
+const RELEASE = 'UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
+
+/**
+ * Writes the results of several attempts (and gives back untouched leases) in ONE transaction, each row
+ * only while `owner` still holds its lease (an expired lease taken over by another worker is left alone).
+ * Returns, per settlement, whether it was written. If the transaction fails nothing is written and the
+ * leases expire: the rows are attempted again (at least once).
+ */
+export async function settleDeliveries(s: Services, owner: string, settlements: Settlement[]): Promise<boolean[]> {
+  if (!settlements.length) return [];
+  return inTransaction(s, (m) => settleIn(m, owner, settlements));
+}
+
+/** settleDeliveries inside the caller's transaction (the worker records with its next claim). */
+export async function settleIn(m: EntityManager, owner: string, settlements: Settlement[]): Promise<boolean[]> {
+  const written: boolean[] = [];
+  for (const { id, update: u } of settlements) {
+    const r = u
+      ? await sql(m, FINISH, [u.state, u.attempts, u.nextAttemptAt ?? null, u.statusCode, u.durationMs, u.responseBody, u.lastError, u.finalizedAt ?? null, id, owner])
+      : await sql(m, RELEASE, [id, owner]);
+    written.push(r.affected > 0);
+  }
+  return written;
+}
 
 /** Writes an attempt's result and gives the lease back, only while `owner` still holds it. */
 export async function finishAttempt(s: Services, id: string, owner: string, update: AttemptUpdate): Promise<boolean> {
-  return inTransaction(s, async (m) => {
-    const r = await m.update(WebhookDelivery, { id, leaseOwner: owner }, { ...update, leaseOwner: null, leaseUntil: null });
-    return (r.affected ?? 0) > 0;
-  });
+  return (await settleDeliveries(s, owner, [{ id, update }]))[0];
 }
 
 /** Gives a lease back untouched (the worker stops before or during an attempt, which then does not count). */
 export async function releaseLease(s: Services, id: string, owner: string): Promise<void> {
-  await inTransaction(s, (m) => m.update(WebhookDelivery, { id, leaseOwner: owner }, { leaseOwner: null, leaseUntil: null }));
+  await settleDeliveries(s, owner, [{ id, update: null }]);
 }
 
 /** Delivery history of one webhook, newest first, with an opaque signed cursor (keyset on the row id). */

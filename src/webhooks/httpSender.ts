@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { RESPONSE_PREVIEW_BYTES } from './constants.js';
 import type { CheckedTarget } from './ssrfGuard.js';
 
@@ -50,38 +50,76 @@ async function readPreview(body: AsyncIterable<Buffer> & { destroy(): void }): P
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/**
- * The real sender: a POST over undici that connects only to `target.address` (the address the SSRF guard
- * checked: the socket's DNS lookup is answered with it, while TLS still verifies the host name), never
- * follows a redirect, and is bounded by connect, header and body timeouts plus an overall deadline.
- */
-export const undiciSender: HttpSender = async ({ target, headers, body, timeouts, signal }) => {
-  const lookup = (_host: string, opts: LookupOptions, cb: (...a: unknown[]) => void) => {
+/** The pinned lookup: the socket's DNS question is answered with the checked address, and only with it. */
+function pinnedLookup(target: CheckedTarget) {
+  return (_host: string, opts: LookupOptions, cb: (...a: unknown[]) => void) => {
     if (opts?.all) cb(null, [{ address: target.address, family: target.family } satisfies LookupAddress]);
     else cb(null, target.address, target.family);
   };
-  const agent = new Agent({
-    connect: { timeout: timeouts.connectMs, lookup: lookup as never },
+}
+
+/**
+ * An undici Agent that connects only to `target.address`, bounded by the connect, header and body
+ * timeouts. `keepAlive` keeps connections open for the next request to the same key (the pool's caller
+ * guarantees the key includes the pinned address); without it every request gets its own connection.
+ */
+export function pinnedAgent(target: CheckedTarget, timeouts: SendTimeouts, o: { keepAlive: boolean; connections?: number }): Agent {
+  return new Agent({
+    connect: { timeout: timeouts.connectMs, lookup: pinnedLookup(target) as never },
     headersTimeout: timeouts.responseMs,
     bodyTimeout: timeouts.responseMs,
-    connections: 1,
-    pipelining: 0,
+    connections: o.connections ?? 1,
+    // pipelining 0 turns keep-alive off; 1 keeps a connection for the next request, never two at once on it
+    pipelining: o.keepAlive ? 1 : 0,
+    ...(o.keepAlive ? { keepAliveTimeout: 4000, keepAliveMaxTimeout: 30_000 } : {}),
   });
-  const deadline = AbortSignal.timeout(timeouts.connectMs + 2 * timeouts.responseMs);
+}
+
+/**
+ * One POST through `dispatcher` (an agent pinned to `target.address`): never follows a redirect, reads at
+ * most RESPONSE_PREVIEW_BYTES of the answer, and is bounded by an overall deadline besides the agent's
+ * timeouts. Never throws: a failure is a result.
+ */
+export async function sendVia(dispatcher: Dispatcher, { target, headers, body, timeouts, signal }: SendRequest): Promise<SendResult> {
+  // one controller for the deadline and the worker's stop (cheaper than AbortSignal.timeout + AbortSignal.any,
+  // which also keeps every dependent signal registered on the long-lived stop signal until GC)
+  const ac = new AbortController();
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    ac.abort();
+  }, timeouts.connectMs + 2 * timeouts.responseMs);
+  const stop = () => ac.abort();
+  if (signal?.aborted) ac.abort();
+  else signal?.addEventListener('abort', stop, { once: true });
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let statusCode: number | null = null;
   try {
-    const res = await request(target.url, {
-      method: 'POST', headers, body, dispatcher: agent, signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
-    });
+    // undici's request() follows no redirect (that takes an interceptor, never installed here)
+    const res = await request(target.url, { method: 'POST', headers, body, dispatcher, signal: ac.signal });
     statusCode = res.statusCode;
     const preview = await readPreview(res.body as never);
     return { statusCode, body: preview, error: null, durationMs: elapsed() };
   } catch (err) {
     const e = err as { code?: string; name?: string };
-    const error = signal?.aborted ? 'aborted' : TIMEOUT_CODES.has(e.code ?? '') || deadline.aborted ? 'timeout' : 'network_error';
+    const error = signal?.aborted ? 'aborted' : TIMEOUT_CODES.has(e.code ?? '') || timedOut ? 'timeout' : 'network_error';
     return { statusCode: error === 'aborted' ? null : statusCode, body: null, error, durationMs: elapsed() };
+  } finally {
+    clearTimeout(deadline);
+    signal?.removeEventListener('abort', stop);
+  }
+}
+
+/**
+ * The one-shot sender (synchronous redelivery): a fresh agent per attempt, closed after it. It connects only
+ * to `target.address` (the address the SSRF guard checked: the socket's DNS lookup is answered with it,
+ * while TLS still verifies the host name). The worker uses the keep-alive pool of agentPool.ts instead.
+ */
+export const undiciSender: HttpSender = async (req) => {
+  const agent = pinnedAgent(req.target, req.timeouts, { keepAlive: false });
+  try {
+    return await sendVia(agent, req);
   } finally {
     agent.destroy().catch(() => undefined);
   }

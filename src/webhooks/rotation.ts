@@ -24,12 +24,15 @@ export const isRotating = (w: Pick<Webhook, 'nextSecretEnc' | 'rotationEndsAt'>,
  * The secrets to sign with at `now`: the current one, and the next one while rotating. When the period has
  * ended the next secret already counts as the only one, even before the promotion is written.
  */
-export function effectiveSecrets(key: Buffer, w: Webhook, now: Date): { current: string; next: string | null } {
+export function effectiveSecrets(
+  key: Buffer, w: Pick<Webhook, 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt'>, now: Date,
+  decrypt: (sealed: string) => string = (sealed) => decryptSecret(key, sealed),
+): { current: string; next: string | null } {
   if (w.nextSecretEnc && w.rotationEndsAt) {
-    const next = decryptSecret(key, w.nextSecretEnc);
-    return isRotating(w, now) ? { current: decryptSecret(key, w.secretEnc), next } : { current: next, next: null };
+    const next = decrypt(w.nextSecretEnc);
+    return isRotating(w, now) ? { current: decrypt(w.secretEnc), next } : { current: next, next: null };
   }
-  return { current: decryptSecret(key, w.secretEnc), next: null };
+  return { current: decrypt(w.secretEnc), next: null };
 }
 
 /** Starts a rotation; the next secret is returned here once. 409 `invalid_state` while one is running. */

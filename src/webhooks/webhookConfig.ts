@@ -118,8 +118,10 @@ export async function deleteWebhook(s: Services, id: string, actor?: Actor): Pro
 }
 
 /** The custom headers in clear, for the sender only. */
-export function customHeadersOf(key: Buffer, w: Webhook): CustomHeader[] {
-  return w.headersEnc ? (JSON.parse(decryptSecret(key, w.headersEnc)) as CustomHeader[]) : [];
+export function customHeadersOf(
+  key: Buffer, w: Pick<Webhook, 'headersEnc'>, decrypt: (sealed: string) => string = (sealed) => decryptSecret(key, sealed),
+): CustomHeader[] {
+  return w.headersEnc ? (JSON.parse(decrypt(w.headersEnc)) as CustomHeader[]) : [];
 }
 
 /** Refuses a change that needs the webhook to be in another state. */

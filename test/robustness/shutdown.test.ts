@@ -49,7 +49,7 @@ describe('SIGTERM under load (issue 10.3)', () => {
     try {
       const setup = await db.open();
       const w = await createWorld(setup);
-      await createWebhook(setup.services, { roomId: w.roomId, url: rx.url, createdById: w.owner.id });
+      const { webhook } = await createWebhook(setup.services, { roomId: w.roomId, url: rx.url, createdById: w.owner.id });
       await setup.close();
 
       const server = await db.start({ SVC_WORKER: 'on' });
@@ -76,7 +76,16 @@ describe('SIGTERM under load (issue 10.3)', () => {
         }
       };
       const loops = Array.from({ length: LOOPS }, loop);
-      await waitFor(() => writes.filter(succeeded).length >= 100 && rx.received() > 0, 'load and deliveries under way');
+      // a delivery recorded as succeeded (not merely received: the receiver answers after a delay, and an
+      // attempt still waiting for that answer at the signal is aborted and not counted)
+      const someDelivered = async () => {
+        const res = await fetch(`${server.base}/v1/rooms/${w.roomId}/webhooks/${webhook.id}/deliveries?limit=200`, {
+          headers: { authorization: `Bearer ${w.key}` },
+        });
+        const page = (await res.json()) as { data?: { success: boolean }[] };
+        return (page.data ?? []).some((d) => d.success);
+      };
+      await waitFor(async () => writes.filter(succeeded).length >= 100 && rx.received() > 0 && (await someDelivered()), 'load and deliveries under way');
       const inFlightAtSignal = inFlight;
       signalled = true;
       server.proc.kill('SIGTERM');

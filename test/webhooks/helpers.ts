@@ -23,12 +23,16 @@ export interface Receiver {
   requests: Captured[];
   /** Replies for the next requests, in order. */
   script: Reply[];
+  /** TCP connections accepted so far, and those still open. */
+  readonly connections: number;
+  readonly openConnections: number;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export async function startReceiver(script: Reply[] = []): Promise<Receiver> {
+export async function startReceiver(script: Reply[] = [], at: { host?: string; port?: number } = {}): Promise<Receiver> {
   const requests: Captured[] = [];
+  const sockets = { accepted: 0, open: 0 };
   const hanging: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -45,14 +49,31 @@ export async function startReceiver(script: Reply[] = []): Promise<Receiver> {
       res.end(reply.body ?? '');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.on('connection', (socket) => {
+    sockets.accepted++;
+    sockets.open++;
+    socket.on('close', () => sockets.open--);
+  });
+  const host = at.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port ?? 0, host, resolve);
+  });
   const port = (server.address() as AddressInfo).port;
   const close = async () => {
     hanging.forEach((f) => f());
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
-  const r: Receiver = { url: `http://127.0.0.1:${port}/hook`, port, requests, script, close, [Symbol.asyncDispose]: close };
+  const r: Receiver = {
+    url: `http://${host}:${port}/hook`, port, requests, script, close, [Symbol.asyncDispose]: close,
+    get connections() {
+      return sockets.accepted;
+    },
+    get openConnections() {
+      return sockets.open;
+    },
+  };
   return r;
 }
 
