@@ -78,7 +78,7 @@ export function summarizeProfile(p: CpuProfile, windowMs = Infinity) {
   });
   const top = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
     [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, n);
-  return { total, self: top(self, 30), areas: top(areas, 25), ownInclusive: top(incl, 40, (k) => / (src|rest|mcp|db)\//.test(k)) };
+  return { total, self: top(self, 30), areas: top(areas, 25), ownInclusive: top(incl, 40, (k) => / (src|rest|mcp|db)\//.test(k)), inclusive: top(incl, 60) };
 }
 
 async function main(): Promise<void> {
@@ -135,6 +135,9 @@ async function main(): Promise<void> {
   console.log('\nself time by area'); s.areas.forEach((e) => console.log(line(e)));
   console.log('\nself time by function'); s.self.forEach((e) => console.log(line(e)));
   console.log('\ninclusive time, project code'); s.ownInclusive.forEach((e) => console.log(line(e)));
+  if (process.env.PROFILE_ALL) {
+    console.log('\ninclusive time, everything'); s.inclusive.forEach((e) => console.log(line(e)));
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
