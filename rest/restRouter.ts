@@ -128,20 +128,28 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   }
 
   // Anything else under /v1: 405 on a known path with another method, else 404. Both are audited.
-  const known = procedures.map((p) => ({ re: new RegExp(`^${p.meta.http.path.replace(/\{\w+\}/g, '[^/]+')}$`), p }));
+  // (the dispatcher's own patterns, so a path is "known" exactly when some method of it would be served)
+  const known = [...routes.values()].flat();
+  const matchesPath = (c: (typeof known)[number], path: string) => {
+    try {
+      return c.match(path) !== false;
+    } catch {
+      return false; // a malformed escape matches nothing
+    }
+  };
   r.all(/^\/v1(\/.*)?$/, async (req: Request, res: Response) => {
     const requestId = requestIdFrom(header(req, 'x-request-id'));
-    const matches = known.filter((k) => k.re.test(req.path));
+    const matches = known.filter((c) => matchesPath(c, req.path));
     const err = matches.length
       ? new DomainError('method_not_allowed', `Method ${req.method} is not allowed here`, {
-          details: { allowed: matches.map((m) => m.p.meta.http.method) },
+          details: { allowed: matches.map((m) => m.proc.meta.http.method) },
         })
       : new DomainError('not_found', 'No such endpoint');
-    const headers: Record<string, string> = matches.length ? { Allow: matches.map((m) => m.p.meta.http.method).join(', ') } : {};
+    const headers: Record<string, string> = matches.length ? { Allow: matches.map((m) => m.proc.meta.http.method).join(', ') } : {};
     req.resume();
     try {
       await writeAudit(services, {
-        requestId, surface: 'rest', method: req.method, routePattern: matches[0]?.p.meta.http.path ?? '(unmatched)',
+        requestId, surface: 'rest', method: req.method, routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
         statusCode: err.status, authMethod: null, actor: null, delegatingUserId: null, scopes: [], organizationId: null,
         userId: null, apiKeyId: null, tokenId: null, units: 0, errorCode: err.code,
       });
