@@ -22,16 +22,36 @@ export function loadWebhookKey(config: Pick<Config, 'webhookKey' | 'dataDir'>): 
   const file = path.join(config.dataDir, 'webhook.key');
   const cached = keyCache.get(file);
   if (cached) return cached;
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  try {
-    fs.writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
+  if (!fs.existsSync(file)) publishNewKey(config.dataDir, file);
   const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
   if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
   keyCache.set(file, key);
   return key;
+}
+
+/**
+ * Writes a fresh key to a private temporary file, then hard-links it to `file`. The link appears with its whole
+ * content or not at all, and fails with EEXIST when another process (a second server, the worker, the CLI
+ * starting at the same moment) published first: then that process's key is the one everybody reads.
+ * Creating `file` itself with `wx` and writing into it would let a concurrent reader see it still empty.
+ */
+function publishNewKey(dataDir: string, file: string): void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, `${randomBytes(32).toString('base64')}\n`);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
 }
 
 /** Encrypts with AES-256-GCM: `v1.<iv>.<tag>.<ciphertext>` (base64url), a fresh 96-bit IV each time. */

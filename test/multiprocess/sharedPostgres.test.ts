@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -11,6 +14,8 @@ const base = process.env.TEST_DATABASE_URL!;
 const dbName = `svc_mp_${randomBytes(6).toString('hex')}`;
 const url = Object.assign(new URL(base), { pathname: `/${dbName}` }).toString();
 const servers: (Child & { base: string })[] = [];
+// a fresh data directory shared by both processes: they also race to create its webhook key file
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mp-'));
 let world: World;
 
 beforeAll(async () => {
@@ -19,7 +24,7 @@ beforeAll(async () => {
   await admin.query(`CREATE DATABASE ${dbName}`);
   await admin.end();
   const secret = randomBytes(32).toString('base64url');
-  const env = { DATABASE_URL: url, SVC_SECRET: secret, SVC_WORKER: 'off', SVC_RATE_LIMIT: '10', SVC_MONTHLY_UNITS: '1000' };
+  const env = { DATABASE_URL: url, SVC_SECRET: secret, SVC_WORKER: 'off', SVC_RATE_LIMIT: '10', SVC_MONTHLY_UNITS: '1000', DATA_DIR: dataDir };
   // both processes start at once on the empty database: migrations must not race
   servers.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
   const rt = await openRuntime(loadConfig({ DATABASE_URL: url, SVC_SECRET: secret, LOG_LEVEL: 'silent' }));
@@ -29,6 +34,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
+  fs.rmSync(dataDir, { recursive: true, force: true });
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
