@@ -1,12 +1,33 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { DomainError } from '../src/domain/errors.js';
 
+/** Security headers of every /v1 and /mcp answer (OWASP REST Security Cheat Sheet). */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Referrer-Policy': 'no-referrer',
+};
+
+/**
+ * Sends a JSON answer of the API: the security headers, the given ones, `Cache-Control: no-store`, and the
+ * body, written with one `writeHead` (a request pays for each `setHeader` separately, and the API answers
+ * carry some twenty headers). Headers set on `res` before are kept.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, {
+    ...API_SECURITY_HEADERS, ...headers,
+    'Cache-Control': 'no-store', 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}
+
 /** Renders the spec's error envelope (2.4) with the given headers. `requestId` equals `X-Request-Id`. */
-export function sendError(res: Response, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
+export function sendError(res: ServerResponse, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
+  const all: Record<string, string> = { ...headers, 'X-Request-Id': requestId };
   // a busy database: nothing was done, retry shortly (RFC 9110 §10.2.3)
-  if (err.code === 'service_unavailable') res.set('Retry-After', String(err.details?.retryAfterSeconds ?? 1));
-  res.set(headers);
-  res.set('X-Request-Id', requestId);
-  res.set('Cache-Control', 'no-store');
-  res.status(err.status).json({ error: { code: err.code, message: err.message, requestId, details: err.details ?? {} } });
+  if (err.code === 'service_unavailable') all['Retry-After'] = String(err.details?.retryAfterSeconds ?? 1);
+  sendJson(res, err.status, { error: { code: err.code, message: err.message, requestId, details: err.details ?? {} } }, all);
 }

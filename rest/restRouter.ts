@@ -12,7 +12,7 @@ import {
 } from '../src/procedures/index.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { sendError } from './render.js';
+import { API_SECURITY_HEADERS, sendError, sendJson } from './render.js';
 import { requestIdFrom } from './requestId.js';
 
 export interface RestRouterOptions {
@@ -46,7 +46,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   const openapi = JSON.stringify(buildOpenApiDocument(services.config.baseUrl));
   const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
   r.get('/v1/openapi.json', (_req, res) => {
-    res.set({ 'Cache-Control': 'public, max-age=300', ETag: openapiEtag }).type('application/json').send(openapi);
+    res.set({ ...API_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300', ETag: openapiEtag }).type('application/json').send(openapi);
   });
 
   // One dispatching middleware instead of a route per operation: the routes are grouped by method and
@@ -110,12 +110,10 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         router: appRouter, path: proc.path, type: proc.type, ctx, getRawInput: async () => input, signal: undefined,
         batchIndex: 0,
       });
-      res.set(ctx.out.headers).set('X-Request-Id', requestId);
       if (http.download && ctx.out.download && !ctx.out.headers['Idempotent-Replayed']) {
-        return streamFile(res, ctx.out.download);
+        return streamFile(res, ctx.out.download, { ...ctx.out.headers, 'X-Request-Id': requestId });
       }
-      res.set('Cache-Control', 'no-store');
-      res.status(ctx.out.status ?? http.successStatus ?? 200).json(data);
+      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, { ...ctx.out.headers, 'X-Request-Id': requestId });
     } catch (err) {
       const e = toDomainError(err);
       if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
@@ -161,13 +159,12 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   return r;
 }
 
-function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>) {
-  res.status(200);
-  res.set({
+function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {
+  res.writeHead(200, {
+    ...API_SECURITY_HEADERS, ...headers,
     'Content-Type': f.contentType,
     'Content-Length': String(f.size),
     'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
-    'X-Content-Type-Options': 'nosniff',
     ETag: `"${f.sha256}"`,
     'Cache-Control': 'private, no-store',
   });

@@ -4,7 +4,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
-import { sendError } from '../rest/render.js';
+import { API_SECURITY_HEADERS, sendError } from '../rest/render.js';
 import { requestIdFrom } from '../rest/requestId.js';
 import type { RateLimiter } from './auth/rateLimit.js';
 import { setAccessTokenResolver } from './auth/authenticate.js';
@@ -21,15 +21,8 @@ export interface AppOptions {
 
 const require = createRequire(import.meta.url);
 
-/** Security headers of every /v1 and /mcp answer (OWASP REST Security Cheat Sheet). */
-const API_SECURITY_HEADERS: [string, string][] = [
-  ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
-  ['X-Content-Type-Options', 'nosniff'],
-  ['X-Frame-Options', 'DENY'],
-  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
-  ['Referrer-Policy', 'no-referrer'],
-];
-const isApiPath = (p: string) => p === '/v1' || p.startsWith('/v1/') || p === '/mcp' || p.startsWith('/mcp/');
+const isMcpPath = (p: string) => p === '/mcp' || p.startsWith('/mcp/');
+const API_HEADER_LIST = Object.entries(API_SECURITY_HEADERS);
 
 /** Composes the HTTP surface: health, REST /v1 with OpenAPI, the reference page. */
 export function createApp({ services, rateLimiter }: AppOptions): Express {
@@ -40,12 +33,16 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
   // API answers are `no-store`: hashing every body for an ETag nobody can use is wasted work per request
   // (the OpenAPI document sets its own)
   app.set('etag', false);
-  // Pages get helmet's full set; the JSON surfaces (/v1, /mcp) a fixed, shorter one fit for an API (no
-  // HTML to protect, so the browser-rendering headers are dead weight on every call)
+  // The REST surface first (the busiest): it answers every path under /v1, each answer written with its
+  // security headers in one writeHead (rest/render.ts), and passes everything else on.
+  setAccessTokenResolver(resolveAccessToken);
+  app.use(createRestRouter({ services, rateLimiter }));
+  // Pages get helmet's full set; /mcp the API's fixed, shorter one (no HTML to protect, so the
+  // browser-rendering headers are dead weight on every call)
   const pageHeaders = helmet({ contentSecurityPolicy: false });
   app.use((req: Request, res: Response, next: NextFunction) => {
-    if (!isApiPath(req.path)) return pageHeaders(req, res, next);
-    for (const [name, value] of API_SECURITY_HEADERS) res.setHeader(name, value);
+    if (!isMcpPath(req.path)) return pageHeaders(req, res, next);
+    for (const [name, value] of API_HEADER_LIST) res.setHeader(name, value);
     next();
   });
 
@@ -61,10 +58,8 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
     apiReference({ url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference' } as Parameters<typeof apiReference>[0]),
   );
 
-  // OAuth 2.1 authorization server and the sign-in pages; their access tokens authenticate on /v1 and /mcp
-  setAccessTokenResolver(resolveAccessToken);
-  // the API surfaces first (the busiest; their routers only answer paths under /v1 and /mcp)
-  app.use(createRestRouter({ services, rateLimiter }));
+  // MCP, then the OAuth 2.1 authorization server and the sign-in pages (their access tokens authenticate on
+  // /v1 and /mcp: resolver set above)
   app.use('/mcp', createMcpRouter({ services, rateLimiter }));
   app.use(createOAuthRouter({ services }));
   app.use(createWebRouter({ services }));

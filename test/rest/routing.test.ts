@@ -35,12 +35,36 @@ describe('REST routing', () => {
   it('sends the API security headers on /v1 and the page headers elsewhere', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
+    const security = {
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+      'referrer-policy': 'no-referrer',
+    };
     const api = await call(t, 'GET', '/v1/me', { key: w.key });
-    expect(api.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(api.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
     expect(api.headers.get('cache-control')).toBe('no-store');
     expect(api.headers.get('etag')).toBeNull();
+    expect(api.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(api.headers.get('content-length'))).toBe(Buffer.byteLength(JSON.stringify(api.body)));
+    expect(api.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(api.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
+    expect(api.headers.get('svc-api-units-remaining')).toMatch(/^\d+$/);
+    const refused = await call(t, 'GET', '/v1/me', { key: 'svc_test_nope' });
+    const missing = await call(t, 'GET', '/v1/nothing', { key: w.key });
+    const mcp = await t.fetch('/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    for (const [what, res] of Object.entries({ success: api, refused, missing, mcp })) {
+      for (const [name, value] of Object.entries(security)) expect(res.headers.get(name), `${what}: ${name}`).toBe(value);
+      // never both the API set and helmet's page set
+      expect(res.headers.get('x-dns-prefetch-control'), what).toBeNull();
+    }
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(missing.status).toBe(404);
+    expect(mcp.status).toBe(401);
     const doc = await t.fetch('/v1/openapi.json');
+    for (const [name, value] of Object.entries(security)) expect(doc.headers.get(name), `openapi.json: ${name}`).toBe(value);
     const etag = doc.headers.get('etag');
     expect(etag).toMatch(/^".+"$/);
     // (fetch adds `Cache-Control: no-cache` to a conditional request unless one is given)
