@@ -1,8 +1,23 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 let lastTime = 0;
+let lastTimeText = '';
 let lastRandom: number[] = [];
+/** Random bytes drawn 16 at a time from one 4 KiB fill (a call into the CSPRNG per id is most of an id's cost). */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+function randomDigits(): number[] {
+  if (poolAt + 16 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const digits = new Array<number>(16);
+  for (let i = 0; i < 16; i++) digits[i] = pool[poolAt + i] % 32;
+  poolAt += 16;
+  return digits;
+}
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -27,12 +42,14 @@ export function newId(prefix: string, now: number = Date.now()): string {
       }
       lastRandom[i] = 0;
     }
-    now = lastTime;
   } else {
     lastTime = now;
-    lastRandom = [...randomBytes(16)].map((b) => b % 32);
+    lastTimeText = encodeTime(now);
+    lastRandom = randomDigits();
   }
-  return `${prefix}_${encodeTime(now)}${lastRandom.map((n) => CROCKFORD[n]).join('')}`;
+  let id = `${prefix}_${lastTimeText}`;
+  for (const n of lastRandom) id += CROCKFORD[n];
+  return id;
 }
 
 /** Public event id (spec 2.5): `evt_` + 16 random bytes as URL-safe base64 (22 characters). */

@@ -207,7 +207,10 @@ const pipeline = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
       await audit(ctx, meta, replayed);
       return replayed;
     }
-    const result = await next({ ctx: { actor } });
+    // The actor joins the context by assignment: `next({ ctx })` would have tRPC copy the whole context
+    // (a defineProperty per key) once more on every call. Typed as that call, so handlers see `ctx.actor`.
+    (ctx as RequestContext & { actor: Actor }).actor = actor;
+    const result = await (next as unknown as () => ReturnType<typeof next<{ actor: Actor }>>)();
     await settle(ctx, meta, actor, c, result);
     await audit(ctx, meta, result);
     return result;
