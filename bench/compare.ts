@@ -23,6 +23,7 @@ interface Side {
   scenarios: HttpScenario[];
   rps: Map<string, number[]>;
   p50: Map<string, number[]>;
+  cpu: Map<string, number[]>;
 }
 
 async function startSide(label: string, cwd: string, names: string[]): Promise<Side> {
@@ -38,7 +39,7 @@ async function startSide(label: string, cwd: string, names: string[]): Promise<S
   const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const server = await startChildServer({ name: label, args: productArgs(cwd), env, port, cwd });
   const scenarios = httpScenarios(world, secret).filter((s) => names.includes(s.name));
-  return { label, dir, server, scenarios, rps: new Map(), p50: new Map() };
+  return { label, dir, server, scenarios, rps: new Map(), p50: new Map(), cpu: new Map() };
 }
 
 async function main(): Promise<void> {
@@ -58,10 +59,13 @@ async function main(): Promise<void> {
         for (const side of round % 2 ? sides : [...sides].reverse()) {
           const s = side.scenarios.find((x) => x.name === name);
           if (!s) continue;
+          const cpu0 = side.server.cpuMs();
           const r = await runLoad(side.server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
+          const cpuUs = r.total ? ((side.server.cpuMs() - cpu0) * 1000) / r.total : 0;
           side.rps.set(name, [...(side.rps.get(name) ?? []), r.rps]);
           side.p50.set(name, [...(side.p50.get(name) ?? []), r.p50]);
-          console.log(`  ${side.label.padEnd(7)} ${s.label.padEnd(30)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.failures ? `  ${r.failures} failed` : ''}`);
+          side.cpu.set(name, [...(side.cpu.get(name) ?? []), cpuUs]);
+          console.log(`  ${side.label.padEnd(7)} ${s.label.padEnd(30)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${cpuUs.toFixed(0)} µs/request${r.failures ? `  ${r.failures} failed` : ''}`);
         }
       }
     }
@@ -69,7 +73,11 @@ async function main(): Promise<void> {
     for (const name of names) {
       const [b, a] = sides.map((s) => median(s.rps.get(name) ?? []));
       const [bp, ap] = sides.map((s) => median(s.p50.get(name) ?? []));
-      console.log(`  ${name.padEnd(14)} before ${b.toFixed(0).padStart(6)} req/s (p50 ${bp} ms)   after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms)   ${((a / b) * 100).toFixed(0)}%`);
+      const [bc, ac] = sides.map((s) => median(s.cpu.get(name) ?? []));
+      console.log(
+        `  ${name.padEnd(14)} before ${b.toFixed(0).padStart(6)} req/s (p50 ${bp} ms, CPU ${bc.toFixed(0)} µs)   ` +
+          `after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms, CPU ${ac.toFixed(0)} µs)   ${((a / b) * 100).toFixed(0)}% req/s, ${((ac / bc) * 100).toFixed(0)}% CPU`,
+      );
     }
   } finally {
     await Promise.all(sides.map((s) => s.server.stop()));
