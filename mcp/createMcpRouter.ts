@@ -1,6 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/apiHeaders.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
 import type { Actor } from '../src/domain/actor.js';
@@ -64,6 +65,12 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
     sendEnvelope(res, o.error, o.requestId, o.headers);
   };
 
+  // Every answer of /mcp carries the API security headers; they, the request id and the tool call's rate-limit
+  // and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
+  r.use((_req: Request, res: Response, next: NextFunction) => {
+    res.locals.headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, Vary: 'Origin' });
+    next();
+  });
   // MCP transport spec: validate Origin on every request, preflights included, against DNS rebinding.
   r.use(async (req: Request, res: Response, next: NextFunction) => {
     const origin = header(req, 'origin');
@@ -74,7 +81,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
       error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
     });
   });
-  r.use(cors(CORS_OPTIONS));
+  // CORS headers are for browsers, which always send Origin on these requests; other clients ignore them
+  const corsHeaders = cors(CORS_OPTIONS);
+  r.use((req: Request, res: Response, next: NextFunction) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next)));
 
   r.all('/', async (req: Request, res: Response) => {
     const requestId = requestIdOf(header(req, 'x-request-id'));
@@ -112,12 +121,13 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
     }
     if (checked) return res.set('X-Request-Id', requestId).json(checked.answer);
 
-    res.setHeader('X-Request-Id', requestId);
+    const headers = res.locals.headers as Record<string, string>;
+    headers['X-Request-Id'] = requestId;
     const server = createMcpServer({
       catalog, actor, call,
       onToolOutcome: (out) => {
         // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
-        if (calls.length === 1 && !res.headersSent) for (const [k, v] of Object.entries(out.headers)) if (k !== 'WWW-Authenticate') res.setHeader(k, v);
+        if (calls.length === 1 && !res.headersSent) for (const [k, v] of Object.entries(out.headers)) if (k !== 'WWW-Authenticate') headers[k] = v;
       },
     });
     // JSON unless the client asked for progress notifications, which need the SSE stream

@@ -1,14 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import { API_SECURITY_HEADERS } from '../src/apiHeaders.js';
 import type { DomainError } from '../src/domain/errors.js';
-
-/** Security headers of every /v1 and /mcp answer (OWASP REST Security Cheat Sheet). */
-export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
-  'Referrer-Policy': 'no-referrer',
-};
 
 /**
  * Sends a JSON answer of the API: the security headers, the given ones, `Cache-Control: no-store`, and the

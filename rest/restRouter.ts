@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { callTRPCProcedure } from '@trpc/server';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
+import { API_SECURITY_HEADERS } from '../src/apiHeaders.js';
 import { writeAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
@@ -12,7 +13,7 @@ import {
 } from '../src/procedures/index.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { API_SECURITY_HEADERS, sendError, sendJson } from './render.js';
+import { sendError, sendJson } from './render.js';
 import { requestIdFrom } from './requestId.js';
 
 export interface RestRouterOptions {

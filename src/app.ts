@@ -4,7 +4,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
-import { API_SECURITY_HEADERS, sendError } from '../rest/render.js';
+import { sendError } from '../rest/render.js';
 import { requestIdFrom } from '../rest/requestId.js';
 import type { RateLimiter } from './auth/rateLimit.js';
 import { setAccessTokenResolver } from './auth/authenticate.js';
@@ -22,7 +22,6 @@ export interface AppOptions {
 const require = createRequire(import.meta.url);
 
 const isMcpPath = (p: string) => p === '/mcp' || p.startsWith('/mcp/');
-const API_HEADER_LIST = Object.entries(API_SECURITY_HEADERS);
 
 /** Composes the HTTP surface: health, REST /v1 with OpenAPI, the reference page. */
 export function createApp({ services, rateLimiter }: AppOptions): Express {
@@ -37,14 +36,9 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
   // security headers in one writeHead (rest/render.ts), and passes everything else on.
   setAccessTokenResolver(resolveAccessToken);
   app.use(createRestRouter({ services, rateLimiter }));
-  // Pages get helmet's full set; /mcp the API's fixed, shorter one (no HTML to protect, so the
-  // browser-rendering headers are dead weight on every call)
+  // Pages get helmet's full set; the MCP router sends the API's fixed, shorter one itself (mcp/createMcpRouter.ts)
   const pageHeaders = helmet({ contentSecurityPolicy: false });
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    if (!isMcpPath(req.path)) return pageHeaders(req, res, next);
-    for (const [name, value] of API_HEADER_LIST) res.setHeader(name, value);
-    next();
-  });
+  app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : pageHeaders(req, res, next)));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

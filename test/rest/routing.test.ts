@@ -53,7 +53,15 @@ describe('REST routing', () => {
     const refused = await call(t, 'GET', '/v1/me', { key: 'svc_test_nope' });
     const missing = await call(t, 'GET', '/v1/nothing', { key: w.key });
     const mcp = await t.fetch('/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    for (const [what, res] of Object.entries({ success: api, refused, missing, mcp })) {
+    const mcpCall = await t.fetch('/mcp', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } }),
+    });
+    expect(mcpCall.status).toBe(200);
+    expect(mcpCall.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(mcpCall.headers.get('svc-api-units-cost')).toBe('1');
+    for (const [what, res] of Object.entries({ success: api, refused, missing, mcp, mcpCall })) {
       for (const [name, value] of Object.entries(security)) expect(res.headers.get(name), `${what}: ${name}`).toBe(value);
       // never both the API set and helmet's page set
       expect(res.headers.get('x-dns-prefetch-control'), what).toBeNull();

@@ -1,0 +1,38 @@
+import type { ServerResponse } from 'node:http';
+
+/** Security headers of every /v1 and /mcp answer (OWASP REST Security Cheat Sheet). */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Referrer-Policy': 'no-referrer',
+};
+
+/**
+ * Headers to send with the response, given to its `writeHead` call instead of a `setHeader` each: for
+ * answers whose `writeHead` another library makes (the MCP SDK's transport). Node takes a headers object
+ * passed to a `writeHead` with no header set before it in one go; every header set before costs a
+ * `setHeader` call, and makes `writeHead` merge its own headers one `setHeader` at a time. Returns the
+ * object, which may still be filled until the headers are written; headers the writer names win.
+ */
+export function headersAtWriteHead(res: ServerResponse, initial: Record<string, string>): Record<string, string> {
+  const pending = { ...initial };
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    res.writeHead = writeHead;
+    const last = rest[rest.length - 1];
+    const given = last && typeof last === 'object' ? (last as Record<string, unknown> | unknown[]) : undefined;
+    if (Array.isArray(given)) {
+      // raw header pairs: rare, and not worth a fast path
+      for (const [k, v] of Object.entries(pending)) if (!this.hasHeader(k)) this.setHeader(k, v);
+      return writeHead.apply(this, [status, ...rest] as Parameters<typeof writeHead>);
+    }
+    const named = new Set(Object.keys(given ?? {}).map((k) => k.toLowerCase()));
+    const merged: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(pending)) if (!named.has(k.toLowerCase()) && !this.hasHeader(k)) merged[k] = v;
+    if (given) Object.assign(merged, given);
+    return writeHead.apply(this, [status, ...(given ? rest.slice(0, -1) : rest), merged] as unknown as Parameters<typeof writeHead>);
+  } as ServerResponse['writeHead'];
+  return pending;
+}

@@ -1,0 +1,51 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { headersAtWriteHead } from '../../src/apiHeaders.js';
+
+/** Serves one response written by `write` and returns the headers a client sees. */
+async function headersOf(write: (res: ServerResponse) => void): Promise<Headers> {
+  const server = createServer((_req, res) => write(res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    await r.text();
+    return r.headers;
+  } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+}
+
+describe('headersAtWriteHead', () => {
+  it('adds its headers to a writeHead with a headers object; the writer and earlier setHeader calls win', async () => {
+    const h = await headersOf((res) => {
+      const pending = headersAtWriteHead(res, { 'X-A': 'pending', 'Content-Type': 'text/plain', 'X-B': 'pending' });
+      pending['X-Late'] = 'filled later';
+      res.setHeader('x-b', 'set');
+      res.writeHead(201, { 'content-type': 'application/json' }).end('{}');
+    });
+    expect(h.get('x-a')).toBe('pending');
+    expect(h.get('x-late')).toBe('filled later');
+    expect(h.get('x-b')).toBe('set');
+    expect(h.get('content-type')).toBe('application/json');
+  });
+
+  it('also applies when headers are written implicitly, with a status message, or as raw pairs', async () => {
+    const implicit = await headersOf((res) => {
+      headersAtWriteHead(res, { 'X-A': 'pending' });
+      res.end('x');
+    });
+    expect(implicit.get('x-a')).toBe('pending');
+    const reason = await headersOf((res) => {
+      headersAtWriteHead(res, { 'X-A': 'pending' });
+      res.writeHead(200, 'Fine').end();
+    });
+    expect(reason.get('x-a')).toBe('pending');
+    const raw = await headersOf((res) => {
+      headersAtWriteHead(res, { 'X-A': 'pending', 'X-C': 'pending' });
+      res.writeHead(200, ['X-C', 'raw']).end();
+    });
+    expect(raw.get('x-a')).toBe('pending');
+    expect(raw.get('x-c')).toBe('raw');
+  });
+});
