@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { callTRPCProcedure } from '@trpc/server';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
 import { API_SECURITY_HEADERS } from '../src/apiHeaders.js';
 import { writeAudit } from '../src/auth/audit.js';
@@ -22,6 +22,8 @@ export interface RestRouterOptions {
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
+const UNDER_V1 = /^\/v1(\/.*)?$/;
+const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 const header = (req: Request, name: string) => {
   const v = req.headers[name];
@@ -42,13 +44,12 @@ function decodeParam(value: string): string {
   }
 }
 
-export function createRestRouter({ services, rateLimiter }: RestRouterOptions): Router {
-  const r = express.Router();
+export function createRestRouter({ services, rateLimiter }: RestRouterOptions): RequestHandler {
   const openapi = JSON.stringify(buildOpenApiDocument(services.config.baseUrl));
   const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
-  r.get('/v1/openapi.json', (_req, res) => {
+  const sendOpenApi = (res: Response) => {
     res.set({ ...API_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300', ETag: openapiEtag }).type('application/json').send(openapi);
-  });
+  };
 
   // One dispatching middleware instead of a route per operation: the routes are grouped by method and
   // first segment after /v1, so a request tries a handful of patterns instead of walking every layer.
@@ -62,11 +63,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
     routes.set(key, [...(routes.get(key) ?? []), { match, proc }]);
   }
-  r.use((req: Request, res: Response, next: NextFunction) => {
+  // One middleware function, not an Express Router: every request of the app passes through it, and a
+  // nested router costs each of them its own layer walk.
+  const dispatch = (req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
-    const candidates = routes.get(routeKey(req.method === 'HEAD' ? 'GET' : req.method, path));
-    if (!candidates) return next();
-    for (const c of candidates) {
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const candidates = routes.get(routeKey(method, path));
+    for (const c of candidates ?? []) {
       let m: ReturnType<typeof c.match>;
       try {
         m = c.match(path);
@@ -78,8 +81,11 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         return void handle(c.proc, req, res);
       }
     }
-    next();
-  });
+    // (matched as an Express route would: any case, optional trailing slash)
+    if (method === 'GET' && OPENAPI_PATH.test(path)) return sendOpenApi(res);
+    if (!UNDER_V1.test(path)) return next();
+    answerUnmatched(req, res).catch(next);
+  };
 
   async function handle(proc: ProcedureInfo, req: Request, res: Response) {
     const requestId = requestIdFrom(header(req, 'x-request-id'));
@@ -136,7 +142,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       return false; // a malformed escape matches nothing
     }
   };
-  r.all(/^\/v1(\/.*)?$/, async (req: Request, res: Response) => {
+  async function answerUnmatched(req: Request, res: Response) {
     const requestId = requestIdFrom(header(req, 'x-request-id'));
     const matches = known.filter((c) => matchesPath(c, req.path));
     const err = matches.length
@@ -156,8 +162,8 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       services.log.error({ err: e }, 'audit write failed');
     }
     sendError(res, err, requestId, headers);
-  });
-  return r;
+  }
+  return dispatch;
 }
 
 function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {

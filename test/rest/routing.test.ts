@@ -71,6 +71,8 @@ describe('REST routing', () => {
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer /);
     expect(missing.status).toBe(404);
     expect(mcp.status).toBe(401);
+    expect((await t.fetch('/V1/OpenAPI.json/')).status).toBe(200);
+    expect((await t.fetch('/v1/openapi.json', { method: 'POST' })).status).toBe(404);
     const doc = await t.fetch('/v1/openapi.json');
     for (const [name, value] of Object.entries(security)) expect(doc.headers.get(name), `openapi.json: ${name}`).toBe(value);
     const etag = doc.headers.get('etag');
