@@ -1,6 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import cors from 'cors';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/apiHeaders.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
@@ -51,11 +51,10 @@ const wantsProgress = (body: unknown) =>
  * share between processes). Every procedure is a tool (see toolCatalog.ts); every tool call runs the
  * procedure pipeline. Refusals before the pipeline (Origin, credential, method, body) are audited here.
  */
-export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Router {
+export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): RequestHandler {
   const catalog = buildToolCatalog();
   const originAllowed = createOriginPolicy(services.config);
   const bodyLimit = Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024; // upload_file carries base64
-  const r = express.Router();
 
   const refuse = async (req: Request, res: Response, o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor }) => {
     if (o.error.status >= 500) services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
@@ -65,27 +64,31 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
     sendEnvelope(res, o.error, o.requestId, o.headers);
   };
 
-  // Every answer of /mcp carries the API security headers; they, the request id and the tool call's rate-limit
-  // and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
-  r.use((_req: Request, res: Response, next: NextFunction) => {
-    res.locals.headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, Vary: 'Origin' });
-    next();
-  });
-  // MCP transport spec: validate Origin on every request, preflights included, against DNS rebinding.
-  r.use(async (req: Request, res: Response, next: NextFunction) => {
-    const origin = header(req, 'origin');
-    if (originAllowed(origin)) return next();
-    req.resume();
-    await refuse(req, res, {
-      requestId: requestIdOf(header(req, 'x-request-id')),
-      error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
-    });
-  });
   // CORS headers are for browsers, which always send Origin on these requests; other clients ignore them
   const corsHeaders = cors(CORS_OPTIONS);
-  r.use((req: Request, res: Response, next: NextFunction) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next)));
 
-  r.all('/', async (req: Request, res: Response) => {
+  // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
+  return (req: Request, res: Response, next: NextFunction) => {
+    // Every answer of /mcp carries the API security headers; they, the request id and the tool call's
+    // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
+    res.locals.headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, Vary: 'Origin' });
+    // MCP transport spec: validate Origin on every request, preflights included, against DNS rebinding.
+    const origin = header(req, 'origin');
+    if (!originAllowed(origin)) {
+      req.resume();
+      refuse(req, res, {
+        requestId: requestIdOf(header(req, 'x-request-id')),
+        error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
+      }).catch(next);
+      return;
+    }
+    // (a path below /mcp: nothing is served there)
+    const serve = () => (req.path === '/' ? answer(req, res) : answerUnmatched(req, res)).catch(next);
+    if (origin === undefined) return void serve();
+    corsHeaders(req, res, (err?: unknown) => (err ? next(err) : void serve()));
+  };
+
+  async function answer(req: Request, res: Response) {
     const requestId = requestIdOf(header(req, 'x-request-id'));
     const credentials: Credentials = { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') };
     const clientIp = req.ip ?? 'unknown';
@@ -155,15 +158,14 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Ro
         requestId, method: 'POST', routePattern: '/mcp', statusCode: res.statusCode, errorCode: transportErrorCode(res.statusCode), actor,
       });
     }
-  });
-  // a path below /mcp: nothing is served there
-  r.use(async (req: Request, res: Response) => {
+  }
+
+  async function answerUnmatched(req: Request, res: Response) {
     const requestId = requestIdOf(header(req, 'x-request-id'));
     req.resume();
     await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
     sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
-  });
-  return r;
+  }
 }
 
 function transportErrorCode(status: number): string {
