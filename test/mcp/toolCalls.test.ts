@@ -106,6 +106,9 @@ describe('MCP tools/call through the procedure pipeline', () => {
     const sse = await postMcp(t, { ...toolCall('get_me'), params: { name: 'get_me', arguments: {}, _meta: { progressToken: 'p1' } } }, { token: w.key });
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(sse.text).toMatch(/notifications\/progress/);
+    // a stream's answer carries the security headers and the request id too
+    expect(sse.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(sse.headers.get('x-request-id')).toMatch(/^req_/);
     const json = await postMcp(t, toolCall('get_me'), { token: w.key });
     expect(json.headers.get('content-type')).toMatch(/^application\/json/);
     expect(json.body.result.structuredContent.id).toBe(w.owner.id);
