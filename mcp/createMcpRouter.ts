@@ -71,7 +71,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   return (req: Request, res: Response, next: NextFunction) => {
     // Every answer of /mcp carries the API security headers; they, the request id and the tool call's
     // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
-    res.locals.headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, Vary: 'Origin' });
+    const headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, Vary: 'Origin' });
     // MCP transport spec: validate Origin on every request, preflights included, against DNS rebinding.
     const origin = header(req, 'origin');
     if (!originAllowed(origin)) {
@@ -83,12 +83,13 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return;
     }
     // (a path below /mcp: nothing is served there)
-    const serve = () => (req.path === '/' ? answer(req, res) : answerUnmatched(req, res)).catch(next);
+    const serve = () => (req.path === '/' ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
     if (origin === undefined) return void serve();
     corsHeaders(req, res, (err?: unknown) => (err ? next(err) : void serve()));
   };
 
-  async function answer(req: Request, res: Response) {
+  /** The endpoint; `headers` go into the answer's writeHead (see above). */
+  async function answer(req: Request, res: Response, headers: Record<string, string>) {
     const requestId = requestIdOf(header(req, 'x-request-id'));
     const credentials: Credentials = { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') };
     const clientIp = req.ip ?? 'unknown';
@@ -124,7 +125,6 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     }
     if (checked) return res.set('X-Request-Id', requestId).json(checked.answer);
 
-    const headers = res.locals.headers as Record<string, string>;
     headers['X-Request-Id'] = requestId;
     const server = createMcpServer({
       catalog, actor, call,
