@@ -1,4 +1,6 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/apiHeaders.js';
@@ -11,6 +13,7 @@ import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
 import { createMcpServer } from './createMcpServer.js';
+import { DirectJsonTransport, directRequestOf } from './directJsonTransport.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import type { ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
@@ -135,6 +138,10 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     });
     // JSON unless the client asked for progress notifications, which need the SSE stream
     const sse = wantsProgress(read.body);
+    const direct = sse ? null : directRequestOf(
+      { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') }, read.body,
+    );
+    if (direct) return answerDirect(res, server, direct, requestId);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
     res.on('close', () => {
       // A JSON answer that was sent in full leaves nothing running: both objects are simply dropped (closing
@@ -157,6 +164,30 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       await auditRejection(services, {
         requestId, method: 'POST', routePattern: '/mcp', statusCode: res.statusCode, errorCode: transportErrorCode(res.statusCode), actor,
       });
+    }
+  }
+
+  /**
+   * The common case, one valid JSON-RPC request answered with JSON, over DirectJsonTransport (the same MCP
+   * server, without the Web Request/Response round trip of the SDK's Node transport).
+   */
+  async function answerDirect(res: Response, server: Server, request: JSONRPCRequest, requestId: string) {
+    const transport = new DirectJsonTransport();
+    res.on('close', () => {
+      // a client gone before its answer: closing aborts the tool call still in flight
+      if (res.writableFinished) return;
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      const answer = await transport.exchange(request);
+      if (!answer || res.destroyed) return;
+      const body = JSON.stringify(answer);
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    } catch (err) {
+      services.log.error({ err, requestId }, 'mcp request failed');
+      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
     }
   }
 
