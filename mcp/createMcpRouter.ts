@@ -44,11 +44,16 @@ const header = (req: Request, name: string) => {
   return Array.isArray(v) ? v.join(', ') : v;
 };
 
+/** The endpoint, and everything below it (matched as an Express mount path would be: any case, optional trailing slash). */
+const MCP_ENDPOINT = /^\/mcp\/?$/i;
+const UNDER_MCP = /^\/mcp(?:\/|$)/i;
+
 const wantsProgress = (body: unknown) =>
   (Array.isArray(body) ? body : [body]).some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } })?.params?._meta?.progressToken !== undefined);
 
 /**
- * The MCP surface at /mcp (mount with `app.use('/mcp', createMcpRouter(…))`): the Streamable HTTP transport
+ * The MCP surface at /mcp (`app.use(createMcpRouter(…))`; it answers every path under /mcp and passes the others
+ * on): the Streamable HTTP transport
  * of the MCP SDK, stateless (a fresh server and transport per POST, no `Mcp-Session-Id`: nothing is
  * server-initiated, and every request carries its own credential, so a session would only add state to
  * share between processes). Every procedure is a tool (see toolCatalog.ts); every tool call runs the
@@ -72,6 +77,8 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
 
   // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
   return (req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    if (!UNDER_MCP.test(path)) return next();
     // Every answer of /mcp carries the API security headers; they, the request id and the tool call's
     // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
     const headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, Vary: 'Origin' });
@@ -86,7 +93,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return;
     }
     // (a path below /mcp: nothing is served there)
-    const serve = () => (req.path === '/' ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
+    const serve = () => (MCP_ENDPOINT.test(path) ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
     if (origin === undefined) return void serve();
     corsHeaders(req, res, (err?: unknown) => (err ? next(err) : void serve()));
   };

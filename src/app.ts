@@ -1,6 +1,7 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { apiReference } from '@scalar/express-api-reference';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
@@ -21,10 +22,14 @@ export interface AppOptions {
 
 const require = createRequire(import.meta.url);
 
-const isMcpPath = (p: string) => p === '/mcp' || p.startsWith('/mcp/');
+/** A request line in origin form for one of the API surfaces: /v1… or /mcp…, any case. */
+const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
 
-/** Composes the HTTP surface: health, REST /v1 with OpenAPI, the reference page. */
-export function createApp({ services, rateLimiter }: AppOptions): Express {
+/**
+ * Composes the HTTP surface: REST /v1 with OpenAPI, MCP at /mcp, health, the reference page, OAuth and the
+ * pages. Returns the server's request listener (see `apiLane` below).
+ */
+export function createApp({ services, rateLimiter }: AppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -32,13 +37,16 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
   // API answers are `no-store`: hashing every body for an ETag nobody can use is wasted work per request
   // (the OpenAPI document sets its own)
   app.set('etag', false);
-  // The REST surface first (the busiest): it answers every path under /v1, each answer written with its
-  // security headers in one writeHead (rest/render.ts), and passes everything else on.
+  // The API surfaces first (the busiest): REST answers every path under /v1 and MCP every path under /mcp,
+  // each answer written with the API's security headers in one writeHead (rest/render.ts, src/apiHeaders.ts);
+  // both pass everything else on. (OAuth access tokens authenticate on both: resolver set here.)
   setAccessTokenResolver(resolveAccessToken);
-  app.use(createRestRouter({ services, rateLimiter }));
-  // Pages get helmet's full set; the MCP router sends the API's fixed, shorter one itself (mcp/createMcpRouter.ts)
-  const pageHeaders = helmet({ contentSecurityPolicy: false });
-  app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : pageHeaders(req, res, next)));
+  const rest = createRestRouter({ services, rateLimiter });
+  const mcp = createMcpRouter({ services, rateLimiter });
+  const api = (req: Request, res: Response, next: NextFunction) => rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
+  app.use(api);
+  // Pages get helmet's full set
+  app.use(helmet({ contentSecurityPolicy: false }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -52,14 +60,12 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
     apiReference({ url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference' } as Parameters<typeof apiReference>[0]),
   );
 
-  // MCP, then the OAuth 2.1 authorization server and the sign-in pages (their access tokens authenticate on
-  // /v1 and /mcp: resolver set above)
-  app.use('/mcp', createMcpRouter({ services, rateLimiter }));
+  // The OAuth 2.1 authorization server and the sign-in pages
   app.use(createOAuthRouter({ services }));
   app.use(createWebRouter({ services }));
 
   // Last resort: nothing escapes as a stack trace or an HTML error page.
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  const lastResort = (err: unknown, req: Request, res: Response) => {
     const requestId = requestIdFrom(req.headers['x-request-id'] as string | undefined);
     services.log.error({ err, requestId }, 'unhandled error');
     if (res.headersSent) return res.destroy();
@@ -68,6 +74,25 @@ export function createApp({ services, rateLimiter }: AppOptions): Express {
       ? new DomainError('validation_error', 'Bad request', { status })
       : new DomainError('internal_error', 'Internal server error');
     sendError(res, e, requestId);
-  });
-  return app;
+  };
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
+
+  /**
+   * The API lane. A request for /v1… or /mcp… goes straight to the API surfaces, with the request and
+   * response made Express's exactly as Express's own `app.handle` makes them (circular references, the
+   * app's `request`/`response` prototypes, `locals`), so `req.ip`, `req.query` and `res.json` behave the
+   * same. It skips only the router's walk of the app's layers, which cost an API call about a sixth of its
+   * CPU (bench/README.md). Anything the surfaces pass on goes through the whole app as before; any other
+   * request line (a page, or an unusual form such as an absolute URI) is the app's from the start, where the
+   * same surfaces are its first layer.
+   */
+  return function apiLane(req: IncomingMessage, res: ServerResponse) {
+    if (!API_LANE.test(req.url ?? '')) return void app(req, res);
+    const xreq = Object.setPrototypeOf(req, app.request) as Request;
+    const xres = Object.setPrototypeOf(res, app.response) as Response;
+    xreq.res = xres;
+    xres.req = xreq;
+    xres.locals = Object.create(null) as Response['locals'];
+    api(xreq, xres, (err?: unknown) => (err ? lastResort(err, xreq, xres) : void app(req, res)));
+  };
 }

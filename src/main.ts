@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { purgeAudit } from './auth/audit.js';
 import { purgeExpiredIdempotency } from './auth/idempotency.js';
 import { createApp } from './app.js';
@@ -51,8 +51,8 @@ async function main(): Promise<void> {
 
   // fail fast on a bad SVC_SSRF_ALLOWLIST or an unreadable webhook key file
   deliveryDepsFor(services);
-  const app = createApp({ services, rateLimiter: runtime.rateLimiter });
-  const server: Server = app.listen(config.port, config.host);
+  const server: Server = http.createServer(createApp({ services, rateLimiter: runtime.rateLimiter }));
+  server.listen(config.port, config.host);
   let stopping = false;
   // once stopping, every response closes its connection, so keep-alive clients cannot hold the server open
   server.prependListener('request', (_req, res) => {

@@ -1,5 +1,23 @@
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { postMcp, toolCall } from '../mcp/mcpClient.js';
+
+/** One raw HTTP/1.1 exchange (for request lines fetch cannot send), answered with Connection: close. */
+function rawRequest(baseUrl: string, head: string): Promise<{ status: number; headers: string; body: string }> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect(Number(port), hostname, () => socket.write(`${head}\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`));
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [headers, ...rest] = text.split('\r\n\r\n');
+      resolve({ status: Number(headers.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
+    });
+  });
+}
 
 // The REST adapter dispatches by method and first path segment (rest/restRouter.ts) instead of one
 // Express route per operation; paths must still match as Express routes do.
@@ -82,5 +100,43 @@ describe('REST routing', () => {
     expect(again.status).toBe(304);
     const page = await t.fetch('/login');
     expect(page.headers.get('x-dns-prefetch-control')).toBe('off');
+  });
+
+  it('answers the API alike through the API lane and through the whole app (src/app.ts)', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const auth = `Authorization: Bearer ${w.key}`;
+    // origin form takes the lane; an absolute URI (as a proxy may send) goes through the app's router
+    const lane = await rawRequest(t.baseUrl, `GET /v1/me HTTP/1.1\r\n${auth}`);
+    const viaApp = await rawRequest(t.baseUrl, `GET ${t.baseUrl}/v1/me HTTP/1.1\r\n${auth}`);
+    for (const r of [lane, viaApp]) {
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toMatchObject({ id: w.owner.id, organizationId: w.orgId });
+      expect(r.headers).toMatch(/^x-content-type-options: nosniff$/im);
+      expect(r.headers).toMatch(/^svc-api-units-cost: 1$/im);
+      expect(r.headers).not.toMatch(/^x-dns-prefetch-control:/im);
+    }
+    const missingViaApp = await rawRequest(t.baseUrl, `GET ${t.baseUrl}/v1/nothing-here HTTP/1.1\r\n${auth}`);
+    expect(missingViaApp.status).toBe(404);
+    expect(JSON.parse(missingViaApp.body).error.code).toBe('not_found');
+    // a malformed escape is passed on as an error by the REST surface: the lane's last resort answers it
+    const malformed = await rawRequest(t.baseUrl, `GET /v1/rooms/%E0%A4%A HTTP/1.1\r\n${auth}`);
+    expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.body).error.code).toBe('validation_error');
+    // /mcp in any case and with a trailing slash is the endpoint; a path below it is not
+    for (const path of ['/mcp', '/MCP', '/mcp/']) {
+      const r = await t.fetch(path, {
+        method: 'POST', body: JSON.stringify(toolCall('get_me')),
+        headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      });
+      expect(r.status, path).toBe(200);
+      expect((await r.json()).result.structuredContent.id).toBe(w.owner.id);
+    }
+    const below = await t.fetch('/mcp/x', { method: 'POST', headers: { authorization: `Bearer ${w.key}` } });
+    expect(below.status).toBe(404);
+    expect((await postMcp(t, toolCall('get_me'), { token: w.key })).status).toBe(200);
+    // pages and health still go through the app
+    expect((await t.fetch('/healthz')).status).toBe(200);
+    expect((await t.fetch('/login')).headers.get('x-dns-prefetch-control')).toBe('off');
   });
 });
