@@ -130,7 +130,7 @@ describe('REST routing', () => {
         headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       });
       expect(r.status, path).toBe(200);
-      expect((await r.json()).result.structuredContent.id).toBe(w.owner.id);
+      expect(((await r.json()) as { result: { structuredContent: { id: string } } }).result.structuredContent.id).toBe(w.owner.id);
     }
     const below = await t.fetch('/mcp/x', { method: 'POST', headers: { authorization: `Bearer ${w.key}` } });
     expect(below.status).toBe(404);
