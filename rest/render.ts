@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { API_SECURITY_HEADERS } from '../src/apiHeaders.js';
+import { API_SECURITY_HEADERS, mergeHeaders } from '../src/apiHeaders.js';
 import type { DomainError } from '../src/domain/errors.js';
 
 /**
@@ -9,16 +9,17 @@ import type { DomainError } from '../src/domain/errors.js';
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
   const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, {
-    ...API_SECURITY_HEADERS, ...headers,
-    'Cache-Control': 'no-store', 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)),
-  });
+  const all = mergeHeaders(API_SECURITY_HEADERS, headers);
+  all['Cache-Control'] = 'no-store';
+  all['Content-Type'] = 'application/json; charset=utf-8';
+  all['Content-Length'] = String(Buffer.byteLength(text));
+  res.writeHead(status, all);
   res.end(text);
 }
 
 /** Renders the spec's error envelope (2.4) with the given headers. `requestId` equals `X-Request-Id`. */
 export function sendError(res: ServerResponse, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
-  const all: Record<string, string> = { ...headers, 'X-Request-Id': requestId };
+  const all = mergeHeaders(headers, { 'X-Request-Id': requestId });
   // a busy database: nothing was done, retry shortly (RFC 9110 §10.2.3)
   if (err.code === 'service_unavailable') all['Retry-After'] = String(err.details?.retryAfterSeconds ?? 1);
   sendJson(res, err.status, { error: { code: err.code, message: err.message, requestId, details: err.details ?? {} } }, all);

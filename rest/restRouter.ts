@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { callTRPCProcedure } from '@trpc/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
-import { API_SECURITY_HEADERS } from '../src/apiHeaders.js';
+import { API_SECURITY_HEADERS, mergeHeaders } from '../src/apiHeaders.js';
 import { writeAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
@@ -118,9 +118,9 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         batchIndex: 0,
       });
       if (http.download && ctx.out.download && !ctx.out.headers['Idempotent-Replayed']) {
-        return streamFile(res, ctx.out.download, { ...ctx.out.headers, 'X-Request-Id': requestId });
+        return streamFile(res, ctx.out.download, mergeHeaders(ctx.out.headers, { 'X-Request-Id': requestId }));
       }
-      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, { ...ctx.out.headers, 'X-Request-Id': requestId });
+      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, mergeHeaders(ctx.out.headers, { 'X-Request-Id': requestId }));
     } catch (err) {
       const e = toDomainError(err);
       if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
@@ -167,14 +167,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
 }
 
 function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {
-  res.writeHead(200, {
-    ...API_SECURITY_HEADERS, ...headers,
+  res.writeHead(200, mergeHeaders(API_SECURITY_HEADERS, headers, {
     'Content-Type': f.contentType,
     'Content-Length': String(f.size),
     'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
     ETag: `"${f.sha256}"`,
     'Cache-Control': 'private, no-store',
-  });
+  }));
   const stream = fs.createReadStream(f.path);
   stream.on('error', () => res.destroy());
   stream.pipe(res);

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { headersAtWriteHead } from '../../src/apiHeaders.js';
+import { headersAtWriteHead, mergeHeaders } from '../../src/apiHeaders.js';
 
 /** Serves one response written by `write` and returns the headers a client sees. */
 async function headersOf(write: (res: ServerResponse) => void): Promise<Headers> {
@@ -47,5 +47,19 @@ describe('headersAtWriteHead', () => {
     });
     expect(raw.get('x-a')).toBe('pending');
     expect(raw.get('x-c')).toBe('raw');
+  });
+});
+
+describe('mergeHeaders', () => {
+  it('copies the sets into one new object, later sets winning, and leaves them unchanged', () => {
+    const a = { 'X-A': '1', 'X-B': '1' };
+    const b = { 'X-B': '2', 'X-C': '2' };
+    const merged = mergeHeaders(a, b, { 'X-C': '3' });
+    expect(merged).toEqual({ 'X-A': '1', 'X-B': '2', 'X-C': '3' });
+    expect(Object.keys(merged)).toEqual(['X-A', 'X-B', 'X-C']);
+    expect(a).toEqual({ 'X-A': '1', 'X-B': '1' });
+    expect(b).toEqual({ 'X-B': '2', 'X-C': '2' });
+    expect(merged).not.toBe(a);
+    expect(mergeHeaders()).toEqual({});
   });
 });
