@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/apiHeaders.js';
@@ -148,24 +148,22 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const direct = sse ? null : directRequestOf(
       { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') }, read.body,
     );
-    if (direct) return answerDirect(res, server, direct, requestId);
+    if (direct) {
+      // the common case, one valid JSON-RPC request answered with JSON (the same MCP server, without the Web
+      // Request/Response round trip of the SDK's Node transport)
+      const transport = new DirectJsonTransport();
+      return exchange(res, server, transport, false, requestId, async () => {
+        const answer = await transport.exchange(direct);
+        if (!answer || res.destroyed) return;
+        const body = JSON.stringify(answer);
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+      });
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
-    res.on('close', () => {
-      // A JSON answer that was sent in full leaves nothing running: both objects are simply dropped (closing
-      // them costs the SDK an error object per request). An SSE stream, or a client gone before its
-      // answer, is closed, which aborts the tool calls still in flight.
-      if (!sse && res.writableFinished) return;
-      void transport.close();
-      void server.close();
-    });
-    try {
-      await server.connect(transport);
+    await exchange(res, server, transport, sse, requestId, async () => {
       Object.assign(req, { rawBody: read.bytes });
       await transport.handleRequest(req, res, read.body);
-    } catch (err) {
-      services.log.error({ err, requestId }, 'mcp request failed');
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
-    }
+    });
     if (res.statusCode >= 400) {
       // refused by the SDK's transport (Accept, Content-Type, protocol version …)
       await auditRejection(services, {
@@ -175,23 +173,20 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   }
 
   /**
-   * The common case, one valid JSON-RPC request answered with JSON, over DirectJsonTransport (the same MCP
-   * server, without the Web Request/Response round trip of the SDK's Node transport).
+   * Connects the request's MCP server to its transport and runs `serve`, which writes the answer. A JSON
+   * answer sent in full leaves nothing running: both objects are simply dropped (closing them costs the SDK
+   * an error object per request). An SSE stream (`stream`), or a client gone before its answer, is closed,
+   * which aborts the tool calls still in flight. A failure becomes a JSON-RPC internal error, logged.
    */
-  async function answerDirect(res: Response, server: Server, request: JSONRPCRequest, requestId: string) {
-    const transport = new DirectJsonTransport();
+  async function exchange(res: Response, server: Server, transport: Transport, stream: boolean, requestId: string, serve: () => Promise<void>) {
     res.on('close', () => {
-      // a client gone before its answer: closing aborts the tool call still in flight
-      if (res.writableFinished) return;
+      if (!stream && res.writableFinished) return;
       void transport.close();
       void server.close();
     });
     try {
       await server.connect(transport);
-      const answer = await transport.exchange(request);
-      if (!answer || res.destroyed) return;
-      const body = JSON.stringify(answer);
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+      await serve();
     } catch (err) {
       services.log.error({ err, requestId }, 'mcp request failed');
       if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');

@@ -117,10 +117,12 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         router: appRouter, path: proc.path, type: proc.type, ctx, getRawInput: async () => input, signal: undefined,
         batchIndex: 0,
       });
+      // (the request's own header set, complete now: the renderers below copy it once into the answer's)
+      ctx.out.headers['X-Request-Id'] = requestId;
       if (http.download && ctx.out.download && !ctx.out.headers['Idempotent-Replayed']) {
-        return streamFile(res, ctx.out.download, mergeHeaders(ctx.out.headers, { 'X-Request-Id': requestId }));
+        return streamFile(res, ctx.out.download, ctx.out.headers);
       }
-      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, mergeHeaders(ctx.out.headers, { 'X-Request-Id': requestId }));
+      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, ctx.out.headers);
     } catch (err) {
       const e = toDomainError(err);
       if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
