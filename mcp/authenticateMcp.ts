@@ -2,7 +2,7 @@ import { authenticate } from '../src/auth/authenticate.js';
 import type { Credentials } from '../src/auth/credentials.js';
 import { presentedToken } from '../src/auth/credentials.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
-import type { Actor } from '../src/domain/actor.js';
+import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
 import { toDomainError } from '../src/procedures/index.js';
@@ -36,11 +36,11 @@ export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/
  * - a credential without `mcp:tools`: 403 `insufficient_scope` with the scope challenge.
  * API keys act as `app`; OAuth tokens as their user or agent.
  */
-export async function authenticateMcp(o: DoorOptions): Promise<{ actor: Actor } | DoorRefusal> {
+export async function authenticateMcp(o: DoorOptions): Promise<{ actor: AuthenticatedActor } | DoorRefusal> {
   const { services } = o;
   const baseUrl = services.config.baseUrl;
   const resource_metadata = resourceMetadataUrl(baseUrl);
-  let actor: Actor;
+  let actor: AuthenticatedActor;
   try {
     actor = await authenticate(services, o.credentials);
   } catch (err) {

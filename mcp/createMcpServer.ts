@@ -3,7 +3,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Actor } from '../src/domain/actor.js';
+import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newId } from '../src/domain/ids.js';
 import { auditRejection } from './auditRejection.js';
@@ -23,7 +23,7 @@ const INSTRUCTIONS =
 export interface McpServerOptions {
   catalog: ToolCatalog;
   /** The credential's actor, authenticated at the HTTP level; `tools/list` shows what its scopes allow. */
-  actor: Actor;
+  actor: AuthenticatedActor;
   call: Omit<ToolCallOptions, 'signal'>;
   /** Told the response state of each tool call (its rate-limit and unit headers). */
   onToolOutcome?: (out: ResponseState) => void;

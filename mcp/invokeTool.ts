@@ -1,7 +1,7 @@
 import { callTRPCProcedure } from '@trpc/server';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
-import type { Actor } from '../src/domain/actor.js';
+import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { DomainError } from '../src/domain/errors.js';
 import { newId } from '../src/domain/ids.js';
 import type { Services } from '../src/domain/services.js';
@@ -18,7 +18,7 @@ export interface ToolCallOptions {
   rateLimiter: RateLimiter;
   credentials: Credentials;
   /** The actor the door authenticated from `credentials` for this HTTP request (not looked up twice). */
-  actor?: Actor;
+  actor?: AuthenticatedActor;
   clientIp: string;
   /** The HTTP request's id, when it carries this one call only; otherwise each call gets its own. */
   requestId?: string;

@@ -1,5 +1,5 @@
 import { sql } from '../../db/sql.js';
-import { type Actor, billingEntityOf } from '../domain/actor.js';
+import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
@@ -7,7 +7,7 @@ import { iso } from '../domain/time.js';
 import { type Credentials, presentedToken } from './credentials.js';
 
 /** Resolves an OAuth access token (`svc_at_…`) to an actor, or null. Supplied by the OAuth server. */
-export type AccessTokenResolver = (s: Services, token: string) => Promise<Actor | null>;
+export type AccessTokenResolver = (s: Services, token: string) => Promise<AuthenticatedActor | null>;
 
 const resolvers: { accessToken?: AccessTokenResolver } = {};
 /** The OAuth area registers how its access tokens authenticate (keeps src/auth free of src/oauth). */
@@ -23,7 +23,7 @@ export const unauthorized = (message = 'Missing, invalid or revoked credential')
  * for their owner, in the organization they were installed for or in the personal scope.
  * Only the SHA-256 of a token is looked up; the stored hash is compared again in constant time.
  */
-export async function authenticate(s: Services, creds: Credentials): Promise<Actor> {
+export async function authenticate(s: Services, creds: Credentials): Promise<AuthenticatedActor> {
   const token = presentedToken(creds);
   if (!token) throw unauthorized('Missing or malformed credential');
   if (token.startsWith('svc_live_') || token.startsWith('svc_test_')) return authenticateApiKey(s, token);
@@ -35,13 +35,15 @@ export async function authenticate(s: Services, creds: Credentials): Promise<Act
 }
 
 /**
- * The key, whether its user is still a member of the organization it was installed for, and that
- * organization's plan: one statement (a request pays for it on every call), read fresh each time, so a
- * revoked key or a membership that ended fails at once in every process.
+ * The key, its user's profile, whether the user is still a member of the organization the key was installed
+ * for, and that organization's plan: one statement (a request pays for it on every call), read fresh each
+ * time, so a revoked key or a membership that ended fails at once in every process.
  */
 const API_KEY_LOOKUP =
   'SELECT k."id", k."userId", k."organizationId", k."scopes", k."tokenHash", k."revokedAt", k."lastUsedAt", ' +
+  'u."email" AS "userEmail", u."name" AS "userName", u."locale" AS "userLocale", u."createdAt" AS "userCreatedAt", ' +
   'm."id" AS "membershipId", o."plan" AS "plan" FROM "api_keys" k ' +
+  'JOIN "users" u ON u."id" = k."userId" ' +
   'LEFT JOIN "memberships" m ON m."userId" = k."userId" AND m."organizationId" = k."organizationId" ' +
   'LEFT JOIN "organizations" o ON o."id" = k."organizationId" ' +
   'WHERE k."tokenHash" = ?';
@@ -54,11 +56,15 @@ interface ApiKeyRow {
   tokenHash: string;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  userEmail: string;
+  userName: string;
+  userLocale: string;
+  userCreatedAt: string;
   membershipId: string | null;
   plan: string | null;
 }
 
-async function authenticateApiKey(s: Services, token: string): Promise<Actor> {
+async function authenticateApiKey(s: Services, token: string): Promise<AuthenticatedActor> {
   const hash = sha256Hex(token);
   const key = (await sql<ApiKeyRow>(s.ds, API_KEY_LOOKUP, [hash])).rows[0];
   if (!key || !safeEqual(key.tokenHash, hash) || key.revokedAt) throw unauthorized();
@@ -73,6 +79,7 @@ async function authenticateApiKey(s: Services, token: string): Promise<Actor> {
     scopes: JSON.parse(key.scopes) as string[],
     credential: { method: 'api_key', id: key.id },
     plan: key.organizationId ? (key.plan ?? 'default') : 'default',
+    user: { id: key.userId, email: key.userEmail, name: key.userName, locale: key.userLocale, createdAt: key.userCreatedAt },
   };
 }
 

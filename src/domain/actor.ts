@@ -19,5 +19,23 @@ export interface Actor {
   audience?: string;
 }
 
+/** The user an API credential acts for, as read together with the credential (what `GET /v1/me` shows). */
+export interface UserProfile {
+  id: string;
+  email: string;
+  name: string;
+  locale: string;
+  createdAt: string;
+}
+
+/**
+ * An actor authenticated from an API credential (key or access token) in this request. The user's row is
+ * read in the same statement or lookup as the credential (a credential whose user is gone fails), so the
+ * profile is as fresh as the credential check itself.
+ */
+export interface AuthenticatedActor extends Actor {
+  user: UserProfile;
+}
+
 export const billingEntityOf = (userId: string, organizationId: string | null): string =>
   organizationId ? `org:${organizationId}` : `user:${userId}`;

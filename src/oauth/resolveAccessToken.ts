@@ -1,5 +1,5 @@
 import { Membership, OAuthClient, OAuthGrant, Organization, User } from '../../db/entities/index.js';
-import { type Actor, billingEntityOf } from '../domain/actor.js';
+import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
 import type { Services } from '../domain/services.js';
 import { ACCESS_TOKEN_PREFIX } from './constants.js';
 import { findToken } from './tokenStore.js';
@@ -8,18 +8,22 @@ import { findToken } from './tokenStore.js';
  * Turns an `svc_at_` access token into the Actor of spec 5.2 (registered with `setAccessTokenResolver`):
  * `agent` for clients registered with `--kind agent`, else `user`; `userId` is the consenting user, whose
  * permissions bound every request; `organizationId` is the acting context chosen at consent (null for the
- * personal scope), which also decides the billing entity and plan; `audience` is the token's resource.
+ * personal scope), which also decides the billing entity and plan; `audience` is the token's resource;
+ * `user` is the consenting user's profile.
  * Null (→ 401) when the token is unknown, expired or revoked, its grant is revoked, or the user has left
  * the organization.
  */
-export async function resolveAccessToken(s: Services, value: string): Promise<Actor | null> {
+export async function resolveAccessToken(s: Services, value: string): Promise<AuthenticatedActor | null> {
   if (!value.startsWith(ACCESS_TOKEN_PREFIX)) return null;
   const m = s.ds.manager;
   const token = await findToken(m, value);
   if (!token || token.kind !== 'access' || token.revokedAt || Date.parse(token.expiresAt) <= s.now().getTime()) return null;
   const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
   if (!grant || grant.revokedAt) return null;
-  const [client, user] = await Promise.all([m.findOneBy(OAuthClient, { id: grant.clientId }), m.countBy(User, { id: grant.userId })]);
+  const [client, user] = await Promise.all([
+    m.findOneBy(OAuthClient, { id: grant.clientId }),
+    m.findOne(User, { where: { id: grant.userId }, select: { id: true, email: true, name: true, locale: true, createdAt: true } }),
+  ]);
   if (!client || !user) return null;
   let plan = 'default';
   if (grant.organizationId) {
@@ -36,5 +40,6 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Ac
     plan,
     clientId: client.id,
     audience: grant.resource,
+    user: { id: user.id, email: user.email, name: user.name, locale: user.locale, createdAt: user.createdAt },
   };
 }

@@ -1,6 +1,6 @@
 import type { RateLimiter } from '../auth/rateLimit.js';
 import type { Credentials } from '../auth/credentials.js';
-import type { Actor } from '../domain/actor.js';
+import type { Actor, AuthenticatedActor } from '../domain/actor.js';
 import type { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 
@@ -45,7 +45,7 @@ export interface RequestContext {
    * The actor the surface already authenticated from these same credentials in this HTTP request (MCP checks
    * the credential at the door before reading JSON-RPC): the pipeline then does not look it up again.
    */
-  authenticated?: Actor;
+  authenticated?: AuthenticatedActor;
   /** OAuth audience this surface accepts (`BASE_URL/v1` or `BASE_URL/mcp`). */
   audience: string;
   /** Scopes the surface itself requires besides the operation's (MCP: `mcp:tools`). */

@@ -4,7 +4,7 @@ import { authenticate } from '../auth/authenticate.js';
 import { abortIdempotent, beginIdempotent, completeIdempotent, fingerprint, parseIdempotencyKey } from '../auth/idempotency.js';
 import { RATE_WINDOW_SECONDS } from '../auth/rateLimit.js';
 import { chargeUnits, refundUnits, type UnitsResult } from '../auth/units.js';
-import type { Actor } from '../domain/actor.js';
+import type { Actor, AuthenticatedActor } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import { isoWithOffset, nextMonthStart } from '../domain/time.js';
 import type { RequestContext } from './context.js';
@@ -69,9 +69,9 @@ async function audit(ctx: RequestContext, meta: ProcedureMeta | undefined, outco
  * then check the scope. Unauthenticated requests are counted per client address, so guessing keys is
  * limited too. Every authenticated request counts against the window, failures included.
  */
-async function authorize(ctx: RequestContext, meta: ProcedureMeta | undefined): Promise<Actor> {
+async function authorize(ctx: RequestContext, meta: ProcedureMeta | undefined): Promise<AuthenticatedActor> {
   const { services } = ctx;
-  let actor: Actor;
+  let actor: AuthenticatedActor;
   try {
     actor = ctx.authenticated ?? (await authenticate(services, ctx.credentials));
   } catch (err) {
@@ -209,8 +209,8 @@ const pipeline = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
     }
     // The actor joins the context by assignment: `next({ ctx })` would have tRPC copy the whole context
     // (a defineProperty per key) once more on every call. Typed as that call, so handlers see `ctx.actor`.
-    (ctx as RequestContext & { actor: Actor }).actor = actor;
-    const result = await (next as unknown as () => ReturnType<typeof next<{ actor: Actor }>>)();
+    (ctx as RequestContext & { actor: AuthenticatedActor }).actor = actor;
+    const result = await (next as unknown as () => ReturnType<typeof next<{ actor: AuthenticatedActor }>>)();
     await settle(ctx, meta, actor, c, result);
     await audit(ctx, meta, result);
     return result;

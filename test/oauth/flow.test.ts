@@ -77,7 +77,7 @@ describe('OAuth 2.1 with openid-client', () => {
     expect(tokens).toMatchObject({ ...TOKEN_SHAPE, token_type: 'bearer', scope: 'me:read rooms:read messages:write' });
     const me = await call(t, 'GET', '/v1/me', { key: tokens.access_token });
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ id: w.owner.id, organizationId: w.orgId, billingContext: 'organization' });
+    expect(me.body).toMatchObject({ id: w.owner.id, email: w.owner.email, name: 'owner', locale: 'en', organizationId: w.orgId, billingContext: 'organization' });
 
     // rotation: every refresh gives a new pair; the old access token keeps working until it expires
     const second = await client.refreshTokenGrant(config, tokens.refresh_token!);

@@ -27,6 +27,17 @@ describe('the request hot path keeps its rules', () => {
     expect((await call(t, 'GET', '/v1/me', { key: w2.key })).status).toBe(401);
   });
 
+  it('the user a credential acts for is read with it on every call: a change shows at once, a deleted user fails', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    expect((await call(t, 'GET', '/v1/me', { key: w.key })).body.name).toBe('owner');
+    await sql(t.rt.services.ds, 'UPDATE "users" SET "name" = ?, "locale" = ? WHERE "id" = ?', ['Renamed', 'fr', w.owner.id]);
+    expect((await call(t, 'GET', '/v1/me', { key: w.key })).body).toMatchObject({ id: w.owner.id, name: 'Renamed', locale: 'fr' });
+    // a key whose user row is gone is no credential
+    await sql(t.rt.services.ds, 'UPDATE "api_keys" SET "userId" = ? WHERE "id" = ?', ['usr_gone', w.keyId]);
+    expect((await call(t, 'GET', '/v1/me', { key: w.key })).status).toBe(401);
+  });
+
   it('an audit row and a unit charge made while another transaction is open survive its rollback', async () => {
     await using t = await startTestServer();
     const s = t.rt.services;
