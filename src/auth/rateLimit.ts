@@ -12,9 +12,22 @@ export interface RateLimitResult {
   resetSeconds: number;
 }
 
+/** A condition a later statement can carry (`… WHERE <sql>`), with its parameters. */
+export interface SqlCondition {
+  sql: string;
+  params: unknown[];
+}
+
 export interface RateLimiter {
   /** Counts one request for `subject` against `limit` per 60 s window. */
   consume(subject: string, limit: number): Promise<RateLimitResult>;
+  /**
+   * "The window `consume(subject, limit)` has just counted still allows the request", as a condition for a
+   * statement queued right after that `consume`, in the same turn. Only where that statement is sure to run
+   * after the count and see it: on SQLite, whose writes of one turn run in order in one transaction
+   * (db/sql.ts). Absent on PostgreSQL, where statements run on pooled connections in no set order.
+   */
+  allowedAfterConsume?(subject: string, limit: number): SqlCondition;
 }
 
 /**
@@ -62,13 +75,19 @@ const SQLITE_UPSERT =
   '"expire" = CASE WHEN "expire" IS NULL OR "expire" > ? THEN "expire" ELSE excluded."expire" END ' +
   'RETURNING "points", "expire"';
 
+/** The library's key: `<keyPrefix>:<subject>`, keyPrefix `rl<points>` as above. */
+const storeKey = (subject: string, limit: number) => `rl${limit}:${subject}`;
+
+/** The window's count after an upsert: within the limit. */
+const SQLITE_WITHIN_LIMIT = '(SELECT "points" FROM "rate_limits" WHERE "key" = ?) <= ?';
+
 function createSqliteRateLimiter(ds: DataSource): RateLimiter {
   return {
+    allowedAfterConsume: (subject, limit) => ({ sql: SQLITE_WITHIN_LIMIT, params: [storeKey(subject, limit), limit] }),
     async consume(subject, limit) {
       const now = Date.now();
-      // the library's key: `<keyPrefix>:<subject>`, keyPrefix `rl<points>` as above
       const r = await sql<{ points: number; expire: number | null }>(ds, SQLITE_UPSERT, [
-        `rl${limit}:${subject}`, 1, now + RATE_WINDOW_SECONDS * 1000, now, now,
+        storeKey(subject, limit), 1, now + RATE_WINDOW_SECONDS * 1000, now, now,
       ]);
       const { points, expire } = r.rows[0];
       const msBeforeNext = expire ? Math.max(Number(expire) - now, 0) : -1;

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { sql } from '../../db/sql.js';
+import type { SqlCondition } from './rateLimit.js';
 import { monthPeriod } from '../domain/time.js';
 
 export interface UnitsResult {
@@ -10,21 +11,27 @@ export interface UnitsResult {
   cost: number;
 }
 
+const CHARGE_INSERT = 'INSERT INTO "unit_usage" ("billingEntity", "period", "used")';
+const CHARGE_UPSERT =
+  'ON CONFLICT ("billingEntity", "period") DO UPDATE SET "used" = "unit_usage"."used" + excluded."used" ' +
+  'WHERE "unit_usage"."used" + excluded."used" <= ? RETURNING "used"';
+
 /**
  * Charges `cost` monthly API units to a billing entity (spec 5.5 condition 6), atomically: one upsert whose
  * update only happens while `used + cost <= limit`, so concurrent requests never overspend and the balance
  * survives restarts. The period is the UTC month, so the count resets on the 1st. A refused or zero-cost
- * charge reads the balance instead.
+ * charge reads the balance instead. With `onlyIf`, nothing is charged unless that condition holds when the
+ * statement runs (the rate limit's `allowedAfterConsume`: count and charge in one commit).
  */
-export async function chargeUnits(ds: DataSource, billingEntity: string, now: Date, cost: number, limit: number): Promise<UnitsResult> {
+export async function chargeUnits(
+  ds: DataSource, billingEntity: string, now: Date, cost: number, limit: number, onlyIf?: SqlCondition,
+): Promise<UnitsResult> {
   const period = monthPeriod(now);
   if (cost > 0 && cost <= limit) {
     const r = await sql<{ used: number | string }>(
       ds,
-      'INSERT INTO "unit_usage" ("billingEntity", "period", "used") VALUES (?, ?, ?) ' +
-        'ON CONFLICT ("billingEntity", "period") DO UPDATE SET "used" = "unit_usage"."used" + excluded."used" ' +
-        'WHERE "unit_usage"."used" + excluded."used" <= ? RETURNING "used"',
-      [billingEntity, period, cost, limit],
+      onlyIf ? `${CHARGE_INSERT} SELECT ?, ?, ? WHERE ${onlyIf.sql} ${CHARGE_UPSERT}` : `${CHARGE_INSERT} VALUES (?, ?, ?) ${CHARGE_UPSERT}`,
+      onlyIf ? [billingEntity, period, cost, ...onlyIf.params, limit] : [billingEntity, period, cost, limit],
     );
     if (r.rows.length) {
       const used = Number(r.rows[0].used);

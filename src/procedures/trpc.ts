@@ -65,47 +65,29 @@ async function audit(ctx: RequestContext, meta: ProcedureMeta | undefined, outco
 }
 
 /**
- * Spec 5.5 conditions 1, 2, 5 and the audience pin: authenticate, count the request in its 60 s window,
- * then check the scope. Unauthenticated requests are counted per client address, so guessing keys is
- * limited too. Every authenticated request counts against the window, failures included.
+ * Spec 5.5 condition 1: the actor, or the 401. Unauthenticated requests are counted per client address
+ * (so guessing keys is limited too) before the 401 is thrown.
  */
-async function authorize(ctx: RequestContext, meta: ProcedureMeta | undefined): Promise<AuthenticatedActor> {
-  const { services } = ctx;
-  let actor: AuthenticatedActor;
+async function authenticated(ctx: RequestContext): Promise<AuthenticatedActor> {
   try {
-    actor = ctx.authenticated ?? (await authenticate(services, ctx.credentials));
+    return ctx.authenticated ?? (await authenticate(ctx.services, ctx.credentials));
   } catch (err) {
-    const r = await ctx.rateLimiter.consume(`ip:${ctx.clientIp}`, services.config.plans.default.rateLimit);
+    const r = await ctx.rateLimiter.consume(`ip:${ctx.clientIp}`, ctx.services.config.plans.default.rateLimit);
     setRateHeaders(ctx, r, 'ip');
     if (!r.allowed) throw rateLimited(ctx, r.resetSeconds);
     throw err;
   }
-  ctx.out.actor = actor;
-  const plan = planOf(ctx, actor);
-  const subject = rateSubject(actor);
-  const r = await ctx.rateLimiter.consume(subject.key, plan.rateLimit);
-  setRateHeaders(ctx, r, subject.scope);
-  if (!r.allowed) {
-    setUnitHeaders(ctx, await chargeUnits(services.ds, actor.billingEntity, services.now(), 0, plan.monthlyUnits));
-    throw rateLimited(ctx, r.resetSeconds);
+}
+
+/** The audience pin and the scope: why this actor may not call this operation, if it may not. */
+function accessRefusal(ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor): DomainError | undefined {
+  if (actor.credential.method === 'oauth_bearer' && actor.audience !== ctx.audience) {
+    return new DomainError('invalid_audience', `This token is pinned to ${actor.audience}, not ${ctx.audience}`);
   }
-  try {
-    if (actor.credential.method === 'oauth_bearer' && actor.audience !== ctx.audience) {
-      ctx.out.headers['WWW-Authenticate'] = 'Bearer error="invalid_token", error_description="audience mismatch"';
-      throw new DomainError('invalid_audience', `This token is pinned to ${actor.audience}, not ${ctx.audience}`);
-    }
-    const required = [...ctx.surfaceScopes, ...(meta?.scope ? [meta.scope] : [])];
-    const missing = required.filter((s) => !actor.scopes.includes(s));
-    if (missing.length) {
-      throw new DomainError('insufficient_scope', `Missing scope: ${missing.join(' ')}`, {
-        details: { required, granted: actor.scopes },
-      });
-    }
-  } catch (err) {
-    setUnitHeaders(ctx, await chargeUnits(services.ds, actor.billingEntity, services.now(), 0, plan.monthlyUnits));
-    throw err;
-  }
-  return actor;
+  const required = [...ctx.surfaceScopes, ...(meta?.scope ? [meta.scope] : [])];
+  const missing = required.filter((s) => !actor.scopes.includes(s));
+  if (!missing.length) return undefined;
+  return new DomainError('insufficient_scope', `Missing scope: ${missing.join(' ')}`, { details: { required, granted: actor.scopes } });
 }
 
 function rateLimited(ctx: RequestContext, retryAfter: number) {
@@ -119,42 +101,82 @@ function rateLimited(ctx: RequestContext, retryAfter: number) {
 type Charge = { kind: 'replay'; body: unknown } | { kind: 'run'; units: UnitsResult; claimId?: string };
 
 /**
- * Spec 5.5 conditions 6 and 7. For writes with an `Idempotency-Key`: claim the key (a replay returns the
- * stored response and costs nothing), then charge units, run, and store the response. Without a key, or
- * for reads, only units are charged. Units are charged once a request is authorized, before it runs.
+ * Spec 5.5, in its order: authenticate (1), count the request in its 60 s window (5; every authenticated
+ * request counts, failures included), the audience pin and the scope, the input, then for writes with an
+ * `Idempotency-Key` the claim of the key (a replay returns the stored response and costs nothing), and the
+ * monthly units (6, 7), charged once a request is authorized, before it runs. A refused request is charged
+ * nothing and answers with the balance.
+ * When nothing can refuse the request between the count and the charge (its access and input are fine, no
+ * key to claim) and the database allows it (SQLite: `allowedAfterConsume`), both are written in one group
+ * commit, the charge only if the count allows it: the same outcome as one after the other, one commit less.
  */
-async function charge(ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor, getRawInput: () => Promise<unknown>): Promise<Charge> {
+async function admit(ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>): Promise<{ actor: AuthenticatedActor; charge: Charge }> {
+  const { services } = ctx;
+  const actor = await authenticated(ctx);
+  ctx.out.actor = actor;
   const plan = planOf(ctx, actor);
-  const inputError = ctx.inputError ?? unacceptableInput(await getRawInput());
-  if (inputError) {
-    setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
-    throw inputError;
+  const subject = rateSubject(actor);
+  const cost = meta?.units ?? 1;
+  const balance = () => chargeUnits(services.ds, actor.billingEntity, services.now(), 0, plan.monthlyUnits);
+  const refusal = accessRefusal(ctx, meta, actor) ?? ctx.inputError ?? unacceptableInput(await getRawInput());
+  const claims = meta?.kind === 'write' && ctx.idempotencyKey !== undefined;
+  const countAllows = refusal || claims ? undefined : ctx.rateLimiter.allowedAfterConsume?.(subject.key, plan.rateLimit);
+  if (countAllows) {
+    const [r, units] = await Promise.all([
+      ctx.rateLimiter.consume(subject.key, plan.rateLimit),
+      chargeUnits(services.ds, actor.billingEntity, services.now(), cost, plan.monthlyUnits, countAllows),
+    ]);
+    setRateHeaders(ctx, r, subject.scope);
+    if (!r.allowed) {
+      setUnitHeaders(ctx, units); // not charged: the balance
+      throw rateLimited(ctx, r.resetSeconds);
+    }
+    return { actor, charge: run(ctx, cost, units) };
+  }
+
+  const r = await ctx.rateLimiter.consume(subject.key, plan.rateLimit);
+  setRateHeaders(ctx, r, subject.scope);
+  if (!r.allowed) {
+    setUnitHeaders(ctx, await balance());
+    throw rateLimited(ctx, r.resetSeconds);
+  }
+  if (refusal) {
+    if (refusal.code === 'invalid_audience') {
+      ctx.out.headers['WWW-Authenticate'] = 'Bearer error="invalid_token", error_description="audience mismatch"';
+    }
+    setUnitHeaders(ctx, await balance());
+    throw refusal;
   }
   let claimId: string | undefined;
-  if (meta?.kind === 'write' && ctx.idempotencyKey !== undefined) {
-    const key = parseIdempotencyKey(ctx.idempotencyKey);
+  if (claims) {
+    const key = parseIdempotencyKey(ctx.idempotencyKey!);
     const begun = await beginIdempotent(
-      ctx.services,
+      services,
       { credentialId: `${actor.credential.method}:${actor.credential.id}`, method: ctx.method, path: ctx.path, key },
       fingerprint(await getRawInput()),
     ).catch(async (err) => {
-      setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
+      setUnitHeaders(ctx, await balance());
       throw err;
     });
     if (begun.kind === 'replay') {
-      setUnitHeaders(ctx, await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), 0, plan.monthlyUnits));
+      setUnitHeaders(ctx, await balance());
       ctx.out.status = begun.response.status;
       Object.assign(ctx.out.headers, begun.response.headers, { 'Idempotent-Replayed': 'true' });
-      return { kind: 'replay', body: begun.response.body };
+      return { actor, charge: { kind: 'replay', body: begun.response.body } };
     }
     claimId = begun.id;
   }
-  const units = await chargeUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), meta?.units ?? 1, plan.monthlyUnits);
+  const units = await chargeUnits(services.ds, actor.billingEntity, services.now(), cost, plan.monthlyUnits);
+  if (!units.allowed && claimId) await abortIdempotent(services, claimId);
+  return { actor, charge: run(ctx, cost, units, claimId) };
+}
+
+/** The charge's outcome: its headers, and the request runs, or is refused for exhausted units. */
+function run(ctx: RequestContext, cost: number, units: UnitsResult, claimId?: string): Charge {
   setUnitHeaders(ctx, units);
   if (!units.allowed) {
-    if (claimId) await abortIdempotent(ctx.services, claimId);
     throw new DomainError('api_units_exhausted', 'Monthly API units are exhausted', {
-      details: { limit: units.limit, used: units.used, cost: meta?.units ?? 1, resetsAt: ctx.out.headers['Svc-Api-Units-Reset'] },
+      details: { limit: units.limit, used: units.used, cost, resetsAt: ctx.out.headers['Svc-Api-Units-Reset'] },
     });
   }
   ctx.out.units = units.cost;
@@ -195,13 +217,12 @@ async function settle(
 
 /**
  * The pipeline as one tRPC middleware (each middleware level costs tRPC two copies of the call options):
- * audit ⟶ authorize (authenticate, rate limit, scope) ⟶ charge (units, idempotency) ⟶ handler ⟶ settle.
+ * audit ⟶ admit (authenticate, rate limit, scope, input, idempotency, units) ⟶ handler ⟶ settle.
  * The audit row is written once, after everything else, whatever happened.
  */
 const pipeline = t.middleware(async ({ ctx, meta, next, getRawInput }) => {
   try {
-    const actor = await authorize(ctx, meta);
-    const c = await charge(ctx, meta, actor, getRawInput);
+    const { actor, charge: c } = await admit(ctx, meta, getRawInput);
     if (c.kind === 'replay') {
       const replayed = { ok: true as const, data: c.body, ctx, marker: 'middlewareMarker' as never };
       await audit(ctx, meta, replayed);

@@ -31,6 +31,24 @@ describe('rate limit (spec 5.5 condition 5)', () => {
     expect((await call(t, 'GET', '/v1/me', { key: other.token })).status).toBe(200);
   });
 
+  it('charges units only to the requests the window allows, also when many arrive at once', async () => {
+    await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '3' } });
+    const w = await createWorld(t.rt);
+    // on SQLite the count and the charge of requests arriving together are written in one commit
+    const results = await Promise.all(Array.from({ length: 12 }, () => call(t, 'GET', '/v1/me', { key: w.key })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(3);
+    const limited = results.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(9);
+    for (const r of limited) {
+      expect(r.body.error.code).toBe('rate_limited');
+      expect(r.headers.get('svc-api-units-cost')).toBe('0');
+      expect(Number(r.headers.get('svc-api-units-used'))).toBeLessThanOrEqual(3);
+    }
+    // another key of the organization shares the balance: three units were spent, no more
+    const other = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['me:read'] });
+    expect((await call(t, 'GET', '/v1/me', { key: other.token })).headers.get('svc-api-units-used')).toBe('4');
+  });
+
   it('sends the rate-limit headers on errors too, and counts unauthenticated requests per address', async () => {
     await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '2' } });
     const r1 = await call(t, 'GET', '/v1/me', { key: 'svc_test_' + 'x'.repeat(43) });
