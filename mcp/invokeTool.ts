@@ -1,4 +1,3 @@
-import { callTRPCProcedure } from '@trpc/server';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
@@ -6,7 +5,7 @@ import type { DomainError } from '../src/domain/errors.js';
 import { newId } from '../src/domain/ids.js';
 import type { Services } from '../src/domain/services.js';
 import type { ResponseState } from '../src/procedures/context.js';
-import { appRouter, newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
+import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
 
 /** The scope every MCP tool call needs besides the operation's own (spec 5.4). */
@@ -30,8 +29,8 @@ export type ToolOutcome =
   | { ok: false; error: DomainError; requestId: string; out: ResponseState };
 
 /**
- * Calls a procedure as the MCP tool `proc.meta.tool.name`, exactly as REST does (`callTRPCProcedure` on the
- * app router), so the pipeline authenticates, rate-limits, pins the audience to BASE_URL/mcp, checks
+ * Calls a procedure as the MCP tool `proc.meta.tool.name`, exactly as REST does (`ProcedureInfo.call`, the
+ * same procedure), so the pipeline authenticates, rate-limits, pins the audience to BASE_URL/mcp, checks
  * `mcp:tools` and the operation's scope, charges units, applies the idempotency key and writes one audit
  * row with surface `mcp`. `idempotencyKey` is taken out of the arguments and passed as the key.
  */
@@ -51,10 +50,7 @@ export async function invokeTool(proc: ProcedureInfo, args: Record<string, unkno
     input[IDEMPOTENCY_ARGUMENT] = rawKey;
   }
   try {
-    const data = await callTRPCProcedure({
-      router: appRouter, path: proc.path, type: proc.type, ctx, getRawInput: async () => input, signal: o.signal,
-      batchIndex: 0,
-    });
+    const data = await proc.call({ ctx, getRawInput: async () => input, signal: o.signal });
     return { ok: true, data, requestId: ctx.requestId, out: ctx.out };
   } catch (err) {
     const error = toDomainError(err);

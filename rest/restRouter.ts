@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { callTRPCProcedure } from '@trpc/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
 import { API_SECURITY_HEADERS, mergeHeaders } from '../src/apiHeaders.js';
@@ -9,7 +8,7 @@ import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
 import {
-  appRouter, listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
+  listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
 } from '../src/procedures/index.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -113,10 +112,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     }
     Object.assign(input, req.params);
     try {
-      const data = await callTRPCProcedure({
-        router: appRouter, path: proc.path, type: proc.type, ctx, getRawInput: async () => input, signal: undefined,
-        batchIndex: 0,
-      });
+      const data = await proc.call({ ctx, getRawInput: async () => input, signal: undefined });
       // (the request's own header set, complete now: the renderers below copy it once into the answer's)
       ctx.out.headers['X-Request-Id'] = requestId;
       if (http.download && ctx.out.download && !ctx.out.headers['Idempotent-Replayed']) {

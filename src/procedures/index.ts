@@ -1,4 +1,5 @@
 import { eventsRouter } from './events.js';
+import { type InvokeOptions, invokeProcedure, type ProcedureDef } from './invoke.js';
 import { filesRouter } from './files.js';
 import { meRouter, organizationsRouter } from './me.js';
 import { messagesRouter } from './messages.js';
@@ -32,13 +33,18 @@ export interface ProcedureInfo {
   meta: ProcedureMeta;
   input: z.ZodObject;
   output: z.ZodType;
+  /** Runs the procedure (its pipeline, parsers and resolver) with this context and raw input. */
+  call(o: InvokeOptions): Promise<unknown>;
 }
 
 /** Every procedure of the app router, in declaration order. */
 export function listProcedures(): ProcedureInfo[] {
   return Object.entries(appRouter._def.procedures).map(([path, proc]) => {
-    const def = (proc as unknown as { _def: { type: 'query' | 'mutation'; meta: ProcedureMeta; inputs: z.ZodObject[]; output: z.ZodType } })._def;
-    return { path, type: def.type, meta: def.meta, input: def.inputs[0], output: def.output };
+    const def = (proc as unknown as { _def: ProcedureDef & { meta: ProcedureMeta; inputs: z.ZodObject[]; output: z.ZodType } })._def;
+    return {
+      path, type: def.type, meta: def.meta, input: def.inputs[0], output: def.output,
+      call: (o: InvokeOptions) => invokeProcedure(path, def, o),
+    };
   });
 }
 
