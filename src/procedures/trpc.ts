@@ -110,7 +110,9 @@ type Charge = { kind: 'replay'; body: unknown } | { kind: 'run'; units: UnitsRes
  * key to claim) and the database allows it (SQLite: `allowedAfterConsume`), both are written in one group
  * commit, the charge only if the count allows it: the same outcome as one after the other, one commit less.
  */
-async function admit(ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>): Promise<{ actor: AuthenticatedActor; charge: Charge }> {
+async function admit(
+  ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>,
+): Promise<{ actor: AuthenticatedActor; charge: Charge }> {
   const { services } = ctx;
   const actor = await authenticated(ctx);
   ctx.out.actor = actor;
