@@ -79,7 +79,7 @@ async function authenticateApiKey(s: Services, token: string): Promise<Authentic
     scopes: JSON.parse(key.scopes) as string[],
     credential: { method: 'api_key', id: key.id },
     plan: key.organizationId ? (key.plan ?? 'default') : 'default',
-    user: { id: key.userId, email: key.userEmail, name: key.userName, locale: key.userLocale, createdAt: key.userCreatedAt },
+    user: { email: key.userEmail, name: key.userName, locale: key.userLocale, createdAt: key.userCreatedAt },
   };
 }
 

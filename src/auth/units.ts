@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { sql } from '../../db/sql.js';
-import type { SqlCondition } from './rateLimit.js';
 import { monthPeriod } from '../domain/time.js';
+import type { SqlCondition } from './rateLimit.js';
 
 export interface UnitsResult {
   allowed: boolean;

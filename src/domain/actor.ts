@@ -19,9 +19,8 @@ export interface Actor {
   audience?: string;
 }
 
-/** The user an API credential acts for, as read together with the credential (what `GET /v1/me` shows). */
+/** The profile of the user an API credential acts for (`userId`), read with the credential (what `GET /v1/me` shows). */
 export interface UserProfile {
-  id: string;
   email: string;
   name: string;
   locale: string;

@@ -22,7 +22,7 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
   if (!grant || grant.revokedAt) return null;
   const [client, user] = await Promise.all([
     m.findOneBy(OAuthClient, { id: grant.clientId }),
-    m.findOne(User, { where: { id: grant.userId }, select: { id: true, email: true, name: true, locale: true, createdAt: true } }),
+    m.findOne(User, { where: { id: grant.userId }, select: { email: true, name: true, locale: true, createdAt: true } }),
   ]);
   if (!client || !user) return null;
   let plan = 'default';
@@ -40,6 +40,6 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
     plan,
     clientId: client.id,
     audience: grant.resource,
-    user: { id: user.id, email: user.email, name: user.name, locale: user.locale, createdAt: user.createdAt },
+    user: { email: user.email, name: user.name, locale: user.locale, createdAt: user.createdAt },
   };
 }

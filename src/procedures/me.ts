@@ -30,7 +30,7 @@ export const meRouter = router({
       // the user's row was read with the credential, in this request (a credential whose user is gone is a 401)
       const { user } = ctx.actor;
       return {
-        id: user.id, email: user.email, name: user.name, locale: user.locale, organizationId: ctx.actor.organizationId,
+        id: ctx.actor.userId, email: user.email, name: user.name, locale: user.locale, organizationId: ctx.actor.organizationId,
         billingContext: ctx.actor.organizationId ? ('organization' as const) : ('individual' as const), createdAt: user.createdAt,
       };
     }),
