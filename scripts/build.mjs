@@ -16,7 +16,7 @@ await build({
   packages: 'external',
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   sourcemap: true,
   tsconfig: path.join(root, 'tsconfig.json'),
   logLevel: 'warning',

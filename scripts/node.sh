@@ -26,7 +26,7 @@ svc_node_use() {
   fi
   export PATH="$pkg/bin:$PATH"
   local headers
-  headers="$(ls -d "$pkg"/node_modules/node-*/include 2>/dev/null | head -n 1)"
+  headers="$(ls -d "$pkg"/node_modules/node-*/include 2>/dev/null | head -n 1 || true)"
   if [ -n "$headers" ]; then export npm_config_nodedir="${headers%/include}"; fi
   hash -r 2>/dev/null || true
   echo "Using Node $(node --version) from $pkg/bin" >&2
