@@ -80,8 +80,7 @@ describe('security: webhooks', () => {
 
   it.each([
     'Svc_Webhook_Signature', 'SVC_WEBHOOK_ID', 'svc_webhook-timestamp', 'Svc-Webhook', 'X_Webhook_Event', 'x_webhook_signature', 'X-WEBHOOK',
-    'sunset', 'DEPRECATION', 'Transfer_Encoding', 'CONTENT_LENGTH', 'Proxy_Authorization', 'proxy_connection', 'Keep_Alive', 'Http2-Settings',
-    'Upgrade', 'TE', 'Trailer', 'Expect', 'HOST',
+    'X_Webhook_Delivery_Id', 'Transfer_Encoding', 'CONTENT_LENGTH', 'Proxy_Authorization', 'proxy_connection', 'Keep_Alive', 'Http2-Settings',
   ])('header forging through spelling (underscores for dashes, case): a custom header named %s is refused at registration, nothing stored', async (name) => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
