@@ -64,7 +64,7 @@ export function validateCustomHeaders(headers: CustomHeader[]): CustomHeader[] {
     if (reason) throw validationError(`Custom header ${name} is not allowed: ${reason}`, { field: 'headers', header: name, reason: 'protected_header' });
     if (value.length > MAX_VALUE || unsendableValue(name, value)) {
       throw validationError(
-        `Invalid value for header ${name}: it must fit in an HTTP header (at most ${MAX_VALUE} characters, Latin-1, no control characters)`,
+        `Invalid value for header ${name}: it must fit in an HTTP header (at most ${MAX_VALUE} Latin-1 characters, no control character but tab)`,
         { field: 'headers', header: name },
       );
     }
