@@ -7,6 +7,7 @@ import { parseSnapshot, buildBody } from './payload.js';
 import { backoffMs, classifyAttempt } from './retryPolicy.js';
 import { effectiveSecrets } from './rotation.js';
 import { decryptSecret } from './secretBox.js';
+import { unsendableCustomHeader } from './customHeaders.js';
 import { buildDeliveryHeaders } from './signing.js';
 import { checkWebhookUrl, UrlRefusedError } from './ssrfGuard.js';
 import { customHeadersOf } from './webhookConfig.js';
@@ -61,6 +62,12 @@ export async function attemptDelivery(
   } catch {
     log.error({ webhookId: webhook.id }, 'webhook secret cannot be decrypted (SVC_WEBHOOK_KEY or webhook.key changed?)');
     return unsent('secret_unreadable');
+  }
+  const unsendable = unsendableCustomHeader(customHeaders);
+  if (unsendable !== null) {
+    // a value stored before creation checked it the way HTTP does: no request could carry it
+    log.warn({ webhookId: webhook.id, header: unsendable.slice(0, 100) }, 'webhook custom header cannot be sent; delivery not attempted');
+    return unsent('invalid_custom_header');
   }
   let target;
   try {

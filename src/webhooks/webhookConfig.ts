@@ -61,11 +61,14 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
   }
   const headers = validateCustomHeaders(input.headers ?? []);
   const url = input.url.trim();
+  // who may manage the room is settled before the URL is resolved: a caller without the right learns
+  // nothing from DNS (no lookup, no timing), and gets the same 404/403 as for any other change
+  await roomFor(s.ds.manager, input.roomId, input.actor);
   await assertWebhookUrlAllowed(s, url);
   const { key } = deliveryDepsFor(s);
   const secret = newWebhookSecret();
   const webhook = await inTransaction(s, async (m) => {
-    const room = await roomFor(m, input.roomId, input.actor);
+    const room = await roomFor(m, input.roomId, input.actor); // again, in the transaction that writes
     const createdById = input.actor?.userId ?? input.createdById ?? null;
     if (createdById && !input.actor && !(await m.countBy(User, { id: createdById }))) throw notFound('User');
     const now = iso(s.now());
