@@ -120,6 +120,10 @@ describe('metrics: /metrics (issue 24)', () => {
     expect(samples.every((s) => s.labels.instance_id === 'web-1')).toBe(true);
     expect(value(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(samples.some((s) => s.name === 'nodejs_eventloop_lag_seconds')).toBe(true);
+    if (t.rt.ds.options.type === 'postgres') {
+      expect(value(samples, 'svc_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+      expect(value(samples, 'svc_db_pool_waiting')).toBe(0);
+    }
 
     // bounded labels: no id, email or secret anywhere
     for (const leak of [w.key, readOnly.token, TOKEN, w.owner.email, w.member.email, w.orgId, w.roomId, w.owner.id, w.keyId, readOnly.id]) {

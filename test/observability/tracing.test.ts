@@ -72,7 +72,7 @@ describe('tracing: OpenTelemetry spans (issue 24)', () => {
     expect(post.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
     const tx = exporter.getFinishedSpans().filter((s) => s.name === 'db.transaction' && s.parentSpanContext?.spanId === post.spanContext().spanId);
     expect(tx.length).toBeGreaterThanOrEqual(1);
-    expect(tx[0].attributes['db.system.name']).toBe('sqlite');
+    expect(tx[0].attributes['db.system.name']).toBe(t.rt.ds.options.type === 'postgres' ? 'postgresql' : 'sqlite');
 
     const refused = await call(t, 'GET', '/v1/me', { headers: { 'x-request-id': 'trace-401' } });
     expect(refused.status).toBe(401);
