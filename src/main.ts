@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     throw e;
   }
   // the OpenTelemetry SDK is loaded only when OTEL_* asks for traces (config.ts, tracingWanted)
-  const stopTracing = config.tracing ? (await import('./observability/startTracing.js')).startTracing() : null;
+  const stopTracing = config.tracing ? await (await import('./observability/startTracing.js')).startTracing() : null;
   const runtime = await openRuntime(config);
   const { services } = runtime;
   const log = services.log;

@@ -57,7 +57,7 @@ export const webhookCommands: Command[] = [
     usage: 'svc worker   (runs the webhook delivery worker alone until SIGTERM/SIGINT)',
     options: {},
     async run(_a, { services: s }) {
-      const stopTracing = s.config.tracing ? (await import('../../observability/startTracing.js')).startTracing() : null;
+      const stopTracing = s.config.tracing ? await (await import('../../observability/startTracing.js')).startTracing() : null;
       const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();
