@@ -7,6 +7,7 @@ import { writeAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
+import { setOperation } from '../src/observability/observeRequests.js';
 import {
   listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
 } from '../src/procedures/index.js';
@@ -23,6 +24,7 @@ export interface RestRouterOptions {
 const JSON_BODY_LIMIT = 1024 * 1024;
 const UNDER_V1 = /^\/v1(\/.*)?$/;
 const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
+const OPENAPI_OPERATION = 'GET /v1/openapi.json';
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 const header = (req: Request, name: string) => {
   const v = req.headers[name];
@@ -56,11 +58,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   // malformed percent-encoding a 400); HEAD is answered by the GET route.
   const procedures = listProcedures();
   const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
-  const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo }[]>();
+  const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]>();
   for (const proc of procedures) {
     const key = routeKey(proc.meta.http.method, proc.meta.http.path);
     const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
-    routes.set(key, [...(routes.get(key) ?? []), { match, proc }]);
+    // the operation's name in metrics and traces: its route template, never the concrete path
+    const operation = `${proc.meta.http.method} ${proc.meta.http.path}`;
+    routes.set(key, [...(routes.get(key) ?? []), { match, proc, operation }]);
   }
   // One middleware function, not an Express Router: every request of the app passes through it, and a
   // nested router costs each of them its own layer walk.
@@ -77,11 +81,15 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       }
       if (m) {
         req.params = m.params;
+        setOperation(res, c.operation);
         return void handle(c.proc, req, res);
       }
     }
     // (matched as an Express route would: any case, optional trailing slash)
-    if (method === 'GET' && OPENAPI_PATH.test(path)) return sendOpenApi(res);
+    if (method === 'GET' && OPENAPI_PATH.test(path)) {
+      setOperation(res, OPENAPI_OPERATION);
+      return sendOpenApi(res);
+    }
     if (!UNDER_V1.test(path)) return next();
     answerUnmatched(req, res).catch(next);
   };

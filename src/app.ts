@@ -13,6 +13,9 @@ import { DomainError } from './domain/errors.js';
 import type { Services } from './domain/services.js';
 import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { createOAuthRouter } from './oauth/createOAuthRouter.js';
+import { metricsEndpoint } from './observability/metricsEndpoint.js';
+import { observeRequests } from './observability/observeRequests.js';
+import { checkReadiness } from './observability/readiness.js';
 import { createWebRouter } from './web/createWebRouter.js';
 
 export interface AppOptions {
@@ -51,6 +54,15 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // for load balancers: the database answers and its migrations are this code's (the process being up is /healthz)
+  app.get('/readyz', async (_req, res) => {
+    const r = await checkReadiness(services.ds);
+    res.set('Cache-Control', 'no-store');
+    if (r.ready) res.json({ status: 'ready' });
+    else res.status(503).json({ status: 'unavailable', reason: r.reason });
+  });
+  // Prometheus, only when SVC_METRICS_TOKEN is set (otherwise an unknown path like any other)
+  if (services.metrics && services.config.metrics) app.get('/metrics', metricsEndpoint(services.metrics, services.config.metrics.token));
 
   app.get('/docs/standalone.js', (_req, res) => {
     res.sendFile(require.resolve('@scalar/api-reference/browser/standalone.js'));
@@ -86,7 +98,7 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
    * request line (a page, or an unusual form such as an absolute URI) is the app's from the start, where the
    * same surfaces are its first layer.
    */
-  return function apiLane(req: IncomingMessage, res: ServerResponse) {
+  return observeRequests(function apiLane(req: IncomingMessage, res: ServerResponse) {
     if (!API_LANE.test(req.url ?? '')) return void app(req, res);
     const xreq = Object.setPrototypeOf(req, app.request) as Request;
     const xres = Object.setPrototypeOf(res, app.response) as Response;
@@ -94,5 +106,5 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
     xres.req = xreq;
     xres.locals = Object.create(null) as Response['locals'];
     api(xreq, xres, (err?: unknown) => (err ? lastResort(err, xreq, xres) : void app(req, res)));
-  };
+  }, { metrics: services.metrics });
 }

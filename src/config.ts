@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -58,7 +59,36 @@ const EnvSchema = z.object({
     }),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  SVC_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^[\x21-\x7e]{16,256}$/.test(v), {
+      message: 'SVC_METRICS_TOKEN must be 16-256 printable characters without spaces',
+    }),
+  SVC_METRICS_PORT: intFrom('SVC_METRICS_PORT', 0),
+  SVC_INSTANCE_ID: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^[A-Za-z0-9._:-]{1,64}$/.test(v), {
+      message: 'SVC_INSTANCE_ID must be 1-64 letters, digits, ".", "_", ":" or "-"',
+    }),
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
 });
+
+/**
+ * OpenTelemetry traces are on when an OTLP endpoint is named (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER=otlp`, unless `OTEL_SDK_DISABLED=true` or
+ * `OTEL_TRACES_EXPORTER=none`. The exporter itself reads the other standard `OTEL_*` variables.
+ */
+function tracingWanted(e: { OTEL_SDK_DISABLED?: string; OTEL_TRACES_EXPORTER?: string; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string }): boolean {
+  if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = (e.OTEL_TRACES_EXPORTER ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  if (exporters.includes('none')) return false;
+  return exporters.includes('otlp') || !!e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || !!e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+}
 
 export interface PlanLimits {
   /** Requests per 60 s window per subject (spec 8). */
@@ -86,6 +116,13 @@ export interface Config {
   mcpAllowedOrigins: string[];
   worker: boolean;
   logLevel: string;
+  /**
+   * Prometheus metrics (`/metrics`), on when SVC_METRICS_TOKEN is set: the bearer token a scrape must
+   * present, the port `svc worker` serves them on (SVC_METRICS_PORT; 0: none) and the `instance_id` label.
+   */
+  metrics: { token: string; port: number; instanceId: string } | null;
+  /** OpenTelemetry traces over OTLP (the standard OTEL_* variables, see tracingWanted). */
+  tracing: boolean;
 }
 
 /** Thrown with a precise, human-readable message when the environment holds a bad value. */
@@ -124,5 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
     logLevel: e.LOG_LEVEL,
+    metrics: e.SVC_METRICS_TOKEN
+      ? { token: e.SVC_METRICS_TOKEN, port: e.SVC_METRICS_PORT, instanceId: e.SVC_INSTANCE_ID ?? `${os.hostname()}:${process.pid}` }
+      : null,
+    tracing: tracingWanted(e),
   };
 }

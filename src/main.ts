@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  // the OpenTelemetry SDK is loaded only when OTEL_* asks for traces (config.ts, tracingWanted)
+  const stopTracing = config.tracing ? await (await import('./observability/startTracing.js')).startTracing() : null;
   const runtime = await openRuntime(config);
   const { services } = runtime;
   const log = services.log;
@@ -62,7 +64,10 @@ async function main(): Promise<void> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  log.info({ url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind }, 'svc listening');
+  log.info(
+    { url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind, metrics: !!services.metrics, tracing: config.tracing },
+    'svc listening',
+  );
 
   // The webhook delivery worker, in-process unless SVC_WORKER=off (then `svc worker` runs it alone).
   const worker = config.worker ? createWebhookWorker({ services }) : null;
@@ -111,6 +116,7 @@ async function main(): Promise<void> {
     clearInterval(idle);
     await workerStopped;
     await runtime.close();
+    await stopTracing?.().catch((err: unknown) => log.error({ err }, 'flushing traces failed'));
     log.info('stopped');
     process.exit(0);
   };

@@ -41,7 +41,8 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const rt = await openRuntime(config);
+  // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces
+  const rt = await openRuntime(config, { metrics: name === 'worker' });
   try {
     const result = await cmd.run(values, rt);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);

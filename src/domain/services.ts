@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /** What the domain needs from the outside world, passed down explicitly (no singletons). */
 export interface Services {
@@ -11,4 +12,6 @@ export interface Services {
   /** Server secret: signs cursors and session cookies. */
   secret: string;
   log: Logger;
+  /** Prometheus metrics of this process, when enabled (SVC_METRICS_TOKEN); absent, nothing is recorded. */
+  metrics?: Metrics;
 }

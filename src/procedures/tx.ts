@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Services } from '../domain/services.js';
+import { inSpan } from '../observability/tracing.js';
 
 let chain: Promise<unknown> = Promise.resolve();
 const commitHooks = new WeakMap<EntityManager, Array<() => void>>();
@@ -20,10 +21,12 @@ export function afterCommit(m: EntityManager, hook: () => void): boolean {
 
 async function runTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   const hooks: Array<() => void> = [];
-  const result = await s.ds.transaction((m) => {
-    commitHooks.set(m, hooks);
-    return fn(m);
-  });
+  const result = await inSpan('db.transaction', { 'db.system.name': s.ds.options.type === 'postgres' ? 'postgresql' : 'sqlite' }, () =>
+    s.ds.transaction((m) => {
+      commitHooks.set(m, hooks);
+      return fn(m);
+    }),
+  );
   for (const hook of hooks) {
     try {
       hook();

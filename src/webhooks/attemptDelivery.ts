@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { WebhookDelivery } from '../../db/entities/index.js';
 import { iso } from '../domain/time.js';
+import { inSpan } from '../observability/tracing.js';
 import type { ResolvedDeliveryDeps } from './deliveryDeps.js';
 import type { AttemptUpdate, DeliveryWebhook } from './deliveryStore.js';
 import { parseSnapshot, buildBody } from './payload.js';
@@ -43,9 +44,25 @@ const unsent = (error: string): AttemptResult => ({ statusCode: null, durationMs
 /**
  * Makes one attempt of a delivery: builds the body for the webhook's contract, signs it afresh with this
  * attempt's timestamp, checks the URL again against the SSRF guard (resolving it and pinning the checked
- * address) and sends it. Never throws for the receiver's sake; every failure is a result.
+ * address) and sends it. Never throws for the receiver's sake; every failure is a result. Observed: one
+ * `webhook.attempt` span, and the attempt's outcome and commit-to-receipt time in the metrics.
  */
-export async function attemptDelivery(
+export function attemptDelivery(
+  deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: DeliveryWebhook | null, log: Logger, signal?: AbortSignal,
+): Promise<AttemptResult> {
+  const attrs = { 'svc.webhook.event_type': row.eventType, 'svc.webhook.delivery_id': row.deliveryId, 'svc.webhook.attempt': row.attempts + 1 };
+  return inSpan('webhook.attempt', attrs, async (span) => {
+    const r = await sendAttempt(deps, row, webhook, log, signal);
+    if (r.aborted) return r;
+    const verdict = classifyAttempt(r.statusCode, r.error);
+    const outcome = verdict === 'success' ? 'succeeded' : verdict === 'retry' && row.attempts + 1 < row.maxAttempts ? 'retrying' : 'failed';
+    span?.setAttributes({ 'svc.webhook.outcome': outcome, ...(r.statusCode !== null ? { 'http.response.status_code': r.statusCode } : {}), ...(r.error ? { 'error.type': r.error } : {}) });
+    deps.metrics?.deliveryAttempted(outcome, outcome === 'succeeded' ? (deps.now().getTime() - Date.parse(row.createdAt)) / 1000 : null);
+    return r;
+  });
+}
+
+async function sendAttempt(
   deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: DeliveryWebhook | null, log: Logger, signal?: AbortSignal,
 ): Promise<AttemptResult> {
   if (!webhook) return unsent('webhook_deleted');

@@ -1,4 +1,5 @@
 import { parseHeaderLine } from '../../webhooks/customHeaders.js';
+import { serveMetrics } from '../../observability/serveMetrics.js';
 import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
 import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
 import { createWebhook, deleteWebhook, setWebhookActive } from '../../webhooks/webhookConfig.js';
@@ -56,6 +57,8 @@ export const webhookCommands: Command[] = [
     usage: 'svc worker   (runs the webhook delivery worker alone until SIGTERM/SIGINT)',
     options: {},
     async run(_a, { services: s }) {
+      const stopTracing = s.config.tracing ? await (await import('../../observability/startTracing.js')).startTracing() : null;
+      const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();
       process.stderr.write(`webhook worker ${worker.owner} running; SIGTERM or SIGINT stops it\n`);
@@ -64,6 +67,9 @@ export const webhookCommands: Command[] = [
         process.once('SIGINT', () => resolve());
       });
       await worker.stop();
+      metricsServer?.closeAllConnections();
+      await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+      await stopTracing?.().catch(() => undefined);
       return {};
     },
   },
