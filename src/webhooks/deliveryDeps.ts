@@ -18,6 +18,8 @@ export interface ResolvedDeliveryDeps extends WebhookDeliveryDeps {
   policy: SsrfPolicy;
   key: Buffer;
   backoffBaseMs: number;
+  /** A webhook failing this long without a success is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disableAfterMs: number;
 }
 
 const overrides = new WeakMap<Services, Partial<WebhookDeliveryDeps>>();
@@ -56,6 +58,7 @@ export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps>
     policy: { allowlist: allowlistOf(s.config), resolver },
     key: loadWebhookKey(s.config),
     backoffBaseMs: s.config.webhookBackoffBaseMs,
+    disableAfterMs: s.config.webhookDisableAfterHours * 3_600_000,
   };
 }
 
