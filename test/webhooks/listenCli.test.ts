@@ -74,7 +74,7 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
     expect(await l.exited).toBe(0);
     // task.created is filtered out by --events; the other two are forwarded in order
     expect(rx.requests.map((r) => r.headers['svc-webhook-type'])).toEqual(['record.created', 'message.created']);
-    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}`, { headers: { authorization: `Bearer ${w.key}` } }).then((r) => r.json());
+    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}`, { headers: { authorization: `Bearer ${w.key}` } }).then((r) => r.json() as Promise<any>);
     for (const req of rx.requests) {
       expect(verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [secret] })).toMatchObject({ ok: true });
       expect(req.headers['svc-webhook-api-version']).toBe('2026-06-09');
@@ -147,7 +147,7 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
       expect(r.code, `${type}: ${r.stderr}`).toBe(0);
       expect(JSON.parse(r.stdout).eventType).toBe(type);
     }
-    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}&limit=200`, { headers: { authorization: `Bearer ${w.key}` } }).then((r) => r.json());
+    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}&limit=200`, { headers: { authorization: `Bearer ${w.key}` } }).then((r) => r.json() as Promise<any>);
     const types = new Set(log.data.map((e: any) => e.type));
     for (const type of ['record.updated', 'record.deleted', 'approval.requested', 'record.approval_requested', 'approval.withdrawn']) expect(types).toContain(type);
 

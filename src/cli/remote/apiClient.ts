@@ -23,16 +23,20 @@ export function remoteTarget(args: Record<string, unknown>, env: NodeJS.ProcessE
 /** A failure talking to the server, as one line (the CLI prints `error: <message>` and exits 1). */
 export class RemoteError extends Error {}
 
-export interface ApiResponse {
+export interface ApiResponse<T = unknown> {
   status: number;
   headers: Headers;
-  body: any;
+  body: T;
+}
+
+interface ErrorBody {
+  error?: { code?: unknown; message?: unknown; details?: { required?: unknown } };
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 300);
 
 /** Calls the public API with the key; throws RemoteError with a one-line reason on anything but 2xx. */
-export async function callApi(t: RemoteTarget, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ApiResponse> {
+export async function callApi<T = unknown>(t: RemoteTarget, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ApiResponse<T>> {
   let res: Response;
   try {
     res = await fetch(t.baseUrl + path, {
@@ -48,7 +52,7 @@ export async function callApi(t: RemoteTarget, method: string, path: string, bod
     throw new RemoteError(`cannot reach ${t.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
   const text = await res.text();
-  let parsed: any = null;
+  let parsed: unknown = null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
@@ -56,9 +60,9 @@ export async function callApi(t: RemoteTarget, method: string, path: string, bod
   }
   if (res.status >= 200 && res.status < 300) {
     if (text && parsed === null) throw new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} without JSON (is --url the svc server?)`);
-    return { status: res.status, headers: res.headers, body: parsed };
+    return { status: res.status, headers: res.headers, body: parsed as T };
   }
-  const e = parsed?.error;
+  const e = (parsed as ErrorBody | null)?.error;
   if (!e || typeof e.code !== 'string') throw new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} (is --url the svc server?)`);
   if (res.status === 401) throw new RemoteError(`the API key was refused (401 ${e.code}): ${oneLine(String(e.message))}`);
   if (e.code === 'insufficient_scope') {

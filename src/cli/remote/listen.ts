@@ -131,12 +131,12 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
       const q: string = `/v1/events?limit=200&since=${encodeURIComponent(since)}${room}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
       let page;
       try {
-        page = await callApi(o.target, 'GET', q, undefined, o.signal);
+        page = await callApi<{ data: LoggedEvent[]; nextCursor: string | null }>(o.target, 'GET', q, undefined, o.signal);
       } catch (err) {
         if (o.signal.aborted) break;
         throw err;
       }
-      for (const e of page.body.data as LoggedEvent[]) {
+      for (const e of page.body.data) {
         if (e.createdAt > newest) newest = e.createdAt;
         if (seen.has(e.id)) continue;
         seen.set(e.id, e.createdAt);

@@ -7,9 +7,9 @@ const room = (roomId: string) => `/v1/rooms/${encodeURIComponent(roomId)}`;
 const stamp = () => new Date().toISOString();
 
 const newRecord = async (t: RemoteTarget, roomId: string) =>
-  (await callApi(t, 'POST', `${room(roomId)}/records`, { title: `svc trigger ${stamp()}`, body: 'Created by svc trigger to fire a webhook event.' })).body.id as string;
+  (await callApi<{ id: string }>(t, 'POST', `${room(roomId)}/records`, { title: `svc trigger ${stamp()}`, body: 'Created by svc trigger to fire a webhook event.' })).body.id;
 const newTask = async (t: RemoteTarget, roomId: string) =>
-  (await callApi(t, 'POST', `${room(roomId)}/tasks`, { title: `svc trigger ${stamp()}` })).body.id as string;
+  (await callApi<{ id: string }>(t, 'POST', `${room(roomId)}/tasks`, { title: `svc trigger ${stamp()}` })).body.id;
 const approval = (t: RemoteTarget, roomId: string, recordId: string, action: string) =>
   callApi(t, 'POST', `${room(roomId)}/records/${recordId}/approval/${action}`, {});
 
@@ -26,7 +26,7 @@ const requested: Step = async (t, roomId) => {
  */
 export const TRIGGERS: Record<string, Step> = {
   'message.created': async (t, roomId) => ({
-    type: 'message', id: (await callApi(t, 'POST', `${room(roomId)}/messages`, { body: `svc trigger ${stamp()}` })).body.id,
+    type: 'message', id: (await callApi<{ id: string }>(t, 'POST', `${room(roomId)}/messages`, { body: `svc trigger ${stamp()}` })).body.id,
   }),
   'task.created': async (t, roomId) => ({ type: 'task', id: await newTask(t, roomId) }),
   'task.updated': async (t, roomId) => {
