@@ -41,6 +41,8 @@ const EnvSchema = z.object({
   SVC_SECRET: z.string().min(32, 'SVC_SECRET must be at least 32 characters').optional(),
   SVC_SSRF_ALLOWLIST: z.string().optional().default(''),
   SVC_WEBHOOK_BACKOFF_BASE_MS: intFrom('SVC_WEBHOOK_BACKOFF_BASE_MS', 2000, 1),
+  SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS: intFrom('SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS', 30, 1),
+  SVC_WEBHOOK_DISABLE_AFTER_HOURS: intFrom('SVC_WEBHOOK_DISABLE_AFTER_HOURS', 72, 1),
   SVC_WEBHOOK_KEY: z
     .string()
     .optional()
@@ -108,6 +110,10 @@ export interface Config {
   secret: string | undefined;
   ssrfAllowlist: string[];
   webhookBackoffBaseMs: number;
+  /** Days webhook attempt records are kept (SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, default 30). */
+  webhookAttemptRetentionDays: number;
+  /** Hours of failed deliveries only after which a webhook is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS, default 72). */
+  webhookDisableAfterHours: number;
   /** AES-256-GCM key for webhook secrets at rest (SVC_WEBHOOK_KEY); absent: a key file generated in dataDir. */
   webhookKey: Buffer | undefined;
   plans: Record<string, PlanLimits>;
@@ -155,6 +161,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: e.SVC_SECRET,
     ssrfAllowlist: e.SVC_SSRF_ALLOWLIST.split(',').map((s) => s.trim()).filter(Boolean),
     webhookBackoffBaseMs: e.SVC_WEBHOOK_BACKOFF_BASE_MS,
+    webhookAttemptRetentionDays: e.SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS,
+    webhookDisableAfterHours: e.SVC_WEBHOOK_DISABLE_AFTER_HOURS,
     webhookKey: e.SVC_WEBHOOK_KEY ? Buffer.from(e.SVC_WEBHOOK_KEY, 'base64') : undefined,
     plans: { default: { rateLimit: e.SVC_RATE_LIMIT, monthlyUnits: e.SVC_MONTHLY_UNITS } },
     maxUploadBytes: e.SVC_MAX_UPLOAD_BYTES,

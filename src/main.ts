@@ -8,6 +8,7 @@ import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
 import { sweepOrphanedUploads } from './domain/files.js';
 import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
+import { purgeWebhookAttempts } from './webhooks/attemptLog.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -74,7 +75,8 @@ async function main(): Promise<void> {
   worker?.start();
   if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
 
-  // Housekeeping: audit retention (7 years), expired idempotency keys and OAuth rows, daily; bytes of
+  // Housekeeping: audit retention (7 years), expired idempotency keys and OAuth rows, webhook attempt records
+  // past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of
   // uploads a crash cut off before their row committed, at start and daily.
   const sweepUploads = async () => {
     try {
@@ -89,7 +91,8 @@ async function main(): Promise<void> {
       const audit = await purgeAudit(services);
       const keys = await purgeExpiredIdempotency(services);
       const oauth = await purgeExpiredOAuth(services);
-      log.info({ auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth }, 'housekeeping done');
+      const attempts = await purgeWebhookAttempts(services);
+      log.info({ auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth, webhookAttemptsDeleted: attempts }, 'housekeeping done');
     } catch (err) {
       log.error({ err }, 'housekeeping failed');
     }

@@ -25,12 +25,16 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   let values: Record<string, string | string[] | boolean | undefined>;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({ args: argv.slice(name.split(' ').length), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
+    ({ values, positionals } = parseArgs({
+      args: argv.slice(name.split(' ').length), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: !!cmd.remote,
+    }));
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\nUsage: ${cmd.usage}\n`);
     return 2;
   }
+  if (cmd.remote) return runRemote(cmd, values, positionals);
   let config;
   try {
     config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' });
@@ -44,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
   // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces
   const rt = await openRuntime(config, { metrics: name === 'worker' });
   try {
-    const result = await cmd.run(values, rt);
+    const result = await cmd.run!(values, rt);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else printHuman(result);
     return 0;
@@ -61,6 +65,23 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   } finally {
     await rt.close();
+  }
+}
+
+/** A command against a server through the public API: no configuration, no database. */
+async function runRemote(cmd: Command, values: Record<string, string | string[] | boolean | undefined>, positionals: string[]): Promise<number> {
+  try {
+    const result = await cmd.remote!(values, positionals);
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else printHuman(result);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\nUsage: ${cmd.usage}\n`);
+      return 2;
+    }
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 1;
   }
 }
 

@@ -24,6 +24,7 @@ dt{font-weight:600;font-family:ui-monospace,monospace}dd{margin:0 0 .5rem 1rem}
 form.inline{display:inline}form.inline button{margin:0}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.5rem;border-bottom:1px solid #eee;vertical-align:top}
 main.wide{max-width:64rem}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#fafafa;padding:.5rem;border-radius:4px}
 header nav a{margin-right:.75rem}
 h2{margin-top:2.5rem;padding-top:1rem;border-top:1px solid #eee}h3{margin:1.5rem 0 .5rem}
 code,.mono{font-family:ui-monospace,monospace;font-size:.9em}td code{white-space:nowrap}

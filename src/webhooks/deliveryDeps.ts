@@ -21,6 +21,8 @@ export interface ResolvedDeliveryDeps extends WebhookDeliveryDeps {
   backoffBaseMs: number;
   /** The runtime's metrics (attempt outcomes, commit-to-receipt), when enabled. */
   metrics?: Metrics;
+  /** A webhook failing this long without a success is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disableAfterMs: number;
 }
 
 const overrides = new WeakMap<Services, Partial<WebhookDeliveryDeps>>();
@@ -60,6 +62,7 @@ export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps>
     key: loadWebhookKey(s.config),
     backoffBaseMs: s.config.webhookBackoffBaseMs,
     metrics: s.metrics,
+    disableAfterMs: s.config.webhookDisableAfterHours * 3_600_000,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { Room, User, Webhook, WebhookDelivery, type WebhookApiVersion } from '../../db/entities/index.js';
+import { Room, User, Webhook, WebhookAttempt, WebhookDelivery, type WebhookApiVersion } from '../../db/entities/index.js';
 import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, roomNotFound, validationError } from '../domain/errors.js';
@@ -76,7 +76,7 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
       id: newId('wh', s.now().getTime()), roomId: room.id, organizationId: room.organizationId, url, apiVersion,
       secretEnc: encryptSecret(key, secret), nextSecretEnc: null, rotationEndsAt: null,
       headerNames: headers.map(([n]) => n), headersEnc: headers.length ? encryptSecret(key, JSON.stringify(headers)) : null,
-      active: true, createdById, createdAt: now, updatedAt: now,
+      active: true, failingSince: null, disabledReason: null, disabledAt: null, createdById, createdAt: now, updatedAt: now,
     });
     await m.insert(Webhook, w);
     return w;
@@ -103,18 +103,21 @@ export async function listRoomWebhooks(m: EntityManager, actor: Actor, roomId: s
 /**
  * Activates or deactivates. Deliveries already queued for a deactivated webhook are finalized unsent
  * (`webhook_inactive`); its events stay in the event log and can be redelivered once it is active again.
+ * Activating clears an automatic disable (its reason and the failure streak: the period starts afresh).
  */
 export async function setWebhookActive(s: Services, id: string, active: boolean, actor?: Actor): Promise<void> {
   await inTransaction(s, async (m) => {
     await loadWebhook(m, id, actor);
-    await m.update(Webhook, { id }, { active, updatedAt: iso(s.now()) });
+    const cleared = active ? { failingSince: null, disabledReason: null, disabledAt: null } : {};
+    await m.update(Webhook, { id }, { active, ...cleared, updatedAt: iso(s.now()) });
   });
 }
 
-/** Deletes a webhook with its queued deliveries and history. */
+/** Deletes a webhook with its queued deliveries, history and attempt records. */
 export async function deleteWebhook(s: Services, id: string, actor?: Actor): Promise<void> {
   await inTransaction(s, async (m) => {
     await loadWebhook(m, id, actor);
+    await m.delete(WebhookAttempt, { webhookId: id });
     await m.delete(WebhookDelivery, { webhookId: id });
     await m.delete(Webhook, { id });
   });
