@@ -16,7 +16,7 @@ export interface WebRouterOptions {
 export function createWebRouter({ services }: WebRouterOptions): Router {
   const r = express.Router();
   const form = formBody();
-  const login = loginPage({ services, throttle: createLoginThrottle(services.ds) });
+  const login = loginPage({ services, throttle: createLoginThrottle({ ds: services.ds, now: services.now }) });
   const logout = logoutPage({ services });
   const apps = appsPage({ services });
   r.get('/login', login.show);
