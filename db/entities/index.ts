@@ -17,6 +17,7 @@ import { UnitUsage } from './UnitUsage.js';
 import { User } from './User.js';
 import { Webhook } from './Webhook.js';
 import { WebhookDelivery } from './WebhookDelivery.js';
+import { WebSession } from './WebSession.js';
 
 export type { OrgRole } from './Organization.js';
 export type { TaskStatus } from './Task.js';
@@ -30,6 +31,7 @@ export {
 };
 export { OAuthClient, OAuthCode, OAuthGrant, OAuthToken };
 export { Webhook, WebhookDelivery };
+export { WebSession };
 
 /** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
 export const entities = [
@@ -37,4 +39,5 @@ export const entities = [
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
   OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
   Webhook, WebhookDelivery,
+  WebSession,
 ];

@@ -23,6 +23,7 @@ export function createWebRouter({ services }: WebRouterOptions): Router {
   r.post('/login', form, login.submit);
   r.get('/logout', logout.show);
   r.post('/logout', form, logout.submit);
+  r.post('/logout/everywhere', form, logout.submitEverywhere);
   r.get('/settings/apps', apps.show);
   r.post('/settings/apps/revoke', form, apps.revoke);
   mountDeveloperPages(r, { services, form });

@@ -71,7 +71,7 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
         return render(req, res, 401, { next, email, error: 'Email or password is incorrect.' });
       }
       await throttle.succeeded(email, ip);
-      await startSession(s, res, user.id);
+      await startSession(s, req, res, user.id);
       res.redirect(303, next);
     },
   };
