@@ -4,7 +4,7 @@ export const DEFAULT_AFTER_LOGIN = '/settings/apps';
 /** Longer targets are not ours (the longest we build, the consent step's, is about 2 KB). */
 const MAX_NEXT_LENGTH = 8192;
 /** C0 controls, DEL and the backslash: a browser strips or rewrites these, so a target may not hold them. */
-const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+const hasForbidden = (s: string) => [...s].some((c) => c === '\\' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 /** Percent-escapes of ASCII: `%2e`, `%2f`, `%5c`, `%09`, … */
 const ASCII_ESCAPE = /%([0-7][0-9a-f])/gi;
 
@@ -28,7 +28,7 @@ function decodeAscii(s: string): string {
  * `https://evil.com` and `javascript:…` all fall back to the default.
  */
 export function safeNext(baseUrl: string, next: unknown): string {
-  if (typeof next !== 'string' || next.length > MAX_NEXT_LENGTH || !next.startsWith('/') || FORBIDDEN.test(next)) {
+  if (typeof next !== 'string' || next.length > MAX_NEXT_LENGTH || !next.startsWith('/') || hasForbidden(next)) {
     return DEFAULT_AFTER_LOGIN;
   }
   const base = new URL(baseUrl);
@@ -41,10 +41,11 @@ export function safeNext(baseUrl: string, next: unknown): string {
   if (u.origin !== base.origin || (u.protocol !== 'http:' && u.protocol !== 'https:')) return DEFAULT_AFTER_LOGIN;
   const path = decodeAscii(u.pathname);
   const segments = path.split('/');
-  if (path.startsWith('//') || FORBIDDEN.test(path) || segments.some((x) => x === '.' || x === '..')) return DEFAULT_AFTER_LOGIN;
+  if (path.startsWith('//') || hasForbidden(path) || segments.some((x) => x === '.' || x === '..')) return DEFAULT_AFTER_LOGIN;
   const target = u.pathname + u.search + u.hash;
   // what the browser will resolve the Location to is the target itself, on our origin
   const again = new URL(target, base);
-  if (again.origin !== base.origin || again.pathname + again.search + again.hash !== target) return DEFAULT_AFTER_LOGIN;
+  const resolved = again.href.slice(again.origin.length);
+  if (again.origin !== base.origin || resolved !== target) return DEFAULT_AFTER_LOGIN;
   return target;
 }
