@@ -93,7 +93,7 @@ describe('security: server-side sessions', () => {
     expect(await whereIs(other)).toBe(200);
     expect((await new Browser(t.baseUrl).signIn(w.owner.email, w.owner.password)).status).toBe(401);
     expect((await new Browser(t.baseUrl).signIn(w.owner.email, 'a brand new password')).status).toBe(303);
-  });
+  }, 120_000);
 
   it('stale session replay: a session idle for 12 hours ends, and none outlives 7 days however active', async () => {
     await using env = await startOAuthServer();
