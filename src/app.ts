@@ -35,7 +35,9 @@ const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
 export function createApp({ services, rateLimiter }: AppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // `req.ip`, the address every per-address counter uses, comes from X-Forwarded-For only when the operator
+  // names the proxies (SVC_TRUST_PROXY); never merely because the peer is loopback
+  app.set('trust proxy', services.config.trustProxy);
   app.set('query parser', 'simple');
   // API answers are `no-store`: hashing every body for an ETag nobody can use is wasted work per request
   // (the OpenAPI document sets its own)

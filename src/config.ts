@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -24,6 +25,46 @@ function isOrigin(v: string): boolean {
     return false;
   }
 }
+
+/** Names proxy-addr (Express's `trust proxy`) knows for address ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** `10.0.0.1`, `10.0.0.0/8`, `fd00::/8` or a range name: one entry of SVC_TRUST_PROXY's list. */
+function isProxyEntry(v: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(v)) return true;
+  const [addr, prefix, extra] = v.split('/');
+  const family = isIP(addr);
+  if (!family || extra !== undefined) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/** Which peers' `X-Forwarded-For` is believed: false (none), a hop count, or addresses/ranges of proxies. */
+export type TrustProxy = false | number | string[];
+
+/**
+ * SVC_TRUST_PROXY (issue 16 item 4): unset, empty, `off` or `0` trust no proxy (the client address is the
+ * connection's); a hop count `N` trusts the N nearest proxies; otherwise a comma-separated list of proxy
+ * addresses, CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal`. `true`/`on` (trust every
+ * hop, so anyone can name their own address) is refused.
+ */
+const trustProxyFrom = z
+  .string()
+  .optional()
+  .transform((v, ctx): TrustProxy => {
+    const s = (v ?? '').trim();
+    if (s === '' || s === 'off' || s === 'false' || s === '0') return false;
+    if (/^\d+$/.test(s)) return Number(s);
+    const list = s.split(',').map((x) => x.trim()).filter(Boolean);
+    const bad = list.filter((x) => !isProxyEntry(x));
+    if (bad.length || !list.length) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `SVC_TRUST_PROXY must be off, a hop count, or comma-separated proxy addresses, CIDRs or loopback/linklocal/uniquelocal; got ${JSON.stringify(v)}`,
+      });
+      return z.NEVER;
+    }
+    return list;
+  });
 
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).optional().default('development'),
@@ -60,6 +101,7 @@ const EnvSchema = z.object({
       message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
     }),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
+  SVC_TRUST_PROXY: trustProxyFrom,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   SVC_METRICS_TOKEN: z
     .string()
@@ -121,6 +163,8 @@ export interface Config {
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
   worker: boolean;
+  /** Whose `X-Forwarded-For` names the client (SVC_TRUST_PROXY): Express's `trust proxy` setting. */
+  trustProxy: TrustProxy;
   logLevel: string;
   /**
    * Prometheus metrics (`/metrics`), on when SVC_METRICS_TOKEN is set: the bearer token a scrape must
@@ -168,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxUploadBytes: e.SVC_MAX_UPLOAD_BYTES,
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
+    trustProxy: e.SVC_TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     metrics: e.SVC_METRICS_TOKEN
       ? { token: e.SVC_METRICS_TOKEN, port: e.SVC_METRICS_PORT, instanceId: e.SVC_INSTANCE_ID ?? `${os.hostname()}:${process.pid}` }

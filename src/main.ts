@@ -7,6 +7,7 @@ import { purgeExpiredOAuth } from './oauth/purgeExpiredOAuth.js';
 import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
 import { sweepOrphanedUploads } from './domain/files.js';
+import { purgeExpiredWebSessions } from './domain/webSessions.js';
 import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
 import { purgeWebhookAttempts } from './webhooks/attemptLog.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
@@ -75,8 +76,8 @@ async function main(): Promise<void> {
   worker?.start();
   if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
 
-  // Housekeeping: audit retention (7 years), expired idempotency keys and OAuth rows, webhook attempt records
-  // past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of
+  // Housekeeping: audit retention (7 years), expired idempotency keys, OAuth rows and sessions, webhook attempt
+  // records past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of
   // uploads a crash cut off before their row committed, at start and daily.
   const sweepUploads = async () => {
     try {
@@ -92,7 +93,10 @@ async function main(): Promise<void> {
       const keys = await purgeExpiredIdempotency(services);
       const oauth = await purgeExpiredOAuth(services);
       const attempts = await purgeWebhookAttempts(services);
-      log.info({ auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth, webhookAttemptsDeleted: attempts }, 'housekeeping done');
+      const sessions = await purgeExpiredWebSessions(services);
+      log.info({
+        auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth, webhookAttemptsDeleted: attempts, sessionsDeleted: sessions,
+      }, 'housekeeping done');
     } catch (err) {
       log.error({ err }, 'housekeeping failed');
     }

@@ -18,6 +18,7 @@ import { User } from './User.js';
 import { Webhook } from './Webhook.js';
 import { WebhookAttempt } from './WebhookAttempt.js';
 import { WebhookDelivery } from './WebhookDelivery.js';
+import { WebSession } from './WebSession.js';
 
 export type { OrgRole } from './Organization.js';
 export type { TaskStatus } from './Task.js';
@@ -32,6 +33,7 @@ export {
 };
 export { OAuthClient, OAuthCode, OAuthGrant, OAuthToken };
 export { Webhook, WebhookAttempt, WebhookDelivery };
+export { WebSession };
 
 /** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
 export const entities = [
@@ -39,4 +41,5 @@ export const entities = [
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
   OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
   Webhook, WebhookDelivery, WebhookAttempt,
+  WebSession,
 ];

@@ -9,7 +9,7 @@ export interface Services {
   config: Config;
   /** Injected clock: tests move time without sleeping. */
   now: () => Date;
-  /** Server secret: signs cursors and session cookies. */
+  /** Server secret: signs cursors, CSRF tokens and authorization requests. */
   secret: string;
   log: Logger;
   /** Prometheus metrics of this process, when enabled (SVC_METRICS_TOKEN); absent, nothing is recorded. */

@@ -4,7 +4,7 @@ import { html, type SafeHtml } from './html.js';
 export interface PageOptions {
   title: string;
   body: SafeHtml;
-  /** When signed in: shows who, links to the settings pages and a sign-out button. */
+  /** When signed in: shows who, links to the settings pages and to /logout (sign out everywhere), and a sign-out button. */
   signedIn?: { email: string; csrf: string };
   /** A wider main column, for pages with tables (developer settings). */
   wide?: boolean;
@@ -54,7 +54,7 @@ export function page(o: PageOptions): SafeHtml {
 </head>
 <body>
 <header><strong>svc</strong>${o.signedIn
-    ? html`<span class="who">Signed in as ${o.signedIn.email}</span><nav aria-label="Settings"><a href="/settings/developer">Developer</a><a href="/settings/apps">Apps</a></nav>
+    ? html`<span class="who">Signed in as ${o.signedIn.email}</span><nav aria-label="Settings"><a href="/settings/developer">Developer</a><a href="/settings/apps">Apps</a><a href="/logout">Sessions</a></nav>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="${o.signedIn.csrf}"><button type="submit">Sign out</button></form>`
     : null}</header>
 <main${o.wide ? html` class="wide"` : null}>
