@@ -14,6 +14,7 @@ import type { Services } from './domain/services.js';
 import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { createOAuthRouter } from './oauth/createOAuthRouter.js';
 import { createWebRouter } from './web/createWebRouter.js';
+import { ClientGoneError, createBodyGuard } from './readLimited.js';
 
 export interface AppOptions {
   services: Services;
@@ -44,6 +45,15 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   const rest = createRestRouter({ services, rateLimiter });
   const mcp = createMcpRouter({ services, rateLimiter });
   const api = (req: Request, res: Response, next: NextFunction) => rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
+  // Every request with a body first: its deadline and its client's count of bodies in flight (readLimited.ts)
+  const guardBody = createBodyGuard({
+    timeoutMs: services.config.bodyTimeoutMs, maxPendingPerClient: services.config.maxPendingBodies,
+    clientOf: (req) => (req as Request).ip ?? req.socket.remoteAddress ?? 'unknown',
+  });
+  app.use((req, res, next) => {
+    guardBody(req, res);
+    next();
+  });
   app.use(api);
   // Pages get helmet's full set
   app.use(helmet({ contentSecurityPolicy: false }));
@@ -67,6 +77,8 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   // Last resort: nothing escapes as a stack trace or an HTML error page.
   const lastResort = (err: unknown, req: Request, res: Response) => {
     const requestId = requestIdFrom(req.headers['x-request-id'] as string | undefined);
+    // a client gone mid-request: nobody to answer, nothing went wrong here
+    if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
     services.log.error({ err, requestId }, 'unhandled error');
     if (res.headersSent) return res.destroy();
     const status = (err as { status?: number }).status;
@@ -93,6 +105,7 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
     xreq.res = xres;
     xres.req = xreq;
     xres.locals = Object.create(null) as Response['locals'];
+    guardBody(xreq, xres);
     api(xreq, xres, (err?: unknown) => (err ? lastResort(err, xreq, xres) : void app(req, res)));
   };
 }
