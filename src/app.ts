@@ -1,5 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { apiReference } from '@scalar/express-api-reference';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
@@ -22,6 +24,28 @@ export interface AppOptions {
 }
 
 const require = createRequire(import.meta.url);
+
+/** The renderer's single-file browser bundle (not among the package's exports: found beside its entry point). */
+const DOCS_BUNDLE = path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser', 'standalone.js');
+
+/**
+ * The reference page's configuration: the OpenAPI document and the bundle from this server; the vendor's
+ * web fonts, request proxy, registry and telemetry off (the defaults reach fonts.scalar.com and
+ * proxy.scalar.com); no button that opens the vendor's hosted client, no developer tools.
+ */
+const DOCS_CONFIG = {
+  url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference',
+  withDefaultFonts: false, telemetry: false, hideClientButton: true, showDeveloperTools: 'never', persistAuth: false,
+  externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
+} as const;
+
+/**
+ * The reference page's Content-Security-Policy: the bundle and the inline start-up script by nonce, the
+ * styles the renderer injects at run time (inline), the document and "try it" requests to this origin only.
+ */
+const docsPolicy = (nonce: string) =>
+  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; ` +
+  `connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 /** A request line in origin form for one of the API surfaces: /v1… or /mcp…, any case. */
 const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
@@ -62,13 +86,22 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
     res.json({ status: 'ok' });
   });
 
+  // The API reference (Scalar): its bundle is served from here, and the page loads nothing from another host
+  // (no web fonts, no registry or request proxy, no telemetry), under a policy that allows only what it uses.
   app.get('/docs/standalone.js', (_req, res) => {
-    res.sendFile(require.resolve('@scalar/api-reference/browser/standalone.js'));
+    res.set('Cache-Control', 'public, max-age=3600').sendFile(DOCS_BUNDLE);
   });
-  app.get(
-    '/docs',
-    apiReference({ url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference' } as Parameters<typeof apiReference>[0]),
-  );
+  app.get('/docs', (req, res) => {
+    const nonce = randomBytes(16).toString('base64');
+    res.set({ 'Content-Security-Policy': docsPolicy(nonce), 'Cache-Control': 'no-store' });
+    // (the handler reads nothing of the request: its type for it is narrower than a route's)
+    const render = apiReference({ ...DOCS_CONFIG, nonce }) as unknown as (req: Request, res: Response) => void;
+    render(req, res);
+  });
+  // browsers ask for it on every page: an empty answer instead of a 404
+  app.get('/favicon.ico', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=86400').status(204).end();
+  });
 
   // The OAuth 2.1 authorization server and the sign-in pages
   app.use(createOAuthRouter({ services }));
