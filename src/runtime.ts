@@ -16,6 +16,8 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   now?: () => Date;
+  /** Retries of a transaction the database refused as busy (`Services.transactionRetries`; the CLI's). */
+  transactionRetries?: number;
 }
 
 /** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
@@ -25,7 +27,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   registerWebhookOutbox();
   const ds = await openDatabase(config);
   const secret = await loadServerSecret(ds, config.secret);
-  const services: Services = { ds, config, now: opts.now ?? (() => new Date()), secret, log };
+  const services: Services = { ds, config, now: opts.now ?? (() => new Date()), secret, log, transactionRetries: opts.transactionRetries };
   return {
     services,
     rateLimiter: createRateLimiter(ds),

@@ -11,4 +11,10 @@ export interface Services {
   /** Server secret: signs cursors and session cookies. */
   secret: string;
   log: Logger;
+  /**
+   * How often `inTransaction` retries a transaction the database refused as momentarily busy (a lock held
+   * past the busy timeout): 0 in the server (it answers 503 and the client retries), a few in the operator
+   * command line, which has no client to retry for it.
+   */
+  transactionRetries?: number;
 }

@@ -59,7 +59,7 @@ describe('the /docs reference page (issue 16.9)', () => {
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as { info: { title: string } };
     await page.getByText(doc.info.title).first().waitFor({ state: 'visible', timeout: 60_000 });
     // every font the rendered page uses has been loaded (or failed): a font from another host would show here
-    await page.evaluate(() => document.fonts.ready.then(() => undefined));
+    await page.evaluate('document.fonts.ready.then(() => undefined)');
     await browser.screenshot('docs');
     expect(problems).toEqual([]);
     expect(requested.length).toBeGreaterThan(1);
