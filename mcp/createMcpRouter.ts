@@ -18,6 +18,7 @@ import { DirectJsonTransport, directRequestOf } from './directJsonTransport.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import type { ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
+import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { requestIdOf } from './requestIdOf.js';
 import { buildToolCatalog } from './toolCatalog.js';
@@ -94,9 +95,11 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return;
     }
     // (a path below /mcp: nothing is served there)
-    const serve = () => (MCP_ENDPOINT.test(path) ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
-    if (origin === undefined) return void serve();
-    corsHeaders(req, res, (err?: unknown) => (err ? next(err) : void serve()));
+    const serve = (): void => {
+      (MCP_ENDPOINT.test(path) ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
+    };
+    if (origin === undefined) return serve();
+    corsHeaders(req, res, (err?: unknown) => (err ? next(err) : serve()));
   };
 
   /** The endpoint; `headers` go into the answer's writeHead (see above). */
@@ -122,10 +125,18 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
     }
 
-    const read = await readMcpBody(req, bodyLimit);
+    let read: Awaited<ReturnType<typeof readMcpBody>>;
+    try {
+      read = await readMcpBody(req, bodyLimit);
+    } catch (err) {
+      if (err instanceof ClientGoneError) return endForGoneClient(res);
+      throw err;
+    }
     if ('error' in read) {
       await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: read.status, errorCode: read.code, actor });
-      return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, { 'X-Request-Id': requestId });
+      return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, {
+        ...read.headers, 'X-Request-Id': requestId,
+      });
     }
 
     const calls = toolCallsOf(read.body);
@@ -184,8 +195,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   async function exchange(res: Response, server: Server, transport: Transport, stream: boolean, requestId: string, serve: () => Promise<void>) {
     res.on('close', () => {
       if (!stream && res.writableFinished) return;
-      void transport.close();
-      void server.close();
+      const closeFailed = (err: unknown) => services.log.warn({ err, requestId }, 'closing an mcp exchange failed');
+      transport.close().catch(closeFailed);
+      server.close().catch(closeFailed);
     });
     try {
       await server.connect(transport);

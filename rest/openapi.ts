@@ -28,6 +28,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
   403: 'insufficient_scope (details.required, details.granted), invalid_audience or forbidden',
   404: 'not_found, or room_not_found for a direct-message room',
   405: 'method_not_allowed',
+  408: 'request_timeout: the body did not arrive within SVC_BODY_TIMEOUT_MS; the connection is closed',
   409: 'Conflict: invalid_state, idempotency_key_in_use',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
@@ -50,7 +51,7 @@ function errorResponses(proc: ProcedureInfo): Record<number, ResponseConfig> {
     'validation_error', 'unauthorized', 'insufficient_scope', 'rate_limited', 'api_units_exhausted', 'internal_error', 'service_unavailable',
   ];
   codes.push(...(proc.meta.errors ?? []));
-  if (proc.meta.kind === 'write') codes.push('idempotency_key_in_use', 'idempotency_key_reused', 'unsupported_media_type', 'payload_too_large');
+  if (proc.meta.kind === 'write') codes.push('idempotency_key_in_use', 'idempotency_key_reused', 'unsupported_media_type', 'payload_too_large', 'request_timeout');
   const byStatus = new Map<number, ErrorCode>();
   for (const c of codes) {
     const { code, status } = typeof c === 'string' ? { code: c, status: ERROR_STATUS[c] } : c;

@@ -11,6 +11,7 @@ import { setOperation } from '../src/observability/observeRequests.js';
 import {
   listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
 } from '../src/procedures/index.js';
+import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { sendError, sendJson } from './render.js';
@@ -82,7 +83,9 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       if (m) {
         req.params = m.params;
         setOperation(res, c.operation);
-        return void handle(c.proc, req, res);
+        // (a failure the handler does not answer itself goes to the app's error path, never unhandled)
+        handle(c.proc, req, res).catch(next);
+        return;
       }
     }
     // (matched as an Express route would: any case, optional trailing slash)
@@ -107,7 +110,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     let input: Record<string, unknown> = { ...query };
     if (http.method !== 'GET') {
       const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
-      const read = await readBody(req, limit);
+      let read: Awaited<ReturnType<typeof readBody>>;
+      try {
+        read = await readBody(req, limit);
+      } catch (err) {
+        if (err instanceof ClientGoneError) return endForGoneClient(res);
+        throw err;
+      }
       if ('error' in read) ctx.inputError = read.error;
       else if (http.rawBody) {
         input[http.rawBody.field] = read.bytes.toString('base64');

@@ -93,6 +93,8 @@ const EnvSchema = z.object({
   SVC_RATE_LIMIT: intFrom('SVC_RATE_LIMIT', 600, 1),
   SVC_MONTHLY_UNITS: intFrom('SVC_MONTHLY_UNITS', 100_000, 0),
   SVC_MAX_UPLOAD_BYTES: intFrom('SVC_MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1),
+  SVC_BODY_TIMEOUT_MS: intFrom('SVC_BODY_TIMEOUT_MS', 30_000, 100),
+  SVC_MAX_PENDING_BODIES: intFrom('SVC_MAX_PENDING_BODIES', 64, 1),
   SVC_MCP_ALLOWED_ORIGINS: z
     .string()
     .optional()
@@ -160,6 +162,10 @@ export interface Config {
   webhookKey: Buffer | undefined;
   plans: Record<string, PlanLimits>;
   maxUploadBytes: number;
+  /** SVC_BODY_TIMEOUT_MS: time a client has, from its request's arrival, to send the whole body (else 408). */
+  bodyTimeoutMs: number;
+  /** SVC_MAX_PENDING_BODIES: request bodies one client address may be sending at once (more: 429, closed). */
+  maxPendingBodies: number;
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
   worker: boolean;
@@ -210,6 +216,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookKey: e.SVC_WEBHOOK_KEY ? Buffer.from(e.SVC_WEBHOOK_KEY, 'base64') : undefined,
     plans: { default: { rateLimit: e.SVC_RATE_LIMIT, monthlyUnits: e.SVC_MONTHLY_UNITS } },
     maxUploadBytes: e.SVC_MAX_UPLOAD_BYTES,
+    bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS,
+    maxPendingBodies: e.SVC_MAX_PENDING_BODIES,
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
     trustProxy: e.SVC_TRUST_PROXY,

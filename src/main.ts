@@ -55,7 +55,13 @@ async function main(): Promise<void> {
 
   // fail fast on a bad SVC_SSRF_ALLOWLIST or an unreadable webhook key file
   deliveryDepsFor(services);
-  const server: Server = http.createServer(createApp({ services, rateLimiter: runtime.rateLimiter }));
+  // Node's own bounds on slow clients, behind the app's (readLimited.ts): headers within the body deadline (or
+  // 60 s), and a whole request, body included, cut off shortly after the deadline the app answers 408 at
+  const server: Server = http.createServer({
+    headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
+    requestTimeout: config.bodyTimeoutMs + 5_000,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.bodyTimeoutMs / 2))),
+  }, createApp({ services, rateLimiter: runtime.rateLimiter }));
   server.listen(config.port, config.host);
   let stopping = false;
   // once stopping, every response closes its connection, so keep-alive clients cannot hold the server open
@@ -102,8 +108,10 @@ async function main(): Promise<void> {
     }
     await sweepUploads();
   };
-  void sweepUploads();
-  const timer = setInterval(housekeeping, DAY_MS);
+  sweepUploads().catch(() => undefined); // (it logs its own failures)
+  const timer = setInterval(() => {
+    housekeeping().catch(() => undefined); // (it logs its own failures)
+  }, DAY_MS);
   timer.unref();
 
   const shutdown = async (signal: string) => {
@@ -127,8 +135,14 @@ async function main(): Promise<void> {
     log.info('stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  const stopOn = (signal: string) => () => {
+    shutdown(signal).catch((err: unknown) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', stopOn('SIGTERM'));
+  process.on('SIGINT', stopOn('SIGINT'));
 }
 
 main().catch((err) => {

@@ -19,6 +19,8 @@ export interface RuntimeOptions {
   now?: () => Date;
   /** false: no metrics even when configured (one-shot CLI commands, which serve no scrape). */
   metrics?: boolean;
+  /** Retries of a transaction the database refused as busy (`Services.transactionRetries`; the CLI's). */
+  transactionRetries?: number;
 }
 
 /** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
@@ -29,7 +31,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const ds = await openDatabase(config);
   const secret = await loadServerSecret(ds, config.secret);
   const now = opts.now ?? (() => new Date());
-  const services: Services = { ds, config, now, secret, log };
+  const services: Services = { ds, config, now, secret, log, transactionRetries: opts.transactionRetries };
   if (config.metrics && opts.metrics !== false) services.metrics = createMetrics({ ds, now, instanceId: config.metrics.instanceId });
   return {
     services,

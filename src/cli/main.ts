@@ -5,6 +5,9 @@ import { openRuntime } from '../runtime.js';
 import { type Command, UsageError } from './command.js';
 import { commands } from './commands/index.js';
 
+/** Retries of a transaction refused as busy: the last waits 1.6 s, each after the database's own 10 s wait. */
+const CLI_TRANSACTION_RETRIES = 5;
+
 function help(): string {
   return ['Usage: svc <command> [options] [--json]', '', ...commands.map((c) => `  ${c.usage}`)].join('\n');
 }
@@ -45,8 +48,10 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces
-  const rt = await openRuntime(config, { metrics: name === 'worker' });
+  // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces. Beside a running server
+  // on the same SQLite file: wait for its writes (busy timeout, write lock taken at the start of each transaction:
+  // src/procedures/tx.ts) and run a transaction again when the lock stayed busy
+  const rt = await openRuntime(config, { metrics: name === 'worker', transactionRetries: CLI_TRANSACTION_RETRIES });
   try {
     const result = await cmd.run!(values, rt);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);

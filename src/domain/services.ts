@@ -14,4 +14,10 @@ export interface Services {
   log: Logger;
   /** Prometheus metrics of this process, when enabled (SVC_METRICS_TOKEN); absent, nothing is recorded. */
   metrics?: Metrics;
+  /**
+   * How often `inTransaction` retries a transaction the database refused as momentarily busy (a lock held
+   * past the busy timeout): 0 in the server (it answers 503 and the client retries), a few in the operator
+   * command line, which has no client to retry for it.
+   */
+  transactionRetries?: number;
 }
