@@ -22,6 +22,12 @@ export interface DoorOptions {
   rateLimiter: RateLimiter;
   credentials: Credentials;
   clientIp: string;
+  /**
+   * The `scope` of the 401 challenge: what a client asks for to start (MCP authorization, "Scope selection
+   * strategy": clients use it as the authorization request's `scope`). The authorization server grants
+   * the part of it the client may have.
+   */
+  challengeScope?: string;
 }
 
 /** Where /mcp's protected-resource metadata lives (RFC 9728 §3.1, CONTRACT §5). */
@@ -29,8 +35,8 @@ export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/
 
 /**
  * Authenticates an HTTP request to /mcp before any JSON-RPC is read (spec 5.5 condition 1, 5.6 audience):
- * - no or bad credential: 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (MCP authorization:
- *   the client discovers the authorization server from there); failures count against the client
+ * - no or bad credential: 401 with `WWW-Authenticate: Bearer resource_metadata="…", scope="mcp:tools …"`
+ *   (MCP authorization: the client discovers the authorization server from there, and asks for `scope`); failures count against the client
  *   address's 60 s window, as in the procedure pipeline, so guessing is limited here too;
  * - an OAuth token pinned to another audience: 403 `invalid_audience`, `error="invalid_token"`;
  * - a credential without `mcp:tools`: 403 `insufficient_scope` with the scope challenge.
@@ -58,7 +64,8 @@ export async function authenticateMcp(o: DoorOptions): Promise<{ actor: Authenti
       error,
       headers: {
         'WWW-Authenticate': bearerChallenge({
-          resource_metadata, error: presented ? 'invalid_token' : undefined, error_description: presented ? error.message : undefined,
+          resource_metadata, scope: o.challengeScope ?? MCP_SCOPE,
+          error: presented ? 'invalid_token' : undefined, error_description: presented ? error.message : undefined,
         }),
       },
     };

@@ -16,7 +16,7 @@ import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
 import { createMcpServer } from './createMcpServer.js';
 import { DirectJsonTransport, directRequestOf } from './directJsonTransport.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
-import type { ToolCallOptions } from './invokeTool.js';
+import { MCP_SCOPE, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
@@ -63,6 +63,8 @@ const wantsProgress = (body: unknown) =>
  */
 export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): RequestHandler {
   const catalog = buildToolCatalog();
+  // the 401 challenge's scope: `mcp:tools` and every scope a tool needs (issue 19 item 3)
+  const challengeScope = [...new Set([MCP_SCOPE, ...[...catalog.values()].flatMap((e) => (e.proc.meta.scope ? [e.proc.meta.scope] : []))])].join(' ');
   const originAllowed = createOriginPolicy(services.config);
   const bodyLimit = Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024; // upload_file carries base64
 
@@ -108,7 +110,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const requestId = requestIdOf(header(req, 'x-request-id'));
     const credentials: Credentials = { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') };
     const clientIp = req.ip ?? 'unknown';
-    const door = await authenticateMcp({ services, rateLimiter, credentials, clientIp });
+    const door = await authenticateMcp({ services, rateLimiter, credentials, clientIp, challengeScope });
     if ('error' in door) {
       req.resume();
       return refuse(req, res, { requestId, ...door });

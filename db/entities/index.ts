@@ -5,6 +5,7 @@ import { IdempotencyRecord } from './Idempotency.js';
 import { Message } from './Message.js';
 import { Membership, Organization } from './Organization.js';
 import { OAuthClient } from './OAuthClient.js';
+import { OAuthClientApproval } from './OAuthClientApproval.js';
 import { OAuthCode } from './OAuthCode.js';
 import { OAuthGrant } from './OAuthGrant.js';
 import { OAuthToken } from './OAuthToken.js';
@@ -31,7 +32,7 @@ export {
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
 };
-export { OAuthClient, OAuthCode, OAuthGrant, OAuthToken };
+export { OAuthClient, OAuthClientApproval, OAuthCode, OAuthGrant, OAuthToken };
 export { Webhook, WebhookAttempt, WebhookDelivery };
 export { WebSession };
 
@@ -39,7 +40,7 @@ export { WebSession };
 export const entities = [
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
-  OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
+  OAuthClient, OAuthClientApproval, OAuthCode, OAuthGrant, OAuthToken,
   Webhook, WebhookDelivery, WebhookAttempt,
   WebSession,
 ];

@@ -1,8 +1,10 @@
 import type { Request } from 'express';
-import { OAuthClient } from '../../db/entities/index.js';
+import type { OAuthClient } from '../../db/entities/index.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
+import { approvedContexts } from './clientApprovals.js';
 import type { FormParams } from './formParams.js';
+import { findClientById, isClientIdUrl } from './metadataClients.js';
 import { OAuthError } from './OAuthError.js';
 
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
@@ -27,7 +29,8 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
 
 /**
  * Authenticates the client of a token or revocation request (spec 5.6): confidential clients with
- * `client_secret_basic` or `client_secret_post` (one method only), public clients by `client_id` alone.
+ * `client_secret_basic` or `client_secret_post` (one method only), public clients by `client_id` alone (a
+ * client-id URL of a metadata document client too, while it stays approved).
  * Failures are 401 `invalid_client`, with `WWW-Authenticate: Basic` when Basic was tried. Secrets are
  * compared as SHA-256 in constant time.
  */
@@ -42,8 +45,13 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
 
   const id = basic?.id ?? bodyId;
   if (!id) throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
-  const client = await s.ds.manager.findOneBy(OAuthClient, { id });
+  const client = await findClientById(s, id);
   if (!client) throw failed();
+  // a client-id URL (metadata document client) works only while an approval of it stands
+  if (isClientIdUrl(id)) {
+    const contexts = await approvedContexts(s.ds.manager, id);
+    if (!contexts.all && !contexts.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
+  }
   const secret = basic?.secret ?? bodySecret;
   if (client.type === 'public') {
     if (secret !== undefined && secret !== '') throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);

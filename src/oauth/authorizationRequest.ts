@@ -3,7 +3,9 @@ import { OAuthClient } from '../../db/entities/index.js';
 import { SCOPES } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { signingKey } from '../web/signingKey.js';
+import { redirectUriMatches } from './clientRegistry.js';
 import { AUTHORIZATION_REQUEST_TTL_S, isAudience } from './constants.js';
+import { findClientById, isClientIdUrl, resolveMetadataClient } from './metadataClients.js';
 
 /** A validated authorization request, carried signed from /oauth/authorize through sign-in to consent. */
 export interface AuthorizationRequest {
@@ -13,6 +15,8 @@ export interface AuthorizationRequest {
   state?: string;
   codeChallenge: string;
   resource: string;
+  /** The client-id URL, for a Client ID Metadata Document client (issue 19 item 1). */
+  clientUrl?: string;
 }
 
 export type AuthorizationErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_target';
@@ -34,26 +38,38 @@ function one(q: Query, name: string): string | undefined | null {
   return typeof v === 'string' ? v : null;
 }
 
-/** A registered client's id never holds a NUL (which PostgreSQL text refuses): no lookup for one. */
-const lookupClient = (s: Services, id: string) => (id.includes('\0') ? null : s.ds.manager.findOneBy(OAuthClient, { id }));
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * Validates an authorization request in the order that matters (issue 4 item 4): client_id and redirect_uri
- * first and exactly, so nothing ever redirects to an unregistered address; then response_type=code only,
- * PKCE with S256 only, `resource` equal to BASE_URL/v1 or BASE_URL/mcp (RFC 8707), and scopes within the
- * client's (all of the client's scopes when `scope` is absent).
+ * first (a client-id URL is resolved through its approved metadata document; redirect_uri matches exactly, a
+ * loopback IP literal on any port), so nothing ever redirects to an unregistered address; then
+ * response_type=code only, PKCE with S256 only, `resource` equal to BASE_URL/v1 or BASE_URL/mcp (RFC 8707),
+ * and scopes: the asked ones the client may have (all of the client's scopes when `scope` is absent).
  */
 export async function parseAuthorizationRequest(s: Services, q: Query): Promise<ParsedAuthorization> {
   const clientId = one(q, 'client_id');
   if (!clientId) return { kind: 'page', message: clientId === null ? 'client_id is repeated.' : 'client_id is missing.' };
-  const client = await lookupClient(s, clientId);
-  if (!client) return { kind: 'page', message: 'The client is not registered.' };
   const redirectUri = one(q, 'redirect_uri');
+  let client: OAuthClient | null;
+  const clientUrl = isClientIdUrl(clientId) ? clientId : undefined;
+  if (clientUrl) {
+    const resolved = await resolveMetadataClient(s, clientUrl);
+    if ('message' in resolved) return { kind: 'page', message: resolved.message };
+    client = resolved.client;
+  } else {
+    client = await findClientById(s, clientId);
+    if (!client) return { kind: 'page', message: 'The client is not registered.' };
+  }
   if (!redirectUri) return { kind: 'page', message: redirectUri === null ? 'redirect_uri is repeated.' : 'redirect_uri is missing.' };
-  if (!client.redirectUris.includes(redirectUri)) {
-    return { kind: 'page', message: 'redirect_uri does not exactly match an address registered for this client.' };
+  if (!redirectUriMatches(client.redirectUris, redirectUri)) {
+    return {
+      kind: 'page',
+      message: clientUrl
+        ? `redirect_uri does not match an address of the client metadata document at ${clientUrl}.`
+        : 'redirect_uri does not exactly match an address registered for this client.',
+    };
   }
 
   const state = one(q, 'state');
@@ -83,12 +99,17 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
   if (!asked.length) return fail('invalid_scope', 'scope is empty');
   const unknown = asked.filter((x) => !(SCOPES as readonly string[]).includes(x));
   if (unknown.length) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
-  const beyond = asked.filter((x) => !client.scopes.includes(x));
-  if (beyond.length) return fail('invalid_scope', `The client may not request: ${beyond.join(' ')}`);
+  // more than the client may have: granted the allowed intersection (the token response's `scope` and the
+  // consent screen say what was granted; RFC 6749 §3.3), refused only when nothing of it is allowed
+  const granted = asked.filter((x) => client.scopes.includes(x));
+  if (!granted.length) return fail('invalid_scope', `The client may not request: ${asked.join(' ')}`);
 
   return {
     kind: 'ok', client,
-    request: { clientId: client.id, redirectUri, scopes: asked, state: state ?? undefined, codeChallenge: challenge, resource },
+    request: {
+      clientId: client.id, redirectUri, scopes: granted, state: state ?? undefined, codeChallenge: challenge, resource,
+      ...(clientUrl ? { clientUrl } : {}),
+    },
   };
 }
 
@@ -121,7 +142,7 @@ export async function verifyAuthorizationRequest(
     return null;
   }
   const client = await s.ds.manager.findOneBy(OAuthClient, { id: request.clientId });
-  if (!client || !client.redirectUris.includes(request.redirectUri)) return null;
+  if (!client || !redirectUriMatches(client.redirectUris, request.redirectUri)) return null;
   if (!request.scopes.every((x) => client.scopes.includes(x))) return null;
   return { client, request };
 }

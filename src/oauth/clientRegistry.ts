@@ -63,3 +63,28 @@ export async function createClient(
   await m.insert(OAuthClient, client);
   return { client, clientSecret };
 }
+
+/** Loopback IP literals whose redirect URIs match on any port (RFC 8252 §7.3, OAuth 2.1 §8.4.2). */
+const ANY_PORT_HOSTS = new Set(['127.0.0.1', '[::1]']);
+
+/**
+ * Whether a presented redirect_uri matches one registered for the client: exact string comparison, except
+ * that for an `http` URI registered on `127.0.0.1` or `[::1]` the port may differ (native apps listen on an
+ * ephemeral port; RFC 8252 §7.3). Everything else about it (host, path, query) must still be identical.
+ * `localhost` stays exact: RFC 8252 §8.3 recommends the IP literals, and a name can resolve elsewhere.
+ */
+export function redirectUriMatches(registered: readonly string[], presented: string): boolean {
+  if (registered.includes(presented)) return true;
+  let p: URL;
+  try {
+    p = new URL(presented);
+  } catch {
+    return false;
+  }
+  if (p.protocol !== 'http:' || !ANY_PORT_HOSTS.has(p.hostname) || p.href !== presented || p.username || p.password || p.hash) return false;
+  return registered.some((r) => {
+    if (!URL.canParse(r)) return false;
+    const u = new URL(r);
+    return u.protocol === 'http:' && u.hostname === p.hostname && u.pathname === p.pathname && u.search === p.search;
+  });
+}

@@ -6,7 +6,9 @@ import { consentView } from '../web/consentView.js';
 import { checkCsrf, csrfToken } from '../web/csrf.js';
 import { sendErrorPage, sendPage } from '../web/layout.js';
 import { currentUser } from '../web/session.js';
-import { redirectTo, verifyAuthorizationRequest } from './authorizationRequest.js';
+import { type AuthorizationRequest, redirectTo, verifyAuthorizationRequest } from './authorizationRequest.js';
+import { approvedContexts } from './clientApprovals.js';
+import { approvalHint } from './metadataClients.js';
 import { issueCode } from './codeStore.js';
 
 const EXPIRED = 'This authorization request is invalid or has expired. Start again from the app.';
@@ -22,6 +24,22 @@ async function organizationsOf(s: Services, userId: string): Promise<{ id: strin
   }
   return out;
 }
+
+/**
+ * The acting contexts the user may pick for this request: every organization and Personal for a registered
+ * client or one an operator approved server-wide; for a metadata-document client otherwise only the user's
+ * organizations whose administrators approved it (issue 19 item 1).
+ */
+async function contextsFor(s: Services, userId: string, request: AuthorizationRequest) {
+  const orgs = await organizationsOf(s, userId);
+  if (!request.clientUrl) return { orgs, personal: true };
+  const approved = await approvedContexts(s.ds.manager, request.clientUrl);
+  if (approved.all) return { orgs, personal: true };
+  return { orgs: orgs.filter((o) => approved.organizationIds.includes(o.id)), personal: false };
+}
+
+const notApprovedHere = (url: string) =>
+  `The client ${url} is not approved for any organization you belong to. ${approvalHint(url)}.`;
 
 const loginUrl = (request: string) => `/login?next=${encodeURIComponent(`/oauth/consent?request=${encodeURIComponent(request)}`)}`;
 
@@ -39,9 +57,11 @@ export function consentEndpoints({ services: s }: { services: Services }) {
       const who = await currentUser(s, req);
       if (!who) return res.redirect(302, loginUrl(req.query.request as string));
       const { client, request } = verified;
+      const contexts = await contextsFor(s, who.user.id, request);
+      if (!contexts.orgs.length && !contexts.personal) return sendErrorPage(res, 403, 'Client not approved', notApprovedHere(request.clientUrl!));
       sendPage(res, 200, consentView({
-        clientName: client.name, kind: client.kind, scopes: request.scopes, resource: request.resource,
-        redirectUri: request.redirectUri, organizations: await organizationsOf(s, who.user.id),
+        clientName: client.name, kind: client.kind, scopes: request.scopes, resource: request.resource, clientUrl: request.clientUrl,
+        redirectUri: request.redirectUri, organizations: contexts.orgs, personal: contexts.personal,
         request: req.query.request as string, csrf: csrfToken(s, req, res, who.session), email: who.user.email,
       }));
     },
@@ -61,10 +81,13 @@ export function consentEndpoints({ services: s }: { services: Services }) {
         }));
       }
       if (body.decision !== 'allow') return sendErrorPage(res, 400, 'Invalid authorization request', 'Choose Allow or Deny.');
-      const orgs = await organizationsOf(s, who.user.id);
+      const { orgs, personal } = await contextsFor(s, who.user.id, request);
+      if (!orgs.length && !personal) return sendErrorPage(res, 403, 'Client not approved', notApprovedHere(request.clientUrl!));
       const chosen = body.organization ?? orgs[0]?.id ?? 'personal';
-      const organizationId = chosen === 'personal' ? null : orgs.find((o) => o.id === chosen)?.id;
-      if (organizationId === undefined) return sendErrorPage(res, 400, 'Invalid authorization request', 'Choose one of your organizations or Personal.');
+      const organizationId = chosen === 'personal' ? (personal ? null : undefined) : orgs.find((o) => o.id === chosen)?.id;
+      if (organizationId === undefined) {
+        return sendErrorPage(res, 400, 'Invalid authorization request', personal ? 'Choose one of your organizations or Personal.' : 'Choose one of the organizations offered.');
+      }
       const code = await inTransaction(s, (m) =>
         issueCode(m, s.now(), {
           clientId: client.id, userId: who.user.id, organizationId, scopes: request.scopes, resource: request.resource,

@@ -15,14 +15,30 @@ export interface OAuthRouterOptions {
 }
 
 /**
+ * CORS of the endpoints a browser-based client (the MCP Inspector's web UI) calls from its own origin
+ * (issue 19 item 4): any origin, no credentials mode (no cookies are involved: these endpoints
+ * authenticate by parameters and PKCE), the headers such clients send. Never on the pages or
+ * /oauth/authorize, which a browser navigates to.
+ */
+const BROWSER_CLIENT_CORS: cors.CorsOptions = {
+  origin: '*',
+  credentials: false,
+  allowedHeaders: ['Authorization', 'Content-Type', 'MCP-Protocol-Version'],
+  exposedHeaders: ['WWW-Authenticate', 'Retry-After'],
+  maxAge: 600,
+};
+
+/**
  * The OAuth 2.1 authorization server (spec 5.6): discovery (RFC 8414, RFC 9728 for /v1 and /mcp),
- * /oauth/authorize, /oauth/consent, /oauth/token and /oauth/revoke. Metadata is readable cross-origin.
+ * /oauth/authorize, /oauth/consent, /oauth/token and /oauth/revoke. Discovery, token and revocation are
+ * callable cross-origin (CORS without credentials).
  */
 export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
   const r = express.Router();
   const { baseUrl } = services.config;
   const form = formBody();
-  const anyOrigin = cors({ methods: ['GET'] });
+  const anyOrigin = cors({ ...BROWSER_CLIENT_CORS, methods: ['GET'] });
+  const anyOriginPost = cors({ ...BROWSER_CLIENT_CORS, methods: ['POST'] });
   const metadata = (path: string, body: object) => {
     r.options(path, anyOrigin);
     r.get(path, anyOrigin, (_req, res) => {
@@ -47,8 +63,10 @@ export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
     if (status === 429) return sendOAuthError(res, new OAuthError('invalid_request', 'Too many requests in flight; retry shortly', { 'Retry-After': '1' }, 429));
     sendOAuthError(res, new OAuthError('invalid_request', 'The request body could not be read'));
   };
-  r.post('/oauth/token', form, tokenEndpoint({ services }), oauthBodyErrors);
-  r.post('/oauth/revoke', form, revokeEndpoint({ services }), oauthBodyErrors);
+  r.options('/oauth/token', anyOriginPost);
+  r.options('/oauth/revoke', anyOriginPost);
+  r.post('/oauth/token', anyOriginPost, form, tokenEndpoint({ services }), oauthBodyErrors);
+  r.post('/oauth/revoke', anyOriginPost, form, revokeEndpoint({ services }), oauthBodyErrors);
   r.use(pageErrorHandler(services));
   return r;
 }

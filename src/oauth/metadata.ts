@@ -16,6 +16,8 @@ export function authorizationServerMetadata(baseUrl: string) {
     scopes_supported: [...SCOPES],
     authorization_response_iss_parameter_supported: true,
     resource_indicators_supported: true,
+    // a client_id may be an https URL of its metadata document, once an administrator approved it (issue 19)
+    client_id_metadata_document_supported: true,
     service_documentation: `${baseUrl}/docs`,
   };
 }

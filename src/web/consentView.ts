@@ -9,8 +9,12 @@ export interface ConsentViewOptions {
   /** `BASE_URL/v1` or `BASE_URL/mcp`. */
   resource: string;
   redirectUri: string;
-  /** The user's organizations, the first is preselected; the personal context is always offered. */
+  /** The organizations offered, the first is preselected. */
   organizations: { id: string; name: string }[];
+  /** Whether the personal context is offered (not for a metadata-document client approved only by organizations). */
+  personal?: boolean;
+  /** A Client ID Metadata Document client's client-id URL, shown so the user sees who publishes it. */
+  clientUrl?: string;
   request: string;
   csrf: string;
   email: string;
@@ -25,12 +29,12 @@ export function consentView(o: ConsentViewOptions): SafeHtml {
   const what = o.resource.endsWith('/mcp') ? 'the MCP tools (/mcp)' : 'the REST API (/v1)';
   const contexts = [
     ...o.organizations.map((org, i) => html`<option value="${org.id}"${i === 0 ? html` selected` : null}>${org.name}</option>`),
-    html`<option value="personal">Personal (no organization)</option>`,
+    o.personal === false ? null : html`<option value="personal">Personal (no organization)</option>`,
   ];
   return page({
     title: `Allow ${o.clientName}?`,
     signedIn: { email: o.email, csrf: o.csrf },
-    body: html`<p><strong>${o.clientName}</strong>${o.kind === 'agent' ? html` is an <strong>AI agent</strong> that would act for you;` : null}
+    body: html`<p><strong>${o.clientName}</strong>${o.clientUrl ? html` (published at <code>${o.clientUrl}</code>)` : null}${o.kind === 'agent' ? html` is an <strong>AI agent</strong> that would act for you;` : null}
 it asks to use ${what} as you (${o.email}), with these permissions:</p>
 <dl class="scopes">${o.scopes.map((sc) => html`<dt>${sc}</dt><dd>${SCOPE_DESCRIPTIONS[sc as Scope] ?? sc}</dd>`)}</dl>
 <p class="muted">It never gets more than you can do yourself. After you answer you go back to ${new URL(o.redirectUri).origin}. You can revoke access at any time under <a href="/settings/apps">Apps</a>.</p>

@@ -80,7 +80,7 @@ async function readPreview(body: AsyncIterable<Buffer> & { destroy(): void }): P
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /** The pinned lookup: the socket's DNS question is answered with the checked address, and only with it. */
-function pinnedLookup(target: CheckedTarget) {
+export function pinnedLookup(target: CheckedTarget) {
   return (_host: string, opts: LookupOptions, cb: (...a: unknown[]) => void) => {
     if (opts?.all) cb(null, [{ address: target.address, family: target.family } satisfies LookupAddress]);
     else cb(null, target.address, target.family);

@@ -1,3 +1,6 @@
+import { Organization } from '../../../db/entities/index.js';
+import { notFound } from '../../domain/errors.js';
+import { approveClient, approvalsFor, normalizeApprovalPattern, withdrawApproval } from '../../oauth/clientApprovals.js';
 import { createClient } from '../../oauth/clientRegistry.js';
 import { inTransaction } from '../../procedures/tx.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
@@ -21,6 +24,40 @@ export const clientCommands: Command[] = [
         createClient(m, s.now(), { name: required(a, 'name'), redirectUris, type, kind, scopes }),
       );
       return { clientId: client.id, clientSecret };
+    },
+  },
+  {
+    // Client ID Metadata Document clients (issue 19 item 1): approved once, server-wide or for one organization
+    name: 'client allow',
+    usage: 'svc client allow --url https://app.example/oauth/client.json|https://app.example [--org ORG]',
+    options: { url: { type: 'string' }, org: { type: 'string' } },
+    async run(a, { services: s }) {
+      const organizationId = optional(a, 'org') ?? null;
+      const { approval, created } = await inTransaction(s, async (m) => {
+        if (organizationId && !(await m.findOneBy(Organization, { id: organizationId }))) throw notFound('Organization');
+        return approveClient(m, s.now(), { pattern: required(a, 'url'), organizationId, createdById: null });
+      });
+      return { id: approval.id, url: approval.pattern, organizationId: approval.organizationId, created };
+    },
+  },
+  {
+    name: 'client disallow',
+    usage: 'svc client disallow --url URL|ORIGIN [--org ORG]',
+    options: { url: { type: 'string' }, org: { type: 'string' } },
+    async run(a, { services: s }) {
+      const organizationId = optional(a, 'org') ?? null;
+      const removed = await inTransaction(s, (m) => withdrawApproval(m, { pattern: required(a, 'url'), organizationId }));
+      return { url: normalizeApprovalPattern(required(a, 'url')), organizationId, removed };
+    },
+  },
+  {
+    name: 'client approvals',
+    usage: 'svc client approvals --url URL',
+    options: { url: { type: 'string' } },
+    async run(a, { services: s }) {
+      const url = required(a, 'url');
+      const rows = await approvalsFor(s.ds.manager, normalizeApprovalPattern(url));
+      return { url, approvals: rows.map((r) => ({ id: r.id, pattern: r.pattern, organizationId: r.organizationId, createdAt: r.createdAt })) };
     },
   },
 ];

@@ -1,10 +1,12 @@
 import { In } from 'typeorm';
 import { Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
+import { approvalsOfOrganization } from '../../oauth/clientApprovals.js';
 import { listApiKeys } from '../../domain/apiKeys.js';
 import type { Services } from '../../domain/services.js';
 import { listWebhookDeliveries } from '../../webhooks/index.js';
 import { listRecentActivity, type ActivityRow } from './recentActivity.js';
 import { manageableRooms, organizationsOf, type ManagedRoom, type OrgChoice, type SignedIn } from './developerAccess.js';
+import type { OrgApprovals } from './mcpClientsSection.js';
 
 /** Deliveries shown per webhook (newest first). */
 export const DELIVERIES_SHOWN = 10;
@@ -27,6 +29,8 @@ export interface DeveloperData {
   keys: ApiKey[];
   rooms: RoomWebhooks[];
   activity: ActivityRow[];
+  /** The organizations the user administers, with their approved MCP clients. */
+  mcpClients: OrgApprovals[];
 }
 
 export async function loadDeveloperData(s: Services, who: SignedIn): Promise<DeveloperData> {
@@ -46,5 +50,7 @@ export async function loadDeveloperData(s: Services, who: SignedIn): Promise<Dev
     keys,
     rooms: rooms.map((room) => ({ room, webhooks: withHistory.filter((h) => h.webhook.roomId === room.id) })),
     activity: await listRecentActivity(s, who.user.id, keys, orgs),
+    mcpClients: await Promise.all(orgs.filter((o) => o.role === 'owner' || o.role === 'admin')
+      .map(async (org) => ({ org, approvals: await approvalsOfOrganization(m, org.id) }))),
   };
 }

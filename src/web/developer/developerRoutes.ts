@@ -3,6 +3,7 @@ import type { Services } from '../../domain/services.js';
 import { COPY_SCRIPT_PATH } from './copyScript.js';
 import { DEVELOPER_PATH, developerPage } from './developerPage.js';
 import { keyActions } from './keyActions.js';
+import { mcpClientActions } from './mcpClientActions.js';
 import { webhookActions } from './webhookActions.js';
 
 export interface DeveloperRoutesOptions {
@@ -19,6 +20,7 @@ export function mountDeveloperPages(r: Router, { services, form }: DeveloperRout
   const page = developerPage({ services });
   const keys = keyActions({ services });
   const hooks = webhookActions({ services });
+  const mcpClients = mcpClientActions({ services });
   r.get(DEVELOPER_PATH, page.show);
   r.get(COPY_SCRIPT_PATH, page.copyScript);
   r.post(`${DEVELOPER_PATH}/keys`, form, keys.create);
@@ -34,4 +36,6 @@ export function mountDeveloperPages(r: Router, { services, form }: DeveloperRout
   r.post(`${DEVELOPER_PATH}/webhooks/redeliver`, form, hooks.redeliver);
   r.post(`${DEVELOPER_PATH}/webhooks/test`, form, hooks.test);
   r.get(`${DEVELOPER_PATH}/webhooks/delivery`, hooks.delivery);
+  r.post(`${DEVELOPER_PATH}/mcp-clients`, form, mcpClients.approve);
+  r.post(`${DEVELOPER_PATH}/mcp-clients/remove`, form, mcpClients.remove);
 }

@@ -4,6 +4,7 @@ import { activitySection } from './activitySection.js';
 import { COPY_SCRIPT_PATH } from './copyScript.js';
 import type { DeveloperData } from './developerData.js';
 import { keysSection, type KeysSectionOptions } from './keysSection.js';
+import { mcpClientsSection, type McpClientsSectionOptions } from './mcpClientsSection.js';
 import { message } from './viewParts.js';
 import { webhooksSection, type WebhooksSectionOptions } from './webhooksSection.js';
 
@@ -12,6 +13,7 @@ export interface DeveloperViewState {
   message?: { kind: 'error' | 'notice'; text: string };
   keys?: Pick<KeysSectionOptions, 'form' | 'once' | 'message'>;
   webhooks?: Pick<WebhooksSectionOptions, 'form' | 'once' | 'message'>;
+  mcpClients?: Pick<McpClientsSectionOptions, 'form' | 'message'>;
 }
 
 export interface DeveloperViewOptions {
@@ -32,10 +34,11 @@ export function developerView(o: DeveloperViewOptions): SafeHtml {
     title: 'Developer settings',
     wide: true,
     signedIn: { email: o.email, csrf: o.csrf },
-    body: html`<nav aria-label="On this page"><a href="#keys">API keys</a> · <a href="#webhooks">Webhooks</a> · <a href="#apps">Connected apps and agents</a> · <a href="#activity">Recent API activity</a></nav>
+    body: html`<nav aria-label="On this page"><a href="#keys">API keys</a> · <a href="#webhooks">Webhooks</a> · <a href="#mcp-clients">Approved MCP clients</a> · <a href="#apps">Connected apps and agents</a> · <a href="#activity">Recent API activity</a></nav>
 ${message(state.message)}
 ${keysSection({ csrf: o.csrf, keys: data.keys, orgs: data.orgs, ...state.keys })}
 ${webhooksSection({ csrf: o.csrf, rooms: data.rooms, now: o.now, ...state.webhooks })}
+${mcpClientsSection({ csrf: o.csrf, orgs: data.mcpClients, ...state.mcpClients })}
 ${activitySection(data.activity)}
 ${showsSecret(state) ? html`<script src="${COPY_SCRIPT_PATH}" defer></script>` : null}`,
   });

@@ -7,6 +7,8 @@ const NOTICES = {
   'rotation-completed': 'Rotation completed: the next secret is now the only one; the old secret no longer signs deliveries.',
   'redelivered': 'Redelivered: the receiver accepted the event. See the new row in the delivery history.',
   'redelivery-failed': 'Redelivered, but the receiver did not accept it. See the new row in the delivery history.',
+  'mcp-client-approved': 'The MCP client is approved: members of the organization can now connect it.',
+  'mcp-client-removed': 'The approval was removed: the client can no longer start sign-in or refresh its tokens through it.',
 } as const;
 
 export type Notice = keyof typeof NOTICES;

@@ -1,0 +1,89 @@
+import { IsNull, type EntityManager } from 'typeorm';
+import { OAuthClientApproval } from '../../db/entities/index.js';
+import { validationError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { iso } from '../domain/time.js';
+
+/**
+ * Why `raw` can't be a client-id URL of a Client ID Metadata Document, or null when it can: https, a path
+ * other than `/`, no fragment, no user info, no dot segments (draft-ietf-oauth-client-id-metadata-document §3).
+ */
+export function clientIdUrlProblem(raw: string): string | null {
+  if (raw.length > 2000) return 'is longer than 2000 characters';
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (u.protocol !== 'https:') return 'must use https';
+  if (u.username || u.password) return 'must not carry user info';
+  if (u.hash || raw.includes('#')) return 'must not have a fragment';
+  if (u.pathname === '/' || u.pathname === '') return 'must have a path (the metadata document), not only an origin';
+  if (/\/\.\.?(\/|$)/.test(raw.replace(/[?#].*$/, ''))) return 'must not contain . or .. path segments';
+  if (u.href !== raw) return `must be written in its normal form (${u.href})`;
+  return null;
+}
+
+/** A client-id URL (exact) or an https origin (every client-id URL under it), normalized; throws a validation error. */
+export function normalizeApprovalPattern(raw: string): string {
+  const value = raw.trim();
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw validationError('Give an https client-id URL (https://app.example/oauth/client.json) or an https origin (https://app.example)', { field: 'url' });
+  }
+  if (u.protocol !== 'https:') throw validationError('The client-id URL or origin must use https', { field: 'url' });
+  if ((u.pathname === '/' || u.pathname === '') && !u.search && !u.hash && !u.username && !u.password) return u.origin;
+  const problem = clientIdUrlProblem(value);
+  if (problem) throw validationError(`The client-id URL ${problem}`, { field: 'url' });
+  return value;
+}
+
+/** The patterns that approve `clientUrl`: the URL itself and its origin. */
+const patternsFor = (clientUrl: string) => [clientUrl, new URL(clientUrl).origin];
+
+/** The approvals that cover a client-id URL (server-wide ones have organizationId null). */
+export async function approvalsFor(m: EntityManager, clientUrl: string): Promise<OAuthClientApproval[]> {
+  const patterns = patternsFor(clientUrl);
+  const rows = await m.getRepository(OAuthClientApproval).createQueryBuilder('a')
+    .where('a.pattern IN (:...patterns)', { patterns }).orderBy('a.createdAt', 'ASC').addOrderBy('a.id', 'ASC').getMany();
+  return rows;
+}
+
+/**
+ * The organizations a client-id URL may act in: `all` when an operator approved it server-wide, else the
+ * organizations whose administrators approved it (empty: not approved at all).
+ */
+export async function approvedContexts(m: EntityManager, clientUrl: string): Promise<{ all: true } | { all: false; organizationIds: string[] }> {
+  const rows = await approvalsFor(m, clientUrl);
+  if (rows.some((r) => r.organizationId === null)) return { all: true };
+  return { all: false, organizationIds: [...new Set(rows.map((r) => r.organizationId!))] };
+}
+
+/** Approves a client-id URL or origin for one organization (or server-wide with null); idempotent. */
+export async function approveClient(
+  m: EntityManager, now: Date, o: { pattern: string; organizationId: string | null; createdById: string | null },
+): Promise<{ approval: OAuthClientApproval; created: boolean }> {
+  const pattern = normalizeApprovalPattern(o.pattern);
+  const existing = await m.findOneBy(OAuthClientApproval, { pattern, organizationId: o.organizationId ?? IsNull() });
+  if (existing) return { approval: existing, created: false };
+  const approval = m.create(OAuthClientApproval, {
+    id: newId('cla', now.getTime()), pattern, organizationId: o.organizationId, createdById: o.createdById, createdAt: iso(now),
+  });
+  await m.insert(OAuthClientApproval, approval);
+  return { approval, created: true };
+}
+
+/** Withdraws an approval of a pattern for one organization (or the server-wide one); true when one was removed. */
+export async function withdrawApproval(m: EntityManager, o: { pattern: string; organizationId: string | null }): Promise<boolean> {
+  const pattern = normalizeApprovalPattern(o.pattern);
+  const r = await m.delete(OAuthClientApproval, { pattern, organizationId: o.organizationId ?? IsNull() });
+  return (r.affected ?? 0) > 0;
+}
+
+/** An organization's approvals (the settings page), oldest first. */
+export async function approvalsOfOrganization(m: EntityManager, organizationId: string): Promise<OAuthClientApproval[]> {
+  return m.find(OAuthClientApproval, { where: { organizationId }, order: { createdAt: 'ASC', id: 'ASC' } });
+}

@@ -1,0 +1,71 @@
+import { OAuthClient } from '../../db/entities/index.js';
+import { sha256Hex } from '../domain/hashing.js';
+import { SCOPES } from '../domain/scopes.js';
+import type { Services } from '../domain/services.js';
+import { iso } from '../domain/time.js';
+import { inTransaction } from '../procedures/tx.js';
+import { approvedContexts, clientIdUrlProblem } from './clientApprovals.js';
+import { ClientMetadataError, loadClientMetadata } from './clientMetadataDocument.js';
+
+/** A `client_id` that names a Client ID Metadata Document (an https URL) rather than a registered client. */
+export const isClientIdUrl = (id: string): boolean => /^https:\/\//i.test(id);
+
+/**
+ * The stored row of a metadata-document client: its id is derived from the URL (ids are 64 characters at
+ * most), it holds the last validated document (name, redirect URIs), and it is public and `agent`.
+ */
+export const metadataClientRowId = (url: string): string => `cimd_${sha256Hex(url).slice(0, 48)}`;
+
+/** The stored client for a `client_id` as presented: a registered id, or the row of a client-id URL. */
+export async function findClientById(s: Services, id: string): Promise<OAuthClient | null> {
+  if (id.includes('\0')) return null;
+  return s.ds.manager.findOneBy(OAuthClient, { id: isClientIdUrl(id) ? metadataClientRowId(id) : id });
+}
+
+/** Where an organization administrator approves a client, for the error page. */
+export const approvalHint = (url: string) =>
+  `An owner or admin of your organization must approve it once, under Settings → Developer → "Approved MCP clients" ` +
+  `(the URL ${url} or its origin ${new URL(url).origin}), or an operator with: svc client allow --url ${url}`;
+
+/**
+ * Resolves a client-id URL at /oauth/authorize (issue 19 item 1): the URL must be well formed and approved
+ * (checked before anything is fetched, so only approved URLs are ever fetched), then its document is
+ * loaded and validated and the client's row is brought up to date with it. Never redirects: the caller
+ * shows `message` on an error page.
+ */
+export async function resolveMetadataClient(s: Services, url: string): Promise<{ client: OAuthClient } | { message: string }> {
+  const problem = clientIdUrlProblem(url);
+  if (problem) return { message: `The client_id ${url} ${problem}.` };
+  const contexts = await approvedContexts(s.ds.manager, url);
+  if (!contexts.all && !contexts.organizationIds.length) {
+    return { message: `The client ${url} is not approved on this server. ${approvalHint(url)}.` };
+  }
+  let doc;
+  try {
+    doc = await loadClientMetadata(s, url);
+  } catch (err) {
+    if (err instanceof ClientMetadataError) return { message: err.message };
+    throw err;
+  }
+  const id = metadataClientRowId(url);
+  const upsert = () => inTransaction(s, async (m) => {
+    const existing = await m.findOneBy(OAuthClient, { id });
+    const fields = { name: doc.clientName, redirectUris: doc.redirectUris, scopes: [...SCOPES] };
+    if (existing) {
+      const changed = existing.name !== fields.name || JSON.stringify(existing.redirectUris) !== JSON.stringify(fields.redirectUris)
+        || JSON.stringify(existing.scopes) !== JSON.stringify(fields.scopes);
+      if (changed) await m.update(OAuthClient, { id }, fields);
+      return { ...existing, ...fields };
+    }
+    const row = m.create(OAuthClient, { id, ...fields, type: 'public', kind: 'agent', secretHash: null, createdAt: iso(s.now()) });
+    await m.insert(OAuthClient, row);
+    return row;
+  });
+  try {
+    return { client: await upsert() };
+  } catch (err) {
+    // two first authorizations at once: one inserted the row, the other now updates it
+    if (!(await s.ds.manager.findOneBy(OAuthClient, { id }))) throw err;
+    return { client: await upsert() };
+  }
+}

@@ -1,0 +1,61 @@
+import type { Request, Response } from 'express';
+import { OAuthClientApproval } from '../../../db/entities/index.js';
+import { DomainError } from '../../domain/errors.js';
+import type { Services } from '../../domain/services.js';
+import { approveClient } from '../../oauth/clientApprovals.js';
+import { inTransaction } from '../../procedures/tx.js';
+import { organizationsOf, type SignedIn } from './developerAccess.js';
+import { renderDeveloperPage, signedInForm } from './developerPage.js';
+import { text } from './formFields.js';
+import { afterAction } from './notices.js';
+
+/** The organizations the user may approve MCP clients for: those they own or administer. */
+export async function administeredOrgs(s: Services, userId: string) {
+  return (await organizationsOf(s.ds.manager, userId)).filter((o) => o.role === 'owner' || o.role === 'admin');
+}
+
+/**
+ * The "Approved MCP clients" actions of /settings/developer (issue 19 item 1): an organization owner or
+ * admin approves a client-id URL or origin for their organization, or removes an approval. Anyone else
+ * is refused (403), and an approval of another organization is not found (404).
+ */
+export function mcpClientActions({ services: s }: { services: Services }) {
+  const refuse = (req: Request, res: Response, who: SignedIn, text: string, status: number, form?: { url: string; org: string }) =>
+    renderDeveloperPage(s, req, res, who, { mcpClients: { message: { kind: 'error', text }, form } }, status);
+
+  return {
+    async approve(req: Request, res: Response) {
+      const g = await signedInForm(s, req, res);
+      if (!g) return;
+      const { who, body } = g;
+      const form = { url: text(body, 'url').trim(), org: text(body, 'org') };
+      const orgs = await administeredOrgs(s, who.user.id);
+      if (!orgs.some((o) => o.id === form.org)) {
+        return refuse(req, res, who, 'Only an owner or admin of the organization can approve MCP clients for it.', 403, form);
+      }
+      try {
+        const { approval } = await inTransaction(s, (m) => approveClient(m, s.now(), { pattern: form.url, organizationId: form.org, createdById: who.user.id }));
+        s.log.info({ userId: who.user.id, organizationId: form.org, pattern: approval.pattern }, 'MCP client approved in developer settings');
+      } catch (err) {
+        if (err instanceof DomainError && err.status < 500) return refuse(req, res, who, `${err.message}.`.replace(/\.\.$/, '.'), 400, form);
+        throw err;
+      }
+      res.redirect(303, afterAction('mcp-client-approved', 'mcp-clients'));
+    },
+
+    async remove(req: Request, res: Response) {
+      const g = await signedInForm(s, req, res);
+      if (!g) return;
+      const { who, body } = g;
+      const orgs = await administeredOrgs(s, who.user.id);
+      const id = text(body, 'approval');
+      const approval = id ? await s.ds.manager.findOneBy(OAuthClientApproval, { id }) : null;
+      if (!approval || !approval.organizationId || !orgs.some((o) => o.id === approval.organizationId)) {
+        return refuse(req, res, who, 'No such approval among the organizations you administer.', 404);
+      }
+      await inTransaction(s, (m) => m.delete(OAuthClientApproval, { id: approval.id }));
+      s.log.info({ userId: who.user.id, organizationId: approval.organizationId, pattern: approval.pattern }, 'MCP client approval removed in developer settings');
+      res.redirect(303, afterAction('mcp-client-removed', 'mcp-clients'));
+    },
+  };
+}
