@@ -146,6 +146,8 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
       method: 'GET', dispatcher: agent, signal: ac.signal,
       headers: { accept: 'application/json', 'user-agent': 'svc-authorization-server' },
     });
+    // a body given up on (destroyed) reports an abort error: it is expected, never an uncaught exception
+    res.body.on('error', () => undefined);
     if (res.statusCode >= 300 && res.statusCode < 400) {
       res.body.destroy();
       throw new ClientMetadataError(`The client metadata document at ${url} redirects (HTTP ${res.statusCode}); redirects are not followed.`);
