@@ -1,6 +1,5 @@
 import { jwtVerify, SignJWT } from 'jose';
 import { OAuthClient } from '../../db/entities/index.js';
-import { SCOPES } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { signingKey } from '../web/signingKey.js';
 import { redirectUriMatches } from './clientRegistry.js';
@@ -97,10 +96,9 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
   const scopeParam = one(q, 'scope');
   const asked = scopeParam === undefined ? client.scopes : [...new Set((scopeParam ?? '').split(' ').filter(Boolean))];
   if (!asked.length) return fail('invalid_scope', 'scope is empty');
-  const unknown = asked.filter((x) => !(SCOPES as readonly string[]).includes(x));
-  if (unknown.length) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
-  // more than the client may have: granted the allowed intersection (the token response's `scope` and the
-  // consent screen say what was granted; RFC 6749 §3.3), refused only when nothing of it is allowed
+  // more than the client may have (scopes it was not registered with, or this server does not know, such as
+  // offline_access): granted the allowed intersection (the token response's `scope` and the consent screen
+  // say what was granted; RFC 6749 §3.3), refused only when nothing of it is allowed
   const granted = asked.filter((x) => client.scopes.includes(x));
   if (!granted.length) return fail('invalid_scope', `The client may not request: ${asked.join(' ')}`);
 

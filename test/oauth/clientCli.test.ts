@@ -69,3 +69,34 @@ describe('svc client create', () => {
     }
   });
 });
+
+describe('svc client allow / disallow / approvals (issue 19 item 1)', () => {
+  it('approves a client-id URL or an origin server-wide or for one organization, and withdraws it', async () => {
+    await using env = await startOAuthServer();
+    const { t, w } = env;
+    const url = 'https://vscode.dev/oauth/client-metadata.json';
+    const wide = await svc(t.env, ['client', 'allow', '--url', url, '--json']);
+    expect(wide.stderr).toBe('');
+    expect(JSON.parse(wide.stdout)).toEqual({ id: expect.stringMatching(/^cla_/), url, organizationId: null, created: true });
+    const again = await svc(t.env, ['client', 'allow', '--url', url, '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ url, created: false });
+    const org = await svc(t.env, ['client', 'allow', '--url', 'https://claude.ai/', '--org', w.orgId, '--json']);
+    expect(JSON.parse(org.stdout)).toMatchObject({ url: 'https://claude.ai', organizationId: w.orgId, created: true });
+    const list = await svc(t.env, ['client', 'approvals', '--url', 'https://claude.ai/oauth/mcp-client.json', '--json']);
+    expect(JSON.parse(list.stdout).approvals).toEqual([expect.objectContaining({ pattern: 'https://claude.ai', organizationId: w.orgId })]);
+
+    for (const bad of ['http://vscode.dev/client.json', 'https://vscode.dev/client.json#x', 'not a url']) {
+      const r = await svc(t.env, ['client', 'allow', '--url', bad, '--json']);
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stdout).toBe('');
+    }
+    const noOrg = await svc(t.env, ['client', 'allow', '--url', url, '--org', 'org_nope', '--json']);
+    expect(noOrg.code).not.toBe(0);
+    expect(noOrg.stderr).toContain('Organization not found');
+
+    const off = await svc(t.env, ['client', 'disallow', '--url', url, '--json']);
+    expect(JSON.parse(off.stdout)).toEqual({ url, organizationId: null, removed: true });
+    const after = await svc(t.env, ['client', 'approvals', '--url', url, '--json']);
+    expect(JSON.parse(after.stdout).approvals).toEqual([]);
+  }, 60_000);
+});

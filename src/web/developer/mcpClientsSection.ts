@@ -27,6 +27,7 @@ export function mcpClientsSection(o: McpClientsSectionOptions): SafeHtml {
 <p class="muted">MCP clients such as VS Code or Claude identify themselves by the URL of their client metadata document. Approve that URL (or its https origin) once, and the members of your organization can connect the client with one consent.</p>`;
   if (!o.orgs.length) {
     return html`<section id="mcp-clients" aria-labelledby="mcp-clients-title">${head}
+${message(o.message)}
 <p>Only an owner or admin of an organization approves MCP clients. Ask one of them, or the server's operator (<code>svc client allow --url …</code>).</p>
 </section>`;
   }
