@@ -5,11 +5,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
+import { approveClient } from '../../src/oauth/clientApprovals.js';
 import { createClient } from '../../src/oauth/clientRegistry.js';
 import { inTransaction } from '../../src/procedures/tx.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
 import { postMcp, toolCall } from './mcpClient.js';
+import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js';
 
 const REDIRECT = 'http://127.0.0.1:8976/callback';
 
@@ -167,3 +169,73 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
     }
   });
 });
+
+/**
+ * An MCP host identified by a Client ID Metadata Document (SEP-991): no client information of its own, only
+ * `clientMetadataUrl`; it listens for the redirect on an ephemeral loopback port.
+ */
+class MetadataDocumentHost extends HostProvider {
+  info?: OAuthClientInformationMixed;
+  constructor(readonly clientMetadataUrl: string, readonly callback: string) {
+    super('');
+  }
+  override get redirectUrl() {
+    return this.callback;
+  }
+  override get clientMetadata(): OAuthClientMetadata {
+    return { ...super.clientMetadata, redirect_uris: [this.callback] };
+  }
+  override clientInformation(): OAuthClientInformationMixed {
+    return this.info as OAuthClientInformationMixed;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+}
+
+describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2, 8)', () => {
+  it('the SDK client connects with its client-id URL after one approval, from a loopback port other than the registered one', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const site = await startMetadataServer(t);
+    try {
+      const url = site.url('/mcp-client.json');
+      // the document registers the loopback address without a port; the host listens on an ephemeral one
+      site.json('/mcp-client.json', clientDocument(url, { client_name: 'Desk assistant', redirect_uris: ['http://127.0.0.1/callback'] }));
+      const s = t.rt.services;
+      await s.ds.transaction((m) => approveClient(m, s.now(), { pattern: url, organizationId: w.orgId, createdById: w.owner.id }));
+      const callback = 'http://127.0.0.1:61999/callback';
+      const provider = new MetadataDocumentHost(url, callback);
+      const mcpUrl = new URL(`${t.baseUrl}/mcp`);
+
+      const first = new Client({ name: 'desk', version: '1' });
+      await expect(first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+      const auth = provider.authorizationUrl!;
+      expect(auth.searchParams.get('client_id')).toBe(url);
+      expect(auth.searchParams.get('redirect_uri')).toBe(callback);
+      // the SDK asked for the scope of the 401 challenge
+      expect(auth.searchParams.get('scope')?.split(' ')).toEqual(expect.arrayContaining(['mcp:tools', 'me:read', 'messages:write']));
+
+      const back = await consentInBrowser(t, auth, w.member);
+      expect(`${back.origin}${back.pathname}`).toBe(callback);
+      await new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }).finishAuth(back.searchParams.get('code')!);
+      expect(provider.saved?.access_token).toMatch(/^svc_at_/);
+
+      const c = new Client({ name: 'desk', version: '1' });
+      await c.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+      try {
+        const me = await c.callTool({ name: 'get_me', arguments: {} });
+        expect(me.structuredContent).toMatchObject({ id: w.member.id, organizationId: w.orgId });
+        const msg = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'Hello from a metadata-document client' } });
+        expect(msg.isError).toBeFalsy();
+      } finally {
+        await c.close();
+      }
+      const rows = (await listAudit(s, { actor: 'agent' })).filter((a) => a.method === 'TOOL');
+      expect(rows.map((a) => a.routePattern).reverse()).toEqual(['get_me', 'create_message']);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
