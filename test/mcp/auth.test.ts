@@ -12,11 +12,12 @@ describe('MCP authentication at the HTTP level', () => {
     const metadata = `${t.baseUrl}/.well-known/oauth-protected-resource/mcp`;
     const none = await postMcp(t, listTools);
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata}"`);
+    // (issue 19 item 3: the challenge also names the scope a client asks for to start)
+    expect(none.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+"$`));
     expect(none.body.error).toMatchObject({ code: 'unauthorized', requestId: none.headers.get('x-request-id') });
     const bad = await postMcp(t, listTools, { token: 'svc_live_not-a-real-key' });
     expect(bad.status).toBe(401);
-    expect(bad.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer resource_metadata="${metadata}", error="invalid_token"`));
+    expect(bad.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+", error="invalid_token"`));
     const get = await t.fetch('/mcp', { headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(401);
 
