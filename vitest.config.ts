@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // `npm test` runs the whole suite on SQLite and, when a PostgreSQL is reachable through TEST_PG_URL (.ci/run
 // starts a throwaway cluster and sets it), again on PostgreSQL: each test server then gets its own database.
-const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
+// (generous: subprocess tests (the CLI, server processes, Chromium) take several times longer on a busy machine)
+const shared = { testTimeout: 90_000, hookTimeout: 120_000, pool: 'forks' as const };
 const sqliteOnly = ['test/server/**', 'test/cli/**', 'test/browser/**', 'test/robustness/sqlite/**'];
 const postgresOnly = ['test/multiprocess/**'];
 
