@@ -1,6 +1,10 @@
+import type { EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
+import { listConnectors } from '../../agents/connectors.js';
+import { recentRunsOfRooms } from '../../agents/runs.js';
 import { listApiKeys } from '../../domain/apiKeys.js';
+import type { OrgConnectors, RoomRuns } from './agentsSection.js';
 import type { Services } from '../../domain/services.js';
 import { listWebhookDeliveries } from '../../webhooks/index.js';
 import { listRecentActivity, type ActivityRow } from './recentActivity.js';
@@ -27,6 +31,10 @@ export interface DeveloperData {
   keys: ApiKey[];
   rooms: RoomWebhooks[];
   activity: ActivityRow[];
+  /** Agent connectors of the organizations the user owns or administers (issue 21). */
+  connectors: OrgConnectors[];
+  /** Recent agent runs of the rooms the user manages. */
+  runs: RoomRuns[];
 }
 
 export async function loadDeveloperData(s: Services, who: SignedIn): Promise<DeveloperData> {
@@ -46,5 +54,15 @@ export async function loadDeveloperData(s: Services, who: SignedIn): Promise<Dev
     keys,
     rooms: rooms.map((room) => ({ room, webhooks: withHistory.filter((h) => h.webhook.roomId === room.id) })),
     activity: await listRecentActivity(s, who.user.id, keys, orgs),
+    connectors: await Promise.all(orgs.filter((o) => o.role === 'owner' || o.role === 'admin')
+      .map(async (org) => ({ org, connectors: await listConnectors(m, org.id) }))),
+    runs: await runsOfRooms(m, rooms),
   };
+}
+
+/** Runs shown per room on the page (newest first). */
+export const RUNS_SHOWN = 10;
+
+async function runsOfRooms(m: EntityManager, rooms: { id: string; name: string }[]): Promise<RoomRuns[]> {
+  return Promise.all(rooms.map(async (room) => ({ room: { id: room.id, name: room.name }, runs: await recentRunsOfRooms(m, [room.id], RUNS_SHOWN) })));
 }
