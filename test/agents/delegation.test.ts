@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRoom } from '../../src/domain/rooms.js';
 import { sql } from '../../db/sql.js';
-import { call, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
+import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { startReceiver } from '../webhooks/helpers.js';
 import { addConnector, auditRowsOfRun, getRun, invokeDue, invokerKey, startRun } from './helpers.js';
