@@ -36,6 +36,8 @@ export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
 export interface AuditQuery {
   since?: string;
   actor?: 'user' | 'app' | 'agent';
+  /** Only the requests made for this agent run (its delegated token's). */
+  agentRunId?: string;
   limit?: number;
 }
 
@@ -44,6 +46,7 @@ export async function listAudit(s: Services, q: AuditQuery): Promise<AuditEntry[
   const where: FindOptionsWhere<AuditEntry> = {};
   if (q.since) where.createdAt = MoreThanOrEqual(q.since);
   if (q.actor) where.actor = q.actor;
+  if (q.agentRunId) where.agentRunId = q.agentRunId;
   return s.ds.getRepository(AuditEntry).find({ where, order: { createdAt: 'DESC', id: 'DESC' }, take: q.limit ?? 100 });
 }
 
