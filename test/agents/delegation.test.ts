@@ -39,7 +39,7 @@ describe('agent runs: the delegated token never exceeds its human (issue 21)', (
     expect(r.body.error).toMatchObject({ code: 'insufficient_scope', details: { required: ['agent:invoke'] } });
     const m = await tool(t, w.key, 'create_agent_run', { roomId: w.roomId, connectorId: c.id, input: { text: 'x' } });
     expect(m.ok).toBe(false);
-    expect((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_runs"')).rows[0].n).toBe(0);
+    expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_runs"')).rows[0].n)).toBe(0);
   });
 
   it('gives the token the invoker\'s ∩ the connector\'s scopes, one room, one organization, the MCP audience only', async () => {
@@ -104,7 +104,7 @@ describe('agent runs: the delegated token never exceeds its human (issue 21)', (
     expect(await tool(t, token, 'create_message', { roomId: w.roomId, body: 'no longer' })).toMatchObject({ ok: false, code: 'not_found' });
     await sql(t.rt.ds, 'DELETE FROM "memberships" WHERE "organizationId" = ? AND "userId" = ?', [w.orgId, w.member.id]);
     expect(await tool(t, token, 'list_rooms', {})).toMatchObject({ ok: false, code: 'http_401' });
-    expect((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "messages" WHERE "agentRunId" = ?', [started.body.id])).rows[0].n).toBe(1);
+    expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "messages" WHERE "agentRunId" = ?', [started.body.id])).rows[0].n)).toBe(1);
   });
 
   it('stops the token when the run is canceled, and only a room member with agent:invoke cancels', async () => {
@@ -150,7 +150,7 @@ describe('agent runs: the delegated token never exceeds its human (issue 21)', (
     for (const url of ['http://169.254.169.254/latest', 'https://10.0.0.1/x', 'http://[fe80::1]:8080/x', 'http://2130706434/', 'http://localhost/x', 'ftp://example.com/x']) {
       await expect(addConnector(t.rt, w.orgId, url)).rejects.toMatchObject({ code: 'validation_error' });
     }
-    expect((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_connectors"')).rows[0].n).toBe(3);
-    expect((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_runs"')).rows[0].n).toBe(0);
+    expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_connectors"')).rows[0].n)).toBe(3);
+    expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_runs"')).rows[0].n)).toBe(0);
   });
 });

@@ -34,7 +34,7 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     await agents.getByLabel('Connector URL', { exact: true }).fill('http://169.254.169.254/latest');
     await agents.getByRole('button', { name: 'Create connector' }).click();
     expect(await page.locator('#agents').getByRole('alert').textContent()).toContain('cannot be a connector');
-    expect((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_connectors"')).rows[0].n).toBe(0);
+    expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_connectors"')).rows[0].n)).toBe(0);
 
     await page.locator('#agents').getByLabel('Connector name', { exact: true }).fill('Lines to tasks');
     await page.locator('#agents').getByLabel('Connector URL', { exact: true }).fill(rx.url);
