@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgentRunWorker } from '../../src/agents/runWorker.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { sql } from '../../db/sql.js';
-import { createWorld, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, startTestServer } from '../helpers/harness.js';
 import { startReceiver, testClock } from '../webhooks/helpers.js';
 import { addConnector, getRun, invokerKey, startRun } from './helpers.js';
 
@@ -99,6 +99,26 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
     expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/^deadline_exceeded/) });
     expect(await liveTokens(t.rt, run.id)).toBe(0);
     expect(rx.requests).toHaveLength(1);
+  });
+
+  it('creates one run per Idempotency-Key, charges 10 API units per run, and accepts a task of the room to work on', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const c = await addConnector(t.rt, w.orgId, 'http://127.0.0.1:9/x');
+    const key = await invokerKey(t.rt, w);
+    const task = (await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key, body: { title: 'Plan' } })).body;
+    const body = { connectorId: c.id, input: { text: 'split this task', taskId: task.id } };
+    const headers = { 'idempotency-key': 'run-once-1' };
+    const first = await call(t, 'POST', `/v1/rooms/${w.roomId}/agent-runs`, { key, body, headers });
+    expect(first.status).toBe(202);
+    expect(first.headers.get('svc-api-units-cost')).toBe('10');
+    expect(first.body.input).toEqual({ text: 'split this task', recordId: null, taskId: task.id });
+    const again = await call(t, 'POST', `/v1/rooms/${w.roomId}/agent-runs`, { key, body, headers });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    const list = await call(t, 'GET', `/v1/rooms/${w.roomId}/agent-runs`, { key });
+    expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([first.body.id]);
   });
 
   it('fails the run unsent when the connector was deactivated before its invocation', async () => {
