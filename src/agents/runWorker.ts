@@ -64,6 +64,13 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
 
   async function claim(now: Date): Promise<AgentRun[]> {
     const t = iso(now);
+    // a read first: an idle poll takes no write lock (SQLite has one writer, shared with the requests)
+    const due = await sql(
+      s.ds,
+      'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) LIMIT 1',
+      [t, t],
+    );
+    if (!due.rows.length) return [];
     const rows = await inTransaction(s, (m) =>
       sql<RunRow>(
         m,
