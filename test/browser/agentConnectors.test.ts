@@ -1,9 +1,9 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../db/sql.js';
-import { createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
+import { createRoom, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { startReceiver } from '../webhooks/helpers.js';
-import { invokeDue, invokerKey, startRun } from '../agents/helpers.js';
+import { addConnector, invokeDue, invokerKey, startRun } from '../agents/helpers.js';
 import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser } from './chromium.js';
 
 // Issue 21: agent connectors and recent agent runs on /settings/developer, in a real browser.
@@ -66,12 +66,21 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     expect((await startRun(t, key, w.roomId, stored.id)).status).toBe(409);
   });
 
-  it('shows a plain member no connector form', async () => {
+  it('shows a plain member no connector form, but the runs of their room, and none of a room they are not in', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
+    const c = await addConnector(t.rt, w.orgId, 'http://127.0.0.1:9/x');
+    const key = await invokerKey(t.rt, w);
+    const mine = (await startRun(t, key, w.roomId, c.id, { text: 'Visible to the member' })).body;
+    const secret = await t.rt.services.ds.transaction((m) => createRoom(m, new Date(), { name: 'Board', createdById: w.owner.id, organizationId: w.orgId }));
+    const hidden = (await startRun(t, key, secret.id, c.id, { text: 'Board only' })).body;
     await using browser = await openBrowser();
     await signIn(browser.page, t, w.member);
-    expect(await browser.page.locator('#agents').textContent()).toContain('You do not administer an organization');
+    const agents = browser.page.locator('#agents');
+    expect(await agents.textContent()).toContain('You do not administer an organization');
     expect(await browser.page.getByRole('button', { name: 'Create connector' }).count()).toBe(0);
+    expect(await agents.getByRole('row', { name: new RegExp(mine.id) }).textContent()).toContain('queued');
+    expect(await agents.getByRole('row', { name: new RegExp(hidden.id) }).count()).toBe(0);
+    expect(await agents.textContent()).not.toContain('Board only');
   });
 });

@@ -29,7 +29,7 @@ export interface AgentsSectionOptions {
   csrf: string;
   /** Organizations the user administers, with their connectors. */
   orgs: OrgConnectors[];
-  /** Recent runs of the rooms shown on the page. */
+  /** Recent runs of the rooms (with runs) the user may read. */
   runs: RoomRuns[];
   form?: ConnectorFormValues;
   once?: { title: string; secret: string };
@@ -57,8 +57,9 @@ ${o.orgs.length ? connectorForm(o.csrf, o.orgs.map((x) => x.org), o.form) : html
 ${o.orgs.map((x) => html`<h3>${x.org.name}</h3>
 ${x.connectors.length ? connectorTable(o.csrf, x.connectors) : html`<p class="muted">No connectors in this organization.</p>`}`)}
 <h2 id="agent-runs-title">Recent agent runs</h2>
+<p class="muted">The newest runs of each room you can read that has any.</p>
 ${o.runs.length ? o.runs.map((r) => html`<h3>${r.room.name}</h3>
-${r.runs.length ? runTable(r.runs) : html`<p class="muted">No agent runs in this room.</p>`}`) : html`<p class="muted">No rooms to show.</p>`}
+${runTable(r.runs)}`) : html`<p class="muted">No agent runs yet.</p>`}
 </section>`;
 }
 
