@@ -103,6 +103,8 @@ const EnvSchema = z.object({
       message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
     }),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
+  SVC_AGENT_RUN_DEADLINE_MS: intFrom('SVC_AGENT_RUN_DEADLINE_MS', 15 * 60_000, 1000),
+  SVC_AGENT_LEASE_MS: intFrom('SVC_AGENT_LEASE_MS', 90_000, 1000),
   SVC_TRUST_PROXY: trustProxyFrom,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   SVC_METRICS_TOKEN: z
@@ -169,6 +171,10 @@ export interface Config {
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
   worker: boolean;
+  /** An agent run not finished this long after its creation fails; its delegated token expires then (SVC_AGENT_RUN_DEADLINE_MS, default 15 min). */
+  agentRunDeadlineMs: number;
+  /** How long a worker's claim on a run's invocation holds (SVC_AGENT_LEASE_MS, default 90 s): a crashed holder's run is invoked again after it. */
+  agentLeaseMs: number;
   /** Whose `X-Forwarded-For` names the client (SVC_TRUST_PROXY): Express's `trust proxy` setting. */
   trustProxy: TrustProxy;
   logLevel: string;
@@ -220,6 +226,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPendingBodies: e.SVC_MAX_PENDING_BODIES,
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
+    agentRunDeadlineMs: e.SVC_AGENT_RUN_DEADLINE_MS,
+    agentLeaseMs: e.SVC_AGENT_LEASE_MS,
     trustProxy: e.SVC_TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     metrics: e.SVC_METRICS_TOKEN

@@ -11,6 +11,7 @@ import { purgeExpiredWebSessions } from './domain/webSessions.js';
 import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
 import { purgeWebhookAttempts } from './webhooks/attemptLog.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
+import { createAgentRunWorker } from './agents/runWorker.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -81,6 +82,9 @@ async function main(): Promise<void> {
   const worker = config.worker ? createWebhookWorker({ services }) : null;
   worker?.start();
   if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
+  // agent run invocations (issue 21): the same outbox pattern, run beside the webhook worker
+  const runWorker = config.worker ? createAgentRunWorker({ services }) : null;
+  runWorker?.start();
 
   // Housekeeping: audit retention (7 years), expired idempotency keys, OAuth rows and sessions, webhook attempt
   // records past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of
@@ -120,7 +124,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(timer);
     // stop claiming deliveries; attempts in flight are aborted and their leases given back
-    const workerStopped = worker?.stop();
+    const workerStopped = Promise.all([worker?.stop(), runWorker?.stop()]);
     // stop accepting, let in-flight requests finish, and close each keep-alive socket once it is idle
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

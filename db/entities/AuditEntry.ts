@@ -23,4 +23,6 @@ export class AuditEntry {
   @IntColumn() units!: number;
   @TextColumn({ nullable: true }) errorCode!: string | null;
   @TimeColumn() createdAt!: string;
+  /** The agent run the request acted for (a delegated token, issue 21), else null. */
+  @RefColumn({ nullable: true }) agentRunId!: string | null;
 }

@@ -11,4 +11,6 @@ export class Message {
   @TextColumn() postedBy!: string;
   @TextColumn() body!: string;
   @TimeColumn() createdAt!: string;
+  /** The agent run that posted it (issue 21), else null. */
+  @RefColumn({ nullable: true }) agentRunId!: string | null;
 }

@@ -17,4 +17,8 @@ export class OAuthToken {
   @TimeColumn() expiresAt!: string;
   @TimeColumn({ nullable: true }) usedAt!: string | null;
   @TimeColumn({ nullable: true }) revokedAt!: string | null;
+  /** A delegated token (issue 21) works in this room only; null: no room restriction. */
+  @RefColumn({ nullable: true }) roomId!: string | null;
+  /** The agent run a delegated token was minted for: it works only while the run is queued or running. */
+  @RefColumn({ nullable: true }) agentRunId!: string | null;
 }

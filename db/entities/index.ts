@@ -1,3 +1,5 @@
+import { AgentConnector } from './AgentConnector.js';
+import { AgentRun } from './AgentRun.js';
 import { ApiKey } from './ApiKey.js';
 import { AuditEntry } from './AuditEntry.js';
 import { EventRow } from './Event.js';
@@ -27,6 +29,7 @@ export type { ApprovalState, ApprovalStatus } from './Record.js';
 export type { WebhookApiVersion } from './Webhook.js';
 export type { WebhookDeliveryState } from './WebhookDelivery.js';
 export type { WebhookAttemptKind } from './WebhookAttempt.js';
+export type { AgentRunInput, AgentRunStatus } from './AgentRun.js';
 
 export {
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
@@ -35,6 +38,7 @@ export {
 export { OAuthClient, OAuthClientApproval, OAuthCode, OAuthGrant, OAuthToken };
 export { Webhook, WebhookAttempt, WebhookDelivery };
 export { WebSession };
+export { AgentConnector, AgentRun };
 
 /** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
 export const entities = [
@@ -43,4 +47,5 @@ export const entities = [
   OAuthClient, OAuthClientApproval, OAuthCode, OAuthGrant, OAuthToken,
   Webhook, WebhookDelivery, WebhookAttempt,
   WebSession,
+  AgentConnector, AgentRun,
 ];

@@ -9,12 +9,13 @@ import { annotateActiveSpan } from '../observability/tracing.js';
 /** Audit retention (spec 5.7, 8): 7 years. */
 export const AUDIT_RETENTION_YEARS = 7;
 
-export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt'>;
+/** `agentRunId`: the run a delegated token acted for (issue 21); absent for every other credential. */
+export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt' | 'agentRunId'> & { agentRunId?: string | null };
 
 const AUDIT_INSERT =
   'INSERT INTO "audit_log" ("id", "requestId", "surface", "method", "routePattern", "statusCode", "authMethod", "actor", ' +
-  '"delegatingUserId", "scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", "createdAt") ' +
-  'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+  '"delegatingUserId", "scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", "createdAt", "agentRunId") ' +
+  'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 /**
  * Appends one audit row (spec 5.7), committed before the response is sent. Callers pass only the listed
@@ -28,13 +29,15 @@ export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
   await sql(s.ds, AUDIT_INSERT, [
     newId('aud', now.getTime()), row.requestId, row.surface, row.method, row.routePattern, row.statusCode, row.authMethod, row.actor,
     row.delegatingUserId, JSON.stringify(row.scopes), row.organizationId, row.userId, row.apiKeyId, row.tokenId, row.units,
-    row.errorCode, iso(now),
+    row.errorCode, iso(now), row.agentRunId,
   ].map((v) => v ?? null));
 }
 
 export interface AuditQuery {
   since?: string;
   actor?: 'user' | 'app' | 'agent';
+  /** Only the requests made for this agent run (its delegated token's). */
+  agentRunId?: string;
   limit?: number;
 }
 
@@ -43,6 +46,7 @@ export async function listAudit(s: Services, q: AuditQuery): Promise<AuditEntry[
   const where: FindOptionsWhere<AuditEntry> = {};
   if (q.since) where.createdAt = MoreThanOrEqual(q.since);
   if (q.actor) where.actor = q.actor;
+  if (q.agentRunId) where.agentRunId = q.agentRunId;
   return s.ds.getRepository(AuditEntry).find({ where, order: { createdAt: 'DESC', id: 'DESC' }, take: q.limit ?? 100 });
 }
 

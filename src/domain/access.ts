@@ -13,7 +13,10 @@ import { DomainError, notFound, roomNotFound } from './errors.js';
  * - `write` (messages, tasks, records, files, approvals): a room member;
  * - `manage` (rename, add members, webhooks): the room's creator or an owner/admin of its organization.
  * A room the user cannot read answers 404; one they can read but not change answers 403 `forbidden`.
- * Agents and apps never exceed the human they act for: the checks run on `actor.userId`.
+ * Agents and apps never exceed the human they act for: the checks run on `actor.userId`, read from the
+ * database on every request (so a human who loses access mid-run takes the agent's access with them).
+ * A room-restricted actor (`actor.roomId`, an agent run's delegated token) sees only that room: any other
+ * answers 404 like a room of another organization, and room lists (`listRooms`, `listEvents`) show only it.
  */
 export type RoomAccess = 'read' | 'write' | 'manage';
 
@@ -23,6 +26,8 @@ export async function orgRole(m: EntityManager, userId: string, organizationId: 
 }
 
 export async function requireRoom(m: EntityManager, actor: Actor, roomId: string, need: RoomAccess): Promise<Room> {
+  // a room-restricted credential (an agent run's delegated token) sees no other room at all
+  if (actor.roomId !== undefined && actor.roomId !== roomId) throw notFound('Room');
   const room = await m.findOneBy(Room, { id: roomId });
   if (!room || room.organizationId !== actor.organizationId) throw notFound('Room');
   const role = room.organizationId ? await orgRole(m, actor.userId, room.organizationId) : null;

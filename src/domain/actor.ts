@@ -17,6 +17,13 @@ export interface Actor {
   clientId?: string;
   /** OAuth audience the token is pinned to. */
   audience?: string;
+  /**
+   * A delegated token of an agent run (issue 21) works in this one room only: `requireRoom` and every room
+   * list see no other. Absent: no room restriction.
+   */
+  roomId?: string;
+  /** The agent run a delegated token acts for: what it creates carries it, and so does its audit row. */
+  agentRunId?: string;
 }
 
 /** The profile of the user an API credential acts for (`userId`), read with the credential (what `GET /v1/me` shows). */

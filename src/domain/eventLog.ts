@@ -18,6 +18,7 @@ export async function listEvents(m: EntityManager, actor: Actor, page: PageInput
   } else {
     qb.where('r."organizationId" IS NULL').andWhere(`r."id" IN (${ROOMS_OF_USER})`, { uid: actor.userId });
   }
+  if (actor.roomId !== undefined) qb.andWhere('r."id" = :onlyRoom', { onlyRoom: actor.roomId });
   if (page.type) qb.andWhere('e.type = :type', { type: page.type });
   if (page.roomId) qb.andWhere('e.roomId = :roomId', { roomId: page.roomId });
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way

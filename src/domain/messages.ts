@@ -20,6 +20,7 @@ export async function createMessage(m: EntityManager, now: Date, actor: Actor, r
   if (!body.trim()) throw validationError('Message body must not be empty', { field: 'body' });
   const msg = m.create(Message, {
     id: newId('msg', now.getTime()), roomId, authorId: actor.userId, postedBy: actor.kind, body, createdAt: iso(now),
+    agentRunId: actor.agentRunId ?? null,
   });
   await m.insert(Message, msg);
   await emitEvent(m, { type: 'message.created', room, object: { type: 'message', id: msg.id }, actor, now });

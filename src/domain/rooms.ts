@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { Membership, Organization, Room, RoomMember, User } from '../../db/entities/index.js';
 import { orgRole, requireRoom } from './access.js';
 import type { Actor } from './actor.js';
-import { notFound, validationError } from './errors.js';
+import { DomainError, notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
 import { keysetPage, type PageInput } from './paging.js';
@@ -44,6 +44,8 @@ async function insertMember(m: EntityManager, now: Date, roomId: string, userId:
 }
 
 export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, name: string): Promise<Room> {
+  // a room-restricted credential (an agent run's delegated token) works in its one room, never a new one
+  if (actor.roomId !== undefined) throw new DomainError('forbidden', 'This credential is restricted to one room and cannot create rooms');
   const room = await createRoom(m, now, { name, createdById: actor.userId, organizationId: actor.organizationId });
   await emitEvent(m, { type: 'room.created', room, object: { type: 'room', id: room.id }, actor, now });
   return room;
@@ -55,6 +57,7 @@ export const ROOMS_OF_USER = 'SELECT rm."roomId" FROM "room_members" rm WHERE rm
 /** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
 export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
   const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
+  if (actor.roomId !== undefined) qb.andWhere('r.id = :onlyRoom', { onlyRoom: actor.roomId });
   if (actor.organizationId) {
     const role = await orgRole(m, actor.userId, actor.organizationId);
     qb.andWhere('r.organizationId = :org', { org: actor.organizationId });

@@ -55,6 +55,7 @@ export async function createTask(m: EntityManager, now: Date, actor: Actor, room
     createdById: actor.userId,
     createdAt: iso(now),
     updatedAt: iso(now),
+    agentRunId: actor.agentRunId ?? null,
   });
   await checkTask(m, roomId, task);
   await m.insert(Task, task);

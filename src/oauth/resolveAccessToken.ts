@@ -2,6 +2,7 @@ import { Membership, OAuthClient, OAuthGrant, Organization, User } from '../../d
 import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
 import type { Services } from '../domain/services.js';
 import { ACCESS_TOKEN_PREFIX } from './constants.js';
+import { resolveDelegatedToken } from './resolveDelegatedToken.js';
 import { findToken } from './tokenStore.js';
 
 /**
@@ -20,6 +21,8 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
   if (!token || token.kind !== 'access' || token.revokedAt || Date.parse(token.expiresAt) <= s.now().getTime()) return null;
   const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
   if (!grant || grant.revokedAt) return null;
+  // an agent run's delegated token (issue 21): its own rules, no OAuth client behind it
+  if (token.agentRunId) return resolveDelegatedToken(s, token, grant);
   const [client, user] = await Promise.all([
     m.findOneBy(OAuthClient, { id: grant.clientId }),
     m.findOne(User, { where: { id: grant.userId }, select: { email: true, name: true, locale: true, createdAt: true } }),

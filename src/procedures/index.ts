@@ -1,3 +1,4 @@
+import { agentRunsRouter } from './agentRuns.js';
 import { eventsRouter } from './events.js';
 import { type InvokeOptions, invokeProcedure, type ProcedureDef } from './invoke.js';
 import { filesRouter } from './files.js';
@@ -22,6 +23,7 @@ export const appRouter = router({
   files: filesRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
+  agentRuns: agentRunsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -58,6 +58,7 @@ async function audit(ctx: RequestContext, meta: ProcedureMeta | undefined, outco
       apiKeyId: a?.credential.method === 'api_key' ? a.credential.id : null,
       tokenId: a?.credential.method === 'oauth_bearer' ? a.credential.id : null,
       units: ctx.out.units, errorCode: outcome.ok ? null : toDomainError(outcome.error).code,
+      agentRunId: a?.agentRunId ?? null,
     });
   } catch (err) {
     ctx.services.log.error({ err, requestId: ctx.requestId }, 'audit write failed');

@@ -23,10 +23,12 @@ export const MessageView = z
     id: idOf('msg'), roomId: idOf('room'), authorId: idOf('usr'),
     postedBy: z.enum(['user', 'app', 'agent']).meta({ description: 'Actor that posted it for the author' }),
     body: z.string(), createdAt: timestamp,
+    agentRunId: idOf('run').nullable().meta({ description: 'The agent run that posted it; null when none did' }),
   })
   .meta({ id: 'Message' });
 export const toMessage = (m: Message): z.infer<typeof MessageView> => ({
   id: m.id, roomId: m.roomId, authorId: m.authorId, postedBy: m.postedBy as 'user', body: m.body, createdAt: m.createdAt,
+  agentRunId: m.agentRunId ?? null,
 });
 
 export const TaskStatus = z.enum(['todo', 'in_progress', 'done']);
@@ -35,11 +37,13 @@ export const TaskView = z
     id: idOf('task'), roomId: idOf('room'), title: z.string(), description: z.string(), status: TaskStatus,
     assigneeId: idOf('usr').nullable(), startDate: z.string().nullable(), dueDate: z.string().nullable(),
     createdById: idOf('usr'), createdAt: timestamp, updatedAt: timestamp,
+    agentRunId: idOf('run').nullable().meta({ description: 'The agent run that created it; null when none did' }),
   })
   .meta({ id: 'Task' });
 export const toTask = (t: Task): z.infer<typeof TaskView> => ({
   id: t.id, roomId: t.roomId, title: t.title, description: t.description, status: t.status, assigneeId: t.assigneeId,
   startDate: t.startDate, dueDate: t.dueDate, createdById: t.createdById, createdAt: t.createdAt, updatedAt: t.updatedAt,
+  agentRunId: t.agentRunId ?? null,
 });
 
 export const ApprovalState = z.enum(['none', 'pending', 'approved', 'rejected', 'withdrawn']);

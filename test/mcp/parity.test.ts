@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { ALL_SCOPES, call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { connectMcp } from './mcpClient.js';
 
 const NOW = new Date('2026-11-22T09:30:00.000Z');
@@ -14,7 +14,9 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     const doc = (await call(t, 'GET', '/v1/openapi.json')).body;
     const operations = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((ops) => Object.values(ops));
     expect(operations.length).toBe(listProcedures().length);
-    await using c = await connectMcp(t, { token: w.key });
+    // every scope, agent:invoke included (issue 21's operations), so no tool is hidden
+    const all = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+    await using c = await connectMcp(t, { token: all });
     const tools = new Map((await c.listTools()).tools.map((tool) => [tool.name, tool]));
     for (const op of operations) {
       expect(tools.has(op.operationId), op.operationId).toBe(true);
@@ -27,6 +29,8 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
   it('answers every read alike on both surfaces, errors included', async () => {
     await using t = await startTestServer({ now: () => NOW });
     const w = await createWorld(t.rt);
+    // every scope, agent:invoke included (issue 21's operations)
+    w.key = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
     const rest = (method: string, path: string, body?: unknown) => call(t, method, path, { key: w.key, body });
     const record = (await rest('POST', `/v1/rooms/${w.roomId}/records`, { title: 'Weekly', body: 'Notes' })).body;
     const task = (await rest('POST', `/v1/rooms/${w.roomId}/tasks`, { title: 'Ship' })).body;

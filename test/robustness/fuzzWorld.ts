@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServer, type World } from '../helpers/harness.js';
+import { createConnector } from '../../src/agents/connectors.js';
 import { createUser } from '../../src/domain/users.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
@@ -39,7 +40,7 @@ export interface FuzzWorld {
 }
 
 /** Objects of one world, created through the API as a client would; returns their ids by prefix. */
-async function populate(t: TestServer, w: World, webhookId: string) {
+async function populate(t: TestServer, w: World, webhookId: string, connectorId: string) {
   const post = async (p: string, body: unknown) => {
     const r = await call(t, 'POST', p, { key: w.key, body });
     if (r.status >= 300) throw new Error(`setup ${p}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -56,7 +57,9 @@ async function populate(t: TestServer, w: World, webhookId: string) {
   });
   const file: any = await upload.json();
   const deliveries = await call(t, 'GET', `${room}/webhooks/${webhookId}/deliveries?limit=3`, { key: w.key });
+  const run = await post(`${room}/agent-runs`, { connectorId, input: { text: 'Plan the week' } });
   return {
+    acn: [connectorId], run: [run.id],
     msg: [msg.id], task: [task.id], rec: [rec.id, rec2.id], file: [file.id], wh: [webhookId],
     whd: deliveries.body.data.map((d: { id: string }) => d.id),
   };
@@ -80,11 +83,17 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
   );
   const hookA = (await createWebhook(s, { roomId: a.roomId, url: receiver.url, createdById: a.owner.id })).webhook.id;
   const hookB = (await createWebhook(s, { roomId: b.roomId, url: `${receiver.url}?witness`, createdById: b.owner.id })).webhook.id;
+  // issue 21: both worlds' keys may run agents, through a connector of their own organization
+  for (const x of [a, b]) x.key = (await issueKey(t.rt, { userId: x.owner.id, organizationId: x.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+  const connector = async (x: World) =>
+    (await createConnector(s, { organizationId: x.orgId, name: 'Fuzz', url: receiver.url, scopes: ['mcp:tools', 'messages:write'] })).connector.id;
+  const acnA = await connector(a);
+  const acnB = await connector(b);
   const ids: Record<string, string[]> = { room: [a.roomId, a.dmRoomId, b.roomId, b.dmRoomId], usr: [a.owner.id, a.member.id, newcomer.id, b.owner.id, b.member.id] };
   const add = (found: Record<string, string[]>) => {
     for (const [k, v] of Object.entries(found)) (ids[k] ??= []).push(...v.filter((id) => !ids[k]?.includes(id)));
   };
-  add(await populate(t, b, hookB));
+  add(await populate(t, b, hookB, acnB));
   const w: FuzzWorld = {
     t, a, b, receiver, ids, sandbox: {},
     memberKey: (await issueKey(t.rt, { userId: a.member.id, organizationId: a.orgId, scopes: ALL_SCOPES })).token,
@@ -93,7 +102,7 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
       (await issueKey(t.rt, { userId: a.member.id, scopes: ['me:read', 'rooms:read', 'rooms:write', 'messages:write', 'mcp:tools'] })).token,
     ],
     async refresh() {
-      const found = await populate(t, a, hookA);
+      const found = await populate(t, a, hookA, acnA);
       add(found);
       w.sandbox = { ...found, room: [a.roomId], usr: [newcomer.id, a.member.id] };
     },

@@ -12,6 +12,7 @@ const rows = async (rt: Runtime, text: string, params: unknown[] = []): Promise<
 /** Tables no /v1 operation or MCP tool writes to: their row counts must never move under fuzzing. */
 export const UNTOUCHABLE_TABLES = [
   'users', 'organizations', 'memberships', 'api_keys', 'oauth_clients', 'oauth_grants', 'oauth_tokens', 'oauth_codes', 'webhooks', 'settings',
+  'agent_connectors',
 ];
 
 export async function rowCounts(rt: Runtime, tables = UNTOUCHABLE_TABLES): Promise<Record<string, number>> {
@@ -20,7 +21,7 @@ export async function rowCounts(rt: Runtime, tables = UNTOUCHABLE_TABLES): Promi
   return out;
 }
 
-const ROOM_TABLES = ['messages', 'tasks', 'records', 'approvals', 'files', 'events', 'webhooks', 'webhook_deliveries'];
+const ROOM_TABLES = ['messages', 'tasks', 'records', 'approvals', 'files', 'events', 'webhooks', 'webhook_deliveries', 'agent_runs'];
 
 /**
  * Every row that belongs to an organization's rooms, table by table, in a stable order: compared before

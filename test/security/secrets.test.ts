@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sql } from '../../db/sql.js';
 import { revokeApiKey } from '../../src/domain/apiKeys.js';
 import { createClient } from '../../src/oauth/clientRegistry.js';
+import { createConnector } from '../../src/agents/connectors.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { createWorld, issueKey } from '../helpers/harness.js';
 import { authorizeInBrowser, authorizeUrl, Browser, CALLBACK, pkcePair } from '../oauth/oauthHelpers.js';
@@ -17,6 +18,8 @@ import { waitFor } from '../webhooks/processes.js';
 describe('security: secret exposure', () => {
   it('no secret in any /v1 or /mcp response, log line, audit row or database column', { timeout: 120_000 }, async () => {
     await using rx = await startReceiver();
+    // an agent connector (issue 21) that accepts its invocation, so the run's delegated token stays live
+    await using cx = await startReceiver([{ status: 202 }]);
     const db = await serverDatabase({ LOG_LEVEL: 'trace' });
     try {
       const setup = await db.open();
@@ -30,6 +33,10 @@ describe('security: secret exposure', () => {
       const { webhook, secret: webhookSecret } = await createWebhook(s, {
         roomId: w.roomId, url: rx.url, createdById: w.owner.id, headers: [['Authorization', headerSecret]],
       });
+      const { connector, secret: connectorSecret } = await createConnector(s, {
+        organizationId: w.orgId, name: 'Agent', url: cx.url, scopes: ['mcp:tools', 'messages:write'],
+      });
+      const invoker = await issueKey(setup, { userId: w.owner.id, organizationId: w.orgId, scopes: ['agent:invoke', 'mcp:tools', 'messages:write'] });
       await setup.close();
 
       const server = await db.start({ SVC_WORKER: 'on' });
@@ -89,6 +96,17 @@ describe('security: secret exposure', () => {
       await fetchApi(`/v1/rooms/${w.roomId}/webhooks/${webhook.id}/deliveries/${first}/redeliver`, { method: 'POST', ...bearer(w.key) });
       await mcp(w.key, 'list_webhook_deliveries', { roomId: w.roomId, webhookId: webhook.id });
       await fetch(`${base}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: refreshed.refresh_token, client_id: client.id, client_secret: clientSecret! }).toString() });
+      // the agent route: a run, its delegated token at work (and refused), the run's views, its cancel
+      const run = JSON.parse((await fetchApi(`/v1/rooms/${w.roomId}/agent-runs`, json(invoker.token, 'POST', { connectorId: connector.id, input: { text: 'hi' } }))).text);
+      await waitFor(() => cx.requests.length >= 1, 'the connector\'s invocation');
+      const delegated = JSON.parse(cx.requests[0].body.toString('utf8')).delegation.accessToken as string;
+      await mcp(delegated, 'create_message', { roomId: w.roomId, body: 'from the agent' });
+      await mcp(delegated, 'list_webhooks', { roomId: w.roomId });
+      await fetchApi('/v1/me', bearer(delegated));
+      await fetchApi(`/v1/rooms/${w.roomId}/agent-runs/${run.id}`, bearer(invoker.token));
+      await mcp(invoker.token, 'list_agent_runs', { roomId: w.roomId });
+      await fetchApi(`/v1/rooms/${w.roomId}/agent-runs/${run.id}/cancel`, { method: 'POST', ...bearer(invoker.token) });
+      await mcp(delegated, 'get_me', {});
       expect(await server.stop('SIGTERM')).toBe(0);
 
       const secrets: Record<string, string> = {
@@ -96,6 +114,7 @@ describe('security: secret exposure', () => {
         'rotated access token': refreshed.access_token, 'rotated refresh token': refreshed.refresh_token, 'authorization code': code,
         'client secret': clientSecret!, 'webhook secret': webhookSecret, 'custom header value': headerSecret.slice(7),
         password: w.owner.password, 'session cookie': browser.cookies.get('svc_session')!,
+        'agent connector secret': connectorSecret, 'delegated token': delegated, 'invoking API key': invoker.token,
       };
       const rt = await db.open();
       let dump = '';

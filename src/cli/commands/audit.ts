@@ -11,8 +11,8 @@ const isoOrThrow = (v: string | undefined, name: string) => {
 export const auditCommands: Command[] = [
   {
     name: 'audit list',
-    usage: 'svc audit list [--since ISO] [--actor user|app|agent] [--limit N]',
-    options: { since: { type: 'string' }, actor: { type: 'string' }, limit: { type: 'string' } },
+    usage: 'svc audit list [--since ISO] [--actor user|app|agent] [--run RUN] [--limit N]',
+    options: { since: { type: 'string' }, actor: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' } },
     async run(a, { services: s }) {
       const limitRaw = optional(a, 'limit');
       if (limitRaw !== undefined && !/^\d+$/.test(limitRaw)) throw new UsageError('--limit must be a positive integer');
@@ -20,6 +20,7 @@ export const auditCommands: Command[] = [
         since: isoOrThrow(optional(a, 'since'), 'since')?.toISOString(),
         actor: oneOf(optional(a, 'actor'), ['user', 'app', 'agent'] as const, 'actor'),
         limit: limitRaw ? Math.min(Number(limitRaw), 10_000) : undefined,
+        agentRunId: optional(a, 'run'),
       });
       return {
         data: rows.map((r) => ({

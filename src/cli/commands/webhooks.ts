@@ -1,6 +1,7 @@
 import { parseHeaderLine } from '../../webhooks/customHeaders.js';
 import { serveMetrics } from '../../observability/serveMetrics.js';
 import { purgeWebhookAttempts } from '../../webhooks/attemptLog.js';
+import { createAgentRunWorker } from '../../agents/runWorker.js';
 import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
 import { sendTestEvent } from '../../webhooks/redeliver.js';
 import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
@@ -79,19 +80,22 @@ export const webhookCommands: Command[] = [
   },
   {
     name: 'worker',
-    usage: 'svc worker   (runs the webhook delivery worker alone until SIGTERM/SIGINT)',
+    usage: 'svc worker   (runs the webhook delivery and agent run workers alone until SIGTERM/SIGINT)',
     options: {},
     async run(_a, { services: s }) {
       const stopTracing = s.config.tracing ? await (await import('../../observability/startTracing.js')).startTracing() : null;
       const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();
+      // agent run invocations (issue 21) go through the same kind of outbox, so the same process runs them
+      const runWorker = createAgentRunWorker({ services: s });
+      runWorker.start();
       process.stderr.write(`webhook worker ${worker.owner} running; SIGTERM or SIGINT stops it\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', () => resolve());
         process.once('SIGINT', () => resolve());
       });
-      await worker.stop();
+      await Promise.all([worker.stop(), runWorker.stop()]);
       metricsServer?.closeAllConnections();
       await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
       await stopTracing?.().catch(() => undefined);

@@ -1,11 +1,17 @@
+import type { EntityManager } from 'typeorm';
 import { In } from 'typeorm';
-import { Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
+import { AgentRun, Room, Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
+import { listConnectors } from '../../agents/connectors.js';
+import { recentRunsOfRooms } from '../../agents/runs.js';
+import { requireRoom } from '../../domain/access.js';
 import { approvalsOfOrganization } from '../../oauth/clientApprovals.js';
 import { listApiKeys } from '../../domain/apiKeys.js';
+import { DomainError } from '../../domain/errors.js';
+import type { OrgConnectors, RoomRuns } from './agentsSection.js';
 import type { Services } from '../../domain/services.js';
 import { listWebhookDeliveries } from '../../webhooks/index.js';
 import { listRecentActivity, type ActivityRow } from './recentActivity.js';
-import { manageableRooms, organizationsOf, type ManagedRoom, type OrgChoice, type SignedIn } from './developerAccess.js';
+import { actorFor, manageableRooms, organizationsOf, type ManagedRoom, type OrgChoice, type SignedIn } from './developerAccess.js';
 import type { OrgApprovals } from './mcpClientsSection.js';
 
 /** Deliveries shown per webhook (newest first). */
@@ -31,6 +37,10 @@ export interface DeveloperData {
   activity: ActivityRow[];
   /** The organizations the user administers, with their approved MCP clients. */
   mcpClients: OrgApprovals[];
+  /** Agent connectors of the organizations the user owns or administers (issue 21). */
+  connectors: OrgConnectors[];
+  /** Recent agent runs of the rooms (with runs) the user may read. */
+  runs: RoomRuns[];
 }
 
 export async function loadDeveloperData(s: Services, who: SignedIn): Promise<DeveloperData> {
@@ -52,5 +62,34 @@ export async function loadDeveloperData(s: Services, who: SignedIn): Promise<Dev
     activity: await listRecentActivity(s, who.user.id, keys, orgs),
     mcpClients: await Promise.all(orgs.filter((o) => o.role === 'owner' || o.role === 'admin')
       .map(async (org) => ({ org, approvals: await approvalsOfOrganization(m, org.id) }))),
+    connectors: await Promise.all(orgs.filter((o) => o.role === 'owner' || o.role === 'admin')
+      .map(async (org) => ({ org, connectors: await listConnectors(m, org.id) }))),
+    runs: await runsOfRooms(m, who, orgs),
   };
+}
+
+/** Runs shown per room on the page (newest first). */
+export const RUNS_SHOWN = 10;
+
+/**
+ * The recent agent runs of every room of the user's organizations that has runs and that the user may read
+ * (`requireRoom(…, 'read')` itself decides: a member of the room, or an owner/admin of its organization).
+ */
+async function runsOfRooms(m: EntityManager, who: SignedIn, orgs: OrgChoice[]): Promise<RoomRuns[]> {
+  if (!orgs.length) return [];
+  const withRuns = await m.getRepository(AgentRun).createQueryBuilder('x').select('DISTINCT x.roomId', 'roomId')
+    .where('x.organizationId IN (:...orgs)', { orgs: orgs.map((o) => o.id) }).getRawMany<{ roomId: string }>();
+  const out: RoomRuns[] = [];
+  for (const { roomId } of withRuns.sort((a, b) => (a.roomId < b.roomId ? -1 : 1))) {
+    const candidate = await m.findOneBy(Room, { id: roomId });
+    if (!candidate) continue;
+    try {
+      // in the room's own organization, through the one place of room RBAC
+      const room = await requireRoom(m, actorFor(who, candidate.organizationId), roomId, 'read');
+      out.push({ room: { id: room.id, name: room.name }, runs: await recentRunsOfRooms(m, [room.id], RUNS_SHOWN) });
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+    }
+  }
+  return out;
 }

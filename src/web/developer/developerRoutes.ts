@@ -1,5 +1,6 @@
 import type { RequestHandler, Router } from 'express';
 import type { Services } from '../../domain/services.js';
+import { connectorActions } from './connectorActions.js';
 import { COPY_SCRIPT_PATH } from './copyScript.js';
 import { DEVELOPER_PATH, developerPage } from './developerPage.js';
 import { keyActions } from './keyActions.js';
@@ -38,4 +39,8 @@ export function mountDeveloperPages(r: Router, { services, form }: DeveloperRout
   r.get(`${DEVELOPER_PATH}/webhooks/delivery`, hooks.delivery);
   r.post(`${DEVELOPER_PATH}/mcp-clients`, form, mcpClients.approve);
   r.post(`${DEVELOPER_PATH}/mcp-clients/remove`, form, mcpClients.remove);
+  const connectors = connectorActions({ services });
+  r.post(`${DEVELOPER_PATH}/connectors`, form, connectors.create);
+  r.post(`${DEVELOPER_PATH}/connectors/activate`, form, connectors.activate);
+  r.post(`${DEVELOPER_PATH}/connectors/deactivate`, form, connectors.deactivate);
 }

@@ -1,0 +1,77 @@
+import type { EntityManager } from 'typeorm';
+import { AgentConnector } from '../../db/entities/index.js';
+import { orgRole } from '../domain/access.js';
+import { DomainError, notFound, validationError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { SCOPES, type Scope } from '../domain/scopes.js';
+import type { Services } from '../domain/services.js';
+import { iso } from '../domain/time.js';
+import { inTransaction } from '../procedures/tx.js';
+import { deliveryDepsFor } from '../webhooks/deliveryDeps.js';
+import { encryptSecret, newWebhookSecret } from '../webhooks/secretBox.js';
+import { assertWebhookUrlAllowed } from '../webhooks/webhookConfig.js';
+
+/** Scopes a connector may never be delegated: a run's token cannot start runs of its own. */
+const NEVER_DELEGATED: ReadonlySet<string> = new Set(['agent:invoke']);
+const MAX_NAME = 100;
+
+export interface CreateConnectorInput {
+  organizationId: string;
+  name: string;
+  url: string;
+  scopes: string[];
+  /** The administrator registering it (checked to be an owner/admin of the organization); absent for the operator's CLI. */
+  createdById?: string | null;
+}
+
+/** Who may register and manage connectors: the organization's owners and admins (`svc connector` is the operator). */
+export async function requireConnectorAdmin(m: EntityManager, userId: string, organizationId: string): Promise<void> {
+  const role = await orgRole(m, userId, organizationId);
+  if (!role) throw notFound('Organization');
+  if (role !== 'owner' && role !== 'admin') throw new DomainError('forbidden', 'Only organization owners and admins manage agent connectors');
+}
+
+/**
+ * Registers an agent connector (issue 21). The endpoint passes the webhooks' SSRF guard (spec 6.6: no internal
+ * address in any spelling, `SVC_SSRF_ALLOWLIST` aside) and is checked again at every invocation. The signing
+ * secret (`whsec_…`, the webhook scheme of spec 6.4) is returned here once and kept only encrypted.
+ */
+export async function createConnector(s: Services, input: CreateConnectorInput): Promise<{ connector: AgentConnector; secret: string }> {
+  const name = input.name.trim();
+  if (!name || name.length > MAX_NAME) throw validationError(`Name must be 1-${MAX_NAME} characters`, { field: 'name' });
+  const scopes = [...new Set(input.scopes.map((x) => x.trim()).filter(Boolean))];
+  const unknown = scopes.filter((x) => !SCOPES.includes(x as Scope));
+  if (unknown.length) throw validationError(`Unknown scopes: ${unknown.join(', ')}`, { field: 'scopes' });
+  const refused = scopes.filter((x) => NEVER_DELEGATED.has(x));
+  if (refused.length) throw validationError(`A connector cannot be delegated ${refused.join(', ')}`, { field: 'scopes' });
+  if (!scopes.length) throw validationError('Choose at least one scope', { field: 'scopes' });
+  if (input.createdById) await requireConnectorAdmin(s.ds.manager, input.createdById, input.organizationId);
+  await assertWebhookUrlAllowed(s, input.url);
+  const secret = newWebhookSecret();
+  const key = deliveryDepsFor(s).key;
+  const connector = await inTransaction(s, async (m) => {
+    const now = iso(s.now());
+    const row = m.create(AgentConnector, {
+      id: newId('acn', s.now().getTime()), organizationId: input.organizationId, name, url: input.url, scopes,
+      secretEnc: encryptSecret(key, secret), active: true, createdById: input.createdById ?? null, createdAt: now, updatedAt: now,
+    });
+    await m.insert(AgentConnector, row);
+    return row;
+  });
+  return { connector, secret };
+}
+
+/** The organization's connectors, oldest first. */
+export async function listConnectors(m: EntityManager, organizationId: string): Promise<AgentConnector[]> {
+  return m.find(AgentConnector, { where: { organizationId }, order: { id: 'ASC' } });
+}
+
+/** Activates or deactivates a connector; `actorUserId` (the page) must be an owner/admin of its organization. */
+export async function setConnectorActive(s: Services, id: string, active: boolean, actorUserId?: string): Promise<void> {
+  await inTransaction(s, async (m) => {
+    const c = await m.findOneBy(AgentConnector, { id });
+    if (!c) throw notFound('Connector');
+    if (actorUserId) await requireConnectorAdmin(m, actorUserId, c.organizationId);
+    await m.update(AgentConnector, { id }, { active, updatedAt: iso(s.now()) });
+  });
+}

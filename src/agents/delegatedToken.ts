@@ -1,0 +1,38 @@
+import type { EntityManager } from 'typeorm';
+import { OAuthGrant, OAuthToken, type AgentRun } from '../../db/entities/index.js';
+import { randomToken, sha256Hex } from '../domain/hashing.js';
+import { newId } from '../domain/ids.js';
+import { iso } from '../domain/time.js';
+import { ACCESS_TOKEN_PREFIX, audiences } from '../oauth/constants.js';
+
+export interface DelegatedToken {
+  accessToken: string;
+  tokenId: string;
+  expiresAt: string;
+  scopes: string[];
+  resource: string;
+}
+
+/**
+ * Mints a run's delegated token (issue 21): an `svc_at_` access token for the MCP audience whose grant is
+ * the delegating human's in the run's organization (its client id is the connector's), with the run's
+ * scopes (the invoker's ∩ the connector's), restricted to the run's room and stamped with the run, expiring
+ * at the run's deadline. Only its SHA-256 is stored. It authenticates as actor=agent only while the run is
+ * queued or running (`resolveDelegatedToken`), and is revoked when the run ends. No refresh token.
+ */
+export async function mintDelegatedToken(m: EntityManager, now: Date, baseUrl: string, run: AgentRun): Promise<DelegatedToken> {
+  const resource = audiences(baseUrl).mcp;
+  const t = iso(now);
+  const grant = m.create(OAuthGrant, {
+    id: newId('grt', now.getTime()), clientId: run.connectorId, userId: run.userId, organizationId: run.organizationId, scopes: run.scopes,
+    resource, createdAt: t, expiresAt: run.deadlineAt, revokedAt: null,
+  });
+  await m.insert(OAuthGrant, grant);
+  const accessToken = randomToken(ACCESS_TOKEN_PREFIX, 32);
+  const token = m.create(OAuthToken, {
+    id: newId('tok', now.getTime()), grantId: grant.id, kind: 'access', tokenHash: sha256Hex(accessToken), scopes: run.scopes,
+    createdAt: t, expiresAt: run.deadlineAt, usedAt: null, revokedAt: null, roomId: run.roomId, agentRunId: run.id,
+  });
+  await m.insert(OAuthToken, token);
+  return { accessToken, tokenId: token.id, expiresAt: run.deadlineAt, scopes: run.scopes, resource };
+}

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { AgentConnector, type AgentRun, Room } from '../../db/entities/index.js';
+import { isPostgres, sql } from '../../db/sql.js';
+import type { Services } from '../domain/services.js';
+import { iso } from '../domain/time.js';
+import { inTransaction } from '../procedures/tx.js';
+import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
+import { backoffMs } from '../webhooks/retryPolicy.js';
+import { mintDelegatedToken } from './delegatedToken.js';
+import { INVOCATION_RESPONSE_MS, invocationBody, invokeConnector, type InvocationOutcome } from './invokeConnector.js';
+import { finishRun } from './runs.js';
+import { onRunsQueued } from './runSignal.js';
+
+export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
+  services: Services;
+  /** Runs claimed per round. */
+  batchSize?: number;
+  /** Pause between rounds when nothing was due (commits of this process wake it at once). */
+  pollMs?: number;
+}
+
+export interface AgentRunWorker {
+  readonly owner: string;
+  /** One round: claim due runs, invoke each once (or fail it past its deadline), record the outcome. */
+  runOnce(): Promise<number>;
+  start(): void;
+  /** Stops claiming, aborts invocations in flight and gives their leases back (those attempts do not count). */
+  stop(): Promise<void>;
+}
+
+type RunRow = Omit<AgentRun, 'awaitingCompletion' | 'scopes' | 'input'> & { awaitingCompletion: boolean | number; scopes: string | string[]; input: string | AgentRun['input'] };
+
+const parsed = (r: RunRow): AgentRun => ({
+  ...r,
+  awaitingCompletion: !!r.awaitingCompletion,
+  scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
+  input: typeof r.input === 'string' ? (JSON.parse(r.input) as AgentRun['input']) : r.input,
+}) as AgentRun;
+
+/**
+ * The invocation worker of agent runs (issue 21), the webhook outbox's sibling: the `agent_runs` row is
+ * written in the request's transaction; a worker claims due runs with a lease (`FOR UPDATE SKIP LOCKED` on
+ * PostgreSQL), mints a delegated token and counts the attempt in one transaction, invokes the connector,
+ * and records the outcome only while it still holds the lease. A crash mid-invocation loses nothing: the
+ * lease expires and the run is invoked once more (at least once; the connector deduplicates on the run id).
+ * Retries like webhooks (4 attempts, backoff base/2×/4×, 3xx not followed), and a run not finished by its
+ * deadline fails with `deadline_exceeded`.
+ */
+export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
+  const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
+  const owner = `${os.hostname()}:${process.pid}:run:${randomUUID().slice(0, 8)}`;
+  const abort = new AbortController();
+  const leaseMs = s.config.agentLeaseMs;
+  const inFlight = new Set<Promise<void>>();
+  let loop: Promise<void> | null = null;
+
+  const depsNow = () => {
+    const d = deliveryDepsFor(s, overrides);
+    // an attempt must end well within its lease (connect + headers + body), or another worker could claim it meanwhile
+    const responseMs = Math.max(500, Math.min(INVOCATION_RESPONSE_MS, Math.floor((leaseMs - d.timeouts.connectMs) / 3)));
+    return { ...d, timeouts: { connectMs: Math.min(d.timeouts.connectMs, Math.floor(leaseMs / 3)), responseMs } };
+  };
+
+  async function claim(now: Date): Promise<AgentRun[]> {
+    const t = iso(now);
+    // a read first: an idle poll takes no write lock (SQLite has one writer, shared with the requests)
+    const due = await sql(
+      s.ds,
+      'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) LIMIT 1',
+      [t, t],
+    );
+    if (!due.rows.length) return [];
+    const rows = await inTransaction(s, (m) =>
+      sql<RunRow>(
+        m,
+        'UPDATE "agent_runs" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
+          'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? ' +
+          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" LIMIT ?' +
+          (isPostgres(s.ds) ? ' FOR UPDATE SKIP LOCKED' : '') + ') RETURNING *',
+        [owner, iso(new Date(now.getTime() + leaseMs)), t, t, batchSize],
+      ),
+    );
+    return rows.rows.map(parsed);
+  }
+
+  /** Fails the run (only while this worker holds it). */
+  const fail = (runId: string, error: string, lastStatusCode?: number | null) =>
+    inTransaction(s, (m) => finishRun(m, depsNow().now(), runId, { status: 'failed', error, lastStatusCode }, owner));
+
+  async function handle(run: AgentRun): Promise<void> {
+    const deps = depsNow();
+    const now = deps.now();
+    if (now.getTime() >= Date.parse(run.deadlineAt)) {
+      await fail(run.id, 'deadline_exceeded: the run did not finish before its deadline');
+      return;
+    }
+    if (run.awaitingCompletion) {
+      // not due yet (woken early): leave it to its deadline
+      await sql(s.ds, 'UPDATE "agent_runs" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?', [run.id, owner]);
+      return;
+    }
+    // count the attempt and mint its token in one transaction, before anything is sent
+    const prepared = await inTransaction(s, async (m) => {
+      const connector = await m.findOneBy(AgentConnector, { id: run.connectorId });
+      const room = await m.findOneBy(Room, { id: run.roomId });
+      if (!connector || !connector.active || !room) return { error: 'connector_inactive: the connector was deactivated or deleted' as string } as const;
+      const counted = await sql(
+        m,
+        'UPDATE "agent_runs" SET "status" = \'running\', "attempts" = "attempts" + 1, "startedAt" = COALESCE("startedAt", ?), "updatedAt" = ? ' +
+          'WHERE "id" = ? AND "leaseOwner" = ? AND "status" IN (\'queued\', \'running\')',
+        [iso(now), iso(now), run.id, owner],
+      );
+      if (counted.affected !== 1) return { gone: true } as const;
+      const attempted = { ...run, attempts: run.attempts + 1, status: 'running' as const };
+      const token = await mintDelegatedToken(m, now, s.config.baseUrl, attempted);
+      return { error: undefined, connector, body: invocationBody(attempted, room, token, s.config.baseUrl), attempts: attempted.attempts } as const;
+    });
+    if ('gone' in prepared) return;
+    if (prepared.error !== undefined) {
+      await fail(run.id, prepared.error);
+      return;
+    }
+    let outcome: InvocationOutcome;
+    try {
+      outcome = await invokeConnector(deps, prepared.connector, prepared.body, run.id, abort.signal);
+    } catch (err) {
+      s.log.error({ err, agentRunId: run.id }, 'agent run invocation failed unexpectedly; its lease will expire and it is invoked again');
+      return;
+    }
+    await record(run, prepared.attempts, outcome);
+  }
+
+  async function record(run: AgentRun, attempts: number, outcome: InvocationOutcome): Promise<void> {
+    const now = depsNow().now();
+    const t = iso(now);
+    switch (outcome.kind) {
+      case 'aborted':
+        // stopped mid-attempt: give the lease back, the attempt does not count
+        await sql(s.ds, 'UPDATE "agent_runs" SET "leaseOwner" = NULL, "leaseUntil" = NULL, "attempts" = "attempts" - 1 WHERE "id" = ? AND "leaseOwner" = ?', [run.id, owner]);
+        return;
+      case 'succeeded':
+        await inTransaction(s, (m) => finishRun(m, now, run.id, { status: 'succeeded', output: outcome.output, lastStatusCode: outcome.statusCode }, owner));
+        break;
+      case 'accepted':
+        // the connector finishes it later (complete_agent_run); the worker looks again at the deadline
+        await sql(
+          s.ds,
+          `UPDATE "agent_runs" SET "awaitingCompletion" = ${isPostgres(s.ds) ? 'true' : '1'}, "nextAttemptAt" = "deadlineAt", "leaseOwner" = NULL, "leaseUntil" = NULL, ` +
+            '"lastStatusCode" = ?, "updatedAt" = ? WHERE "id" = ? AND "leaseOwner" = ? AND "status" = \'running\'',
+          [outcome.statusCode, t, run.id, owner],
+        );
+        break;
+      case 'retry': {
+        const next = now.getTime() + backoffMs(s.config.webhookBackoffBaseMs, attempts);
+        if (attempts >= run.maxAttempts || next >= Date.parse(run.deadlineAt)) {
+          await fail(run.id, `connector_unreachable: ${outcome.error} (after ${attempts} attempts)`, outcome.statusCode);
+        } else {
+          await sql(
+            s.ds,
+            'UPDATE "agent_runs" SET "nextAttemptAt" = ?, "leaseOwner" = NULL, "leaseUntil" = NULL, "lastStatusCode" = ?, "error" = ?, "updatedAt" = ? ' +
+              'WHERE "id" = ? AND "leaseOwner" = ? AND "status" = \'running\'',
+            [iso(new Date(next)), outcome.statusCode, outcome.error, t, run.id, owner],
+          );
+        }
+        break;
+      }
+      case 'failed':
+        await fail(run.id, outcome.error, outcome.statusCode);
+        break;
+    }
+    s.log.info({ agentRunId: run.id, attempt: attempts, outcome: outcome.kind }, 'agent run invocation');
+  }
+
+  const guarded = (run: AgentRun) =>
+    handle(run).catch((err: unknown) => s.log.error({ err, agentRunId: run.id }, 'agent run round failed; its lease will expire and it is tried again'));
+
+  async function runOnce(): Promise<number> {
+    if (abort.signal.aborted) return 0;
+    const runs = await claim(depsNow().now());
+    await Promise.all(runs.map(guarded));
+    return runs.length;
+  }
+
+  let wake: (() => void) | null = null;
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      wake = null;
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    wake = done;
+  });
+
+  async function run(): Promise<void> {
+    let woken = false;
+    const unsubscribe = onRunsQueued(s.ds, () => {
+      woken = true;
+      wake?.();
+    });
+    try {
+      while (!abort.signal.aborted) {
+        woken = false;
+        let got = 0;
+        if (inFlight.size < batchSize) {
+          try {
+            const runs = await claim(depsNow().now());
+            got = runs.length;
+            for (const r of runs) {
+              const p: Promise<void> = guarded(r).then(() => void inFlight.delete(p));
+              inFlight.add(p);
+            }
+          } catch (err) {
+            s.log.error({ err }, 'agent run worker round failed');
+          }
+        }
+        if (!got && !woken && !abort.signal.aborted) await pause(pollMs);
+      }
+    } finally {
+      unsubscribe();
+      await Promise.all(inFlight);
+    }
+  }
+
+  return {
+    owner,
+    runOnce,
+    start() {
+      loop ??= run();
+    },
+    async stop() {
+      abort.abort();
+      wake?.();
+      await loop;
+    },
+  };
+}

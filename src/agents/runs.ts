@@ -1,0 +1,153 @@
+import type { EntityManager } from 'typeorm';
+import { AgentConnector, AgentRun, type AgentRunInput, MeetingRecord, Message, Task } from '../../db/entities/index.js';
+import { isPostgres, sql } from '../../db/sql.js';
+import { requireRoom } from '../domain/access.js';
+import type { Actor } from '../domain/actor.js';
+import { DomainError, notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { keysetPage, type PageInput } from '../domain/paging.js';
+import type { Services } from '../domain/services.js';
+import { iso } from '../domain/time.js';
+import { afterCommit } from '../procedures/tx.js';
+import { signalRunsQueued } from './runSignal.js';
+
+/** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
+export const MAX_INVOCATION_ATTEMPTS = 4;
+/** Scopes a run's delegated token never carries: it cannot start runs of its own. */
+const NEVER_DELEGATED: ReadonlySet<string> = new Set(['agent:invoke']);
+export const LIVE_STATUSES = ['queued', 'running'] as const;
+
+/**
+ * The delegated token's scopes (issue 21): what the invoking credential holds ∩ what the connector may be
+ * delegated, never `agent:invoke`. A connector that works through /mcp needs `mcp:tools` in both.
+ */
+export const delegatedScopes = (invoker: string[], connector: string[]): string[] =>
+  invoker.filter((x) => connector.includes(x) && !NEVER_DELEGATED.has(x));
+
+export interface CreateRunInput {
+  roomId: string;
+  connectorId: string;
+  input: AgentRunInput;
+}
+
+/**
+ * Starts a run (issue 21) in the caller's transaction: the invoker must be able to write in the room, the
+ * connector must be its organization's and active, a named record or task must be the room's. The run row
+ * is the outbox of its invocation: the worker, woken after the commit, invokes the connector.
+ */
+export async function createAgentRun(m: EntityManager, now: Date, s: Services, actor: Actor, o: CreateRunInput): Promise<AgentRun> {
+  if (actor.agentRunId) throw new DomainError('forbidden', 'An agent run cannot start another run');
+  const room = await requireRoom(m, actor, o.roomId, 'write');
+  const connector = await m.findOneBy(AgentConnector, { id: o.connectorId });
+  if (!connector || !room.organizationId || connector.organizationId !== room.organizationId) throw notFound('Connector');
+  if (!connector.active) throw new DomainError('connector_inactive', 'This agent connector is inactive; an organization admin can activate it');
+  if (o.input.recordId && !(await m.countBy(MeetingRecord, { id: o.input.recordId, roomId: room.id }))) throw notFound('Record');
+  if (o.input.taskId && !(await m.countBy(Task, { id: o.input.taskId, roomId: room.id }))) throw notFound('Task');
+  const t = iso(now);
+  const run = m.create(AgentRun, {
+    id: newId('run', now.getTime()), connectorId: connector.id, roomId: room.id, organizationId: room.organizationId, userId: actor.userId,
+    invokedBy: actor.kind, apiKeyId: actor.credential.method === 'api_key' ? actor.credential.id : null,
+    tokenId: actor.credential.method === 'oauth_bearer' ? actor.credential.id : null,
+    scopes: delegatedScopes(actor.scopes, connector.scopes),
+    input: { text: o.input.text, recordId: o.input.recordId ?? null, taskId: o.input.taskId ?? null },
+    status: 'queued', awaitingCompletion: false, attempts: 0, maxAttempts: MAX_INVOCATION_ATTEMPTS, nextAttemptAt: t,
+    leaseOwner: null, leaseUntil: null, deadlineAt: iso(new Date(now.getTime() + s.config.agentRunDeadlineMs)),
+    lastStatusCode: null, error: null, output: null, createdAt: t, startedAt: null, finishedAt: null, updatedAt: t,
+  });
+  await m.insert(AgentRun, run);
+  const ds = m.connection;
+  afterCommit(m, () => signalRunsQueued(ds));
+  return run;
+}
+
+/** A run of a room the actor can read (404 otherwise, and for another room's run). */
+export async function getAgentRun(m: EntityManager, actor: Actor, roomId: string, runId: string, need: 'read' | 'write' = 'read'): Promise<AgentRun> {
+  await requireRoom(m, actor, roomId, need);
+  const run = await m.findOneBy(AgentRun, { id: runId, roomId });
+  if (!run) throw notFound('Agent run');
+  return run;
+}
+
+export async function listAgentRuns(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+  await requireRoom(m, actor, roomId, 'read');
+  const qb = m.getRepository(AgentRun).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
+  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+}
+
+/** The newest runs of the rooms given (the developer page). */
+export async function recentRunsOfRooms(m: EntityManager, roomIds: string[], limit = 20): Promise<AgentRun[]> {
+  if (!roomIds.length) return [];
+  return m.getRepository(AgentRun).createQueryBuilder('x').where('x.roomId IN (:...roomIds)', { roomIds })
+    .orderBy('x.id', 'DESC').take(limit).getMany();
+}
+
+/** What a run created (messages and tasks carrying its id), in creation order. */
+export async function createdByRun(m: EntityManager, runId: string): Promise<{ type: 'message' | 'task'; id: string }[]> {
+  const [msgs, tasks] = await Promise.all([
+    m.find(Message, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
+    m.find(Task, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
+  ]);
+  return [...msgs.map((x) => ({ type: 'message' as const, id: x.id })), ...tasks.map((x) => ({ type: 'task' as const, id: x.id }))]
+    .sort((a, b) => (a.id.slice(a.id.indexOf('_')) < b.id.slice(b.id.indexOf('_')) ? -1 : 1));
+}
+
+export interface RunEnd {
+  status: 'succeeded' | 'failed' | 'canceled';
+  error?: string | null;
+  output?: unknown;
+  lastStatusCode?: number | null;
+}
+
+/**
+ * Ends a run, once: only a queued or running run changes (optionally only while `leaseOwner` holds it), and
+ * in the same transaction every delegated token minted for it, and their grants, are revoked. True for the
+ * one caller that ended it.
+ */
+export async function finishRun(m: EntityManager, now: Date, runId: string, end: RunEnd, leaseOwner?: string): Promise<boolean> {
+  const t = iso(now);
+  const output = end.output === undefined || end.output === null ? null : JSON.stringify(end.output);
+  const params: unknown[] = [end.status, end.error ?? null, output, t, t, runId];
+  let where = 'WHERE "id" = ? AND "status" IN (\'queued\', \'running\')';
+  if (leaseOwner) {
+    where += ' AND "leaseOwner" = ?';
+    params.push(leaseOwner);
+  }
+  const statusCode = end.lastStatusCode === undefined ? '' : ', "lastStatusCode" = ?';
+  if (statusCode) params.splice(5, 0, end.lastStatusCode);
+  const r = await sql(
+    m,
+    'UPDATE "agent_runs" SET "status" = ?, "error" = ?, "output" = ?, "finishedAt" = ?, "updatedAt" = ?, ' +
+      `"leaseOwner" = NULL, "leaseUntil" = NULL, "awaitingCompletion" = ${isPostgres(m.connection) ? 'false' : '0'}${statusCode} ${where}`,
+    params,
+  );
+  if (r.affected !== 1) return false;
+  await revokeRunTokens(m, now, runId);
+  return true;
+}
+
+/** Revokes every delegated token of a run and its grant: they stop working at once (issue 21). */
+export async function revokeRunTokens(m: EntityManager, now: Date, runId: string): Promise<void> {
+  const t = iso(now);
+  await sql(m, 'UPDATE "oauth_grants" SET "revokedAt" = ? WHERE "revokedAt" IS NULL AND "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)', [t, runId]);
+  await sql(m, 'UPDATE "oauth_tokens" SET "revokedAt" = ? WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [t, runId]);
+}
+
+const ended = (run: AgentRun) => new DomainError('invalid_state', `This run has already ended (${run.status})`, { details: { status: run.status } });
+
+/** Cancels a queued or running run (a room member with `agent:invoke`): its token stops working at once. */
+export async function cancelAgentRun(m: EntityManager, now: Date, actor: Actor, roomId: string, runId: string): Promise<AgentRun> {
+  const run = await getAgentRun(m, actor, roomId, runId, 'write');
+  if (actor.agentRunId && actor.agentRunId !== run.id) throw notFound('Agent run');
+  if (!(await finishRun(m, now, run.id, { status: 'canceled', error: 'canceled' }))) throw ended(run);
+  return m.findOneByOrFail(AgentRun, { id: run.id });
+}
+
+/** The connector finishes its own run with the run's delegated token (`complete_agent_run`). */
+export async function completeAgentRun(
+  m: EntityManager, now: Date, actor: Actor, roomId: string, runId: string, end: { status: 'succeeded' | 'failed'; output?: unknown; error?: string | null },
+): Promise<AgentRun> {
+  const run = await getAgentRun(m, actor, roomId, runId, 'read');
+  if (actor.agentRunId !== run.id) throw new DomainError('forbidden', 'Only the run\'s own delegated token completes it');
+  if (!(await finishRun(m, now, run.id, { status: end.status, output: end.output ?? null, error: end.status === 'failed' ? (end.error ?? 'failed') : null }))) throw ended(run);
+  return m.findOneByOrFail(AgentRun, { id: run.id });
+}
