@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { errorCodesOf } from '../src/procedures/errorCodes.js';
 import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
 import { ErrorEnvelope } from '../src/procedures/schemas.js';
 import { toToolSchema, type JsonSchemaObject } from './toolSchema.js';
@@ -32,6 +33,9 @@ function withErrorEnvelope(output: JsonSchemaObject): JsonSchemaObject {
   };
 }
 
+/** `_meta` key of a tool's error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`). */
+export const ERRORS_META = 'svc/errors';
+
 /** One procedure as an MCP tool: the tool definition and the procedure it calls. */
 export interface CatalogEntry {
   tool: Tool;
@@ -64,6 +68,8 @@ export function toolOf(proc: ProcedureInfo): Tool {
       idempotentHint: read || meta.idempotent === true,
       openWorldHint: false,
     },
+    // the error codes a call can answer, by HTTP status: the same list the OpenAPI document gives the operation
+    _meta: { [ERRORS_META]: errorCodesOf(meta, 'mcp') },
   };
 }
 

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { RoomMember, Task, type TaskStatus } from '../../db/entities/index.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
-import { notFound, validationError } from './errors.js';
+import { notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
 import { keysetPage, type PageInput } from './paging.js';
@@ -21,10 +21,10 @@ export interface TaskFields {
 async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<void> {
   if (!t.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
   if (t.assigneeId && !(await m.countBy(RoomMember, { roomId, userId: t.assigneeId }))) {
-    throw validationError('The assignee must be a member of the room', { field: 'assigneeId' });
+    throw ruleViolation('The assignee must be a member of the room', { field: 'assigneeId' });
   }
   if (t.startDate && t.dueDate && t.startDate > t.dueDate) {
-    throw validationError('startDate must not be after dueDate', { field: 'dueDate' });
+    throw ruleViolation('startDate must not be after dueDate', { field: 'dueDate' });
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EVENT_CATALOG } from '../domain/catalog.js';
 import { listEvents } from '../domain/eventLog.js';
-import { idOf, listOf, pageInput, timestamp } from './schemas.js';
+import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 
 export const EventTypeView = z
@@ -15,7 +15,7 @@ export const EventView = z
     actor: z.enum(['user', 'app', 'agent']),
     data: z.object({ object: z.object({ id: z.string(), type: z.enum(['record', 'message', 'task', 'file', 'room']) }) }),
   })
-  .meta({ id: 'Event' });
+  .meta({ id: 'EventObject' });
 
 export const eventsRouter = router({
   types: apiProcedure
@@ -34,7 +34,8 @@ export const eventsRouter = router({
       summary: 'The event log', description: 'Events of the rooms the caller can read, oldest first. ID-only payloads; fetch details through the API.',
       tags: ['events'], scope: 'events:read', units: 1, kind: 'read',
     })
-    .input(z.strictObject({ ...pageInput, type: z.string().max(100).optional(), roomId: idOf('room').optional() }))
+    .input(z.strictObject({ ...pageInput, type: text(100).optional().meta({ description: 'Only events of this type (e.g. record.created)', example: 'record.created' }),
+    roomId: idOf('room').optional().meta({ description: 'Only events of this room' }), }))
     .output(listOf(EventView))
     .query(async ({ ctx, input }) => {
       const page = await listEvents(ctx.services.ds.manager, ctx.actor, input, ctx.services.secret);

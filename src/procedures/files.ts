@@ -17,17 +17,17 @@ export const filesRouter = router({
       tool: { name: 'upload_file', title: 'Upload a file' },
       summary: 'Upload a file',
       description:
-        'REST: the request body is the file\'s bytes, with their Content-Type; `filename` and optionally `messageId` or `taskId` are query parameters. MCP: the bytes as base64. Fires file.uploaded when attached to a message or task.',
-      tags: ['files'], scope: 'files:write', units: 5, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'payload_too_large', 'insufficient_storage'],
+        'REST: the request body is the file\'s bytes, with their Content-Type (any media type; it is stored and served back on download); `filename` and optionally `messageId` or `taskId` are query parameters. MCP: the bytes as base64. A file attaches to a message or a task of the room, not both (both: 400 rule_violation). Fires file.uploaded when attached to a message or task.',
+      tags: ['files'], scope: 'files:write', units: 5, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'payload_too_large', 'insufficient_storage', 'rule_violation'],
     })
     .input(
       z.strictObject({
         roomId: idOf('room'),
-        filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must not contain path separators').meta({ example: 'minutes.pdf' }),
+        filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must not contain path separators').meta({ description: 'The file\'s name, without / or \\', example: 'minutes.pdf' }),
         contentType: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type').max(255).meta({ example: 'application/pdf' }),
         contentBase64: z.base64().meta({ description: 'The bytes, base64 (MCP); REST sends the raw body instead' }),
-        messageId: idOf('msg').optional(),
-        taskId: idOf('task').optional(),
+        messageId: idOf('msg').optional().meta({ description: 'Attach to this message of the room (not with taskId)' }),
+        taskId: idOf('task').optional().meta({ description: 'Attach to this task of the room (not with messageId)' }),
       }),
     )
     .output(FileView)

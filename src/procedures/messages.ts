@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
-import { idOf, listOf, pageInput } from './schemas.js';
+import { idOf, listOf, nonBlankText, pageInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { MessageView, toMessage } from './views.js';
@@ -26,7 +26,7 @@ export const messagesRouter = router({
       summary: 'Send a message', description: 'Posts a message in a room as the calling user. Fires message.created.',
       tags: ['messages'], scope: 'messages:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), body: z.string().min(1).max(10_000).meta({ example: 'Minutes are up for review.' }) }))
+    .input(z.strictObject({ roomId: idOf('room'), body: nonBlankText(10_000).meta({ description: 'The message text, kept as sent; it holds a non-space character', example: 'Minutes are up for review.' }) }))
     .output(MessageView)
     .mutation(async ({ ctx, input }) =>
       toMessage(await inTransaction(ctx.services, (m) => createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body))),
