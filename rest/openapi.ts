@@ -206,8 +206,8 @@ export function buildOpenApiDocument(baseUrl: string) {
   for (const [n, h] of Object.entries(HEADERS)) registry.registerComponent('headers', n, h);
   registry.registerComponent('parameters', 'IdempotencyKey', {
     name: 'Idempotency-Key', in: 'header', required: false,
-    description: '1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use.',
-    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$', example: '5f0c2a9e-4e0e-4a43-9f61-2d7c6f1d8b3a' },
+    description: '1-255 printable ASCII characters, not all spaces (HTTP trims a header value\'s ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$', example: '5f0c2a9e-4e0e-4a43-9f61-2d7c6f1d8b3a' },
   });
   const errorRefs = new Map<string, number>();
   for (const proc of listProcedures()) registry.registerPath(routeOf(proc, errorRefs));

@@ -1759,7 +1759,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+        /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
         IdempotencyKey: string;
     };
     requestBodies: never;
@@ -1917,7 +1917,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -2007,7 +2007,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2106,7 +2106,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2205,7 +2205,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2304,7 +2304,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2400,7 +2400,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2501,7 +2501,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2597,7 +2597,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2648,7 +2648,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2703,7 +2703,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2758,7 +2758,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2813,7 +2813,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2868,7 +2868,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2930,7 +2930,7 @@ export interface operations {
                 taskId?: string;
             };
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -3252,7 +3252,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1-255 printable ASCII characters (the quoted form `"key"` is accepted). A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. */
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
