@@ -18,6 +18,16 @@ export default tseslint.config(
     },
   },
   {
+    // A promise the server drops is an unhandled rejection waiting to end the process (issue 16.1): every
+    // promise in the server's code is awaited, returned, or given a .catch; `void` does not count.
+    files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts', 'db/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     files: ['src/config.ts', 'src/cli/**', 'src/main.ts', 'test/**', 'bench/**', 'bin/**', 'scripts/**', 'vitest.config.ts', 'examples/**'],
     rules: { 'no-restricted-syntax': 'off' },
   },

@@ -39,7 +39,7 @@ const SMALL_MESSAGES = 1_000;
 /** Runs one operator command in-process (the same code as `npx svc …`, CONTRACT §2). */
 async function svc(rt: Runtime, name: string, args: Record<string, string | string[]>): Promise<Record<string, unknown>> {
   const cmd = commands.find((c) => c.name === name);
-  if (!cmd) throw new Error(`operator command not found: svc ${name}`);
+  if (!cmd?.run) throw new Error(`operator command not found: svc ${name}`);
   return cmd.run(args, rt);
 }
 

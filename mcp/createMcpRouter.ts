@@ -9,6 +9,7 @@ import type { Credentials } from '../src/auth/credentials.js';
 import type { Actor } from '../src/domain/actor.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
+import { setOperation } from '../src/observability/observeRequests.js';
 import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
@@ -17,6 +18,7 @@ import { DirectJsonTransport, directRequestOf } from './directJsonTransport.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import type { ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
+import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { requestIdOf } from './requestIdOf.js';
 import { buildToolCatalog } from './toolCatalog.js';
@@ -93,13 +95,16 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return;
     }
     // (a path below /mcp: nothing is served there)
-    const serve = () => (MCP_ENDPOINT.test(path) ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
-    if (origin === undefined) return void serve();
-    corsHeaders(req, res, (err?: unknown) => (err ? next(err) : void serve()));
+    const serve = (): void => {
+      (MCP_ENDPOINT.test(path) ? answer(req, res, headers) : answerUnmatched(req, res)).catch(next);
+    };
+    if (origin === undefined) return serve();
+    corsHeaders(req, res, (err?: unknown) => (err ? next(err) : serve()));
   };
 
   /** The endpoint; `headers` go into the answer's writeHead (see above). */
   async function answer(req: Request, res: Response, headers: Record<string, string>) {
+    setOperation(res, ENDPOINT_OPERATIONS[req.method] ?? 'unmatched');
     const requestId = requestIdOf(header(req, 'x-request-id'));
     const credentials: Credentials = { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') };
     const clientIp = req.ip ?? 'unknown';
@@ -120,13 +125,22 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
     }
 
-    const read = await readMcpBody(req, bodyLimit);
+    let read: Awaited<ReturnType<typeof readMcpBody>>;
+    try {
+      read = await readMcpBody(req, bodyLimit);
+    } catch (err) {
+      if (err instanceof ClientGoneError) return endForGoneClient(res);
+      throw err;
+    }
     if ('error' in read) {
       await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: read.status, errorCode: read.code, actor });
-      return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, { 'X-Request-Id': requestId });
+      return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, {
+        ...read.headers, 'X-Request-Id': requestId,
+      });
     }
 
     const calls = toolCallsOf(read.body);
+    setOperation(res, operationOf(read.body, calls, catalog));
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
     const checked = await checkToolScopes(read.body, actor, catalog, call);
     if (checked && 'refusal' in checked) {
@@ -181,8 +195,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   async function exchange(res: Response, server: Server, transport: Transport, stream: boolean, requestId: string, serve: () => Promise<void>) {
     res.on('close', () => {
       if (!stream && res.writableFinished) return;
-      void transport.close();
-      void server.close();
+      const closeFailed = (err: unknown) => services.log.warn({ err, requestId }, 'closing an mcp exchange failed');
+      transport.close().catch(closeFailed);
+      server.close().catch(closeFailed);
     });
     try {
       await server.connect(transport);
@@ -199,6 +214,26 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
     sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
   }
+}
+
+/** The endpoint's operation by HTTP method, until the body names a better one (operationOf). */
+const ENDPOINT_OPERATIONS: Record<string, string> = { GET: 'GET /mcp', POST: 'POST /mcp', DELETE: 'DELETE /mcp', OPTIONS: 'OPTIONS /mcp' };
+/** JSON-RPC methods named as themselves in metrics and traces; any other is `other`. */
+const RPC_METHODS = new Set([
+  'initialize', 'ping', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', 'logging/setLevel', 'completion/complete',
+  'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed',
+]);
+
+/**
+ * What a POST to /mcp is, for metrics and traces (bounded, never an argument): the tool of a single
+ * `tools/call` (`unknown_tool` for a name the catalog lacks), the JSON-RPC method, or `batch`.
+ */
+function operationOf(body: unknown, calls: ReturnType<typeof toolCallsOf>, catalog: ReturnType<typeof buildToolCatalog>): string {
+  if (Array.isArray(body)) return 'batch';
+  const name = calls[0]?.params.name;
+  if (name !== undefined) return catalog.get(name)?.proc.meta.tool.name ?? 'unknown_tool';
+  const method = (body as { method?: unknown } | null)?.method;
+  return typeof method === 'string' && RPC_METHODS.has(method) ? method : 'other';
 }
 
 function transportErrorCode(status: number): string {

@@ -1,9 +1,9 @@
 import type { Request } from 'express';
-import { readLimited } from '../src/readLimited.js';
+import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 export type McpBody =
   | { bytes: Buffer; body: unknown }
-  | { error: string; status: number; code: string };
+  | { error: string; status: number; code: string; headers?: Record<string, string> };
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -12,7 +12,9 @@ const isJson = (contentType: string | undefined) => (contentType ?? '').split(';
 /**
  * Reads and parses a POST body for /mcp, up to `limit` bytes (the rest is drained). Read here rather than
  * by the transport so that the tool calls inside can be checked for their scopes first (checkToolScopes).
- * A body that is not `application/json` is left unparsed (null) for the transport to refuse with 415.
+ * A body that is not `application/json` is left unparsed (null) for the transport to refuse with 415. A body
+ * that did not arrive in time is a 408, one over its client's limit of bodies in flight a 429; a client gone
+ * mid-body rejects with `ClientGoneError` (nobody to answer).
  */
 export async function readMcpBody(req: Request, limit: number): Promise<McpBody> {
   const tooLarge = { error: `Request body is limited to ${limit} bytes`, status: 413, code: 'payload_too_large' };
@@ -21,7 +23,15 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
     req.resume();
     return tooLarge;
   }
-  const { bytes, over } = await readLimited(req, limit);
+  let read: Awaited<ReturnType<typeof readLimited>>;
+  try {
+    read = await readLimited(req, limit);
+  } catch (err) {
+    if (err instanceof BodyTimeoutError) return { error: err.message, status: 408, code: 'request_timeout' };
+    if (err instanceof BodyRefusedError) return { error: err.message, status: 429, code: 'rate_limited', headers: { 'Retry-After': '1' } };
+    throw err;
+  }
+  const { bytes, over } = read;
   if (over) return tooLarge;
   if (!isJson(req.headers['content-type'])) return { bytes, body: null };
   try {

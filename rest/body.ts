@@ -1,10 +1,12 @@
 import type { Request } from 'express';
 import { DomainError } from '../src/domain/errors.js';
-import { readLimited } from '../src/readLimited.js';
+import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 /**
  * Reads the raw request body up to `limit` bytes. Over the limit the rest is drained and a 413 is
- * returned as an error value, so the pipeline can still authenticate, audit and answer in the envelope.
+ * returned as an error value, so the pipeline can still authenticate, audit and answer in the envelope;
+ * so are a body that did not arrive in time (408) and one over its client's limit of bodies in flight (429).
+ * A client gone mid-body rejects with `ClientGoneError` (nobody to answer).
  */
 export async function readBody(req: Request, limit: number): Promise<{ bytes: Buffer } | { error: DomainError }> {
   const declared = Number(req.headers['content-length']);
@@ -14,8 +16,25 @@ export async function readBody(req: Request, limit: number): Promise<{ bytes: Bu
     req.resume();
     return { error: tooLarge() };
   }
-  const { bytes, over } = await readLimited(req, limit);
-  return over ? { error: tooLarge() } : { bytes };
+  try {
+    const { bytes, over } = await readLimited(req, limit);
+    return over ? { error: tooLarge() } : { bytes };
+  } catch (err) {
+    const error = bodyError(err);
+    if (error) return { error };
+    throw err;
+  }
+}
+
+/** The envelope's error for a body that came too slowly or one too many from its client (else undefined). */
+export function bodyError(err: unknown): DomainError | undefined {
+  if (err instanceof BodyTimeoutError) {
+    return new DomainError('request_timeout', err.message, { details: { timeoutMs: err.timeoutMs } });
+  }
+  if (err instanceof BodyRefusedError) {
+    return new DomainError('rate_limited', err.message, { details: { reason: 'too_many_pending_bodies', limit: err.limit, retryAfterSeconds: 1 } });
+  }
+  return undefined;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

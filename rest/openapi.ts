@@ -55,6 +55,7 @@ const CODE_MEANINGS: Record<ErrorCode, string> = {
   webhook_inactive: 'the webhook is deactivated',
   idempotency_key_in_use: 'a request with this Idempotency-Key is still running',
   payload_too_large: 'the body, or the file, is over the limit (details.maxBytes)',
+  request_timeout: 'the body did not arrive within SVC_BODY_TIMEOUT_MS; the connection is closed',
   unsupported_media_type: 'a JSON body without Content-Type application/json',
   idempotency_key_reused: 'this Idempotency-Key was used with another body',
   rate_limited: 'the 60 s window is spent; retry after Retry-After',

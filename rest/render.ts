@@ -20,7 +20,10 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 /** Renders the spec's error envelope (2.4) with the given headers. `requestId` equals `X-Request-Id`. */
 export function sendError(res: ServerResponse, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
   const all = mergeHeaders(headers, { 'X-Request-Id': requestId });
-  // a busy database: nothing was done, retry shortly (RFC 9110 §10.2.3)
+  // a busy database: nothing was done, retry shortly (RFC 9110 §10.2.3); the same for a refused body
   if (err.code === 'service_unavailable') all['Retry-After'] = String(err.details?.retryAfterSeconds ?? 1);
+  else if (err.code === 'rate_limited' && all['Retry-After'] === undefined && err.details?.retryAfterSeconds !== undefined) {
+    all['Retry-After'] = String(err.details.retryAfterSeconds);
+  }
   sendJson(res, err.status, { error: { code: err.code, message: err.message, requestId, details: err.details ?? {} } }, all);
 }

@@ -7,9 +7,11 @@ import { writeAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
+import { setOperation } from '../src/observability/observeRequests.js';
 import {
   listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
 } from '../src/procedures/index.js';
+import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { restBindingOf } from './restBinding.js';
@@ -24,6 +26,7 @@ export interface RestRouterOptions {
 const JSON_BODY_LIMIT = 1024 * 1024;
 const UNDER_V1 = /^\/v1(\/.*)?$/;
 const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
+const OPENAPI_OPERATION = 'GET /v1/openapi.json';
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 const header = (req: Request, name: string) => {
   const v = req.headers[name];
@@ -57,12 +60,14 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   // malformed percent-encoding a 400); HEAD is answered by the GET route.
   const procedures = listProcedures();
   const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
-  const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo }[]>();
+  const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]>();
   const queryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query)]));
   for (const proc of procedures) {
     const key = routeKey(proc.meta.http.method, proc.meta.http.path);
     const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
-    routes.set(key, [...(routes.get(key) ?? []), { match, proc }]);
+    // the operation's name in metrics and traces: its route template, never the concrete path
+    const operation = `${proc.meta.http.method} ${proc.meta.http.path}`;
+    routes.set(key, [...(routes.get(key) ?? []), { match, proc, operation }]);
   }
   // One middleware function, not an Express Router: every request of the app passes through it, and a
   // nested router costs each of them its own layer walk.
@@ -79,11 +84,17 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       }
       if (m) {
         req.params = m.params;
-        return void handle(c.proc, req, res);
+        setOperation(res, c.operation);
+        // (a failure the handler does not answer itself goes to the app's error path, never unhandled)
+        handle(c.proc, req, res).catch(next);
+        return;
       }
     }
     // (matched as an Express route would: any case, optional trailing slash)
-    if (method === 'GET' && OPENAPI_PATH.test(path)) return sendOpenApi(res);
+    if (method === 'GET' && OPENAPI_PATH.test(path)) {
+      setOperation(res, OPENAPI_OPERATION);
+      return sendOpenApi(res);
+    }
     if (!UNDER_V1.test(path)) return next();
     answerUnmatched(req, res).catch(next);
   };
@@ -106,7 +117,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
     if (http.method !== 'GET') {
       const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
-      const read = await readBody(req, limit);
+      let read: Awaited<ReturnType<typeof readBody>>;
+      try {
+        read = await readBody(req, limit);
+      } catch (err) {
+        if (err instanceof ClientGoneError) return endForGoneClient(res);
+        throw err;
+      }
       if ('error' in read) ctx.inputError ??= read.error;
       else if (http.rawBody) {
         input[http.rawBody.field] = read.bytes.toString('base64');

@@ -1,5 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { apiReference } from '@scalar/express-api-reference';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
@@ -13,7 +15,11 @@ import { DomainError } from './domain/errors.js';
 import type { Services } from './domain/services.js';
 import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { createOAuthRouter } from './oauth/createOAuthRouter.js';
+import { metricsEndpoint } from './observability/metricsEndpoint.js';
+import { observeRequests } from './observability/observeRequests.js';
+import { checkReadiness } from './observability/readiness.js';
 import { createWebRouter } from './web/createWebRouter.js';
+import { ClientGoneError, createBodyGuard } from './readLimited.js';
 
 export interface AppOptions {
   services: Services;
@@ -21,6 +27,28 @@ export interface AppOptions {
 }
 
 const require = createRequire(import.meta.url);
+
+/** The renderer's single-file browser bundle (not among the package's exports: found beside its entry point). */
+const DOCS_BUNDLE = path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser', 'standalone.js');
+
+/**
+ * The reference page's configuration: the OpenAPI document and the bundle from this server; the vendor's
+ * web fonts, request proxy, registry and telemetry off (the defaults reach fonts.scalar.com and
+ * proxy.scalar.com); no button that opens the vendor's hosted client, no developer tools.
+ */
+const DOCS_CONFIG = {
+  url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference',
+  withDefaultFonts: false, telemetry: false, hideClientButton: true, showDeveloperTools: 'never', persistAuth: false,
+  externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
+} as const;
+
+/**
+ * The reference page's Content-Security-Policy: the bundle and the inline start-up script by nonce, the
+ * styles the renderer injects at run time (inline), the document and "try it" requests to this origin only.
+ */
+const docsPolicy = (nonce: string) =>
+  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; ` +
+  `connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 /** A request line in origin form for one of the API surfaces: /v1… or /mcp…, any case. */
 const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
@@ -32,7 +60,9 @@ const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
 export function createApp({ services, rateLimiter }: AppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // `req.ip`, the address every per-address counter uses, comes from X-Forwarded-For only when the operator
+  // names the proxies (SVC_TRUST_PROXY); never merely because the peer is loopback
+  app.set('trust proxy', services.config.trustProxy);
   app.set('query parser', 'simple');
   // API answers are `no-store`: hashing every body for an ETag nobody can use is wasted work per request
   // (the OpenAPI document sets its own)
@@ -44,6 +74,15 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   const rest = createRestRouter({ services, rateLimiter });
   const mcp = createMcpRouter({ services, rateLimiter });
   const api = (req: Request, res: Response, next: NextFunction) => rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
+  // Every request with a body first: its deadline and its client's count of bodies in flight (readLimited.ts)
+  const guardBody = createBodyGuard({
+    timeoutMs: services.config.bodyTimeoutMs, maxPendingPerClient: services.config.maxPendingBodies,
+    clientOf: (req) => (req as Request).ip ?? req.socket.remoteAddress ?? 'unknown',
+  });
+  app.use((req, res, next) => {
+    guardBody(req, res);
+    next();
+  });
   app.use(api);
   // Pages get helmet's full set
   app.use(helmet({ contentSecurityPolicy: false }));
@@ -51,14 +90,32 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-
-  app.get('/docs/standalone.js', (_req, res) => {
-    res.sendFile(require.resolve('@scalar/api-reference/browser/standalone.js'));
+  // for load balancers: the database answers and its migrations are this code's (the process being up is /healthz)
+  app.get('/readyz', async (_req, res) => {
+    const r = await checkReadiness(services.ds);
+    res.set('Cache-Control', 'no-store');
+    if (r.ready) res.json({ status: 'ready' });
+    else res.status(503).json({ status: 'unavailable', reason: r.reason });
   });
-  app.get(
-    '/docs',
-    apiReference({ url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference' } as Parameters<typeof apiReference>[0]),
-  );
+  // Prometheus, only when SVC_METRICS_TOKEN is set (otherwise an unknown path like any other)
+  if (services.metrics && services.config.metrics) app.get('/metrics', metricsEndpoint(services.metrics, services.config.metrics.token));
+
+  // The API reference (Scalar): its bundle is served from here, and the page loads nothing from another host
+  // (no web fonts, no registry or request proxy, no telemetry), under a policy that allows only what it uses.
+  app.get('/docs/standalone.js', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=3600').sendFile(DOCS_BUNDLE);
+  });
+  app.get('/docs', (req, res) => {
+    const nonce = randomBytes(16).toString('base64');
+    res.set({ 'Content-Security-Policy': docsPolicy(nonce), 'Cache-Control': 'no-store' });
+    // (the handler reads nothing of the request: its type for it is narrower than a route's)
+    const render = apiReference({ ...DOCS_CONFIG, nonce }) as unknown as (req: Request, res: Response) => void;
+    render(req, res);
+  });
+  // browsers ask for it on every page: an empty answer instead of a 404
+  app.get('/favicon.ico', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=86400').status(204).end();
+  });
 
   // The OAuth 2.1 authorization server and the sign-in pages
   app.use(createOAuthRouter({ services }));
@@ -67,6 +124,8 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   // Last resort: nothing escapes as a stack trace or an HTML error page.
   const lastResort = (err: unknown, req: Request, res: Response) => {
     const requestId = requestIdFrom(req.headers['x-request-id'] as string | undefined);
+    // a client gone mid-request: nobody to answer, nothing went wrong here
+    if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
     services.log.error({ err, requestId }, 'unhandled error');
     if (res.headersSent) return res.destroy();
     const status = (err as { status?: number }).status;
@@ -86,13 +145,14 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
    * request line (a page, or an unusual form such as an absolute URI) is the app's from the start, where the
    * same surfaces are its first layer.
    */
-  return function apiLane(req: IncomingMessage, res: ServerResponse) {
+  return observeRequests(function apiLane(req: IncomingMessage, res: ServerResponse) {
     if (!API_LANE.test(req.url ?? '')) return void app(req, res);
     const xreq = Object.setPrototypeOf(req, app.request) as Request;
     const xres = Object.setPrototypeOf(res, app.response) as Response;
     xreq.res = xres;
     xres.req = xreq;
     xres.locals = Object.create(null) as Response['locals'];
+    guardBody(xreq, xres);
     api(xreq, xres, (err?: unknown) => (err ? lastResort(err, xreq, xres) : void app(req, res)));
-  };
+  }, { metrics: services.metrics });
 }

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -24,6 +26,46 @@ function isOrigin(v: string): boolean {
   }
 }
 
+/** Names proxy-addr (Express's `trust proxy`) knows for address ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** `10.0.0.1`, `10.0.0.0/8`, `fd00::/8` or a range name: one entry of SVC_TRUST_PROXY's list. */
+function isProxyEntry(v: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(v)) return true;
+  const [addr, prefix, extra] = v.split('/');
+  const family = isIP(addr);
+  if (!family || extra !== undefined) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/** Which peers' `X-Forwarded-For` is believed: false (none), a hop count, or addresses/ranges of proxies. */
+export type TrustProxy = false | number | string[];
+
+/**
+ * SVC_TRUST_PROXY (issue 16 item 4): unset, empty, `off` or `0` trust no proxy (the client address is the
+ * connection's); a hop count `N` trusts the N nearest proxies; otherwise a comma-separated list of proxy
+ * addresses, CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal`. `true`/`on` (trust every
+ * hop, so anyone can name their own address) is refused.
+ */
+const trustProxyFrom = z
+  .string()
+  .optional()
+  .transform((v, ctx): TrustProxy => {
+    const s = (v ?? '').trim();
+    if (s === '' || s === 'off' || s === 'false' || s === '0') return false;
+    if (/^\d+$/.test(s)) return Number(s);
+    const list = s.split(',').map((x) => x.trim()).filter(Boolean);
+    const bad = list.filter((x) => !isProxyEntry(x));
+    if (bad.length || !list.length) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `SVC_TRUST_PROXY must be off, a hop count, or comma-separated proxy addresses, CIDRs or loopback/linklocal/uniquelocal; got ${JSON.stringify(v)}`,
+      });
+      return z.NEVER;
+    }
+    return list;
+  });
+
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).optional().default('development'),
   PORT: intFrom('PORT', 3000),
@@ -40,6 +82,8 @@ const EnvSchema = z.object({
   SVC_SECRET: z.string().min(32, 'SVC_SECRET must be at least 32 characters').optional(),
   SVC_SSRF_ALLOWLIST: z.string().optional().default(''),
   SVC_WEBHOOK_BACKOFF_BASE_MS: intFrom('SVC_WEBHOOK_BACKOFF_BASE_MS', 2000, 1),
+  SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS: intFrom('SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS', 30, 1),
+  SVC_WEBHOOK_DISABLE_AFTER_HOURS: intFrom('SVC_WEBHOOK_DISABLE_AFTER_HOURS', 72, 1),
   SVC_WEBHOOK_KEY: z
     .string()
     .optional()
@@ -49,6 +93,8 @@ const EnvSchema = z.object({
   SVC_RATE_LIMIT: intFrom('SVC_RATE_LIMIT', 600, 1),
   SVC_MONTHLY_UNITS: intFrom('SVC_MONTHLY_UNITS', 100_000, 0),
   SVC_MAX_UPLOAD_BYTES: intFrom('SVC_MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1),
+  SVC_BODY_TIMEOUT_MS: intFrom('SVC_BODY_TIMEOUT_MS', 30_000, 100),
+  SVC_MAX_PENDING_BODIES: intFrom('SVC_MAX_PENDING_BODIES', 64, 1),
   SVC_MCP_ALLOWED_ORIGINS: z
     .string()
     .optional()
@@ -57,8 +103,38 @@ const EnvSchema = z.object({
       message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
     }),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
+  SVC_TRUST_PROXY: trustProxyFrom,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  SVC_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^[\x21-\x7e]{16,256}$/.test(v), {
+      message: 'SVC_METRICS_TOKEN must be 16-256 printable characters without spaces',
+    }),
+  SVC_METRICS_PORT: intFrom('SVC_METRICS_PORT', 0),
+  SVC_INSTANCE_ID: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^[A-Za-z0-9._:-]{1,64}$/.test(v), {
+      message: 'SVC_INSTANCE_ID must be 1-64 letters, digits, ".", "_", ":" or "-"',
+    }),
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
 });
+
+/**
+ * OpenTelemetry traces are on when an OTLP endpoint is named (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER=otlp`, unless `OTEL_SDK_DISABLED=true` or
+ * `OTEL_TRACES_EXPORTER=none`. The exporter itself reads the other standard `OTEL_*` variables.
+ */
+function tracingWanted(e: { OTEL_SDK_DISABLED?: string; OTEL_TRACES_EXPORTER?: string; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string }): boolean {
+  if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = (e.OTEL_TRACES_EXPORTER ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  if (exporters.includes('none')) return false;
+  return exporters.includes('otlp') || !!e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || !!e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+}
 
 export interface PlanLimits {
   /** Requests per 60 s window per subject (spec 8). */
@@ -78,14 +154,31 @@ export interface Config {
   secret: string | undefined;
   ssrfAllowlist: string[];
   webhookBackoffBaseMs: number;
+  /** Days webhook attempt records are kept (SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, default 30). */
+  webhookAttemptRetentionDays: number;
+  /** Hours of failed deliveries only after which a webhook is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS, default 72). */
+  webhookDisableAfterHours: number;
   /** AES-256-GCM key for webhook secrets at rest (SVC_WEBHOOK_KEY); absent: a key file generated in dataDir. */
   webhookKey: Buffer | undefined;
   plans: Record<string, PlanLimits>;
   maxUploadBytes: number;
+  /** SVC_BODY_TIMEOUT_MS: time a client has, from its request's arrival, to send the whole body (else 408). */
+  bodyTimeoutMs: number;
+  /** SVC_MAX_PENDING_BODIES: request bodies one client address may be sending at once (more: 429, closed). */
+  maxPendingBodies: number;
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
   worker: boolean;
+  /** Whose `X-Forwarded-For` names the client (SVC_TRUST_PROXY): Express's `trust proxy` setting. */
+  trustProxy: TrustProxy;
   logLevel: string;
+  /**
+   * Prometheus metrics (`/metrics`), on when SVC_METRICS_TOKEN is set: the bearer token a scrape must
+   * present, the port `svc worker` serves them on (SVC_METRICS_PORT; 0: none) and the `instance_id` label.
+   */
+  metrics: { token: string; port: number; instanceId: string } | null;
+  /** OpenTelemetry traces over OTLP (the standard OTEL_* variables, see tracingWanted). */
+  tracing: boolean;
 }
 
 /** Thrown with a precise, human-readable message when the environment holds a bad value. */
@@ -118,11 +211,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: e.SVC_SECRET,
     ssrfAllowlist: e.SVC_SSRF_ALLOWLIST.split(',').map((s) => s.trim()).filter(Boolean),
     webhookBackoffBaseMs: e.SVC_WEBHOOK_BACKOFF_BASE_MS,
+    webhookAttemptRetentionDays: e.SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS,
+    webhookDisableAfterHours: e.SVC_WEBHOOK_DISABLE_AFTER_HOURS,
     webhookKey: e.SVC_WEBHOOK_KEY ? Buffer.from(e.SVC_WEBHOOK_KEY, 'base64') : undefined,
     plans: { default: { rateLimit: e.SVC_RATE_LIMIT, monthlyUnits: e.SVC_MONTHLY_UNITS } },
     maxUploadBytes: e.SVC_MAX_UPLOAD_BYTES,
+    bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS,
+    maxPendingBodies: e.SVC_MAX_PENDING_BODIES,
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
+    trustProxy: e.SVC_TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
+    metrics: e.SVC_METRICS_TOKEN
+      ? { token: e.SVC_METRICS_TOKEN, port: e.SVC_METRICS_PORT, instanceId: e.SVC_INSTANCE_ID ?? `${os.hostname()}:${process.pid}` }
+      : null,
+    tracing: tracingWanted(e),
   };
 }

@@ -7,7 +7,9 @@ import { purgeExpiredOAuth } from './oauth/purgeExpiredOAuth.js';
 import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
 import { sweepOrphanedUploads } from './domain/files.js';
+import { purgeExpiredWebSessions } from './domain/webSessions.js';
 import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
+import { purgeWebhookAttempts } from './webhooks/attemptLog.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -25,6 +27,8 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  // the OpenTelemetry SDK is loaded only when OTEL_* asks for traces (config.ts, tracingWanted)
+  const stopTracing = config.tracing ? await (await import('./observability/startTracing.js')).startTracing() : null;
   const runtime = await openRuntime(config);
   const { services } = runtime;
   const log = services.log;
@@ -51,7 +55,13 @@ async function main(): Promise<void> {
 
   // fail fast on a bad SVC_SSRF_ALLOWLIST or an unreadable webhook key file
   deliveryDepsFor(services);
-  const server: Server = http.createServer(createApp({ services, rateLimiter: runtime.rateLimiter }));
+  // Node's own bounds on slow clients, behind the app's (readLimited.ts): headers within the body deadline (or
+  // 60 s), and a whole request, body included, cut off shortly after the deadline the app answers 408 at
+  const server: Server = http.createServer({
+    headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
+    requestTimeout: config.bodyTimeoutMs + 5_000,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.bodyTimeoutMs / 2))),
+  }, createApp({ services, rateLimiter: runtime.rateLimiter }));
   server.listen(config.port, config.host);
   let stopping = false;
   // once stopping, every response closes its connection, so keep-alive clients cannot hold the server open
@@ -62,14 +72,18 @@ async function main(): Promise<void> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  log.info({ url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind }, 'svc listening');
+  log.info(
+    { url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind, metrics: !!services.metrics, tracing: config.tracing },
+    'svc listening',
+  );
 
   // The webhook delivery worker, in-process unless SVC_WORKER=off (then `svc worker` runs it alone).
   const worker = config.worker ? createWebhookWorker({ services }) : null;
   worker?.start();
   if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
 
-  // Housekeeping: audit retention (7 years), expired idempotency keys and OAuth rows, daily; bytes of
+  // Housekeeping: audit retention (7 years), expired idempotency keys, OAuth rows and sessions, webhook attempt
+  // records past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of
   // uploads a crash cut off before their row committed, at start and daily.
   const sweepUploads = async () => {
     try {
@@ -84,14 +98,20 @@ async function main(): Promise<void> {
       const audit = await purgeAudit(services);
       const keys = await purgeExpiredIdempotency(services);
       const oauth = await purgeExpiredOAuth(services);
-      log.info({ auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth }, 'housekeeping done');
+      const attempts = await purgeWebhookAttempts(services);
+      const sessions = await purgeExpiredWebSessions(services);
+      log.info({
+        auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth, webhookAttemptsDeleted: attempts, sessionsDeleted: sessions,
+      }, 'housekeeping done');
     } catch (err) {
       log.error({ err }, 'housekeeping failed');
     }
     await sweepUploads();
   };
-  void sweepUploads();
-  const timer = setInterval(housekeeping, DAY_MS);
+  sweepUploads().catch(() => undefined); // (it logs its own failures)
+  const timer = setInterval(() => {
+    housekeeping().catch(() => undefined); // (it logs its own failures)
+  }, DAY_MS);
   timer.unref();
 
   const shutdown = async (signal: string) => {
@@ -111,11 +131,18 @@ async function main(): Promise<void> {
     clearInterval(idle);
     await workerStopped;
     await runtime.close();
+    await stopTracing?.().catch((err: unknown) => log.error({ err }, 'flushing traces failed'));
     log.info('stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  const stopOn = (signal: string) => () => {
+    shutdown(signal).catch((err: unknown) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', stopOn('SIGTERM'));
+  process.on('SIGINT', stopOn('SIGINT'));
 }
 
 main().catch((err) => {

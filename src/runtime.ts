@@ -4,6 +4,7 @@ import { createRateLimiter, type RateLimiter } from './auth/rateLimit.js';
 import type { Config } from './config.js';
 import type { Services } from './domain/services.js';
 import { createLogger } from './logger.js';
+import { createMetrics } from './observability/metrics.js';
 import { loadServerSecret } from './secret.js';
 import { registerWebhookOutbox } from './webhooks/outbox.js';
 
@@ -16,6 +17,10 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   now?: () => Date;
+  /** false: no metrics even when configured (one-shot CLI commands, which serve no scrape). */
+  metrics?: boolean;
+  /** Retries of a transaction the database refused as busy (`Services.transactionRetries`; the CLI's). */
+  transactionRetries?: number;
 }
 
 /** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
@@ -25,7 +30,9 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   registerWebhookOutbox();
   const ds = await openDatabase(config);
   const secret = await loadServerSecret(ds, config.secret);
-  const services: Services = { ds, config, now: opts.now ?? (() => new Date()), secret, log };
+  const now = opts.now ?? (() => new Date());
+  const services: Services = { ds, config, now, secret, log, transactionRetries: opts.transactionRetries };
+  if (config.metrics && opts.metrics !== false) services.metrics = createMetrics({ ds, now, instanceId: config.metrics.instanceId });
   return {
     services,
     rateLimiter: createRateLimiter(ds),

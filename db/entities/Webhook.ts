@@ -24,6 +24,11 @@ export class Webhook {
   /** Encrypted JSON `[[name, value], …]`, or null without custom headers. */
   @TextColumn({ nullable: true }) headersEnc!: string | null;
   @BoolColumn() active!: boolean;
+  /** Start of the current streak of failed attempts (null after a success); issue 22 auto-disable. */
+  @TimeColumn({ nullable: true }) failingSince!: string | null;
+  /** Why the service set the webhook inactive by itself (null when active, or deactivated by hand). */
+  @TextColumn({ nullable: true }) disabledReason!: string | null;
+  @TimeColumn({ nullable: true }) disabledAt!: string | null;
   @RefColumn({ nullable: true }) createdById!: string | null;
   @TimeColumn() createdAt!: string;
   @TimeColumn() updatedAt!: string;

@@ -16,25 +16,30 @@ import { Task } from './Task.js';
 import { UnitUsage } from './UnitUsage.js';
 import { User } from './User.js';
 import { Webhook } from './Webhook.js';
+import { WebhookAttempt } from './WebhookAttempt.js';
 import { WebhookDelivery } from './WebhookDelivery.js';
+import { WebSession } from './WebSession.js';
 
 export type { OrgRole } from './Organization.js';
 export type { TaskStatus } from './Task.js';
 export type { ApprovalState, ApprovalStatus } from './Record.js';
 export type { WebhookApiVersion } from './Webhook.js';
 export type { WebhookDeliveryState } from './WebhookDelivery.js';
+export type { WebhookAttemptKind } from './WebhookAttempt.js';
 
 export {
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
 };
 export { OAuthClient, OAuthCode, OAuthGrant, OAuthToken };
-export { Webhook, WebhookDelivery };
+export { Webhook, WebhookAttempt, WebhookDelivery };
+export { WebSession };
 
 /** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
 export const entities = [
   ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
   Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
   OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
-  Webhook, WebhookDelivery,
+  Webhook, WebhookDelivery, WebhookAttempt,
+  WebSession,
 ];

@@ -4,7 +4,10 @@ import { OAuth1764000001000 } from './1764000001000-OAuth.js';
 import { Webhooks1764000002000 } from './1764000002000-Webhooks.js';
 import { ApiKeyLastUsed1764000003000 } from './1764000003000-ApiKeyLastUsed.js';
 import { AuditUserIndex1764000004000 } from './1764000004000-AuditUserIndex.js';
+import { WebSessions1764000005000 } from './1764000005000-WebSessions.js';
+import { WebhookAttempts1764000006000 } from './1764000006000-WebhookAttempts.js';
 
 /** Every migration, in order. Later areas append theirs. */
 export const migrations = [Initial1764000000000, RateLimits1764000000500, OAuth1764000001000, Webhooks1764000002000,
-  ApiKeyLastUsed1764000003000, AuditUserIndex1764000004000];
+  ApiKeyLastUsed1764000003000, AuditUserIndex1764000004000, WebSessions1764000005000,
+  WebhookAttempts1764000006000];

@@ -4,6 +4,7 @@ import { sql } from '../../db/sql.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
+import { annotateActiveSpan } from '../observability/tracing.js';
 
 /** Audit retention (spec 5.7, 8): 7 years. */
 export const AUDIT_RETENTION_YEARS = 7;
@@ -22,6 +23,8 @@ const AUDIT_INSERT =
  */
 export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
   const now = s.now();
+  s.metrics?.audited(row.surface, row.errorCode, row.units);
+  annotateActiveSpan({ 'svc.request_id': row.requestId, 'svc.actor': row.actor ?? 'anonymous' });
   await sql(s.ds, AUDIT_INSERT, [
     newId('aud', now.getTime()), row.requestId, row.surface, row.method, row.routePattern, row.statusCode, row.authMethod, row.actor,
     row.delegatingUserId, JSON.stringify(row.scopes), row.organizationId, row.userId, row.apiKeyId, row.tokenId, row.units,

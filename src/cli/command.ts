@@ -7,7 +7,13 @@ export interface Command {
   usage: string;
   /** node:util parseArgs option spec; `multiple` for repeatable flags. */
   options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
-  run(args: Record<string, string | string[] | boolean | undefined>, rt: Runtime): Promise<Record<string, unknown>>;
+  /** A command on the database (`DATABASE_URL`): most of them. */
+  run?(args: Record<string, string | string[] | boolean | undefined>, rt: Runtime): Promise<Record<string, unknown>>;
+  /**
+   * A command against a server through the public API (`svc listen`, `svc trigger`): no database is opened.
+   * `positionals` are the words after the command name (allowed only for these commands).
+   */
+  remote?(args: Record<string, string | string[] | boolean | undefined>, positionals: string[]): Promise<Record<string, unknown>>;
 }
 
 /** A usage error: printed to stderr with exit code 2. */

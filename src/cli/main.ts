@@ -5,6 +5,9 @@ import { openRuntime } from '../runtime.js';
 import { type Command, UsageError } from './command.js';
 import { commands } from './commands/index.js';
 
+/** Retries of a transaction refused as busy: the last waits 1.6 s, each after the database's own 10 s wait. */
+const CLI_TRANSACTION_RETRIES = 5;
+
 function help(): string {
   return ['Usage: svc <command> [options] [--json]', '', ...commands.map((c) => `  ${c.usage}`)].join('\n');
 }
@@ -25,12 +28,16 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   let values: Record<string, string | string[] | boolean | undefined>;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({ args: argv.slice(name.split(' ').length), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
+    ({ values, positionals } = parseArgs({
+      args: argv.slice(name.split(' ').length), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: !!cmd.remote,
+    }));
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\nUsage: ${cmd.usage}\n`);
     return 2;
   }
+  if (cmd.remote) return runRemote(cmd, values, positionals);
   let config;
   try {
     config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' });
@@ -41,9 +48,12 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const rt = await openRuntime(config);
+  // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces. Beside a running server
+  // on the same SQLite file: wait for its writes (busy timeout, write lock taken at the start of each transaction:
+  // src/procedures/tx.ts) and run a transaction again when the lock stayed busy
+  const rt = await openRuntime(config, { metrics: name === 'worker', transactionRetries: CLI_TRANSACTION_RETRIES });
   try {
-    const result = await cmd.run(values, rt);
+    const result = await cmd.run!(values, rt);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else printHuman(result);
     return 0;
@@ -60,6 +70,23 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   } finally {
     await rt.close();
+  }
+}
+
+/** A command against a server through the public API: no configuration, no database. */
+async function runRemote(cmd: Command, values: Record<string, string | string[] | boolean | undefined>, positionals: string[]): Promise<number> {
+  try {
+    const result = await cmd.remote!(values, positionals);
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else printHuman(result);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\nUsage: ${cmd.usage}\n`);
+      return 2;
+    }
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 1;
   }
 }
 

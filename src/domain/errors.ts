@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   webhook_inactive: 409,
   idempotency_key_in_use: 409,
+  /** The request body did not arrive within SVC_BODY_TIMEOUT_MS of the request (the connection is closed). */
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,

@@ -5,9 +5,10 @@ import { In, type EntityManager } from 'typeorm';
 import { Message, StoredFile, Task } from '../../db/entities/index.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
-import { DomainError, notFound, ruleViolation } from './errors.js';
+import { DomainError, notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
+import { normalizeMediaType } from './mediaType.js';
 import { iso } from './time.js';
 
 export interface UploadOptions {
@@ -32,9 +33,12 @@ export async function uploadFile(m: EntityManager, now: Date, dataDir: string, a
   if (o.messageId && o.taskId) throw ruleViolation('Attach to a message or a task, not both', { field: 'taskId' });
   if (o.messageId && !(await m.countBy(Message, { id: o.messageId, roomId }))) throw notFound('Message');
   if (o.taskId && !(await m.countBy(Task, { id: o.taskId, roomId }))) throw notFound('Task');
+  // every surface ends here: the stored type is what a download sends back as its Content-Type header
+  const contentType = normalizeMediaType(o.contentType);
+  if (!contentType) throw validationError('contentType must be a media type (RFC 9110: type/subtype; name=value)', { field: 'contentType' });
   const id = newId('file', now.getTime());
   const file = m.create(StoredFile, {
-    id, roomId, messageId: o.messageId ?? null, taskId: o.taskId ?? null, filename: o.filename, contentType: o.contentType,
+    id, roomId, messageId: o.messageId ?? null, taskId: o.taskId ?? null, filename: o.filename, contentType,
     size: o.bytes.length, sha256: createHash('sha256').update(o.bytes).digest('hex'), storageKey: id,
     uploadedById: actor.userId, createdAt: iso(now),
   });

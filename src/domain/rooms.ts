@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { Organization, Room, RoomMember, User } from '../../db/entities/index.js';
+import { Membership, Organization, Room, RoomMember, User } from '../../db/entities/index.js';
 import { orgRole, requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { notFound, validationError } from './errors.js';
@@ -84,15 +84,29 @@ export async function listMembers(m: EntityManager, actor: Actor, roomId: string
 }
 
 /**
- * Adds a user to a room. In an organization's room the user must belong to that organization; an unknown
- * user, or one outside the organization, answers 404.
+ * Whether `userId` is someone the caller may add to `room`: in an organization's room, a member of that
+ * organization (the caller's membership is already established by `requireRoom`); in a personal room, someone
+ * who shares at least one organization with the caller (or the caller themself). One query either way, so an
+ * unknown user and a user out of reach are indistinguishable.
+ */
+async function reachableUser(m: EntityManager, actor: Actor, room: Room, userId: string): Promise<boolean> {
+  if (room.organizationId) return (await m.countBy(Membership, { organizationId: room.organizationId, userId })) > 0;
+  if (userId === actor.userId) return (await m.countBy(User, { id: userId })) > 0;
+  const shared = await m.getRepository(Membership).createQueryBuilder('theirs')
+    .innerJoin(Membership, 'mine', 'mine.organizationId = theirs.organizationId AND mine.userId = :me', { me: actor.userId })
+    .where('theirs.userId = :them', { them: userId })
+    .getCount();
+  return shared > 0;
+}
+
+/**
+ * Adds a user to a room. In an organization's room the user must belong to that organization; in a personal
+ * room the user must share an organization with the caller. Anyone else answers 404 `not_found` exactly as an
+ * unknown user does (no "user exists" oracle).
  */
 export async function addMember(m: EntityManager, now: Date, actor: Actor, roomId: string, userId: string) {
   const room = await requireRoom(m, actor, roomId, 'manage');
-  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
-  if (room.organizationId) {
-    if (!(await m.countBy('memberships', { organizationId: room.organizationId, userId }))) throw notFound('User');
-  }
+  if (!(await reachableUser(m, actor, room, userId))) throw notFound('User');
   const added = await insertMember(m, now, room.id, userId);
   const member = await m.findOneByOrFail(RoomMember, { roomId, userId });
   if (added) await emitEvent(m, { type: 'room.member.added', room, object: { type: 'room', id: room.id }, actor, now });

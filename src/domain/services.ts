@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /** What the domain needs from the outside world, passed down explicitly (no singletons). */
 export interface Services {
@@ -8,7 +9,15 @@ export interface Services {
   config: Config;
   /** Injected clock: tests move time without sleeping. */
   now: () => Date;
-  /** Server secret: signs cursors and session cookies. */
+  /** Server secret: signs cursors, CSRF tokens and authorization requests. */
   secret: string;
   log: Logger;
+  /** Prometheus metrics of this process, when enabled (SVC_METRICS_TOKEN); absent, nothing is recorded. */
+  metrics?: Metrics;
+  /**
+   * How often `inTransaction` retries a transaction the database refused as momentarily busy (a lock held
+   * past the busy timeout): 0 in the server (it answers 503 and the client retries), a few in the operator
+   * command line, which has no client to retry for it.
+   */
+  transactionRetries?: number;
 }

@@ -4,6 +4,7 @@ import { DomainError, notFound, validationError } from './errors.js';
 import { hashPassword } from './hashing.js';
 import { newId } from './ids.js';
 import { iso } from './time.js';
+import { revokeUserWebSessions } from './webSessions.js';
 
 export interface CreateUserOptions {
   email: string;
@@ -16,11 +17,26 @@ export interface CreateUserOptions {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+function checkPassword(password: string): void {
+  if (password.length < 8) throw validationError('Password must be at least 8 characters', { field: 'password' });
+}
+
+/**
+ * Sets a user's password and ends every browser session of theirs (issue 16 item 5): whoever signed in
+ * with the old password is signed out at once. Returns how many sessions ended.
+ */
+export async function setUserPassword(m: EntityManager, now: Date, userId: string, password: string): Promise<{ sessionsEnded: number }> {
+  checkPassword(password);
+  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
+  await m.update(User, { id: userId }, { passwordHash: await hashPassword(password), updatedAt: iso(now) });
+  return { sessionsEnded: await revokeUserWebSessions(m, userId) };
+}
+
 export async function createUser(m: EntityManager, now: Date, o: CreateUserOptions): Promise<User> {
   const email = o.email.trim().toLowerCase();
   if (!EMAIL.test(email)) throw validationError('Invalid email', { field: 'email' });
   if (!o.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
-  if (o.password.length < 8) throw validationError('Password must be at least 8 characters', { field: 'password' });
+  checkPassword(o.password);
   if (await m.countBy(User, { email })) throw new DomainError('conflict', 'A user with this email exists');
   const user = m.create(User, {
     id: newId('usr', now.getTime()),

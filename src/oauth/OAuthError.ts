@@ -36,10 +36,12 @@ export class OAuthError extends Error {
     readonly code: OAuthErrorCode,
     readonly description: string,
     readonly headers: Record<string, string> = {},
+    /** Overrides the code's status where HTTP says more (408 for a body that did not arrive in time). */
+    status?: number,
   ) {
     super(description);
     this.name = 'OAuthError';
-    this.status = STATUS[code];
+    this.status = status ?? STATUS[code];
   }
 
   toResponseObject(): { error: OAuthErrorCode; error_description: string } {

@@ -38,10 +38,13 @@ export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
   r.get('/oauth/consent', consent.show);
   r.post('/oauth/consent', form, consent.answer);
 
-  // a body the form parser refuses (too large, bad charset) is an RFC 6749 invalid_request there
+  // a body the form parser refuses (too large, bad charset) is an RFC 6749 invalid_request there; one that did
+  // not arrive in time keeps its 408, one over the client's limit of bodies in flight its 429
   const oauthBodyErrors = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     const status = (err as { status?: number }).status;
     if (!status || status >= 500) return next(err);
+    if (status === 408) return sendOAuthError(res, new OAuthError('invalid_request', 'The request body did not arrive in time', {}, 408));
+    if (status === 429) return sendOAuthError(res, new OAuthError('invalid_request', 'Too many requests in flight; retry shortly', { 'Retry-After': '1' }, 429));
     sendOAuthError(res, new OAuthError('invalid_request', 'The request body could not be read'));
   };
   r.post('/oauth/token', form, tokenEndpoint({ services }), oauthBodyErrors);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import { discardUpload, filePath, getFile, uploadFile } from '../domain/files.js';
+import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
 import { idOf } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
@@ -9,6 +10,8 @@ import { FileView, toFile } from './views.js';
 
 /** Largest file the MCP tool returns inline as base64; larger ones are downloaded over REST. */
 const MCP_INLINE_MAX = 1024 * 1024;
+/** Half of a surrogate pair on its own: not Unicode, and `encodeURIComponent` (the download's filename*) throws on it. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export const filesRouter = router({
   upload: apiProcedure
@@ -23,8 +26,12 @@ export const filesRouter = router({
     .input(
       z.strictObject({
         roomId: idOf('room'),
-        filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must not contain path separators').meta({ description: 'The file\'s name, without / or \\', example: 'minutes.pdf' }),
-        contentType: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type').max(255).meta({ example: 'application/pdf' }),
+        filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must not contain path separators')
+          .refine((f) => !LONE_SURROGATE.test(f), 'must be well-formed Unicode').meta({ description: 'The file\'s name, without / or \\', example: 'minutes.pdf' }),
+        contentType: z.string().max(MAX_MEDIA_TYPE).refine(isMediaType, 'must be a media type (RFC 9110: type/subtype; name=value)').meta({
+          description: 'A media type (RFC 9110): `type/subtype` and `; name=value` parameters (token or quoted-string values), no control characters, Latin-1 only. Stored normalized.',
+          example: 'application/pdf',
+        }),
         contentBase64: z.base64().meta({ description: 'The bytes, base64 (MCP); REST sends the raw body instead' }),
         messageId: idOf('msg').optional().meta({ description: 'Attach to this message of the room (not with taskId)' }),
         taskId: idOf('task').optional().meta({ description: 'Attach to this task of the room (not with messageId)' }),
@@ -76,7 +83,8 @@ export const filesRouter = router({
       const file = await getFile(ctx.services.ds.manager, ctx.actor, input.roomId, input.fileId);
       const path = filePath(ctx.services.config.dataDir, file);
       if (ctx.surface === 'rest') {
-        ctx.out.download = { path, contentType: file.contentType, size: file.size, filename: file.filename, sha256: file.sha256 };
+        // (a stored type that is not a strict media type, from before uploads were checked, is served as bytes)
+        ctx.out.download = { path, contentType: servableMediaType(file.contentType), size: file.size, filename: file.filename.replace(/\p{Cs}/gu, '\ufffd'), sha256: file.sha256 };
         return { file: toFile(file), contentBase64: null };
       }
       if (file.size > MCP_INLINE_MAX) {

@@ -75,7 +75,7 @@ export const roomsRouter = router({
       http: { method: 'POST', path: '/v1/rooms/{roomId}/members', successStatus: 201 },
       tool: { name: 'add_room_member', title: 'Add a room member' },
       summary: 'Add a member to a room',
-      description: 'Adds a user of the room\'s organization. Fires room.member.added. Adding a member twice changes nothing.',
+      description: 'Adds a user of the room\'s organization (in a personal room: a user who shares an organization with the caller; anyone else answers 404 not_found, as an unknown user does). Fires room.member.added. Adding a member twice changes nothing.',
       tags: ['rooms'], scope: 'rooms:write', units: 2, kind: 'write', idempotent: true,
       errors: ['not_found', 'room_not_found', 'forbidden'],
     })

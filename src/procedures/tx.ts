@@ -1,5 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Services } from '../domain/services.js';
+import { inSpan } from '../observability/tracing.js';
+import { isTransientDatabaseError } from './errors.js';
 
 let chain: Promise<unknown> = Promise.resolve();
 const commitHooks = new WeakMap<EntityManager, Array<() => void>>();
@@ -18,12 +20,40 @@ export function afterCommit(m: EntityManager, hook: () => void): boolean {
   return true;
 }
 
+/**
+ * A write that changes nothing, run first in every SQLite transaction so that the transaction takes the write
+ * lock at its start (TypeORM's `BEGIN` is deferred). Without it, a transaction that read first and then writes
+ * while another process (the server, `svc worker`, an operator's `svc …`) has written meanwhile fails at once
+ * with `database is locked` (its snapshot is stale: SQLite cannot wait for that); with it, the transaction
+ * waits for the other writer through the busy timeout, as `BEGIN IMMEDIATE` would. (The table is TypeORM's
+ * migration table, which every database of this service has.)
+ */
+const TAKE_WRITE_LOCK = 'UPDATE "migrations" SET "id" = "id" WHERE 0';
+
+const RETRY_BASE_MS = 100;
+
 async function runTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  const sqlite = s.ds.options.type !== 'postgres';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await runTransactionOnce(s, fn, sqlite);
+    } catch (err) {
+      if (attempt >= (s.transactionRetries ?? 0) || !isTransientDatabaseError(err)) throw err;
+      // rolled back whole: wait a little longer each time, then run it again
+      await new Promise((r) => setTimeout(r, RETRY_BASE_MS * 2 ** attempt));
+    }
+  }
+}
+
+async function runTransactionOnce<T>(s: Services, fn: (m: EntityManager) => Promise<T>, sqlite: boolean): Promise<T> {
   const hooks: Array<() => void> = [];
-  const result = await s.ds.transaction((m) => {
-    commitHooks.set(m, hooks);
-    return fn(m);
-  });
+  const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
+    s.ds.transaction(async (m) => {
+      if (sqlite) await m.query(TAKE_WRITE_LOCK);
+      commitHooks.set(m, hooks);
+      return fn(m);
+    }),
+  );
   for (const hook of hooks) {
     try {
       hook();
@@ -36,7 +66,9 @@ async function runTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<
 
 /**
  * Runs `fn` in one database transaction. SQLite has one connection and one writer, so its transactions
- * are queued here instead of interleaving on the shared connection; PostgreSQL runs them concurrently.
+ * are queued here instead of interleaving on the shared connection, and each takes the write lock at its
+ * start (see TAKE_WRITE_LOCK); PostgreSQL runs them concurrently. A transaction the database refused as busy
+ * is run again up to `s.transactionRetries` times (the command line's setting; the server's is 0).
  * Hooks registered with `afterCommit` run after the commit, before the next queued SQLite transaction.
  */
 export function inTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<T>): Promise<T> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Approval, MeetingRecord, Message, Room, RoomMember, StoredFile, Task } from '../../db/entities/index.js';
+import { servableMediaType } from '../domain/mediaType.js';
 import { idOf, timestamp } from './schemas.js';
 
 // The public shapes of the resources, and the one mapping from each entity to it.
@@ -72,7 +73,8 @@ export const FileView = z
     uploadedById: idOf('usr'), createdAt: timestamp,
   })
   .meta({ id: 'FileMetadata' });
+/** (the content type as a download serves it: a stored one that is not a strict media type reads as octet-stream) */
 export const toFile = (f: StoredFile): z.infer<typeof FileView> => ({
-  id: f.id, roomId: f.roomId, messageId: f.messageId, taskId: f.taskId, filename: f.filename, contentType: f.contentType,
+  id: f.id, roomId: f.roomId, messageId: f.messageId, taskId: f.taskId, filename: f.filename, contentType: servableMediaType(f.contentType),
   size: f.size, sha256: f.sha256, uploadedById: f.uploadedById, createdAt: f.createdAt,
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import { API_VERSIONS } from '../webhooks/constants.js';
 import { listWebhookDeliveries } from '../webhooks/deliveryStore.js';
-import { redeliverWebhookDelivery } from '../webhooks/redeliver.js';
+import { redeliverWebhookDelivery, sendTestEvent } from '../webhooks/redeliver.js';
 import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
 import { idOf, listOf, pageInput, timestamp } from './schemas.js';
@@ -54,6 +54,25 @@ const toDelivery = (d: WebhookDelivery): z.infer<typeof WebhookDeliveryView> => 
 
 const webhookPath = '/v1/rooms/{roomId}/webhooks/{webhookId}';
 
+/** The redeliver path parameter: the history row id; a `Svc-Webhook-Delivery` UUID passes here and gets a 404 saying so. */
+const historyIdOrUuid = z
+  .string()
+  .regex(/^(whd_[0-9A-Za-z]{1,64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/, 'must be a whd_ identifier (the history row id)')
+  .meta({ description: 'The history row id (whd_…). The Svc-Webhook-Delivery UUID is answered 404 with a message naming the history id', example: 'whd_01KAR3V6X5Q2Z8N4M7P9W1T3YB' });
+
+/** What a test event's one attempt gave. */
+const TestOutcomeView = z
+  .object({
+    success: z.boolean(),
+    statusCode: z.number().int().nullable().meta({ description: 'HTTP status of the receiver; null when none answered' }),
+    durationMs: z.number().int().nullable().meta({ description: 'Duration of the attempt; null when nothing was sent' }),
+    errorClass: z.string().nullable().meta({
+      description: 'Why it failed without a 2xx: timeout, connection_refused, connection_reset, dns, tls, ssrf_refused, redirect_not_followed, network_error, secret_unreadable; null on a response that is not a redirect',
+      example: 'connection_refused',
+    }),
+  })
+  .meta({ id: 'WebhookTestOutcome' });
+
 export const webhooksRouter = router({
   list: apiProcedure
     .meta({
@@ -97,7 +116,30 @@ export const webhooksRouter = router({
       tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
       errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive', { code: 'validation_error', status: 422 }],
     })
-    .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), deliveryId: idOf('whd') }))
+    .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), deliveryId: historyIdOrUuid }))
     .output(z.object({ delivery: WebhookDeliveryView }))
     .mutation(async ({ ctx, input }) => ({ delivery: toDelivery(await redeliverWebhookDelivery(ctx.services, ctx.actor, input)) })),
+
+  test: apiProcedure
+    .meta({
+      http: { method: 'POST', path: `${webhookPath}/test` },
+      tool: { name: 'test_webhook', title: 'Send a test event to a webhook' },
+      summary: 'Send a test event',
+      description:
+        'Sends a signed test event now, through the real sender, and answers with the outcome of that one attempt. The event has type webhook.test (outside the catalog, never fired by a write), data.object is the webhook itself, and it is marked by the Svc-Webhook-Test: true header and "test": true in the body. It becomes a history row like any delivery (no automatic retry). A receiver failure answers 200 with success=false and the error class. 404 not_found without the webhook, 409 webhook_inactive.',
+      tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
+      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh') }))
+    .output(z.object({ delivery: WebhookDeliveryView, outcome: TestOutcomeView }))
+    .mutation(async ({ ctx, input }) => {
+      const { delivery, attempt } = await sendTestEvent(ctx.services, ctx.actor, input);
+      return {
+        delivery: toDelivery(delivery),
+        outcome: {
+          success: delivery.state === 'succeeded', statusCode: attempt.statusCode, durationMs: attempt.durationMs,
+          errorClass: attempt.record?.errorClass ?? null,
+        },
+      };
+    }),
 });

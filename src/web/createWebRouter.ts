@@ -16,13 +16,14 @@ export interface WebRouterOptions {
 export function createWebRouter({ services }: WebRouterOptions): Router {
   const r = express.Router();
   const form = formBody();
-  const login = loginPage({ services, throttle: createLoginThrottle(services.ds) });
+  const login = loginPage({ services, throttle: createLoginThrottle({ ds: services.ds, now: services.now }) });
   const logout = logoutPage({ services });
   const apps = appsPage({ services });
   r.get('/login', login.show);
   r.post('/login', form, login.submit);
   r.get('/logout', logout.show);
   r.post('/logout', form, logout.submit);
+  r.post('/logout/everywhere', form, logout.submitEverywhere);
   r.get('/settings/apps', apps.show);
   r.post('/settings/apps/revoke', form, apps.revoke);
   mountDeveloperPages(r, { services, form });

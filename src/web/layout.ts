@@ -4,7 +4,7 @@ import { html, type SafeHtml } from './html.js';
 export interface PageOptions {
   title: string;
   body: SafeHtml;
-  /** When signed in: shows who, links to the settings pages and a sign-out button. */
+  /** When signed in: shows who, links to the settings pages and to /logout (sign out everywhere), and a sign-out button. */
   signedIn?: { email: string; csrf: string };
   /** A wider main column, for pages with tables (developer settings). */
   wide?: boolean;
@@ -24,6 +24,7 @@ dt{font-weight:600;font-family:ui-monospace,monospace}dd{margin:0 0 .5rem 1rem}
 form.inline{display:inline}form.inline button{margin:0}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.5rem;border-bottom:1px solid #eee;vertical-align:top}
 main.wide{max-width:64rem}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#fafafa;padding:.5rem;border-radius:4px}
 header nav a{margin-right:.75rem}
 h2{margin-top:2.5rem;padding-top:1rem;border-top:1px solid #eee}h3{margin:1.5rem 0 .5rem}
 code,.mono{font-family:ui-monospace,monospace;font-size:.9em}td code{white-space:nowrap}
@@ -53,7 +54,7 @@ export function page(o: PageOptions): SafeHtml {
 </head>
 <body>
 <header><strong>svc</strong>${o.signedIn
-    ? html`<span class="who">Signed in as ${o.signedIn.email}</span><nav aria-label="Settings"><a href="/settings/developer">Developer</a><a href="/settings/apps">Apps</a></nav>
+    ? html`<span class="who">Signed in as ${o.signedIn.email}</span><nav aria-label="Settings"><a href="/settings/developer">Developer</a><a href="/settings/apps">Apps</a><a href="/logout">Sessions</a></nav>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="${o.signedIn.csrf}"><button type="submit">Sign out</button></form>`
     : null}</header>
 <main${o.wide ? html` class="wide"` : null}>

@@ -20,7 +20,8 @@ const dummy = () => (dummyHash ??= hashPassword('not-a-real-password'));
 
 /**
  * `/login` (CONTRACT §3): inputs labelled `Email` and `Password`, button `Sign in`; returns to `next` (a
- * same-origin path only). Failed sign-ins are throttled per email+address and per address.
+ * same-origin path only). Sign-in attempts are throttled per email+address and per address, counted
+ * before the password is checked.
  */
 export function loginPage({ services: s, throttle }: LoginPageOptions) {
   function render(req: Request, res: Response, status: number, o: { next: string; email?: string; error?: string }) {
@@ -56,7 +57,8 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
       const email = typeof body.email === 'string' ? body.email.trim() : '';
       const password = typeof body.password === 'string' ? body.password : '';
       const ip = req.ip ?? 'unknown';
-      const wait = await throttle.blockedFor(email, ip);
+      // counted before the password is checked: a parallel burst gets no more checks than the limit
+      const wait = await throttle.attempt(email, ip);
       if (wait > 0) {
         res.set('Retry-After', String(wait));
         return render(req, res, 429, {
@@ -66,11 +68,10 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
       const user = email ? await findUserByEmail(s.ds.manager, email) : null;
       const ok = user ? await verifyPassword(password, user.passwordHash) : (await verifyPassword(password, await dummy()), false);
       if (!user || !ok) {
-        await throttle.failed(email, ip);
         return render(req, res, 401, { next, email, error: 'Email or password is incorrect.' });
       }
       await throttle.succeeded(email, ip);
-      await startSession(s, res, user.id);
+      await startSession(s, req, res, user.id);
       res.redirect(303, next);
     },
   };

@@ -3,12 +3,14 @@ import type { Services } from '../domain/services.js';
 import { checkCsrf, csrfToken } from './csrf.js';
 import { html } from './html.js';
 import { page, sendErrorPage, sendPage } from './layout.js';
-import { currentUser, endSession, readSession } from './session.js';
+import { currentUser, endAllSessions, endSession, readSession } from './session.js';
+
+const CSRF_FAILED = 'This form expired or did not come from this site. Go back, reload the page and try again.';
 
 /**
- * `/logout`: GET shows a `Sign out` button, POST (with the CSRF token) clears the session cookie. Sessions
- * are stateless signed cookies: signing out removes the cookie from this browser; it expires in 12 hours
- * at the latest.
+ * `/logout`: GET shows a `Sign out` button and a `Sign out everywhere` button; POST /logout (with the CSRF
+ * token) ends this session on the server and clears the cookie, POST /logout/everywhere ends every session
+ * of the user (issue 16 item 5). A copy of an ended session's cookie stops working at once.
  */
 export function logoutPage({ services: s }: { services: Services }) {
   return {
@@ -19,16 +21,28 @@ export function logoutPage({ services: s }: { services: Services }) {
       sendPage(res, 200, page({
         title: 'Sign out',
         signedIn: { email: who.user.email, csrf },
-        body: html`<form method="post" action="/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>`,
+        body: html`<form method="post" action="/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>
+<p class="muted">Signing out everywhere ends your sessions in every browser and on every device, this one included.</p>
+<form method="post" action="/logout/everywhere"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out everywhere</button></form>`,
       }));
     },
 
     async submit(req: Request, res: Response) {
       const session = await readSession(s, req);
       if (session && !checkCsrf(s, req, session, (req.body as Record<string, unknown> | undefined)?.csrf)) {
-        return sendErrorPage(res, 403, 'Sign out', 'This form expired or did not come from this site. Go back, reload the page and try again.');
+        return sendErrorPage(res, 403, 'Sign out', CSRF_FAILED);
       }
-      endSession(s, res);
+      await endSession(s, res, session);
+      res.redirect(303, '/login');
+    },
+
+    async submitEverywhere(req: Request, res: Response) {
+      const session = await readSession(s, req);
+      if (!session) return res.redirect(303, '/login');
+      if (!checkCsrf(s, req, session, (req.body as Record<string, unknown> | undefined)?.csrf)) {
+        return sendErrorPage(res, 403, 'Sign out', CSRF_FAILED);
+      }
+      await endAllSessions(s, res, session.userId);
       res.redirect(303, '/login');
     },
   };

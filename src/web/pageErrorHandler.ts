@@ -4,13 +4,19 @@ import { isTransientDatabaseError, isUnstorableTextError } from '../procedures/e
 import { sendErrorPage } from './layout.js';
 
 /**
- * The last handler of the page routers: a body the form parser refused is a 400 page, a busy database a 503
- * page, anything else a generic 500 page; the cause goes to the log only.
+ * The last handler of the page routers: a body the form parser refused is a 400 page (408 when it did not
+ * arrive in time, 429 when its client has too many in flight), a busy database a 503 page, anything else a
+ * generic 500 page; the cause goes to the log only.
  */
 export function pageErrorHandler(s: Services) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
     const status = (err as { status?: number }).status;
+    if (status === 408) return sendErrorPage(res, 408, 'Too slow', 'The form did not arrive in time. Try again.');
+    if (status === 429) {
+      res.set('Retry-After', '1');
+      return sendErrorPage(res, 429, 'Too many requests', 'Too many requests are in flight from your address. Try again in a moment.');
+    }
     if ((status && status >= 400 && status < 500) || isUnstorableTextError(err)) return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
     if (isTransientDatabaseError(err)) {
       res.set('Retry-After', '1');

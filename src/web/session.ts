@@ -1,19 +1,16 @@
 import { parse as parseCookies } from 'cookie';
 import type { CookieOptions, Request, Response } from 'express';
-import { jwtVerify, SignJWT } from 'jose';
-import { randomBytes } from 'node:crypto';
 import { User } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
-import { signingKey } from './signingKey.js';
+import { createWebSession, findWebSession, revokeUserWebSessions, revokeWebSession, SESSION_ABSOLUTE_MS } from '../domain/webSessions.js';
+import { inTransaction } from '../procedures/tx.js';
 
 /** The browser session cookie of the web pages (issue 4 item 1). */
 export const SESSION_COOKIE = 'svc_session';
-/** A sign-in lasts 12 hours. */
-export const SESSION_TTL_S = 12 * 60 * 60;
 
 export interface Session {
   userId: string;
-  /** Session id (the JWT's `jti`): what the forms' CSRF tokens are bound to. */
+  /** The stored session's id (never the cookie's token): what the forms' CSRF tokens are bound to. */
   sid: string;
 }
 
@@ -29,38 +26,29 @@ export function readCookie(req: Request, name: string): string | undefined {
 }
 
 /**
- * The internal front-end JWT: HS256 with a key derived from the server secret for this purpose only, with
- * an audience (`BASE_URL/web`) no API surface accepts. `/v1` and `/mcp` never take it: they accept only
- * API keys and `svc_at_` tokens (spec 5.1).
+ * Signs `userId` in (issue 16 item 5): a stored session whose random token the cookie carries (the
+ * database keeps only its SHA-256). A session the browser still held is ended first. `/v1` and `/mcp`
+ * never take the cookie: they accept only API keys and `svc_at_` tokens (spec 5.1).
  */
-export async function startSession(s: Services, res: Response, userId: string): Promise<Session> {
-  const now = Math.floor(s.now().getTime() / 1000);
-  const sid = randomBytes(16).toString('base64url');
-  const jwt = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(userId).setJti(sid).setIssuer(s.config.baseUrl).setAudience(`${s.config.baseUrl}/web`)
-    .setIssuedAt(now).setExpirationTime(now + SESSION_TTL_S)
-    .sign(signingKey(s.secret, 'session'));
-  res.cookie(SESSION_COOKIE, jwt, { ...cookieOptions(s), maxAge: SESSION_TTL_S * 1000 });
-  return { userId, sid };
+export async function startSession(s: Services, req: Request, res: Response, userId: string): Promise<Session> {
+  const previous = await readSession(s, req);
+  const { session, token } = await inTransaction(s, async (m) => {
+    if (previous) await revokeWebSession(m, previous.sid);
+    return createWebSession(m, s.now(), userId);
+  });
+  res.cookie(SESSION_COOKIE, token, { ...cookieOptions(s), maxAge: SESSION_ABSOLUTE_MS });
+  return { userId, sid: session.id };
 }
 
-/** The valid session of the request (signature, issuer, audience, expiry on the injected clock), or null. */
+/** The live stored session of the request (not revoked, idle or past its end on the injected clock), or null. */
 export async function readSession(s: Services, req: Request): Promise<Session | null> {
-  const jwt = readCookie(req, SESSION_COOKIE);
-  if (!jwt) return null;
-  try {
-    const { payload } = await jwtVerify(jwt, signingKey(s.secret, 'session'), {
-      algorithms: ['HS256'], issuer: s.config.baseUrl, audience: `${s.config.baseUrl}/web`, currentDate: s.now(),
-      requiredClaims: ['sub', 'jti', 'exp'],
-    });
-    return { userId: payload.sub!, sid: payload.jti! };
-  } catch {
-    return null;
-  }
+  const token = readCookie(req, SESSION_COOKIE);
+  if (!token) return null;
+  const row = await findWebSession(s.ds, s.now(), token);
+  return row ? { userId: row.userId, sid: row.id } : null;
 }
 
-/** The signed-in user (a session whose user still exists), or null. */
+/** The signed-in user (a live session whose user still exists), or null. */
 export async function currentUser(s: Services, req: Request): Promise<{ session: Session; user: User } | null> {
   const session = await readSession(s, req);
   if (!session) return null;
@@ -68,6 +56,15 @@ export async function currentUser(s: Services, req: Request): Promise<{ session:
   return user ? { session, user } : null;
 }
 
-export function endSession(s: Services, res: Response): void {
+/** Signs out: the stored session is deleted (a copy of the cookie stops working at once) and the cookie cleared. */
+export async function endSession(s: Services, res: Response, session: Session | null): Promise<void> {
+  if (session) await inTransaction(s, (m) => revokeWebSession(m, session.sid));
   res.clearCookie(SESSION_COOKIE, cookieOptions(s));
+}
+
+/** Signs the user out everywhere: every stored session of theirs is deleted, and this browser's cookie cleared. */
+export async function endAllSessions(s: Services, res: Response, userId: string): Promise<number> {
+  const ended = await inTransaction(s, (m) => revokeUserWebSessions(m, userId));
+  res.clearCookie(SESSION_COOKIE, cookieOptions(s));
+  return ended;
 }

@@ -37,3 +37,10 @@ export const RESPONSE_PREVIEW_BYTES = 2048;
 /** Rotation period in days (spec 3, 8): default 7, maximum 90. */
 export const DEFAULT_ROTATION_DAYS = 7;
 export const MAX_ROTATION_DAYS = 90;
+
+/**
+ * The test event (issue 22): outside the catalog, never fired by a domain write, sent on demand to one
+ * webhook. Marked as a test by the `Svc-Webhook-Test: true` header and `"test": true` in the body.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+export const TEST_HEADER = 'Svc-Webhook-Test';

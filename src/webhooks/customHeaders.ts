@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { validationError } from '../domain/errors.js';
 
 /** A custom header set at registration: sent with every delivery of the webhook. */
@@ -8,43 +9,91 @@ const MAX_HEADERS = 20;
 const MAX_NAME = 100;
 const MAX_VALUE = 2000;
 
+/** Names the transport owns exactly (hop-by-hop and framing, RFC 9110 §7.6.1, §6.4-6.5, §7.2, §10.1.1). */
+const TRANSPORT_NAMES = new Set([
+  'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'content-length', 'host', 'expect',
+]);
+
 /**
- * Names a custom header may never take (spec 6.3 rule 5): the signed `Svc-Webhook-*` headers, the legacy
- * `X-Webhook-*`, `Sunset` and `Deprecation`, and the transport's own framing headers, which would let a
- * registration break or smuggle the request. `Content-Type` and `User-Agent` may be overridden.
+ * The name as an intermediary may read it: lower case, `_` as `-`. CGI-style servers and some proxies
+ * (nginx with `underscores_in_headers`, PHP, WSGI, Rack) fold `Svc_Webhook_Signature` onto
+ * `Svc-Webhook-Signature`, so a check on the spelling alone could be walked around.
+ */
+const canonicalName = (name: string) => name.toLowerCase().replace(/_/g, '-');
+
+/**
+ * Names a custom header may never take (spec 6.3 rule 5), compared after `canonicalName`: the signed
+ * `Svc-Webhook-*` headers, the legacy `X-Webhook-*`, `Sunset` and `Deprecation`, and the transport's own
+ * hop-by-hop and framing headers (`Proxy-*` too), which would let a registration break or smuggle the
+ * request. `Content-Type` and `User-Agent` may be overridden (spec 6.3 rule 5).
  */
 export function protectedHeaderReason(name: string): string | null {
-  const n = name.toLowerCase();
-  if (n.startsWith('svc-webhook-')) return 'Svc-Webhook-* headers are set by the sender';
-  if (n.startsWith('x-webhook-')) return 'X-Webhook-* headers are set by the sender';
+  const n = canonicalName(name);
+  if (/^svc-webhook(-|$)/.test(n)) return 'Svc-Webhook-* headers are set by the sender';
+  if (/^x-webhook(-|$)/.test(n)) return 'X-Webhook-* headers are set by the sender';
   if (n === 'sunset' || n === 'deprecation') return `${name} is set by the sender`;
-  if (['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect'].includes(n)
-    || n.startsWith('proxy-')) {
-    return `${name} is controlled by the HTTP client`;
-  }
+  if (TRANSPORT_NAMES.has(n) || n.startsWith('proxy-')) return `${name} is controlled by the HTTP client`;
   return null;
 }
 
-/** Validates custom headers at creation: names are HTTP tokens, unique, not protected; values single-line. */
+/** True when `value` cannot be sent as header `name` (Node's own check: no control character but TAB, Latin-1 only). */
+function unsendableValue(name: string, value: string): boolean {
+  try {
+    validateHeaderValue(name, value);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Validates custom headers at creation: names are HTTP tokens, unique (also as `canonicalName`), not
+ * protected; values are what an HTTP request can carry (`http.validateHeaderValue`), so no delivery can
+ * fail later because of them.
+ */
 export function validateCustomHeaders(headers: CustomHeader[]): CustomHeader[] {
   if (headers.length > MAX_HEADERS) throw validationError(`At most ${MAX_HEADERS} custom headers`, { field: 'headers' });
   const seen = new Set<string>();
   return headers.map(([rawName, rawValue]) => {
     const name = rawName.trim();
     const value = rawValue.trim();
-    if (!TOKEN.test(name) || name.length > MAX_NAME) {
+    if (!TOKEN.test(name) || name.length > MAX_NAME || invalidName(name)) {
       throw validationError(`Invalid header name ${JSON.stringify(name.slice(0, MAX_NAME))}`, { field: 'headers', header: name.slice(0, MAX_NAME) });
     }
     const reason = protectedHeaderReason(name);
     if (reason) throw validationError(`Custom header ${name} is not allowed: ${reason}`, { field: 'headers', header: name, reason: 'protected_header' });
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value) || value.length > MAX_VALUE) {
-      throw validationError(`Invalid value for header ${name}`, { field: 'headers', header: name });
+    if (value.length > MAX_VALUE || unsendableValue(name, value)) {
+      throw validationError(
+        `Invalid value for header ${name}: it must fit in an HTTP header (at most ${MAX_VALUE} Latin-1 characters, no control character but tab)`,
+        { field: 'headers', header: name },
+      );
     }
-    if (seen.has(name.toLowerCase())) throw validationError(`Header ${name} is given twice`, { field: 'headers', header: name });
-    seen.add(name.toLowerCase());
+    const key = canonicalName(name);
+    if (seen.has(key)) throw validationError(`Header ${name} is given twice`, { field: 'headers', header: name });
+    seen.add(key);
     return [name, value];
   });
+}
+
+/**
+ * The first stored custom header a delivery could not send (rows written before values were checked as
+ * `validateCustomHeaders` does today), or null. The sender refuses such a delivery with a clear error
+ * instead of attempting it and failing as a network error.
+ */
+export function unsendableCustomHeader(headers: CustomHeader[]): string | null {
+  for (const [name, value] of headers) {
+    if (!TOKEN.test(name) || invalidName(name) || protectedHeaderReason(name) || unsendableValue(name, value)) return name;
+  }
+  return null;
+}
+
+function invalidName(name: string): boolean {
+  try {
+    validateHeaderName(name);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** Parses the CLI and form notation `Name: value`. */

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
+import type { Metrics } from '../observability/metrics.js';
 import { DEFAULT_TIMEOUTS, type HttpSender, type SendTimeouts, undiciSender } from './httpSender.js';
 import { loadWebhookKey } from './secretBox.js';
 import { parseAllowlist, type Allowlist, type Resolver, type SsrfPolicy, systemResolver } from './ssrfGuard.js';
@@ -18,6 +19,10 @@ export interface ResolvedDeliveryDeps extends WebhookDeliveryDeps {
   policy: SsrfPolicy;
   key: Buffer;
   backoffBaseMs: number;
+  /** The runtime's metrics (attempt outcomes, commit-to-receipt), when enabled. */
+  metrics?: Metrics;
+  /** A webhook failing this long without a success is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disableAfterMs: number;
 }
 
 const overrides = new WeakMap<Services, Partial<WebhookDeliveryDeps>>();
@@ -56,6 +61,8 @@ export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps>
     policy: { allowlist: allowlistOf(s.config), resolver },
     key: loadWebhookKey(s.config),
     backoffBaseMs: s.config.webhookBackoffBaseMs,
+    metrics: s.metrics,
+    disableAfterMs: s.config.webhookDisableAfterHours * 3_600_000,
   };
 }
 

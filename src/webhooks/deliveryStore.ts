@@ -8,6 +8,7 @@ import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../procedures/tx.js';
 import { MAX_ATTEMPTS } from './constants.js';
+import { type AttemptBookkeeping, type MadeAttempt, recordAttempts } from './attemptLog.js';
 import type { EventSnapshot } from './payload.js';
 
 /** A new delivery job: a fresh `deliveryId` (UUID), due at once, not leased unless `lease` is given. */
@@ -106,6 +107,8 @@ export type AttemptUpdate = Pick<WebhookDelivery, 'state' | 'attempts' | 'status
 export interface Settlement {
   id: string;
   update: AttemptUpdate | null;
+  /** The attempt itself, for its record and the webhook's failure streak (attemptLog.ts). */
+  made?: MadeAttempt;
 }
 
 const FINISH =
@@ -120,13 +123,17 @@ const RELEASE = 'UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseUnti
  * Returns, per settlement, whether it was written. If the transaction fails nothing is written and the
  * leases expire: the rows are attempted again (at least once).
  */
-export async function settleDeliveries(s: Services, owner: string, settlements: Settlement[]): Promise<boolean[]> {
+export async function settleDeliveries(s: Services, owner: string, settlements: Settlement[], books?: AttemptBookkeeping): Promise<boolean[]> {
   if (!settlements.length) return [];
-  return inTransaction(s, (m) => settleIn(m, owner, settlements));
+  return inTransaction(s, (m) => settleIn(m, owner, settlements, books));
 }
 
-/** settleDeliveries inside the caller's transaction (the worker records with its next claim). */
-export async function settleIn(m: EntityManager, owner: string, settlements: Settlement[]): Promise<boolean[]> {
+/**
+ * settleDeliveries inside the caller's transaction (the worker records with its next claim). With `books`,
+ * the attempts of the settlements are recorded too (every attempt made, even one whose lease was lost
+ * meanwhile: the receiver got it).
+ */
+export async function settleIn(m: EntityManager, owner: string, settlements: Settlement[], books?: AttemptBookkeeping): Promise<boolean[]> {
   const written: boolean[] = [];
   for (const { id, update: u } of settlements) {
     const r = u
@@ -134,12 +141,16 @@ export async function settleIn(m: EntityManager, owner: string, settlements: Set
       : await sql(m, RELEASE, [id, owner]);
     written.push(r.affected > 0);
   }
+  const made = settlements.flatMap((x) => (x.made ? [x.made] : []));
+  if (books && made.length) await recordAttempts(m, made, books);
   return written;
 }
 
-/** Writes an attempt's result and gives the lease back, only while `owner` still holds it. */
-export async function finishAttempt(s: Services, id: string, owner: string, update: AttemptUpdate): Promise<boolean> {
-  return (await settleDeliveries(s, owner, [{ id, update }]))[0];
+/** Writes an attempt's result (and its record) and gives the lease back, only while `owner` still holds it. */
+export async function finishAttempt(
+  s: Services, id: string, owner: string, update: AttemptUpdate, made?: MadeAttempt, books?: AttemptBookkeeping,
+): Promise<boolean> {
+  return (await settleDeliveries(s, owner, [{ id, update, made }], books))[0];
 }
 
 /** Gives a lease back untouched (the worker stops before or during an attempt, which then does not count). */

@@ -7,7 +7,7 @@ import { createPooledSender } from './agentPool.js';
 import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
 import { deliveryDepsFor, type ResolvedDeliveryDeps, type WebhookDeliveryDeps } from './deliveryDeps.js';
 import { onDeliveriesCommitted } from './deliverySignal.js';
-import { type AttemptUpdate, claimDueBatch, type ClaimedDelivery, settleDeliveries, settleIn } from './deliveryStore.js';
+import { type AttemptUpdate, claimDueBatch, type ClaimedDelivery, type Settlement, settleDeliveries, settleIn } from './deliveryStore.js';
 import { promoteEndedRotations } from './rotation.js';
 
 export interface WebhookWorkerOptions extends Partial<WebhookDeliveryDeps> {
@@ -82,7 +82,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     let written: boolean[] = [];
     const claimed = await claimDueBatch(s, owner, now, new Date(now.getTime() + leaseMs), limit, async (m) => {
       await promoteEndedRotations(s, now, m);
-      written = await settleIn(m, owner, settlementsOf(settle));
+      written = await settleIn(m, owner, settlementsOf(settle), { now, disableAfterMs: deps.disableAfterMs });
     });
     logOutcomes(settle, written);
     return claimed;
@@ -100,7 +100,9 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     }
   }
 
-  const settlementsOf = (outcomes: Outcome[]) => outcomes.map((x) => ({ id: x.row.id, update: x.update }));
+  const settlementsOf = (outcomes: Outcome[]): Settlement[] => outcomes.map((x) => ({
+    id: x.row.id, update: x.update, made: x.update && x.result ? { row: x.row, result: x.result, attemptNumber: x.update.attempts } : undefined,
+  }));
 
   function logOutcomes(outcomes: Outcome[], written: boolean[]): void {
     outcomes.forEach(({ row, update, result }, i) => {
@@ -116,7 +118,8 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   async function record(outcomes: Outcome[]): Promise<void> {
     if (!outcomes.length) return;
     try {
-      logOutcomes(outcomes, await settleDeliveries(s, owner, settlementsOf(outcomes)));
+      const deps = depsNow();
+      logOutcomes(outcomes, await settleDeliveries(s, owner, settlementsOf(outcomes), { now: deps.now(), disableAfterMs: deps.disableAfterMs }));
     } catch (err) {
       s.log.error({ err, deliveries: outcomes.length }, 'recording webhook attempts failed; their leases will expire and they will be retried');
     }

@@ -29,6 +29,35 @@ export interface SendResult {
   body: string | null;
   error: 'timeout' | 'network_error' | 'aborted' | null;
   durationMs: number;
+  /** Finer cause of a failure without a response (attempt records): see networkErrorClass. */
+  errorClass?: string | null;
+  /** The receiver's response headers (lower-case names; repeated ones joined with ", "). */
+  headers?: Record<string, string> | null;
+}
+
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO$)/;
+
+/**
+ * The class of a transport failure, for the attempt records (issue 22): `timeout`, `connection_refused`,
+ * `connection_reset`, `dns`, `tls`, else `network_error`. Looks at the error and its causes.
+ */
+export function networkErrorClass(err: unknown, timedOut = false): string {
+  if (timedOut) return 'timeout';
+  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    const code = e.code ?? '';
+    if (TIMEOUT_CODES.has(code) || code === 'ETIMEDOUT') return 'timeout';
+    if (code === 'ECONNREFUSED') return 'connection_refused';
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'connection_reset';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return 'dns';
+    if (TLS_CODE.test(code)) return 'tls';
+  }
+  return 'network_error';
+}
+
+function headerRecord(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
 }
 
 /** Sends one webhook request (injectable: tests may replace the transport, never the SSRF check before it). */
@@ -95,16 +124,19 @@ export async function sendVia(dispatcher: Dispatcher, { target, headers, body, t
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let statusCode: number | null = null;
+  let responseHeaders: Record<string, string> | null = null;
   try {
     // undici's request() follows no redirect (that takes an interceptor, never installed here)
     const res = await request(target.url, { method: 'POST', headers, body, dispatcher, signal: ac.signal });
     statusCode = res.statusCode;
+    responseHeaders = headerRecord(res.headers);
     const preview = await readPreview(res.body as never);
-    return { statusCode, body: preview, error: null, durationMs: elapsed() };
+    return { statusCode, body: preview, error: null, durationMs: elapsed(), errorClass: null, headers: responseHeaders };
   } catch (err) {
     const e = err as { code?: string; name?: string };
     const error = signal?.aborted ? 'aborted' : TIMEOUT_CODES.has(e.code ?? '') || timedOut ? 'timeout' : 'network_error';
-    return { statusCode: error === 'aborted' ? null : statusCode, body: null, error, durationMs: elapsed() };
+    const errorClass = error === 'aborted' ? null : error === 'timeout' ? 'timeout' : networkErrorClass(err);
+    return { statusCode: error === 'aborted' ? null : statusCode, body: null, error, durationMs: elapsed(), errorClass, headers: responseHeaders };
   } finally {
     clearTimeout(deadline);
     signal?.removeEventListener('abort', stop);

@@ -1,12 +1,14 @@
 // The webhooks area as other areas use it (the developer settings pages, the CLI, main.ts). Every function
 // that changes a configuration takes an optional actor: with one, room `manage` access is checked.
-export { API_V1, API_V2, API_VERSIONS, DEFAULT_ROTATION_DAYS, MAX_ROTATION_DAYS, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
+export { API_V1, API_V2, API_VERSIONS, TEST_EVENT_TYPE, DEFAULT_ROTATION_DAYS, MAX_ROTATION_DAYS, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
 export { parseHeaderLine, validateCustomHeaders, type CustomHeader } from './customHeaders.js';
 export { configureWebhookDelivery, type WebhookDeliveryDeps } from './deliveryDeps.js';
 export { listWebhookDeliveries } from './deliveryStore.js';
 export { createWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './deliveryWorker.js';
 export { registerWebhookOutbox } from './outbox.js';
-export { redeliverWebhookDelivery } from './redeliver.js';
+export { redeliverWebhookDelivery, sendTestEvent, type SentNow } from './redeliver.js';
+export { disabledReason, listDeliveryAttempts, purgeWebhookAttempts } from './attemptLog.js';
+export { HIDDEN_HEADER_VALUE } from './attemptDelivery.js';
 export { completeWebhookRotation, isRotating, rotateWebhookSecret } from './rotation.js';
 export {
   assertWebhookUrlAllowed, createWebhook, deleteWebhook, listRoomWebhooks, loadWebhook, setWebhookActive, type CreateWebhookInput,

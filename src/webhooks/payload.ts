@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EventRow, WebhookApiVersion } from '../../db/entities/index.js';
-import { API_V2 } from './constants.js';
+import { API_V2, TEST_EVENT_TYPE } from './constants.js';
 
 /** What a delivery row keeps of its event: enough to build either body again, on retry or redeliver. */
 export const EventSnapshot = z.object({
@@ -35,7 +35,11 @@ export function parseSnapshot(stored: string): EventSnapshot | null {
 export const v2Body = (e: EventSnapshot) => ({
   id: e.id, type: e.type, apiVersion: API_V2, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId,
   data: { object: { id: e.object.id, type: e.object.type } },
+  ...testMark(e),
 });
+
+/** A test event's body says so (`"test": true`, last key); other bodies are unchanged. */
+const testMark = (e: EventSnapshot): { test?: true } => (e.type === TEST_EVENT_TYPE ? { test: true } : {});
 
 /**
  * The v1 body: exactly the keys `event`, `timestamp`, `roomId`, `data`, `deliveryId` (spec 2.5). Decided
@@ -44,6 +48,7 @@ export const v2Body = (e: EventSnapshot) => ({
  */
 export const v1Body = (e: EventSnapshot, deliveryId: string) => ({
   event: e.type, timestamp: e.createdAt, roomId: e.roomId, data: { object: { id: e.object.id, type: e.object.type } }, deliveryId,
+  ...testMark(e),
 });
 
 /** The raw bytes sent (and signed): serialized once per attempt, identical across the attempts of a job. */

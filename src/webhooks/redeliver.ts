@@ -1,17 +1,21 @@
-import { randomUUID } from 'node:crypto';
-import { WebhookDelivery } from '../../db/entities/index.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { type Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { inTransaction } from '../procedures/tx.js';
-import { attemptDelivery, updateAfterAttempt } from './attemptDelivery.js';
+import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
+import { TEST_EVENT_TYPE } from './constants.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
 import { finishAttempt, newDeliveryRow, releaseLease } from './deliveryStore.js';
-import { parseSnapshot } from './payload.js';
+import { type EventSnapshot, parseSnapshot } from './payload.js';
 import { loadWebhook } from './webhookConfig.js';
 
 /** How long the synchronous redelivery holds its row before a worker may take it over (after a crash). */
 const REDELIVER_LEASE_MS = 120_000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RedeliverInput {
   roomId: string;
@@ -20,39 +24,98 @@ export interface RedeliverInput {
   deliveryId: string;
 }
 
+/** A delivery made now, synchronously, and what its one attempt gave. */
+export interface SentNow {
+  delivery: WebhookDelivery;
+  attempt: AttemptResult;
+}
+
+const inactive = (what: string) => new DomainError('webhook_inactive', `The webhook is inactive; activate it before ${what}`);
+
 /**
- * Spec 4 rules 1-2: sends the event of a history row once more, now: same event id, a new `deliveryId`,
- * a new history row (`redeliveryOf` the original), one attempt and no automatic retry. An HTTP failure is
- * a result (success=false), not an error. Preconditions: 404 `not_found` without the original delivery,
- * 409 `webhook_inactive`, 422 `validation_error` when its stored payload cannot be interpreted.
+ * Sends `event` to `webhook` once, now: a new history row (leased by this call, one attempt, no automatic
+ * retry), attempted through the real sender and recorded with its attempt. `prepare` runs first in the
+ * same transaction (checks that refuse the send). An HTTP failure is a result, not an error.
  */
-export async function redeliverWebhookDelivery(s: Services, actor: Actor | undefined, input: RedeliverInput): Promise<WebhookDelivery> {
+async function sendOnceNow(
+  s: Services, load: (m: EntityManager) => Promise<{ webhook: Webhook; event: EventSnapshot; redeliveryOf?: string }>,
+): Promise<SentNow> {
   const deps = deliveryDepsFor(s);
   const owner = `redeliver:${randomUUID()}`;
   const { webhook, row } = await inTransaction(s, async (m) => {
+    const { webhook, event, redeliveryOf } = await load(m);
+    const now = deps.now();
+    const row = newDeliveryRow(m, webhook.id, event, now, {
+      maxAttempts: 1, redeliveryOf, lease: { owner, until: new Date(now.getTime() + REDELIVER_LEASE_MS) },
+    });
+    await m.insert(WebhookDelivery, row);
+    return { webhook, row };
+  });
+  let attempt: AttemptResult;
+  try {
+    attempt = await attemptDelivery(deps, row, webhook, s.log);
+    const update = updateAfterAttempt(row, attempt, deps.now(), deps.backoffBaseMs);
+    await finishAttempt(s, row.id, owner, update, { row, result: attempt, attemptNumber: update.attempts }, {
+      now: deps.now(), disableAfterMs: deps.disableAfterMs,
+    });
+  } catch (err) {
+    await releaseLease(s, row.id, owner);
+    throw err;
+  }
+  return { delivery: await s.ds.getRepository(WebhookDelivery).findOneByOrFail({ id: row.id }), attempt };
+}
+
+/**
+ * Spec 4 rules 1-2: sends the event of a history row once more, now: same event id, a new `deliveryId`,
+ * a new history row (`redeliveryOf` the original), one attempt and no automatic retry. An HTTP failure is
+ * a result (success=false), not an error. Preconditions: 404 `not_found` without the original delivery
+ * (with a message naming the id the path takes when the `Svc-Webhook-Delivery` UUID is given instead),
+ * 409 `webhook_inactive`, 422 `validation_error` when its stored payload cannot be interpreted.
+ */
+export async function redeliverWebhookDelivery(s: Services, actor: Actor | undefined, input: RedeliverInput): Promise<WebhookDelivery> {
+  const sent = await sendOnceNow(s, async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
+    if (UUID.test(input.deliveryId)) {
+      const byUuid = await m.findOneBy(WebhookDelivery, { deliveryId: input.deliveryId.toLowerCase(), webhookId: webhook.id });
+      throw new DomainError(
+        'not_found',
+        'Delivery not found: the deliveryId path parameter takes the history row id (whd_…, the "id" field of the delivery list), '
+          + 'not the Svc-Webhook-Delivery UUID'
+          + (byUuid ? `; this UUID belongs to the history row ${byUuid.id}` : ''),
+        { details: { reason: 'delivery_uuid_given', expected: 'whd_ history row id', ...(byUuid ? { historyId: byUuid.id } : {}) } },
+      );
+    }
     const original = await m.findOneBy(WebhookDelivery, { id: input.deliveryId, webhookId: webhook.id });
     if (!original) throw notFound('Delivery');
-    if (!webhook.active) throw new DomainError('webhook_inactive', 'The webhook is inactive; activate it before redelivering');
+    if (!webhook.active) throw inactive('redelivering');
     const event = parseSnapshot(original.payload);
     if (!event) {
       throw new DomainError('validation_error', 'The stored payload of this delivery cannot be interpreted', {
         status: 422, details: { reason: 'payload_uninterpretable' },
       });
     }
-    const now = deps.now();
-    const row = newDeliveryRow(m, webhook.id, event, now, {
-      maxAttempts: 1, redeliveryOf: original.id, lease: { owner, until: new Date(now.getTime() + REDELIVER_LEASE_MS) },
-    });
-    await m.insert(WebhookDelivery, row);
-    return { webhook, row };
+    return { webhook, event, redeliveryOf: original.id };
   });
-  try {
-    const r = await attemptDelivery(deps, row, webhook, s.log);
-    await finishAttempt(s, row.id, owner, updateAfterAttempt(row, r, deps.now(), deps.backoffBaseMs));
-  } catch (err) {
-    await releaseLease(s, row.id, owner);
-    throw err;
-  }
-  return s.ds.getRepository(WebhookDelivery).findOneByOrFail({ id: row.id });
+  return sent.delivery;
+}
+
+/** A test event's id: `evt_` and 22 characters, as every event id (spec 2.5), never one of the event log. */
+const testEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
+
+/**
+ * Sends a test event (issue 22) to one webhook now, through the real sender: type `webhook.test` (outside
+ * the catalog), `data.object` the webhook itself, marked by `Svc-Webhook-Test: true` and `"test": true`,
+ * signed with the webhook's secret(s). A new history row, one attempt, its record kept like any other.
+ * 404 without the webhook, 409 `webhook_inactive`.
+ */
+export async function sendTestEvent(s: Services, actor: Actor | undefined, input: { webhookId: string; roomId?: string }): Promise<SentNow> {
+  return sendOnceNow(s, async (m) => {
+    const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
+    if (!webhook.active) throw inactive('sending a test event');
+    const event: EventSnapshot = {
+      id: testEventId(), type: TEST_EVENT_TYPE, createdAt: deliveryDepsFor(s).now().toISOString(), organizationId: webhook.organizationId,
+      roomId: webhook.roomId, object: { type: 'webhook', id: webhook.id },
+    };
+    return { webhook, event };
+  });
 }

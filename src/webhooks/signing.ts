@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { WebhookApiVersion } from '../../db/entities/index.js';
-import { API_V1, USER_AGENT, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
+import { API_V1, TEST_EVENT_TYPE, TEST_HEADER, USER_AGENT, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
 import type { CustomHeader } from './customHeaders.js';
 
 /** Spec 6.4: HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
@@ -59,6 +59,7 @@ export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, str
     'Svc-Webhook-Type': o.eventType,
     'Svc-Webhook-Api-Version': o.apiVersion,
   });
+  if (o.eventType === TEST_EVENT_TYPE) headers[TEST_HEADER] = 'true';
   if (sendsLegacyHeaders(o.apiVersion, o.eventType, o.now)) {
     Object.assign(headers, {
       // rule 4: over the raw body actually sent, current secret only, even during rotation

@@ -124,8 +124,17 @@ function parseUrl(raw: string): { url: URL; hostname: string } {
   return { url, hostname };
 }
 
-const blocked = (address: string) =>
-  new UrlRefusedError('blocked_address', `URL points to an internal or special address (${address}); an operator may allow it with SVC_SSRF_ALLOWLIST`, address);
+/**
+ * The refusal of an internal address. The message names no address: for a host name, the address it
+ * resolved to is what an attacker probing an internal network wants to learn; `address` stays on the
+ * error for the server's own log, never for the client.
+ */
+const blocked = (address: string, hostname?: string) =>
+  new UrlRefusedError(
+    'blocked_address',
+    `${hostname ? `Host ${hostname} resolves to` : 'URL points to'} an internal or special address; an operator may allow it with SVC_SSRF_ALLOWLIST`,
+    address,
+  );
 
 async function resolveWithin(p: SsrfPolicy, hostname: string): Promise<ResolvedAddress[]> {
   let timer: NodeJS.Timeout | undefined;
@@ -168,7 +177,7 @@ export async function checkWebhookUrl(raw: string, p: SsrfPolicy, o: { allowUnre
   }
   if (!allowedName) {
     const bad = addresses.find((a) => isBlockedAddress(a.address, p.allowlist));
-    if (bad) throw blocked(bad.address);
+    if (bad) throw blocked(bad.address, hostname);
   }
   return { url, hostname, address: addresses[0].address, family: addresses[0].family };
 }

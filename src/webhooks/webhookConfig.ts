@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { Room, User, Webhook, WebhookDelivery, type WebhookApiVersion } from '../../db/entities/index.js';
+import { Room, User, Webhook, WebhookAttempt, WebhookDelivery, type WebhookApiVersion } from '../../db/entities/index.js';
 import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, roomNotFound, validationError } from '../domain/errors.js';
@@ -61,11 +61,14 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
   }
   const headers = validateCustomHeaders(input.headers ?? []);
   const url = input.url.trim();
+  // who may manage the room is settled before the URL is resolved: a caller without the right learns
+  // nothing from DNS (no lookup, no timing), and gets the same 404/403 as for any other change
+  await roomFor(s.ds.manager, input.roomId, input.actor);
   await assertWebhookUrlAllowed(s, url);
   const { key } = deliveryDepsFor(s);
   const secret = newWebhookSecret();
   const webhook = await inTransaction(s, async (m) => {
-    const room = await roomFor(m, input.roomId, input.actor);
+    const room = await roomFor(m, input.roomId, input.actor); // again, in the transaction that writes
     const createdById = input.actor?.userId ?? input.createdById ?? null;
     if (createdById && !input.actor && !(await m.countBy(User, { id: createdById }))) throw notFound('User');
     const now = iso(s.now());
@@ -73,7 +76,7 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
       id: newId('wh', s.now().getTime()), roomId: room.id, organizationId: room.organizationId, url, apiVersion,
       secretEnc: encryptSecret(key, secret), nextSecretEnc: null, rotationEndsAt: null,
       headerNames: headers.map(([n]) => n), headersEnc: headers.length ? encryptSecret(key, JSON.stringify(headers)) : null,
-      active: true, createdById, createdAt: now, updatedAt: now,
+      active: true, failingSince: null, disabledReason: null, disabledAt: null, createdById, createdAt: now, updatedAt: now,
     });
     await m.insert(Webhook, w);
     return w;
@@ -100,18 +103,21 @@ export async function listRoomWebhooks(m: EntityManager, actor: Actor, roomId: s
 /**
  * Activates or deactivates. Deliveries already queued for a deactivated webhook are finalized unsent
  * (`webhook_inactive`); its events stay in the event log and can be redelivered once it is active again.
+ * Activating clears an automatic disable (its reason and the failure streak: the period starts afresh).
  */
 export async function setWebhookActive(s: Services, id: string, active: boolean, actor?: Actor): Promise<void> {
   await inTransaction(s, async (m) => {
     await loadWebhook(m, id, actor);
-    await m.update(Webhook, { id }, { active, updatedAt: iso(s.now()) });
+    const cleared = active ? { failingSince: null, disabledReason: null, disabledAt: null } : {};
+    await m.update(Webhook, { id }, { active, ...cleared, updatedAt: iso(s.now()) });
   });
 }
 
-/** Deletes a webhook with its queued deliveries and history. */
+/** Deletes a webhook with its queued deliveries, history and attempt records. */
 export async function deleteWebhook(s: Services, id: string, actor?: Actor): Promise<void> {
   await inTransaction(s, async (m) => {
     await loadWebhook(m, id, actor);
+    await m.delete(WebhookAttempt, { webhookId: id });
     await m.delete(WebhookDelivery, { webhookId: id });
     await m.delete(Webhook, { id });
   });

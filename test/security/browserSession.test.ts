@@ -12,9 +12,9 @@ describe('security: browser session and pages', () => {
     await using env = await startOAuthServer();
     const b = new Browser(env.t.baseUrl);
     await b.signIn(env.w.owner.email, env.w.owner.password);
-    const jwt = b.cookies.get('svc_session')!;
-    expect(jwt).toMatch(/^eyJ/);
-    const attempts: Record<string, string>[] = [{ cookie: `svc_session=${jwt}` }, { authorization: `Bearer ${jwt}` }, { 'x-api-key': jwt }];
+    const session = b.cookies.get('svc_session')!;
+    expect(session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const attempts: Record<string, string>[] = [{ cookie: `svc_session=${session}` }, { authorization: `Bearer ${session}` }, { 'x-api-key': session }];
     for (const headers of attempts) {
       const rest = await call(env.t, 'GET', '/v1/me', { headers });
       expect(rest.status).toBe(401);
@@ -24,12 +24,13 @@ describe('security: browser session and pages', () => {
     }
   });
 
-  it('forged session: a JWT with alg none, or signed with another key, does not sign anyone in', async () => {
+  it('forged session: a JWT with alg none, one signed with another key, or a made-up session token does not sign anyone in', async () => {
     await using env = await startOAuthServer();
     const claims = { sub: env.w.owner.id, sid: 'x', aud: `${env.t.baseUrl}/web` };
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ ...claims, exp: 9_999_999_999 })).toString('base64url')}.`;
     const otherKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode('not-the-server-key-0123456789abcdef'));
-    for (const token of [none, otherKey]) {
+    const madeUp = 'A'.repeat(43);
+    for (const token of [none, otherKey, madeUp, env.w.owner.id]) {
       const res = await env.t.fetch('/settings/apps', { headers: { cookie: `svc_session=${token}` } });
       expect([302, 303]).toContain(res.status);
       expect(res.headers.get('location')).toMatch(/^\/login/);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { newId } from '../../src/domain/ids.js';
 import { addMemberAsOperator, createRoom } from '../../src/domain/rooms.js';
+import { createUser } from '../../src/domain/users.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { call, createWorld, issueKey, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
@@ -72,6 +74,42 @@ describe('security: isolation', () => {
     expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: personal.token, body: { body: 'x' } })).status).toBe(404);
     expect((await call(t, 'GET', `/v1/rooms/${personalRoom.id}`, { key: w.key })).status).toBe(404);
     expect((await call(t, 'GET', `/v1/rooms/${personalRoom.id}`, { key: personal.token })).status).toBe(200);
+  });
+
+  it('adding a user of another organization to a personal room (cross-tenant reach, "user exists" oracle): 404 not_found exactly as an unknown user, REST and MCP, nothing added', async () => {
+    await using t = await startTestServer();
+    const a = await createWorld(t.rt, 'Attacker');
+    const b = await createWorld(t.rt, 'Victim');
+    const s = t.rt.services;
+    const diary = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Diary', createdById: a.owner.id, organizationId: null }));
+    const loner = await s.ds.transaction((m) => createUser(m, s.now(), { email: `loner-${Date.now()}@example.test`, name: 'Loner', password: 'pw-loner-secret' }));
+    const personal = await issueKey(t.rt, { userId: a.owner.id, scopes: ['rooms:read', 'rooms:write', 'mcp:tools'] });
+    const unknownUser = newId('usr');
+    const members = `/v1/rooms/${diary.id}/members`;
+    const shape = (r: { status: number; body: any }) => ({ status: r.status, code: r.body.error?.code, message: r.body.error?.message, details: r.body.error?.details });
+
+    const unknown = shape(await call(t, 'POST', members, { key: personal.token, body: { userId: unknownUser } }));
+    expect(unknown).toMatchObject({ status: 404, code: 'not_found' });
+    // a user of another organization, and a user of no organization: answered exactly like the unknown one
+    for (const userId of [b.owner.id, b.member.id, loner.id]) {
+      expect(shape(await call(t, 'POST', members, { key: personal.token, body: { userId } })), userId).toEqual(unknown);
+    }
+    const mcpShape = async (userId: string) => {
+      const r = await postMcp(t, toolCall('add_room_member', { roomId: diary.id, userId }), { token: personal.token });
+      const { requestId: _, ...error } = r.body.result.structuredContent.error;
+      return { isError: r.body.result.isError, error };
+    };
+    const unknownOverMcp = await mcpShape(unknownUser);
+    expect(unknownOverMcp).toMatchObject({ isError: true, error: { code: 'not_found' } });
+    expect(await mcpShape(b.owner.id)).toEqual(unknownOverMcp);
+    // the organization room of the attacker: a user of another organization is unknown there too
+    expect(shape(await call(t, 'POST', `/v1/rooms/${a.roomId}/members`, { key: a.key, body: { userId: b.owner.id } }))).toEqual(unknown);
+
+    // nobody was added; someone who shares an organization with the caller can be
+    const listed = async () => (await call(t, 'GET', members, { key: personal.token })).body.data.map((r: { userId: string }) => r.userId);
+    expect(await listed()).toEqual([a.owner.id]);
+    expect((await call(t, 'POST', members, { key: personal.token, body: { userId: a.member.id } })).status).toBe(201);
+    expect(await listed()).toEqual([a.owner.id, a.member.id]);
   });
 
   it('a member reaching for a room of their organization they are not in: 404; for one they are in but may not manage: 403', async () => {

@@ -101,7 +101,7 @@ describe('security: secret exposure', () => {
       let dump = '';
       try {
         const tables = ['users', 'api_keys', 'oauth_clients', 'oauth_codes', 'oauth_tokens', 'oauth_grants', 'webhooks', 'webhook_deliveries',
-          'audit_log', 'idempotency_keys', 'messages', 'events', 'settings', 'rate_limits'];
+          'audit_log', 'idempotency_keys', 'messages', 'events', 'settings', 'rate_limits', 'web_sessions'];
         for (const table of tables) dump += JSON.stringify((await sql(rt.ds, `SELECT * FROM "${table}"`)).rows);
         expect((await sql(rt.ds, 'SELECT COUNT(*) AS "n" FROM "audit_log"')).rows[0].n).not.toBe(0);
       } finally {

@@ -25,7 +25,7 @@ const OPERAND = String.raw`([A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*|\[\d+\])*|'
 const COMPARISON = new RegExp(`${OPERAND}\\s*(===|!==|==|!=)\\s*${OPERAND}`, 'g');
 
 describe('security: timing-safe comparisons', () => {
-  it('timing attack on API keys, OAuth tokens, client secrets, PKCE, CSRF and cursors: each check runs through safeEqual', async () => {
+  it('timing attack on API keys, OAuth tokens, client secrets, PKCE, CSRF, session cookies and cursors: each check runs through safeEqual', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const spy = vi.mocked(safeEqual);
@@ -53,6 +53,9 @@ describe('security: timing-safe comparisons', () => {
       code_challenge_method: 'S256', resource: `${t.baseUrl}/v1`,
     }), w.owner);
     expect(spy.mock.calls.length, 'CSRF tokens of the sign-in and consent forms').toBeGreaterThanOrEqual(2);
+    spy.mockClear();
+    expect((await b.get('/settings/apps')).status).toBe(200);
+    expect(calledWith(sha256Hex(b.cookies.get('svc_session')!)), 'session token hash').toBe(true);
     const code = callback.searchParams.get('code')!;
     spy.mockClear();
     const tokens = await postForm(t, '/oauth/token', {

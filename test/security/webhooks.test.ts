@@ -1,13 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { Webhook } from '../../db/entities/index.js';
 import { configureWebhookDelivery } from '../../src/webhooks/deliveryDeps.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import type { HttpSender } from '../../src/webhooks/httpSender.js';
 import type { Resolver } from '../../src/webhooks/ssrfGuard.js';
+import { encryptSecret, loadWebhookKey } from '../../src/webhooks/secretBox.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
-import { deliveryRows } from '../webhooks/helpers.js';
+import { captureLogs, DevBrowser, startDeveloperEnv } from '../web/developerHelpers.js';
+import { deliveryRows, startReceiver } from '../webhooks/helpers.js';
 
 // Webhooks as an attack surface: SSRF through receiver URLs (spec 6.6), forged delivery headers (spec 6.3
 // rule 5), and forged or replayed deliveries at the receiver (spec 6.4). test/webhooks/ has the full matrix.
@@ -72,6 +75,98 @@ describe('security: webhooks', () => {
     const w = await createWorld(t.rt);
     for (const header of [['X-Ok', 'a\r\nSvc-Webhook-Signature: v1=forged'], ['X-Ok', 'a\nb'], ['X Bad', 'v'], ['X-Bad:', 'v']] as [string, string][]) {
       await expect(createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', headers: [header] })).rejects.toMatchObject({ code: 'validation_error' });
+    }
+  });
+
+  it.each([
+    'Svc_Webhook_Signature', 'SVC_WEBHOOK_ID', 'svc_webhook-timestamp', 'Svc-Webhook', 'X_Webhook_Event', 'x_webhook_signature', 'X-WEBHOOK',
+    'X_Webhook_Delivery_Id', 'Transfer_Encoding', 'CONTENT_LENGTH', 'Proxy_Authorization', 'proxy_connection', 'Keep_Alive', 'Http2-Settings',
+  ])('header forging through spelling (underscores for dashes, case): a custom header named %s is refused at registration, nothing stored', async (name) => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const err = await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', headers: [[name, 'forged']] }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'validation_error', status: 400, details: { field: 'headers', header: name, reason: 'protected_header' } });
+    expect(await t.rt.ds.getRepository(Webhook).count()).toBe(0);
+  });
+
+  it('silent delivery failure: custom header values no HTTP request can carry (non-Latin-1, control characters) are refused at registration, on the page with 400 and nothing stored', async () => {
+    await using env = await startDeveloperEnv();
+    const b = await DevBrowser.signedIn(env.t, env.w.owner);
+    await b.page();
+    const unsendable: [string, string][] = [
+      ['X-Team', 'caf\u00e9 \u20ac'], ['Authorization', 'Bearer \ud83d\ude00'], ['X-A', 'a\u2028b'], ['X-A', 'a\u0000b'], ['X-A', 'a\u007fb'], ['X-A', 'a\u0001b'],
+    ];
+    for (const header of unsendable) {
+      const err = await createWebhook(env.t.rt.services, { roomId: env.w.roomId, url: 'http://127.0.0.1:9/hook', headers: [header] }).catch((e) => e);
+      expect(err, JSON.stringify(header)).toMatchObject({ code: 'validation_error', status: 400, details: { field: 'headers', header: header[0] } });
+      const r = await b.submit('/settings/developer/webhooks', { room: env.w.roomId, url: 'http://127.0.0.1:9/hook', headers: `${header[0]}: ${header[1]}` });
+      expect(r.status, JSON.stringify(header)).toBe(400);
+      expect(r.html).toContain(`Invalid value for header ${header[0]}`);
+    }
+    // the same name twice, once spelled with an underscore
+    const twice = await createWebhook(env.t.rt.services, { roomId: env.w.roomId, url: 'http://127.0.0.1:9/hook', headers: [['X-Team', 'a'], ['x_team', 'b']] }).catch((e) => e);
+    expect(twice).toMatchObject({ code: 'validation_error', details: { header: 'x_team' } });
+    expect(await env.t.rt.ds.getRepository(Webhook).count()).toBe(0);
+    // Latin-1 is what HTTP carries: accepted
+    await createWebhook(env.t.rt.services, { roomId: env.w.roomId, url: 'http://127.0.0.1:9/hook', headers: [['X-Team', 'caf\u00e9']] });
+  });
+
+  it('silent delivery failure: a stored custom header value no request can carry (a row from before the check) fails the delivery at once as invalid_custom_header, logged, never sent', async () => {
+    await using t = await startTestServer();
+    await using rx = await startReceiver();
+    const logs = captureLogs(t);
+    const w = await createWorld(t.rt);
+    const { webhook } = await createWebhook(t.rt.services, { roomId: w.roomId, url: rx.url, headers: [['X-Team', 'blue']] });
+    const key = loadWebhookKey(t.rt.services.config);
+    await t.rt.ds.getRepository(Webhook).update({ id: webhook.id }, { headersEnc: encryptSecret(key, JSON.stringify([['X-Team', 'caf\u20ac-receiver-credential']])) });
+    await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hi' } });
+    await createWebhookWorker({ services: t.rt.services }).runOnce();
+    expect(rx.requests).toHaveLength(0);
+    expect((await deliveryRows(t.rt, webhook.id))[0]).toMatchObject({ state: 'failed', lastError: 'invalid_custom_header', attempts: 1, statusCode: null });
+    expect(logs.text()).toContain('webhook custom header cannot be sent');
+    expect(logs.text()).toContain(webhook.id);
+    expect(logs.text()).not.toContain('receiver-credential');
+  });
+
+  it('SSRF oracle: a caller who may not manage the room is refused (404, 403) before the receiver URL is resolved: no DNS lookup', async () => {
+    await using env = await startDeveloperEnv();
+    const lookups: string[] = [];
+    configureWebhookDelivery(env.t.rt.services, { resolver: async (host) => (lookups.push(host), resolver(host)) });
+    const other = await createWorld(env.t.rt, 'Victim');
+    const url = 'https://intranet.example/hook';
+    // another organization's room: 404 on the page, as for a room that does not exist
+    const attacker = await DevBrowser.signedIn(env.t, env.w.owner);
+    await attacker.page();
+    const foreign = await attacker.submit('/settings/developer/webhooks', { room: other.roomId, url });
+    expect(foreign.status).toBe(404);
+    expect(foreign.html).toContain('Room not found');
+    // a member of the room without manage rights: 403
+    const member = await DevBrowser.signedIn(env.t, env.w.member);
+    await member.page();
+    const notManager = await member.submit('/settings/developer/webhooks', { room: env.w.roomId, url });
+    expect(notManager.status).toBe(403);
+    expect(lookups).toEqual([]);
+    expect(await env.t.rt.ds.getRepository(Webhook).count()).toBe(0);
+    // the room's manager: the name is resolved, and refused
+    const owner = await attacker.submit('/settings/developer/webhooks', { room: env.w.roomId, url });
+    expect(owner.status).toBe(400);
+    expect(lookups).toEqual(['intranet.example']);
+  });
+
+  it('internal address disclosure: refusing an internal receiver says so without naming the address a host resolved to (message, details, page)', async () => {
+    await using env = await startDeveloperEnv();
+    configureWebhookDelivery(env.t.rt.services, { resolver });
+    const b = await DevBrowser.signedIn(env.t, env.w.owner);
+    await b.page();
+    for (const [url, address] of [['https://intranet.example/hook', '10.1.2.3'], ['https://mixed.example/', '169.254.169.254']]) {
+      const err = await createWebhook(env.t.rt.services, { roomId: env.w.roomId, url }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'validation_error', details: { field: 'url', reason: 'blocked_address' } });
+      expect(err.message).toContain('internal or special address');
+      expect(JSON.stringify({ message: err.message, details: err.details })).not.toContain(address);
+      const r = await b.submit('/settings/developer/webhooks', { room: env.w.roomId, url });
+      expect(r.status).toBe(400);
+      expect(r.html).toContain('resolves to an internal or special address');
+      expect(r.html).not.toContain(address);
     }
   });
 

@@ -154,10 +154,10 @@ describe('webhooks on /v1 (spec 2.6, 4)', () => {
     expect(s.rx.requests).toHaveLength(1);
   });
 
-  it('is the same operation over MCP: events of MCP writes are delivered, and the three tools exist', async () => {
+  it('is the same operation over MCP: events of MCP writes are delivered, and the four tools exist', async () => {
     await using s = await setup();
     const tools = listProcedures().filter((p) => p.meta.tags.includes('webhooks')).map((p) => p.meta.tool.name);
-    expect(tools).toEqual(['list_webhooks', 'list_webhook_deliveries', 'redeliver_webhook_delivery']);
+    expect(tools).toEqual(['list_webhooks', 'list_webhook_deliveries', 'redeliver_webhook_delivery', 'test_webhook']);
     await using c = await connectMcp(s.t, { token: s.w.key });
     const rec = await c.callTool({ name: 'create_record', arguments: { roomId: s.w.roomId, title: 'Via MCP' } });
     expect(rec.isError).toBeFalsy();

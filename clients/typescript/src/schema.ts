@@ -119,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Add a member to a room
-         * @description Adds a user of the room's organization. Fires room.member.added. Adding a member twice changes nothing.
+         * @description Adds a user of the room's organization (in a personal room: a user who shares an organization with the caller; anyone else answers 404 not_found, as an unknown user does). Fires room.member.added. Adding a member twice changes nothing.
          *
          *     Scope: `rooms:write`. Cost: 2 API unit(s). MCP tool: `add_room_member`.
          */
@@ -461,7 +461,7 @@ export interface paths {
         };
         /**
          * The event log
-         * @description Events of the rooms the caller can read, oldest first. ID-only payloads; fetch details through the API.
+         * @description Events of the rooms the caller can read, oldest first. ID-only payloads; fetch details through the API. `since` keeps events created at or after that time (how `svc listen` follows the log).
          *
          *     Scope: `events:read`. Cost: 1 API unit(s). MCP tool: `list_events`.
          */
@@ -540,6 +540,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a signed test event now, through the real sender, and answers with the outcome of that one attempt. The event has type webhook.test (outside the catalog, never fired by a write), data.object is the webhook itself, and it is marked by the Svc-Webhook-Test: true header and "test": true in the body. It becomes a history row like any delivery (no automatic retry). A receiver failure answers 200 with success=false and the error class. 404 not_found without the webhook, 409 webhook_inactive.
+         *
+         *     Scope: `webhooks:write`. Cost: 2 API unit(s). MCP tool: `test_webhook`.
+         */
+        post: operations["test_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -564,7 +586,7 @@ export interface components {
          * @description The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.
          * @enum {string}
          */
-        ErrorCode: "unauthorized" | "insufficient_scope" | "invalid_audience" | "forbidden" | "not_found" | "room_not_found" | "method_not_allowed" | "validation_error" | "rule_violation" | "invalid_state" | "conflict" | "webhook_inactive" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_units_exhausted" | "internal_error" | "insufficient_storage" | "service_unavailable";
+        ErrorCode: "unauthorized" | "insufficient_scope" | "invalid_audience" | "forbidden" | "not_found" | "room_not_found" | "method_not_allowed" | "validation_error" | "rule_violation" | "invalid_state" | "conflict" | "webhook_inactive" | "idempotency_key_in_use" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_units_exhausted" | "internal_error" | "insufficient_storage" | "service_unavailable";
         Me: {
             /**
              * @description Identifier of a user: `usr_` and 1-64 letters or digits
@@ -1148,6 +1170,22 @@ export interface components {
         RedeliverWebhookDeliveryResponse: {
             delivery: components["schemas"]["PublicWebhookDelivery"];
         };
+        TestWebhookResponse: {
+            delivery: components["schemas"]["PublicWebhookDelivery"];
+            outcome: components["schemas"]["WebhookTestOutcome"];
+        };
+        WebhookTestOutcome: {
+            success: boolean;
+            /** @description HTTP status of the receiver; null when none answered */
+            statusCode: number | null;
+            /** @description Duration of the attempt; null when nothing was sent */
+            durationMs: number | null;
+            /**
+             * @description Why it failed without a 2xx: timeout, connection_refused, connection_reset, dns, tls, ssrf_refused, redirect_not_followed, network_error, secret_unreadable; null on a response that is not a redirect
+             * @example connection_refused
+             */
+            errorClass: string | null;
+        };
     };
     responses: {
         /** @description `validation_error`: the input does not match the schema: a field, an unknown body field or query parameter, a NUL character, a malformed Idempotency-Key or cursor, a body that is not a UTF-8 JSON object (details.issues for schema failures) */
@@ -1366,6 +1404,41 @@ export interface components {
                     error?: {
                         /** @enum {string} */
                         code?: "not_found" | "room_not_found";
+                    };
+                };
+            };
+        };
+        /** @description `request_timeout`: the body did not arrive within SVC_BODY_TIMEOUT_MS; the connection is closed */
+        RequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "request_timeout",
+                 *         "message": "the body did not arrive within SVC_BODY_TIMEOUT_MS; the connection is closed",
+                 *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
+                 *         "details": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"] & {
+                    error?: {
+                        /** @enum {string} */
+                        code?: "request_timeout";
                     };
                 };
             };
@@ -1953,6 +2026,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2047,6 +2121,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2146,6 +2221,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2245,6 +2321,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2344,6 +2421,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2442,6 +2520,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2541,6 +2620,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2635,6 +2715,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2690,6 +2771,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2745,6 +2827,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["InvalidStateOrIdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2800,6 +2883,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["InvalidStateOrIdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2855,6 +2939,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["InvalidStateOrIdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2910,6 +2995,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["InvalidStateOrIdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2971,6 +3057,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -3119,6 +3206,8 @@ export interface operations {
                 type?: string;
                 /** @description Only events of this room */
                 roomId?: string;
+                /** @description Only events created at or after this ISO 8601 time */
+                since?: string;
             };
             header?: never;
             path?: never;
@@ -3260,7 +3349,7 @@ export interface operations {
                 roomId: string;
                 /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
                 webhookId: string;
-                /** @description Identifier of a webhook delivery: `whd_` and 1-64 letters or digits */
+                /** @description The history row id (whd_…). The Svc-Webhook-Delivery UUID is answered 404 with a message naming the history id */
                 deliveryId: string;
             };
             cookie?: never;
@@ -3292,10 +3381,63 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["WebhookInactiveOrIdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationErrorOrIdempotencyKeyReused"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    test_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                roomId: string;
+                /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Send a test event */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestWebhookResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["WebhookInactiveOrIdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

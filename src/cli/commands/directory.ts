@@ -1,6 +1,6 @@
 import { createApiKey, revokeApiKey } from '../../domain/apiKeys.js';
 import { addMemberAsOperator, createRoom } from '../../domain/rooms.js';
-import { addOrgMember, createOrganization, createUser } from '../../domain/users.js';
+import { addOrgMember, createOrganization, createUser, setUserPassword } from '../../domain/users.js';
 import { inTransaction } from '../../procedures/tx.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
@@ -45,6 +45,14 @@ export const directoryCommands: Command[] = [
         }),
       );
       return { id: user.id };
+    },
+  },
+  {
+    name: 'user set-password',
+    usage: 'svc user set-password --user USR --password P   (ends every browser session of the user)',
+    options: { user: { type: 'string' }, password: { type: 'string' } },
+    async run(a, { services: s }) {
+      return inTransaction(s, (m) => setUserPassword(m, s.now(), required(a, 'user'), required(a, 'password')));
     },
   },
   {

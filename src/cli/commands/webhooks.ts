@@ -1,5 +1,8 @@
 import { parseHeaderLine } from '../../webhooks/customHeaders.js';
+import { serveMetrics } from '../../observability/serveMetrics.js';
+import { purgeWebhookAttempts } from '../../webhooks/attemptLog.js';
 import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
+import { sendTestEvent } from '../../webhooks/redeliver.js';
 import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
 import { createWebhook, deleteWebhook, setWebhookActive } from '../../webhooks/webhookConfig.js';
 import { API_VERSIONS } from '../../webhooks/constants.js';
@@ -52,10 +55,35 @@ export const webhookCommands: Command[] = [
   byId('webhook activate', (s, id) => setWebhookActive(s, id, true)),
   byId('webhook delete', (s, id) => deleteWebhook(s, id)),
   {
+    name: 'webhook test',
+    usage: 'svc webhook test --id WH   (sends a signed webhook.test event now and prints the outcome)',
+    options: idOnly,
+    async run(a, { services: s }) {
+      const { delivery: d, attempt } = await sendTestEvent(s, undefined, { webhookId: required(a, 'id') });
+      return {
+        id: d.id, deliveryId: d.deliveryId, eventId: d.eventId, eventType: d.eventType, success: d.state === 'succeeded',
+        statusCode: attempt.statusCode, durationMs: attempt.durationMs, errorClass: attempt.record?.errorClass ?? null,
+      };
+    },
+  },
+  {
+    name: 'webhook purge-attempts',
+    usage: 'svc webhook purge-attempts [--before ISO]   (default: records older than SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, 30)',
+    options: { before: { type: 'string' } },
+    async run(a, { services: s }) {
+      const raw = optional(a, 'before');
+      const before = raw === undefined ? undefined : new Date(raw);
+      if (before && Number.isNaN(before.getTime())) throw new UsageError('--before must be an ISO 8601 time');
+      return { deleted: await purgeWebhookAttempts(s, before) };
+    },
+  },
+  {
     name: 'worker',
     usage: 'svc worker   (runs the webhook delivery worker alone until SIGTERM/SIGINT)',
     options: {},
     async run(_a, { services: s }) {
+      const stopTracing = s.config.tracing ? await (await import('../../observability/startTracing.js')).startTracing() : null;
+      const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();
       process.stderr.write(`webhook worker ${worker.owner} running; SIGTERM or SIGINT stops it\n`);
@@ -64,6 +92,9 @@ export const webhookCommands: Command[] = [
         process.once('SIGINT', () => resolve());
       });
       await worker.stop();
+      metricsServer?.closeAllConnections();
+      await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+      await stopTracing?.().catch(() => undefined);
       return {};
     },
   },

@@ -32,4 +32,6 @@ export function mountDeveloperPages(r: Router, { services, form }: DeveloperRout
   r.get(`${DEVELOPER_PATH}/webhooks/delete`, hooks.confirmDelete);
   r.post(`${DEVELOPER_PATH}/webhooks/delete`, form, hooks.delete);
   r.post(`${DEVELOPER_PATH}/webhooks/redeliver`, form, hooks.redeliver);
+  r.post(`${DEVELOPER_PATH}/webhooks/test`, form, hooks.test);
+  r.get(`${DEVELOPER_PATH}/webhooks/delivery`, hooks.delivery);
 }

@@ -1,16 +1,17 @@
 import type { Request, Response } from 'express';
-import { Room } from '../../../db/entities/index.js';
+import { Room, WebhookDelivery } from '../../../db/entities/index.js';
 import type { Actor } from '../../domain/actor.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Services } from '../../domain/services.js';
 import {
-  API_V2, completeWebhookRotation, createWebhook, deleteWebhook, loadWebhook, MAX_ROTATION_DAYS, parseHeaderLine, redeliverWebhookDelivery,
-  rotateWebhookSecret, setWebhookActive,
+  API_V2, completeWebhookRotation, createWebhook, deleteWebhook, listDeliveryAttempts, loadWebhook, MAX_ROTATION_DAYS, parseHeaderLine,
+  redeliverWebhookDelivery, rotateWebhookSecret, sendTestEvent, setWebhookActive, type SentNow,
 } from '../../webhooks/index.js';
 import { csrfToken } from '../csrf.js';
 import { html } from '../html.js';
 import { sendPage } from '../layout.js';
 import { confirmView } from './confirmView.js';
+import { deliveryView } from './deliveryView.js';
 import { actorForRoom, actorForWebhook, type SignedIn } from './developerAccess.js';
 import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js';
 import type { DeveloperViewState } from './developerView.js';
@@ -27,6 +28,16 @@ function refusal(err: unknown): { status: number; text: string } | null {
   if (err.code === 'not_found' || err.code === 'room_not_found') return { status: 404, text: `${err.message}.` };
   if (err.code === 'validation_error' && err.details?.field === 'url') return { status: 400, text: `This URL cannot receive webhooks: ${err.message}.` };
   return { status: err.status, text: err.message.endsWith('.') ? err.message : `${err.message}.` };
+}
+
+/** The outcome of a test event as one sentence. */
+function testOutcome({ delivery, attempt }: SentNow): { kind: 'error' | 'notice'; text: string } {
+  const took = attempt.durationMs === null ? '' : ` in ${attempt.durationMs} ms`;
+  if (delivery.state === 'succeeded') return { kind: 'notice', text: `Test event sent: the receiver answered ${attempt.statusCode}${took}.` };
+  const why = attempt.statusCode !== null
+    ? `the receiver answered ${attempt.statusCode}${attempt.record?.errorClass ? ` (${attempt.record.errorClass})` : ''}${took}`
+    : `no response (${attempt.record?.errorClass ?? attempt.error ?? 'unknown'})${took}`;
+  return { kind: 'error', text: `Test event failed: ${why}. See the new row in the delivery history for the request and response.` };
 }
 
 /**
@@ -135,6 +146,35 @@ export function webhookActions({ services: s }: { services: Services }) {
         s.log.info({ userId: who.user.id, webhookId: id }, 'webhook deleted in developer settings');
         return afterAction('webhook-deleted', 'webhooks');
       }),
+
+    /** POST: sends a test event now and shows its outcome at once. */
+    test: (req: Request, res: Response) =>
+      onWebhook(req, res, async (who, id, actor) => {
+        const sent = await sendTestEvent(s, actor, { webhookId: id });
+        s.log.info({ userId: who.user.id, webhookId: id, statusCode: sent.attempt.statusCode }, 'webhook test event sent in developer settings');
+        await show(req, res, who, { message: testOutcome(sent) });
+      }),
+
+    /** GET: one delivery with the exact request and every attempt. */
+    async delivery(req: Request, res: Response) {
+      const who = await signedIn(s, req, res);
+      if (!who) return;
+      const webhookId = typeof req.query.webhook === 'string' ? req.query.webhook : '';
+      const deliveryId = typeof req.query.delivery === 'string' ? req.query.delivery : '';
+      try {
+        const m = s.ds.manager;
+        const actor = await actorForWebhook(m, who, webhookId);
+        const webhook = await loadWebhook(m, webhookId, actor);
+        const delivery = await m.findOneBy(WebhookDelivery, { id: deliveryId, webhookId: webhook.id });
+        if (!delivery) throw new DomainError('not_found', 'Delivery not found');
+        const attempts = await listDeliveryAttempts(m, delivery.id);
+        sendPage(res, 200, deliveryView({ webhook, delivery, attempts, csrf: csrfToken(s, req, res, who.session), email: who.user.email }));
+      } catch (err) {
+        const r = refusal(err);
+        if (!r) throw err;
+        await show(req, res, who, { message: { kind: 'error', text: r.text } }, r.status);
+      }
+    },
 
     redeliver: (req: Request, res: Response) =>
       onWebhook(req, res, async (_who, id, actor, body) => {

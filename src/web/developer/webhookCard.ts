@@ -12,7 +12,8 @@ export interface WebhookCardOptions {
 
 /**
  * One webhook (spec 2.8): URL, API version, status, custom header names (never values), rotation; the
- * buttons to activate/deactivate, start a rotation (period in days, 1 to 90) or complete it, delete; and its
+ * reason it was disabled automatically (issue 22), if it was; the buttons to send a test event,
+ * activate/deactivate, start a rotation (period in days, 1 to 90) or complete it, delete; and its
  * delivery history (spec 2.6: event type, status code, success, duration, time) with `Redeliver`.
  */
 export function webhookCard({ csrf, item, now }: WebhookCardOptions): SafeHtml {
@@ -34,11 +35,15 @@ export function webhookCard({ csrf, item, now }: WebhookCardOptions): SafeHtml {
 <p>${w.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge off">Inactive</span>`}
 API version <code>${w.apiVersion}</code> · custom headers: ${w.headerNames.length ? w.headerNames.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`) : 'none'}
 · created ${when(w.createdAt)}</p>
+${!w.active && w.disabledReason
+    ? html`<p class="error" role="alert">Disabled automatically ${when(w.disabledAt)}: ${w.disabledReason}</p>`
+    : null}
 ${rotating
     ? html`<p role="note">Rotating: deliveries are signed with the current and the next secret until ${when(w.rotationEndsAt)}, when the next secret replaces the current one. Complete the rotation once your receiver uses the next secret.</p>`
     : null}
 <div class="actions">
 ${w.active ? post('deactivate', 'Deactivate') : post('activate', 'Activate')}
+${w.active ? post('test#webhooks', 'Send test event') : null}
 ${rotation}
 <form method="get" action="/settings/developer/webhooks/delete"><input type="hidden" name="webhook" value="${w.id}"><button type="submit" aria-describedby="${title}">Delete</button></form>
 </div>
@@ -55,7 +60,8 @@ function deliveryTable(item: WebhookWithHistory, hidden: SafeHtml): SafeHtml {
 <td>${success(d)}</td>
 <td>${d.durationMs === null ? html`<span class="muted">–</span>` : `${d.durationMs} ms`}</td>
 <td>${when(d.finalizedAt ?? d.createdAt)}</td>
-<td><form method="post" action="/settings/developer/webhooks/redeliver">${hidden}<input type="hidden" name="delivery" value="${d.id}"><button type="submit">Redeliver</button></form></td>
+<td><a href="/settings/developer/webhooks/delivery?webhook=${encodeURIComponent(item.webhook.id)}&amp;delivery=${encodeURIComponent(d.id)}">Details</a>
+<form method="post" action="/settings/developer/webhooks/redeliver">${hidden}<input type="hidden" name="delivery" value="${d.id}"><button type="submit">Redeliver</button></form></td>
 </tr>`);
   return html`<table><thead><tr><th scope="col">Event type</th><th scope="col">Status code</th><th scope="col">Success</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
 <tbody>${rows}</tbody></table>${item.more ? html`<p class="muted">Only the ${item.deliveries.length} newest deliveries are shown; the API lists them all (GET /v1/rooms/{roomId}/webhooks/{webhookId}/deliveries).</p>` : null}`;
