@@ -3,6 +3,7 @@ import type { Credentials } from '../auth/credentials.js';
 import type { Actor, AuthenticatedActor } from '../domain/actor.js';
 import type { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
+import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 
 /** A file the REST adapter streams after the procedure authorized the download. */
 export interface FileDownload {
@@ -19,6 +20,11 @@ export interface ResponseState {
   /** Overrides the success status (idempotent replays). */
   status?: number;
   download?: FileDownload;
+  /**
+   * MCP only: the content blocks of the tool result (a file's bytes as an image, an embedded text resource or
+   * a resource link), in place of the output as JSON text; `structuredContent` still carries the output.
+   */
+  toolContent?: ContentBlock[];
   /** Filled once authenticated, for the audit row. */
   actor?: Actor;
   units: number;
