@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
-import { toToolSchema, type JsonSchemaObject } from './toolSchema.js';
+import { toToolSchema } from './toolSchema.js';
 
 /** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
 export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';

@@ -3,7 +3,6 @@ import type { Credentials } from '../auth/credentials.js';
 import type { Actor, AuthenticatedActor } from '../domain/actor.js';
 import type { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
-import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 
 /** A file the REST adapter streams after the procedure authorized the download. */
 export interface FileDownload {
@@ -13,6 +12,15 @@ export interface FileDownload {
   filename: string;
   sha256: string;
 }
+
+/**
+ * A content block of an MCP tool result, as the MCP spec (2025-11-25) shapes it; declared here because
+ * procedures stay transport-free (they import no MCP SDK).
+ */
+export type ToolContentBlock =
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'resource'; resource: { uri: string; mimeType: string; text: string } }
+  | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; size?: number };
 
 /** What a procedure call hands back to its surface besides the output. */
 export interface ResponseState {
@@ -24,7 +32,7 @@ export interface ResponseState {
    * MCP only: the content blocks of the tool result (a file's bytes as an image, an embedded text resource or
    * a resource link), in place of the output as JSON text; `structuredContent` still carries the output.
    */
-  toolContent?: ContentBlock[];
+  toolContent?: ToolContentBlock[];
   /** Filled once authenticated, for the audit row. */
   actor?: Actor;
   units: number;

@@ -50,5 +50,5 @@ export const toolCall = (name: string, args: Record<string, unknown> = {}, id = 
  * What a tool result says: its `structuredContent`, or for an error (`isError`, which carries no
  * structuredContent) the REST error envelope in its text content.
  */
-export const bodyOf = (r: { isError?: unknown; content?: unknown; structuredContent?: unknown }): any =>
+export const bodyOf = (r: Record<string, unknown>): any =>
   r.isError ? JSON.parse((r.content as { type: string; text: string }[])[0].text) : r.structuredContent;
