@@ -78,7 +78,7 @@ function routeOf(proc: ProcedureInfo): RouteConfig {
   const request: RouteConfig['request'] = {};
   if (pathKeys.length) request.params = pick(pathKeys);
   if (http.rawBody) {
-    const q = rest.filter((k) => k !== http.rawBody!.field && k !== http.rawBody!.contentTypeField);
+    const q = rest.filter((k) => k !== http.rawBody!.field && k !== http.rawBody!.contentTypeField && !http.rawBody!.mcpOnly?.includes(k));
     if (q.length) request.query = pick(q);
     request.body = {
       description: 'The file\'s bytes; Content-Type gives its media type',

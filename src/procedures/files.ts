@@ -18,7 +18,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
 export const filesRouter = router({
   upload: apiProcedure
     .meta({
-      http: { method: 'POST', path: '/v1/rooms/{roomId}/files', successStatus: 201, rawBody: { field: 'contentBase64', contentTypeField: 'contentType' } },
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/files', successStatus: 201, rawBody: { field: 'contentBase64', contentTypeField: 'contentType', mcpOnly: ['text'] } },
       tool: { name: 'upload_file', title: 'Upload a file' },
       summary: 'Upload a file',
       description:
