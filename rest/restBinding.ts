@@ -22,8 +22,10 @@ export function restBindingOf(proc: ProcedureInfo): RestBinding {
   const path = [...http.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const rest = keys.filter((k) => !path.includes(k));
   if (http.rawBody) {
+    // (fields that stand for the body over MCP only, such as an upload's `text`, are not REST parameters)
     const body = [http.rawBody.field, http.rawBody.contentTypeField];
-    return { path, query: rest.filter((k) => !body.includes(k)), body };
+    const mcpOnly = http.rawBody.mcpOnly ?? [];
+    return { path, query: rest.filter((k) => !body.includes(k) && !mcpOnly.includes(k)), body };
   }
   return http.method === 'GET' ? { path, query: rest, body: [] } : { path, query: [], body: rest };
 }

@@ -28,9 +28,11 @@ async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<voi
   }
 }
 
-export async function listTasks(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+export async function listTasks(m: EntityManager, actor: Actor, roomId: string, page: PageInput & { since?: string }, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
   const qb = m.getRepository(Task).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
+  // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
+  if (page.since) qb.andWhere('x.createdAt >= :since', { since: page.since });
   return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
-import { idOf, listOf, nonBlankText, pageInput } from './schemas.js';
+import { idOf, listOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { MessageView, toMessage } from './views.js';
@@ -9,13 +9,13 @@ export const messagesRouter = router({
   list: apiProcedure
     .meta({
       http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages' },
-      summary: 'List messages', description: 'Messages of a room, oldest first.',
+      summary: 'List messages', description: 'Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
       tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
     .output(listOf(MessageView))
     .query(async ({ ctx, input }) => {
-      const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
     }),
 

@@ -68,3 +68,15 @@ export const ErrorEnvelope = z
     }),
   })
   .meta({ id: 'ApiError' });
+
+/** `order` and `since` of the time-ordered lists (messages, tasks, events). */
+export const timeListInput = {
+  order: z.enum(['asc', 'desc']).optional().meta({
+    description: 'asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in.',
+    example: 'desc',
+  }),
+  since: z.iso.datetime({ offset: true }).optional().meta({ description: 'Only items created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }),
+};
+
+/** `since` as stored times compare: fixed-width ISO 8601 UTC text. */
+export const normalizedSince = (since: string | undefined): string | undefined => (since === undefined ? undefined : new Date(since).toISOString());

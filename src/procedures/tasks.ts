@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
-import { date, idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
+import { date, idOf, listOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { TaskStatus, TaskView, toTask } from './views.js';
@@ -18,13 +18,13 @@ export const tasksRouter = router({
   list: apiProcedure
     .meta({
       http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks' }, tool: { name: 'list_tasks', title: 'List tasks' },
-      summary: 'List tasks', description: 'Tasks of a room, oldest first.',
+      summary: 'List tasks', description: 'Tasks of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
       tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
     .output(listOf(TaskView))
     .query(async ({ ctx, input }) => {
-      const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return { data: page.data.map(toTask), nextCursor: page.nextCursor };
     }),
 

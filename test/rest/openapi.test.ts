@@ -49,6 +49,8 @@ describe('GET /v1/openapi.json', () => {
     }
     const upload = doc.paths['/v1/rooms/{roomId}/files'].post;
     expect(upload.parameters.map((x: any) => x.name ?? x.$ref)).toEqual(expect.arrayContaining(['roomId', 'filename', 'messageId', 'taskId']));
+    // `text` stands for the body over MCP only; REST sends the bytes
+    expect(upload.parameters.map((x: any) => x.name)).not.toContain('text');
     expect(doc.paths['/v1/rooms'].get.parameters.map((x: any) => x.name)).toEqual(['limit', 'cursor']);
   });
 

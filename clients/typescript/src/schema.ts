@@ -139,7 +139,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description Messages of a room, oldest first.
+         * @description Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.
          *
          *     Scope: `messages:read`. Cost: 1 API unit(s). MCP tool: `list_messages`.
          */
@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * List tasks
-         * @description Tasks of a room, oldest first.
+         * @description Tasks of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.
          *
          *     Scope: `tasks:read`. Cost: 1 API unit(s). MCP tool: `list_tasks`.
          */
@@ -375,7 +375,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file
-         * @description REST: the request body is the file's bytes, with their Content-Type (any media type; it is stored and served back on download); `filename` and optionally `messageId` or `taskId` are query parameters. MCP: the bytes as base64. A file attaches to a message or a task of the room, not both (both: 400 rule_violation). Fires file.uploaded when attached to a message or task.
+         * @description REST: the request body is the file's bytes, with their Content-Type (any media type; it is stored and served back on download); `filename` and optionally `messageId` or `taskId` are query parameters. MCP: exactly one of `text` (the content as UTF-8 text) or `contentBase64` (the bytes as base64). A file attaches to a message or a task of the room, not both (both: 400 rule_violation). Fires file.uploaded when attached to a message or task.
          *
          *     Scope: `files:write`. Cost: 5 API unit(s). MCP tool: `upload_file`.
          */
@@ -417,7 +417,7 @@ export interface paths {
         };
         /**
          * Download a file
-         * @description REST streams the bytes with their Content-Type. The MCP tool returns them as base64 up to 1048576 bytes.
+         * @description REST streams the bytes with their Content-Type. The MCP tool returns them as content blocks: an image (images up to 1048576 bytes), an embedded text resource (UTF-8 text and JSON up to 262144 bytes), or else a resource link (`svc://` resource or REST download URL); the structured result is the file's metadata and how its content was delivered.
          *
          *     Scope: `files:read`. Cost: 2 API unit(s). MCP tool: `get_file_content`.
          */
@@ -461,11 +461,33 @@ export interface paths {
         };
         /**
          * The event log
-         * @description Events of the rooms the caller can read, oldest first. ID-only payloads; fetch details through the API. `since` keeps events created at or after that time (how `svc listen` follows the log).
+         * @description Events of the rooms the caller can read, oldest first (`order=desc`: newest first). ID-only payloads; fetch details through the API. `since` keeps events created at or after that time (how `svc listen` follows the log).
          *
          *     Scope: `events:read`. Cost: 1 API unit(s). MCP tool: `list_events`.
          */
         get: operations["list_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search messages and tasks
+         * @description Messages (body) and tasks (title, description) containing `q` (case-insensitive substring) in the rooms the caller can read, newest first. `types` is a comma-separated list of `messages` and `tasks` (default: both, or only messages when the credential lacks tasks:read); tasks need tasks:read.
+         *
+         *     Scope: `messages:read`. Cost: 2 API unit(s). MCP tool: `search`.
+         */
+        get: operations["search"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1079,6 +1101,88 @@ export interface components {
                     /** @enum {string} */
                     type: "record" | "message" | "task" | "file" | "room";
                 };
+            };
+        };
+        SearchResponse: {
+            data: components["schemas"]["SearchHit"][];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        SearchHit: {
+            /** @enum {string} */
+            type: "message" | "task";
+            roomId: string;
+            createdAt: string;
+            /** @description When type is message */
+            message?: {
+                /**
+                 * @description Identifier of a message: `msg_` and 1-64 letters or digits
+                 * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                id: string;
+                /**
+                 * @description Identifier of a room: `room_` and 1-64 letters or digits
+                 * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                roomId: string;
+                /**
+                 * @description Identifier of a user: `usr_` and 1-64 letters or digits
+                 * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                authorId: string;
+                /**
+                 * @description Actor that posted it for the author
+                 * @enum {string}
+                 */
+                postedBy: "user" | "app" | "agent";
+                body: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T09:30:00.000Z
+                 */
+                createdAt: string;
+            };
+            /** @description When type is task */
+            task?: {
+                /**
+                 * @description Identifier of a task: `task_` and 1-64 letters or digits
+                 * @example task_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                id: string;
+                /**
+                 * @description Identifier of a room: `room_` and 1-64 letters or digits
+                 * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                roomId: string;
+                title: string;
+                description: string;
+                /** @enum {string} */
+                status: "todo" | "in_progress" | "done";
+                /**
+                 * @description Identifier of a user: `usr_` and 1-64 letters or digits
+                 * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                assigneeId: string | null;
+                startDate: string | null;
+                dueDate: string | null;
+                /**
+                 * @description Identifier of a user: `usr_` and 1-64 letters or digits
+                 * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+                 */
+                createdById: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T09:30:00.000Z
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T09:30:00.000Z
+                 */
+                updatedAt: string;
             };
         };
         ListWebhooksResponse: {
@@ -2238,6 +2342,10 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
                 cursor?: string;
+                /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
+                order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 time */
+                since?: string;
             };
             header?: never;
             path: {
@@ -2338,6 +2446,10 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
                 cursor?: string;
+                /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
+                order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 time */
+                since?: string;
             };
             header?: never;
             path: {
@@ -3152,7 +3264,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudience"];
             404: components["responses"]["NotFoundOrRoomNotFound"];
-            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3206,7 +3317,9 @@ export interface operations {
                 type?: string;
                 /** @description Only events of this room */
                 roomId?: string;
-                /** @description Only events created at or after this ISO 8601 time */
+                /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
+                order?: "asc" | "desc";
+                /** @description Only items created at or after this ISO 8601 time */
                 since?: string;
             };
             header?: never;
@@ -3233,6 +3346,52 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEventsResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /** @description Text to look for */
+                q: string;
+                /** @description Comma-separated: messages, tasks */
+                types?: string;
+                /** @description Page size, 1-200 (default 50) */
+                limit?: number;
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Search messages and tasks */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResponse"];
                 };
             };
             400: components["responses"]["ValidationError"];
