@@ -110,7 +110,8 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'records', description: 'Meeting records and their approval flow' },
   { name: 'files', description: 'Files attached to messages and tasks: upload, metadata, download' },
   { name: 'events', description: 'The event catalog and the event log (the outbox behind webhooks)' },
-  { name: 'webhooks', description: 'Webhooks of a room, their delivery history and redelivery' },
+  { name: 'webhooks', description: 'Webhooks of a room, their delivery history, redelivery and test events' },
+  { name: 'search', description: 'Search across the messages and tasks of the rooms the caller can read' },
 ];
 
 const BINARY = { type: 'string', format: 'binary' } as const;

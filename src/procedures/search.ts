@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import { search, type SearchType } from '../domain/search.js';
 import type { Scope } from '../domain/scopes.js';
-import { listOf, pageInput } from './schemas.js';
+import { idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { MessageView, TaskView, toMessage, toTask } from './views.js';
 
@@ -13,8 +13,8 @@ const TYPE_SCOPES: Record<SearchType, Scope> = { messages: 'messages:read', task
 export const SearchHitView = z
   .object({
     type: z.enum(['message', 'task']),
-    roomId: z.string(),
-    createdAt: z.string(),
+    roomId: idOf('room'),
+    createdAt: timestamp,
     message: MessageView.optional().meta({ description: 'When type is message' }),
     task: TaskView.optional().meta({ description: 'When type is task' }),
   })

@@ -98,6 +98,24 @@ describe('the TypeScript client against a running server (issue 20.6)', () => {
     const got = receiver.requests.at(-1)!;
     expect(verifyWebhook({ rawBody: got.body, headers: got.headers, secrets: [secret] })).toMatchObject({ ok: true, eventId: delivery.eventId });
     expect(verifyWebhook({ rawBody: got.body, headers: got.headers, secrets: ['whsec_wrong'] }).ok).toBe(false);
+    // the Svc-Webhook-Delivery UUID in place of the history id: the typed 404 naming the id the path takes
+    const byUuid = await api.POST('/v1/rooms/{roomId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', {
+      params: { path: { ...hookPath, deliveryId: delivery.deliveryId } },
+    });
+    expect(byUuid.response.status).toBe(404);
+    expect(byUuid.error?.error).toMatchObject({ code: 'not_found', message: expect.stringMatching(/whd_/) });
+    // a test event, sent now through the real sender and signed like any delivery
+    const tested = await unwrap(api.POST('/v1/rooms/{roomId}/webhooks/{webhookId}/test', { params: { path: hookPath } }));
+    expect(tested.outcome).toMatchObject({ success: true, statusCode: 200, errorClass: null });
+    expect(tested.delivery).toMatchObject({ success: true, eventType: 'webhook.test' });
+    const testGot = receiver.requests.at(-1)!;
+    expect(verifyWebhook({ rawBody: testGot.body, headers: testGot.headers, secrets: [secret] })).toMatchObject({ ok: true, eventId: tested.delivery.eventId });
+
+    // search across the rooms the caller can read, typed hits
+    const hits = await unwrap(api.GET('/v1/search', { params: { query: { q: 'two' } } }));
+    expect(hits.data).toEqual([expect.objectContaining({ type: 'message', roomId: w.roomId, message: expect.objectContaining({ body: 'two' }) })]);
+    const taskHits: Schemas['SearchHit'][] = (await unwrap(api.GET('/v1/search', { params: { query: { q: 'ship', types: 'tasks' } } }))).data;
+    expect(taskHits.map((h) => h.task?.id)).toEqual([task.id]);
 
     // every operation of the served document went through the client
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };

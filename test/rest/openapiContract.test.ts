@@ -56,12 +56,21 @@ function parts(doc: Schema, { op }: Operation) {
   };
 }
 
+/** The id prefixes a parameter's pattern admits (`^room_…`, or alternatives as `^(whd_…|uuid)$`). */
+const prefixes = (p: Schema) => [...String(p.schema.pattern ?? '').matchAll(/(?:^\^|[(|])([a-z]+)_/g)].map((m) => m[1]);
+
 /** Requests the document allows: every value drawn from its schema, path parameters naming world A's objects. */
 function allowedRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary<Req> {
   const { resolve, pathParams, queryParams, idempotencyKey, bodySchema, binaryBody } = parts(doc, o);
   const opts = { ids: w.sandbox, resolve };
-  const prefix = (p: Schema) => /^\^([a-z]+)_/.exec(p.schema.pattern ?? '')?.[1] ?? '';
-  const pathArb = fc.tuple(...pathParams.map((p) => fc.constantFrom(...(w.sandbox[prefix(p)] ?? ['x']))))
+  const pathValue = (p: Schema): fc.Arbitrary<string> => {
+    const known = prefixes(p).flatMap((x) => w.sandbox[x] ?? []);
+    // redeliver's deliveryId also takes a Svc-Webhook-Delivery UUID: the document lists its answer, 404 not_found
+    const uuid = p.schema.pattern && new RegExp(p.schema.pattern).test('0b6f6f4e-3c1a-4d2e-9f00-1a2b3c4d5e6f') ? [fc.uuid()] : [];
+    if (!known.length && !uuid.length) return fc.constant('x');
+    return known.length ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, ...uuid.map((a) => ({ arbitrary: a, weight: 1 }))) : uuid[0];
+  };
+  const pathArb = fc.tuple(...pathParams.map(pathValue))
     .map((vs) => pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, pct(vs[i])), o.path));
   const queryArb = fc.tuple(...queryParams.map((p) => {
     const value = valueFor(p.schema, opts).map((v) => [p.name, pct(String(v))] as [string, string]);
@@ -91,7 +100,7 @@ function forbiddenRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary
   ];
   if (pathParams.length) {
     flaws.push(fc.constantFrom(...pathParams).map((p) => (r: Req) => ({
-      ...r, path: o.path.replace(`{${p.name}}`, 'not-an-id').replace(/\{(\w+)\}/g, (_m, n: string) => w.sandbox[pathParams.find((x) => x.name === n)!.schema.pattern.slice(1).split('_')[0]]?.[0] ?? 'x'),
+      ...r, path: o.path.replace(`{${p.name}}`, 'not-an-id').replace(/\{(\w+)\}/g, (_m, n: string) => w.sandbox[prefixes(pathParams.find((x) => x.name === n)!)[0]]?.[0] ?? 'x'),
       flaw: `path parameter ${p.name} against its pattern`,
     })));
   }

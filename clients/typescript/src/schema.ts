@@ -551,7 +551,7 @@ export interface paths {
         put?: never;
         /**
          * Redeliver a webhook delivery
-         * @description Sends the delivery's event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.
+         * @description Sends the delivery's event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, and for a Svc-Webhook-Delivery UUID given in place of the whd_ history id (the message names the id the path takes, and the history id when the UUID belongs to this webhook), 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.
          *
          *     Scope: `webhooks:write`. Cost: 2 API unit(s). MCP tool: `redeliver_webhook_delivery`.
          */
@@ -1111,7 +1111,16 @@ export interface components {
         SearchHit: {
             /** @enum {string} */
             type: "message" | "task";
+            /**
+             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
             roomId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
             /** @description When type is message */
             message?: {
