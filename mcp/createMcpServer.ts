@@ -1,13 +1,16 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult,
+  CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
+  type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newId } from '../src/domain/ids.js';
 import { auditRejection } from './auditRejection.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
+import { listResources, readResource, resourceTemplates } from './resources.js';
+import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
 import { toToolResult } from './toolResult.js';
 
@@ -18,7 +21,8 @@ const INSTRUCTIONS =
   'Tools for a team collaboration service: rooms, messages, tasks, meeting records with approvals, files and events. ' +
   'List tools take `limit` (1-200) and an opaque `cursor` (pass `nextCursor` unchanged). Write tools accept an ' +
   'optional `idempotencyKey`; reuse it when retrying so an action happens once. Errors come back with isError and ' +
-  '{"error":{"code","message","requestId","details"}}.';
+  '{"error":{"code","message","requestId","details"}}. Resources: svc://rooms/{roomId}, its recent messages, records and files ' +
+  '(resources/templates/list); search finds messages and tasks.';
 
 export interface McpServerOptions {
   catalog: ToolCatalog;
@@ -39,7 +43,7 @@ const sharedValidator = new AjvJsonSchemaValidator();
  */
 export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServerOptions): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator,
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator,
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes) }));
@@ -50,7 +54,7 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServ
       await auditRejection(call.services, {
         requestId: call.requestId ?? newId('req'), method: 'TOOL', routePattern: '(unknown tool)', statusCode: 404, errorCode: 'not_found', actor,
       });
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      throw new RpcError(RPC_INVALID_PARAMS, `Unknown tool: ${request.params.name}`);
     }
     const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: extra.signal });
     onToolOutcome?.(outcome.out);
@@ -61,5 +65,12 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServ
     }
     return toToolResult(outcome);
   });
+
+  // Resources: read through the same procedures and pipeline as the tools (resources.ts)
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: resourceTemplates() }));
+  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
+    listResources(catalog, { ...call, signal: extra.signal }, request.params?.cursor));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+    readResource(request.params.uri, catalog, { ...call, signal: extra.signal }, (o) => onToolOutcome?.(o.out)));
   return server;
 }

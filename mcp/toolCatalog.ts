@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { errorCodesOf } from '../src/procedures/errorCodes.js';
 import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
-import { ErrorEnvelope } from '../src/procedures/schemas.js';
-import { toToolSchema, type JsonSchemaObject } from './toolSchema.js';
+import { toToolSchema } from './toolSchema.js';
 
 /** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
 export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
@@ -15,22 +15,8 @@ const idempotencyKeySchema = {
     'Optional idempotency key (1-255 printable ASCII characters). Retrying with the same key and the same arguments within 24 hours replays the first result instead of acting twice.',
 };
 
-const envelopeError = toToolSchema(ErrorEnvelope, 'output')!.properties!.error;
-
-/**
- * The output schema of a tool: the procedure's output, or the error envelope that comes with `isError`.
- * The root keeps the output's `properties` (plus `error`) and says which set is required, so that clients
- * which validate `structuredContent` even on errors (typescript-sdk 1.x `Client.callTool`, issue #1943)
- * still hand the error to the caller.
- */
-function withErrorEnvelope(output: JsonSchemaObject): JsonSchemaObject {
-  const { required = [], ...rest } = output;
-  return {
-    ...rest,
-    properties: { ...output.properties, error: envelopeError },
-    anyOf: [{ required }, { required: ['error'], properties: Object.fromEntries(required.map((k) => [k, false])) }],
-  };
-}
+/** `_meta` key of a tool's error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`). */
+export const ERRORS_META = 'svc/errors';
 
 /** One procedure as an MCP tool: the tool definition and the procedure it calls. */
 export interface CatalogEntry {
@@ -56,7 +42,8 @@ export function toolOf(proc: ProcedureInfo): Tool {
     title: meta.tool.title,
     description: meta.description,
     inputSchema,
-    ...(outputSchema ? { outputSchema: withErrorEnvelope(outputSchema) } : {}),
+    // the success shape only: an error is an isError result without structuredContent (toolResult.ts)
+    ...(outputSchema ? { outputSchema } : {}),
     annotations: {
       title: meta.tool.title,
       readOnlyHint: read,
@@ -64,6 +51,8 @@ export function toolOf(proc: ProcedureInfo): Tool {
       idempotentHint: read || meta.idempotent === true,
       openWorldHint: false,
     },
+    // the error codes a call can answer, by HTTP status: the same list the OpenAPI document gives the operation
+    _meta: { [ERRORS_META]: errorCodesOf(meta, 'mcp') },
   };
 }
 

@@ -22,6 +22,41 @@ function inline(node: unknown, defs: Record<string, unknown>, seen: string[] = [
   );
 }
 
+/** Keywords whose value maps names to schemas (their keys are names, not keywords). */
+const NAMED_SCHEMAS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
+/** Keywords whose value is data, not a schema. */
+const VALUES = new Set(['examples', 'enum', 'const', 'default']);
+
+/**
+ * Standard JSON Schema 2020-12 keywords only, as MCP clients and models read them: OpenAPI's `example`
+ * becomes `examples` (an array), vendor `x-…` keywords are dropped, and `format: "base64"` (no such format)
+ * is dropped where `contentEncoding: "base64"` says it.
+ */
+function standardKeywords(node: unknown, named = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => standardKeywords(n));
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) {
+    if (named) {
+      out[k] = standardKeywords(v);
+      continue;
+    }
+    if (k.startsWith('x-')) continue;
+    if (k === 'example') {
+      if (!('examples' in (node as Json))) out.examples = [v];
+      continue;
+    }
+    if (VALUES.has(k)) {
+      out[k] = v;
+      continue;
+    }
+    if (k === 'format' && v === 'base64' && (node as Json).contentEncoding === 'base64') continue;
+    out[k] = NAMED_SCHEMAS.has(k) ? standardKeywords(v, true) : standardKeywords(v);
+  }
+  return out;
+}
+
 /** `z.coerce.number()` has an unknown input type; tools receive JSON, so say what the procedure accepts. */
 function coercedNumbers(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
   const def = ctx.zodSchema._zod.def;
@@ -38,6 +73,6 @@ function coercedNumbers(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) 
  */
 export function toToolSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject | null {
   const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;
-  const out = inline(raw, (raw.$defs ?? {}) as Record<string, unknown>) as Json;
+  const out = standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)) as Json;
   return out.type === 'object' ? (out as JsonSchemaObject) : null;
 }

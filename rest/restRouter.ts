@@ -14,6 +14,7 @@ import {
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { restBindingOf } from './restBinding.js';
 import { sendError, sendJson } from './render.js';
 import { requestIdFrom } from './requestId.js';
 
@@ -60,6 +61,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   const procedures = listProcedures();
   const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
   const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]>();
+  const queryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query)]));
   for (const proc of procedures) {
     const key = routeKey(proc.meta.http.method, proc.meta.http.path);
     const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
@@ -107,7 +109,12 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       idempotencyKey: header(req, 'idempotency-key'), out: newResponseState(),
     };
     const query = req.query as Record<string, unknown>;
-    let input: Record<string, unknown> = { ...query };
+    // a query parameter the document does not name is refused, as an unknown body field is (never silently
+    // ignored, nor taken for a body field or a path parameter)
+    const unknownKeys = Object.keys(query).filter((k) => !queryKeys.get(proc)!.has(k));
+    if (unknownKeys.length) ctx.inputError = unknownQueryParameters(unknownKeys);
+    let input: Record<string, unknown> = {};
+    for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
     if (http.method !== 'GET') {
       const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
       let read: Awaited<ReturnType<typeof readBody>>;
@@ -117,13 +124,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         if (err instanceof ClientGoneError) return endForGoneClient(res);
         throw err;
       }
-      if ('error' in read) ctx.inputError = read.error;
+      if ('error' in read) ctx.inputError ??= read.error;
       else if (http.rawBody) {
         input[http.rawBody.field] = read.bytes.toString('base64');
         input[http.rawBody.contentTypeField] = header(req, 'content-type') ?? 'application/octet-stream';
       } else {
         const parsed = parseJsonBody(req, read.bytes);
-        if ('error' in parsed) ctx.inputError = parsed.error;
+        if ('error' in parsed) ctx.inputError ??= parsed.error;
         else input = { ...parsed.value, ...input };
       }
     }
@@ -179,6 +186,14 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     sendError(res, err, requestId, headers);
   }
   return dispatch;
+}
+
+/** 400 `validation_error` for query parameters the operation does not take, in the shape of zod's own issue. */
+function unknownQueryParameters(keys: string[]): DomainError {
+  const message = `Unrecognized query parameter${keys.length > 1 ? 's' : ''}: ${keys.map((k) => JSON.stringify(k)).join(', ')}`;
+  return new DomainError('validation_error', 'Invalid input', {
+    details: { issues: [{ path: '', code: 'unrecognized_keys', message, keys }] },
+  });
 }
 
 function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {

@@ -18,10 +18,11 @@ export interface StoredResponse {
 
 /**
  * Parses an `Idempotency-Key` header: 1–255 printable ASCII characters; the quoted form of the IETF draft
- * (`"abc"`) is accepted and unquoted. Throws 400 validation_error otherwise.
+ * (`"abc"`, something between the quotes) is accepted and unquoted. Throws 400 validation_error otherwise.
  */
 export function parseIdempotencyKey(raw: string): string {
-  const key = /^".*"$/.test(raw) && raw.length >= 2 ? raw.slice(1, -1) : raw;
+  // (`""` is no quoted key: taken as it is, like any other two printable characters)
+  const key = /^".+"$/.test(raw) ? raw.slice(1, -1) : raw;
   if (key.length < 1 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
     throw validationError('Idempotency-Key must be 1-255 printable ASCII characters', { field: 'Idempotency-Key' });
   }

@@ -5,7 +5,7 @@ import { In, type EntityManager } from 'typeorm';
 import { Message, StoredFile, Task } from '../../db/entities/index.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
-import { DomainError, notFound, validationError } from './errors.js';
+import { DomainError, notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
 import { normalizeMediaType } from './mediaType.js';
@@ -30,7 +30,7 @@ export const filePath = (dataDir: string, f: StoredFile) => path.join(filesDir(d
  */
 export async function uploadFile(m: EntityManager, now: Date, dataDir: string, actor: Actor, roomId: string, o: UploadOptions) {
   const room = await requireRoom(m, actor, roomId, 'write');
-  if (o.messageId && o.taskId) throw validationError('Attach to a message or a task, not both', { field: 'taskId' });
+  if (o.messageId && o.taskId) throw ruleViolation('Attach to a message or a task, not both', { field: 'taskId' });
   if (o.messageId && !(await m.countBy(Message, { id: o.messageId, roomId }))) throw notFound('Message');
   if (o.taskId && !(await m.countBy(Task, { id: o.taskId, roomId }))) throw notFound('Task');
   // every surface ends here: the stored type is what a download sends back as its Content-Type header

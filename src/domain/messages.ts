@@ -8,9 +8,11 @@ import { newId } from './ids.js';
 import { keysetPage, type PageInput } from './paging.js';
 import { iso } from './time.js';
 
-export async function listMessages(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+export async function listMessages(m: EntityManager, actor: Actor, roomId: string, page: PageInput & { since?: string }, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
   const qb = m.getRepository(Message).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
+  // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
+  if (page.since) qb.andWhere('x.createdAt >= :since', { since: page.since });
   return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }
 

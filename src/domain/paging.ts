@@ -5,9 +5,13 @@ import { validationError } from './errors.js';
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 
+export type SortOrder = 'asc' | 'desc';
+
 export interface PageInput {
   limit?: number;
   cursor?: string;
+  /** Ascending (oldest first, the default) or descending key order; a cursor only continues the order it was issued in. */
+  order?: SortOrder;
 }
 
 /** The list envelope of spec 2.3. */
@@ -18,28 +22,37 @@ export interface Page<T> {
 
 const sign = (secret: string, body: string) => hmacHex(secret, `cursor:${body}`).slice(0, 22);
 
-/** An opaque cursor: the last key seen, signed so that a forged or altered cursor is refused. */
-export function encodeCursor(secret: string, key: string): string {
-  const body = Buffer.from(JSON.stringify({ k: key })).toString('base64url');
+/**
+ * An opaque cursor: the last key seen (and, for a descending page, the order), signed so that a forged or
+ * altered cursor is refused. Ascending cursors keep their old form, so cursors issued before `order` existed stay valid.
+ */
+export function encodeCursor(secret: string, key: string, order: SortOrder = 'asc'): string {
+  const body = Buffer.from(JSON.stringify(order === 'desc' ? { k: key, o: 'desc' } : { k: key })).toString('base64url');
   return `${body}.${sign(secret, body)}`;
 }
 
-export function decodeCursor(secret: string, cursor: string): string {
+/** The key of a cursor issued by `encodeCursor` for the same `order`; anything else is a 400. */
+export function decodeCursor(secret: string, cursor: string, order: SortOrder = 'asc'): string {
   const bad = () => validationError('Invalid cursor', { field: 'cursor', reason: 'not a cursor issued by this service' });
   const [body, sig, extra] = cursor.split('.');
   if (!body || !sig || extra !== undefined || !safeEqual(sig, sign(secret, body))) throw bad();
+  let parsed: { k?: unknown; o?: unknown };
   try {
-    const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { k?: unknown };
-    if (typeof parsed.k !== 'string') throw bad();
-    return parsed.k;
+    parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { k?: unknown; o?: unknown };
   } catch {
     throw bad();
   }
+  if (typeof parsed.k !== 'string') throw bad();
+  if ((parsed.o ?? 'asc') !== order) {
+    throw validationError('This cursor continues a list in the other order', { field: 'cursor', reason: `issued for order=${String(parsed.o ?? 'asc')}` });
+  }
+  return parsed.k;
 }
 
 /**
- * Keyset pagination over a time-ordered id column (never OFFSET): rows after the cursor's key, ascending,
- * one extra row fetched to know whether another page exists. Stable under concurrent inserts.
+ * Keyset pagination over a time-ordered id column (never OFFSET): rows after the cursor's key in the page's
+ * order (ascending unless `order: 'desc'`), one extra row fetched to know whether another page exists.
+ * Stable under concurrent inserts.
  */
 export async function keysetPage<T extends ObjectLiteral>(
   qb: SelectQueryBuilder<T>,
@@ -49,9 +62,10 @@ export async function keysetPage<T extends ObjectLiteral>(
   secret: string,
 ): Promise<Page<T>> {
   const limit = input.limit ?? DEFAULT_LIMIT;
-  if (input.cursor) qb.andWhere(`${keyColumn} > :afterKey`, { afterKey: decodeCursor(secret, input.cursor) });
-  const rows = await qb.orderBy(keyColumn, 'ASC').limit(limit + 1).getMany();
+  const order = input.order ?? 'asc';
+  if (input.cursor) qb.andWhere(`${keyColumn} ${order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: decodeCursor(secret, input.cursor, order) });
+  const rows = await qb.orderBy(keyColumn, order === 'desc' ? 'DESC' : 'ASC').limit(limit + 1).getMany();
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
-  return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1])) : null };
+  return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1]), order) : null };
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { RoomMember, Task, type TaskStatus } from '../../db/entities/index.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
-import { notFound, validationError } from './errors.js';
+import { notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
 import { keysetPage, type PageInput } from './paging.js';
@@ -21,16 +21,18 @@ export interface TaskFields {
 async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<void> {
   if (!t.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
   if (t.assigneeId && !(await m.countBy(RoomMember, { roomId, userId: t.assigneeId }))) {
-    throw validationError('The assignee must be a member of the room', { field: 'assigneeId' });
+    throw ruleViolation('The assignee must be a member of the room', { field: 'assigneeId' });
   }
   if (t.startDate && t.dueDate && t.startDate > t.dueDate) {
-    throw validationError('startDate must not be after dueDate', { field: 'dueDate' });
+    throw ruleViolation('startDate must not be after dueDate', { field: 'dueDate' });
   }
 }
 
-export async function listTasks(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+export async function listTasks(m: EntityManager, actor: Actor, roomId: string, page: PageInput & { since?: string }, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
   const qb = m.getRepository(Task).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
+  // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
+  if (page.since) qb.andWhere('x.createdAt >= :since', { since: page.since });
   return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }
 

@@ -13,12 +13,26 @@ export interface FileDownload {
   sha256: string;
 }
 
+/**
+ * A content block of an MCP tool result, as the MCP spec (2025-11-25) shapes it; declared here because
+ * procedures stay transport-free (they import no MCP SDK).
+ */
+export type ToolContentBlock =
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'resource'; resource: { uri: string; mimeType: string; text: string } }
+  | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; size?: number };
+
 /** What a procedure call hands back to its surface besides the output. */
 export interface ResponseState {
   headers: Record<string, string>;
   /** Overrides the success status (idempotent replays). */
   status?: number;
   download?: FileDownload;
+  /**
+   * MCP only: the content blocks of the tool result (a file's bytes as an image, an embedded text resource or
+   * a resource link), in place of the output as JSON text; `structuredContent` still carries the output.
+   */
+  toolContent?: ToolContentBlock[];
   /** Filled once authenticated, for the audit row. */
   actor?: Actor;
   units: number;

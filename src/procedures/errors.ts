@@ -13,6 +13,20 @@ function validationDetails(err: z.ZodError) {
   };
 }
 
+/** How many input problems a validation error's message lists (all of them stay in `details.issues`). */
+const LISTED_ISSUES = 5;
+
+/**
+ * The message of refused input: the problems themselves, a few at most, so that a model reading only the
+ * message can correct its call (`Invalid input: roomId: must be a room_ identifier; (input): Unrecognized key: "extra"`).
+ */
+function validationMessage(issues: { path: string; message: string }[]): string {
+  if (!issues.length) return 'Invalid input';
+  const listed = issues.slice(0, LISTED_ISSUES).map((i) => `${i.path || '(input)'}: ${i.message}`);
+  const more = issues.length > LISTED_ISSUES ? ` (and ${issues.length - LISTED_ISSUES} more)` : '';
+  return `Invalid input: ${listed.join('; ')}${more}`;
+}
+
 /**
  * Driver codes of a database that is momentarily unable to serve, not of a failed statement: SQLite's lock
  * held by another writer past `busy_timeout`; PostgreSQL's lock timeout, serialization failure, deadlock,
@@ -63,7 +77,7 @@ export function toDomainError(err: unknown): DomainError {
     // BAD_REQUEST is tRPC's input-parse failure; output-validation failures are INTERNAL and stay 500
     if (err.code === 'BAD_REQUEST') {
       const details = err.cause instanceof z.ZodError ? validationDetails(err.cause) : undefined;
-      return new DomainError('validation_error', 'Invalid input', { details, cause: err });
+      return new DomainError('validation_error', validationMessage(details?.issues ?? []), { details, cause: err });
     }
   }
   if (isTransientDatabaseError(err)) return serviceUnavailable(err);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EVENT_CATALOG } from '../domain/catalog.js';
 import { listEvents } from '../domain/eventLog.js';
-import { idOf, listOf, pageInput, timestamp } from './schemas.js';
+import { idOf, listOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 
 export const EventTypeView = z
@@ -15,7 +15,7 @@ export const EventView = z
     actor: z.enum(['user', 'app', 'agent']),
     data: z.object({ object: z.object({ id: z.string(), type: z.enum(['record', 'message', 'task', 'file', 'room']) }) }),
   })
-  .meta({ id: 'Event' });
+  .meta({ id: 'EventObject' });
 
 export const eventsRouter = router({
   types: apiProcedure
@@ -31,17 +31,16 @@ export const eventsRouter = router({
   list: apiProcedure
     .meta({
       http: { method: 'GET', path: '/v1/events' }, tool: { name: 'list_events', title: 'List events' },
-      summary: 'The event log', description: 'Events of the rooms the caller can read, oldest first. ID-only payloads; fetch details through the API. `since` keeps events created at or after that time (how `svc listen` follows the log).',
+      summary: 'The event log', description: 'Events of the rooms the caller can read, oldest first (`order=desc`: newest first). ID-only payloads; fetch details through the API. `since` keeps events created at or after that time (how `svc listen` follows the log).',
       tags: ['events'], scope: 'events:read', units: 1, kind: 'read',
     })
     .input(z.strictObject({
-      ...pageInput, type: z.string().max(100).optional(), roomId: idOf('room').optional(),
-      since: z.iso.datetime({ offset: true }).optional().meta({ description: 'Only events created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }),
+      ...pageInput, type: text(100).optional().meta({ description: 'Only events of this type (e.g. record.created)', example: 'record.created' }),
+      roomId: idOf('room').optional().meta({ description: 'Only events of this room' }), ...timeListInput,
     }))
     .output(listOf(EventView))
     .query(async ({ ctx, input }) => {
-      const since = input.since === undefined ? undefined : new Date(input.since).toISOString();
-      const page = await listEvents(ctx.services.ds.manager, ctx.actor, { ...input, since }, ctx.services.secret);
+      const page = await listEvents(ctx.services.ds.manager, ctx.actor, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return {
         data: page.data.map((e) => ({
           id: e.id, type: e.type, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId,

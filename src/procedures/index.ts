@@ -6,6 +6,7 @@ import { meRouter, organizationsRouter } from './me.js';
 import { messagesRouter } from './messages.js';
 import { recordsRouter } from './records.js';
 import { roomsRouter } from './rooms.js';
+import { searchRouter } from './search.js';
 import { tasksRouter } from './tasks.js';
 import { router } from './trpc.js';
 import { webhooksRouter } from './webhooks.js';
@@ -22,6 +23,7 @@ export const appRouter = router({
   records: recordsRouter,
   files: filesRouter,
   events: eventsRouter,
+  search: searchRouter,
   webhooks: webhooksRouter,
   agentRuns: agentRunsRouter,
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
-import { idOf, listOf, pageInput } from './schemas.js';
+import { idOf, listOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { MessageView, toMessage } from './views.js';
@@ -9,13 +9,13 @@ export const messagesRouter = router({
   list: apiProcedure
     .meta({
       http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages' },
-      summary: 'List messages', description: 'Messages of a room, oldest first.',
+      summary: 'List messages', description: 'Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
       tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
     .output(listOf(MessageView))
     .query(async ({ ctx, input }) => {
-      const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
     }),
 
@@ -26,7 +26,7 @@ export const messagesRouter = router({
       summary: 'Send a message', description: 'Posts a message in a room as the calling user. Fires message.created.',
       tags: ['messages'], scope: 'messages:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), body: z.string().min(1).max(10_000).meta({ example: 'Minutes are up for review.' }) }))
+    .input(z.strictObject({ roomId: idOf('room'), body: nonBlankText(10_000).meta({ description: 'The message text, kept as sent; it holds a non-space character', example: 'Minutes are up for review.' }) }))
     .output(MessageView)
     .mutation(async ({ ctx, input }) =>
       toMessage(await inTransaction(ctx.services, (m) => createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body))),

@@ -13,8 +13,11 @@ export interface ProcedureMeta {
     path: string;
     /** Status of a success (default 200). */
     successStatus?: number;
-    /** The body is raw bytes (file upload): carried to this input field as base64, with its Content-Type. */
-    rawBody?: { field: string; contentTypeField: string };
+    /**
+     * The body is raw bytes (file upload): carried to this input field as base64, with its Content-Type.
+     * `mcpOnly`: input fields that stand for the body over MCP (`text`), not REST query parameters.
+     */
+    rawBody?: { field: string; contentTypeField: string; mcpOnly?: string[] };
     /** The REST response streams a file instead of JSON. */
     download?: boolean;
   };

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
 import type { ProcedureMeta } from './meta.js';
-import { idOf, listOf, pageInput } from './schemas.js';
+import { idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
 
-const title = z.string().trim().min(1).max(500).meta({ example: 'Weekly sync, 2026-11-20' });
-const body = z.string().max(200_000).meta({ example: '## Decisions\n- Ship on Monday' });
+const title = trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' });
+const body = text(200_000).meta({ description: 'Markdown text of the minutes', example: '## Decisions\n- Ship on Monday' });
 const recordPath = '/v1/rooms/{roomId}/records/{recordId}';
 const recordErrors: ProcedureMeta['errors'] = ['not_found', 'room_not_found', 'forbidden'];
 
@@ -27,7 +27,7 @@ const approvalProcedure = (action: ApprovalAction) =>
       summary: approvalDocs[action].title, description: approvalDocs[action].description,
       tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: [...recordErrors!, 'invalid_state'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), comment: z.string().max(2000).optional() }))
+    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), comment: text(2000).optional().meta({ description: 'Recorded with the approval step' }) }))
     .output(z.object({ record: RecordView, approval: ApprovalView }))
     .mutation(async ({ ctx, input }) => {
       const r = await inTransaction(ctx.services, (m) =>

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { requireRoom } from '../domain/access.js';
 import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
-import { idOf, listOf, pageInput } from './schemas.js';
+import { idOf, listOf, pageInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { MemberView, RoomView, toMember, toRoom } from './views.js';
 
-const roomName = z.string().trim().min(1).max(200).meta({ example: 'Design review' });
+const roomName = trimmedName(200).meta({ description: 'The room\'s name (trimmed)', example: 'Design review' });
 
 export const roomsRouter = router({
   list: apiProcedure

@@ -1,13 +1,37 @@
 import { z } from 'zod';
+import { ERROR_STATUS, type ErrorCode } from '../domain/errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/paging.js';
+
+const NOUNS: Record<string, string> = {
+  usr: 'user', org: 'organization', room: 'room', msg: 'message', task: 'task', rec: 'meeting record', apr: 'approval',
+  file: 'file', wh: 'webhook', whd: 'webhook delivery',
+};
 
 /** A prefixed identifier (`room_01J…`). */
 export const idOf = (prefix: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), `must be a ${prefix}_ identifier`).meta({
+    description: `Identifier of a ${NOUNS[prefix] ?? prefix}: \`${prefix}_\` and 1-64 letters or digits`,
     example: `${prefix}_01KAR3V6X5Q2Z8N4M7P9W1T3YB`,
   });
 
-export const timestamp = z.string().meta({ description: 'ISO 8601 UTC with milliseconds', example: '2026-11-22T09:30:00.000Z' });
+export const timestamp = z.string().meta({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds', example: '2026-11-22T09:30:00.000Z' });
+
+// Every string of every input is free of NUL (U+0000): the pipeline refuses it before the schema is read, and the
+// schemas say so, so that the OpenAPI document and the MCP tools state it too.
+/* eslint-disable no-control-regex -- NUL is exactly what these patterns name */
+const NO_NUL = /^[^\u0000]*$/;
+const NON_BLANK = /^[^\u0000]*[^\s\u0000][^\u0000]*$/;
+/* eslint-enable no-control-regex */
+
+/** Free text of at most `max` characters, no NUL. */
+export const text = (max: number) => z.string().max(max).regex(NO_NUL, 'must not contain NUL characters');
+
+/** Text with at least one non-space character, kept as given, at most `max` characters, no NUL. */
+export const nonBlankText = (max: number) => z.string().min(1).max(max).regex(NON_BLANK, 'must hold a non-space character and no NUL');
+
+/** A name or title: trimmed, then 1 to `max` characters with a non-space one, no NUL. */
+export const trimmedName = (max: number) => z.string().trim().min(1).max(max).regex(NON_BLANK, 'must hold a non-space character and no NUL');
+
 export const date = z.iso.date().meta({ description: 'Calendar date YYYY-MM-DD', example: '2026-12-01' });
 
 /** `limit` and `cursor` of every list (CONTRACT §4: default 50, max 200). Query strings are coerced. */
@@ -19,21 +43,40 @@ export const pageInput = {
     .max(MAX_LIMIT)
     .optional()
     .meta({ description: `Page size, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT})`, example: 50 }),
-  cursor: z.string().min(1).max(1024).optional().meta({ description: 'Opaque cursor from nextCursor of the previous page' }),
+  cursor: z.string().min(1).max(1024).regex(NO_NUL).optional().meta({
+    description: 'Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error.',
+  }),
 };
 
 /** The list envelope of spec 2.3. */
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({ data: z.array(item), nextCursor: z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last page' }) });
 
+/** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
+export const ErrorCodeSchema = z
+  .enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]])
+  .meta({ id: 'ErrorCode', description: 'The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.' });
+
 /** The error envelope of spec 2.4. */
 export const ErrorEnvelope = z
   .object({
     error: z.object({
-      code: z.string().meta({ example: 'not_found' }),
+      code: ErrorCodeSchema,
       message: z.string().meta({ example: 'Room not found' }),
-      requestId: z.string().meta({ example: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB' }),
-      details: z.record(z.string(), z.unknown()),
+      requestId: z.string().meta({ description: 'Equals the X-Request-Id header', example: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB' }),
+      details: z.record(z.string(), z.unknown()).meta({ description: 'validation_error: issues (path, code, message); insufficient_scope: required, granted; others as documented' }),
     }),
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'ApiError' });
+
+/** `order` and `since` of the time-ordered lists (messages, tasks, events). */
+export const timeListInput = {
+  order: z.enum(['asc', 'desc']).optional().meta({
+    description: 'asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in.',
+    example: 'desc',
+  }),
+  since: z.iso.datetime({ offset: true }).optional().meta({ description: 'Only items created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }),
+};
+
+/** `since` as stored times compare: fixed-width ISO 8601 UTC text. */
+export const normalizedSince = (since: string | undefined): string | undefined => (since === undefined ? undefined : new Date(since).toISOString());

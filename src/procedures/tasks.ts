@@ -1,38 +1,38 @@
 import { z } from 'zod';
 import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
-import { date, idOf, listOf, pageInput } from './schemas.js';
+import { date, idOf, listOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 import { TaskStatus, TaskView, toTask } from './views.js';
 
 const fields = {
-  title: z.string().trim().min(1).max(500).meta({ example: 'Draft the release notes' }),
-  description: z.string().max(20_000),
+  title: trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Draft the release notes' }),
+  description: text(20_000).meta({ description: 'Free text' }),
   status: TaskStatus,
   assigneeId: idOf('usr').nullable().meta({ description: 'A human member of the room; agents are never assignees' }),
-  startDate: date.nullable(),
-  dueDate: date.nullable(),
+  startDate: date.nullable().meta({ description: 'First day of the task; not after dueDate (else 400 rule_violation)' }),
+  dueDate: date.nullable().meta({ description: 'Last day of the task; not before startDate (else 400 rule_violation)' }),
 };
 
 export const tasksRouter = router({
   list: apiProcedure
     .meta({
       http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks' }, tool: { name: 'list_tasks', title: 'List tasks' },
-      summary: 'List tasks', description: 'Tasks of a room, oldest first.',
+      summary: 'List tasks', description: 'Tasks of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
       tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
     .output(listOf(TaskView))
     .query(async ({ ctx, input }) => {
-      const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return { data: page.data.map(toTask), nextCursor: page.nextCursor };
     }),
 
   create: apiProcedure
     .meta({
       http: { method: 'POST', path: '/v1/rooms/{roomId}/tasks', successStatus: 201 }, tool: { name: 'create_task', title: 'Create a task' },
-      summary: 'Create a task', description: 'Creates a task in a room. Fires task.created.',
-      tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
+      summary: 'Create a task', description: 'Creates a task in a room. Fires task.created. Rules the schema cannot state (400 rule_violation): the assignee is a member of the room; startDate is not after dueDate.',
+      tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'rule_violation'],
     })
     .input(
       z.strictObject({
@@ -59,9 +59,9 @@ export const tasksRouter = router({
   update: apiProcedure
     .meta({
       http: { method: 'PATCH', path: '/v1/rooms/{roomId}/tasks/{taskId}' }, tool: { name: 'update_task', title: 'Update a task' },
-      summary: 'Update a task', description: 'Changes any of a task\'s fields (a Gantt period change is a startDate/dueDate change). Fires task.updated.',
+      summary: 'Update a task', description: 'Changes any of a task\'s fields (a Gantt period change is a startDate/dueDate change). Fires task.updated. Rules the schema cannot state (400 rule_violation): the assignee is a member of the room; startDate is not after dueDate, as they are after the change.',
       tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', idempotent: true,
-      errors: ['not_found', 'room_not_found', 'forbidden'],
+      errors: ['not_found', 'room_not_found', 'forbidden', 'rule_violation'],
     })
     .input(
       z.strictObject({

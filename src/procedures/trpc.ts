@@ -187,7 +187,7 @@ function run(ctx: RequestContext, cost: number, units: UnitsResult, claimId?: st
 }
 
 /** Failures where nothing was done: refused input, a busy database, a full disk. Their units are given back. */
-const REFUNDED = new Set(['validation_error', 'service_unavailable', 'insufficient_storage']);
+const REFUNDED = new Set(['validation_error', 'rule_violation', 'service_unavailable', 'insufficient_storage']);
 
 /** After the handler: give the units back when its input was refused, and store or release the idempotency key. */
 async function settle(

@@ -52,7 +52,7 @@ export const RecordView = z
     id: idOf('rec'), roomId: idOf('room'), title: z.string(), body: z.string(), approvalState: ApprovalState,
     createdById: idOf('usr'), createdAt: timestamp, updatedAt: timestamp,
   })
-  .meta({ id: 'Record' });
+  .meta({ id: 'MeetingRecord' });
 export const toRecord = (r: MeetingRecord): z.infer<typeof RecordView> => ({
   id: r.id, roomId: r.roomId, title: r.title, body: r.body, approvalState: r.approvalState, createdById: r.createdById,
   createdAt: r.createdAt, updatedAt: r.updatedAt,
@@ -76,7 +76,7 @@ export const FileView = z
     filename: z.string(), contentType: z.string(), size: z.number().int(), sha256: z.string(),
     uploadedById: idOf('usr'), createdAt: timestamp,
   })
-  .meta({ id: 'File' });
+  .meta({ id: 'FileMetadata' });
 /** (the content type as a download serves it: a stored one that is not a strict media type reads as octet-stream) */
 export const toFile = (f: StoredFile): z.infer<typeof FileView> => ({
   id: f.id, roomId: f.roomId, messageId: f.messageId, taskId: f.taskId, filename: f.filename, contentType: servableMediaType(f.contentType),

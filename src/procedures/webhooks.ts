@@ -112,7 +112,7 @@ export const webhooksRouter = router({
       tool: { name: 'redeliver_webhook_delivery', title: 'Redeliver a webhook delivery' },
       summary: 'Redeliver a webhook delivery',
       description:
-        'Sends the delivery\'s event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.',
+        'Sends the delivery\'s event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, and for a Svc-Webhook-Delivery UUID given in place of the whd_ history id (the message names the id the path takes, and the history id when the UUID belongs to this webhook), 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.',
       tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
       errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive', { code: 'validation_error', status: 422 }],
     })

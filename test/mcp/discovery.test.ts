@@ -71,6 +71,40 @@ describe('MCP discovery: initialize and tools/list', () => {
     expect(byName.get('upload_file')!.inputSchema.properties).toHaveProperty('contentBase64');
   });
 
+  it('describes tools in standard JSON Schema: success-only output schemas, examples, contentEncoding, no vendor keywords', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using c = await connectMcp(t, { token: w.key });
+    const { tools } = await c.listTools();
+    const keywords = (node: unknown, out = new Set<string>(), named = false): Set<string> => {
+      if (Array.isArray(node)) node.forEach((n) => keywords(n, out));
+      else if (node && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          if (!named) out.add(k);
+          if (k === 'examples' || k === 'enum' || k === 'const' || k === 'default') continue;
+          keywords(v, out, !named && k === 'properties');
+        }
+      }
+      return out;
+    };
+    for (const tool of tools) {
+      const used = [...keywords(tool.inputSchema), ...keywords(tool.outputSchema)];
+      expect(used.filter((k) => k === 'example' || k.startsWith('x-')), tool.name).toEqual([]);
+      // errors are isError results without structuredContent: the output schema is the success shape alone
+      expect(tool.outputSchema!.properties, tool.name).not.toHaveProperty('error');
+      expect(tool.outputSchema, tool.name).not.toHaveProperty('anyOf');
+    }
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    const upload = byName.get('upload_file')!.inputSchema as any;
+    expect(upload.properties.contentBase64).toMatchObject({ type: 'string', contentEncoding: 'base64' });
+    expect(upload.properties.contentBase64).not.toHaveProperty('format');
+    expect(upload.properties.text).toMatchObject({ type: 'string' });
+    expect(upload.oneOf).toEqual([{ required: ['contentBase64'] }, { required: ['text'] }]);
+    expect((byName.get('get_room')!.inputSchema as any).properties.roomId.examples).toEqual([expect.stringMatching(/^room_/)]);
+    expect(byName.get('get_file_content')!.outputSchema!.properties).toMatchObject({ delivery: { enum: ['image', 'text', 'link', 'stream'] } });
+    expect(byName.get('search')!.annotations).toMatchObject({ readOnlyHint: true });
+  });
+
   it('shows only the tools whose scope the credential holds', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

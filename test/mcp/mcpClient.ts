@@ -45,3 +45,10 @@ export async function postMcp(
 export const toolCall = (name: string, args: Record<string, unknown> = {}, id = 1) => ({
   jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args },
 });
+
+/**
+ * What a tool result says: its `structuredContent`, or for an error (`isError`, which carries no
+ * structuredContent) the REST error envelope in its text content.
+ */
+export const bodyOf = (r: Record<string, unknown>): any =>
+  r.isError ? JSON.parse((r.content as { type: string; text: string }[])[0].text) : r.structuredContent;

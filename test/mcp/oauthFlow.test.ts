@@ -10,7 +10,7 @@ import { createClient } from '../../src/oauth/clientRegistry.js';
 import { inTransaction } from '../../src/procedures/tx.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
-import { postMcp, toolCall } from './mcpClient.js';
+import { bodyOf, postMcp, toolCall } from './mcpClient.js';
 import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js';
 
 const REDIRECT = 'http://127.0.0.1:8976/callback';
@@ -113,7 +113,7 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
       const msg = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'Drafted by the assistant' } });
       expect(msg.isError).toBeFalsy();
       const dm = await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
-      expect((dm.structuredContent as any).error.code).toBe('room_not_found');
+      expect(bodyOf(dm).error.code).toBe('room_not_found');
     } finally {
       await c.close();
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
-import { connectMcp } from './mcpClient.js';
+import { bodyOf, connectMcp } from './mcpClient.js';
 
 const NOW = new Date('2026-11-22T09:30:00.000Z');
 const FAKE = '01KAR3V6X5Q2Z8N4M7P9W1T3YB';
@@ -53,7 +53,7 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
       const viaRest = await rest('GET', path);
       const viaMcp = await c.callTool({ name: tool.name, arguments: input });
       expect(viaMcp.isError === true, tool.name).toBe(viaRest.status >= 400);
-      expect(withoutRequestId(viaMcp.structuredContent), tool.name).toEqual(withoutRequestId(viaRest.body));
+      expect(withoutRequestId(bodyOf(viaMcp)), tool.name).toEqual(withoutRequestId(viaRest.body));
       compared.push(tool.name);
     }
     expect(compared).toEqual(expect.arrayContaining(['get_me', 'list_rooms', 'get_room', 'get_record', 'list_event_types', 'list_events']));
@@ -66,11 +66,11 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     const dmRest = await rest('GET', `/v1/rooms/${w.dmRoomId}`);
     const dmMcp = await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
     expect(dmRest.status).toBe(404);
-    expect(withoutRequestId(dmMcp.structuredContent)).toEqual(withoutRequestId(dmRest.body));
-    // the download: bytes over REST, the same bytes as base64 over MCP
+    expect(withoutRequestId(bodyOf(dmMcp))).toEqual(withoutRequestId(dmRest.body));
+    // the download: bytes over REST, the same content as an embedded text resource over MCP
     const bytes = Buffer.from(await (await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, { headers: { authorization: `Bearer ${w.key}` } })).arrayBuffer());
     const content = await c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId: file.id } });
-    expect(Buffer.from((content.structuredContent as any).contentBase64, 'base64').equals(bytes)).toBe(true);
+    expect((content.content as any)[0].resource.text).toBe(bytes.toString('utf8'));
   });
 
   it('answers a write alike on both surfaces', async () => {
@@ -84,6 +84,6 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     const badRest = await call(t, 'PATCH', `/v1/rooms/${w.roomId}`, { key: w.key, body: { name: '' } });
     const badMcp = await c.callTool({ name: 'update_room', arguments: { roomId: w.roomId, name: '' } });
     expect(badRest.status).toBe(400);
-    expect(withoutRequestId(badMcp.structuredContent)).toEqual(withoutRequestId(badRest.body));
+    expect(withoutRequestId(bodyOf(badMcp))).toEqual(withoutRequestId(badRest.body));
   });
 });

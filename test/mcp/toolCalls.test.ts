@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
-import { connectMcp, postMcp, toolCall } from './mcpClient.js';
+import { bodyOf, connectMcp, postMcp, toolCall } from './mcpClient.js';
 
 describe('MCP tools/call through the procedure pipeline', () => {
   it('answers with structuredContent and the same JSON as text', async () => {
@@ -35,7 +35,7 @@ describe('MCP tools/call through the procedure pipeline', () => {
     expect(seen).toEqual(['General', 'R1', 'R2', 'R3']);
     const bad = await c.callTool({ name: 'list_rooms', arguments: { limit: 0 } });
     expect(bad.isError).toBe(true);
-    expect((bad.structuredContent as any).error.code).toBe('validation_error');
+    expect(bodyOf(bad).error.code).toBe('validation_error');
   });
 
   it('replays a write with the same idempotencyKey: one side effect', async () => {
@@ -47,51 +47,90 @@ describe('MCP tools/call through the procedure pipeline', () => {
     const again = await c.callTool({ name: 'create_message', arguments: args });
     expect(first.isError).toBeFalsy();
     expect(again.structuredContent).toEqual(first.structuredContent);
+    // the replay says so in _meta (REST: Idempotent-Replayed), the first call does not
+    expect(first._meta?.['svc/idempotentReplayed']).toBeUndefined();
+    expect(again._meta?.['svc/idempotentReplayed']).toBe(true);
     const list = await c.callTool({ name: 'list_messages', arguments: { roomId: w.roomId } });
     expect((list.structuredContent as { data: unknown[] }).data).toHaveLength(1);
     const reused = await c.callTool({ name: 'create_message', arguments: { ...args, body: 'Something else' } });
     expect(reused.isError).toBe(true);
-    expect((reused.structuredContent as any).error.code).toBe('idempotency_key_reused');
+    expect(bodyOf(reused).error.code).toBe('idempotency_key_reused');
     // reads take no idempotency key: it is an unknown argument there
     const readWithKey = await c.callTool({ name: 'get_me', arguments: { idempotencyKey: 'x' } });
-    expect((readWithKey.structuredContent as any).error.code).toBe('validation_error');
+    expect(bodyOf(readWithKey).error.code).toBe('validation_error');
   });
 
-  it('returns domain errors as isError results carrying the REST envelope', async () => {
+  it('returns domain errors as isError results carrying the REST envelope as text, without structuredContent', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
     const dm = await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
     expect(dm.isError).toBe(true);
-    const env = dm.structuredContent as any;
+    // the outputSchema describes success only, so an error carries no structuredContent for clients to validate
+    expect(dm.structuredContent).toBeUndefined();
+    const env = JSON.parse((dm.content as { text: string }[])[0].text);
     expect(env).toEqual({ error: { code: 'room_not_found', message: 'Room not found', requestId: expect.stringMatching(/^req_/), details: {} } });
-    expect(JSON.parse((dm.content as { text: string }[])[0].text)).toEqual(env);
     expect(env.error.requestId).toBe(dm._meta?.['svc/requestId']);
     const dmMessages = await c.callTool({ name: 'create_message', arguments: { roomId: w.dmRoomId, body: 'hi' } });
-    expect((dmMessages.structuredContent as any).error.code).toBe('room_not_found');
+    expect(bodyOf(dmMessages).error.code).toBe('room_not_found');
     const missing = await c.callTool({ name: 'get_record', arguments: { roomId: w.roomId, recordId: 'rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
-    expect((missing.structuredContent as any).error.code).toBe('not_found');
+    expect(bodyOf(missing).error.code).toBe('not_found');
+    // invalid arguments: a tool execution error (MCP 2025-11-25, SEP-1303) whose message lists the problems
     const invalid = await c.callTool({ name: 'get_room', arguments: { roomId: 'nope', extra: 1 } });
-    expect((invalid.structuredContent as any).error).toMatchObject({ code: 'validation_error', details: { issues: expect.any(Array) } });
-    await expect(c.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    expect(invalid.isError).toBe(true);
+    expect(bodyOf(invalid).error).toMatchObject({ code: 'validation_error', details: { issues: expect.any(Array) } });
+    expect(bodyOf(invalid).error.message).toMatch(/^Invalid input: /);
+    expect(bodyOf(invalid).error.message).toContain('roomId: must be a room_ identifier');
+    expect(bodyOf(invalid).error.message).toMatch(/extra/);
+    // an unknown tool is a JSON-RPC -32602 whose message is prefixed once, by the client
+    const unknown = await c.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: Error & { code?: number }) => e);
+    expect(unknown).toMatchObject({ code: -32602, message: 'MCP error -32602: Unknown tool: no_such_tool' });
   });
 
-  it('uploads base64 and downloads it back as base64', async () => {
+  it('uploads base64 or text; downloads binary as a resource link, text as an embedded resource, images as image blocks', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
+    const upload = async (args: Record<string, unknown>) => {
+      const r = await c.callTool({ name: 'upload_file', arguments: { roomId: w.roomId, ...args } });
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+      return r.structuredContent as { id: string; size: number; contentType: string };
+    };
+    const get = (fileId: string) => c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId } });
+
     const bytes = Buffer.from('minutes\u0001\u00ff binary', 'latin1');
-    const up = await c.callTool({
-      name: 'upload_file',
-      arguments: { roomId: w.roomId, filename: 'notes.bin', contentType: 'application/octet-stream', contentBase64: bytes.toString('base64') },
+    const bin = await upload({ filename: 'notes.bin', contentType: 'application/octet-stream', contentBase64: bytes.toString('base64') });
+    expect(bin.size).toBe(bytes.length);
+    const binDown = await get(bin.id);
+    expect(binDown.structuredContent).toMatchObject({
+      file: { id: bin.id }, delivery: 'link', resourceUri: `svc://rooms/${w.roomId}/files/${bin.id}`,
+      downloadUrl: `${t.baseUrl}/v1/rooms/${w.roomId}/files/${bin.id}/content`,
     });
-    expect(up.isError).toBeFalsy();
-    const file = up.structuredContent as { id: string; size: number };
-    expect(file.size).toBe(bytes.length);
-    const down = await c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId: file.id } });
-    const body = down.structuredContent as { file: { id: string }; contentBase64: string };
-    expect(body.file.id).toBe(file.id);
-    expect(Buffer.from(body.contentBase64, 'base64').equals(bytes)).toBe(true);
+    expect(binDown.content).toEqual([{
+      type: 'resource_link', uri: `svc://rooms/${w.roomId}/files/${bin.id}`, name: 'notes.bin', title: 'notes.bin', mimeType: 'application/octet-stream', size: bytes.length,
+    }]);
+    expect(JSON.stringify(binDown)).not.toContain(bytes.toString('base64'));
+
+    // text goes up as text and comes back as an embedded text resource
+    const txt = await upload({ filename: 'notes.md', contentType: 'text/markdown; charset=utf-8', text: '# Minutes\nÅrsmøte ✓' });
+    expect(txt.size).toBe(Buffer.byteLength('# Minutes\nÅrsmøte ✓'));
+    const txtDown = await get(txt.id);
+    expect(txtDown.content).toEqual([{ type: 'resource', resource: { uri: `svc://rooms/${w.roomId}/files/${txt.id}`, mimeType: 'text/markdown; charset=utf-8', text: '# Minutes\nÅrsmøte ✓' } }]);
+    expect(txtDown.structuredContent).toMatchObject({ delivery: 'text' });
+    const json = await upload({ filename: 'data.json', contentType: 'application/json', text: '{"a":1}' });
+    expect((await get(json.id)).content).toMatchObject([{ type: 'resource', resource: { text: '{"a":1}' } }]);
+
+    // an image comes back as an image block
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const img = await upload({ filename: 'dot.png', contentType: 'image/png', contentBase64: png.toString('base64') });
+    expect((await get(img.id)).content).toEqual([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]);
+
+    // exactly one of text and contentBase64
+    for (const args of [{}, { text: 'a', contentBase64: 'YQ==' }]) {
+      const bad = await c.callTool({ name: 'upload_file', arguments: { roomId: w.roomId, filename: 'x.txt', contentType: 'text/plain', ...args } });
+      expect(bad.isError).toBe(true);
+      expect(bodyOf(bad).error.message).toContain('exactly one of contentBase64 and text');
+    }
   });
 
   it('streams over SSE when the client asks for progress, JSON otherwise', async () => {

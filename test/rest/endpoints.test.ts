@@ -62,9 +62,11 @@ describe('every endpoint, happy path', () => {
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks`, { key: w.key })).body.data.length).toBeGreaterThan(0);
     const badDates = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key, body: { startDate: '2026-12-31' } });
     expect(badDates.status).toBe(400);
-    expect(badDates.body.error.code).toBe('validation_error');
+    // business rules the schema cannot state answer rule_violation, not the schema's validation_error (issue 20.2)
+    expect(badDates.body.error.code).toBe('rule_violation');
     const outsider = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key: w.key, body: { title: 'x', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
     expect(outsider.status).toBe(400);
+    expect(outsider.body.error.code).toBe('rule_violation');
   });
 
   it('records and the approval flow', async () => {

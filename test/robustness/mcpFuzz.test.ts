@@ -49,7 +49,7 @@ function answerProblem(m: any): string | null {
   if (m.error) return typeof m.error.code === 'number' && typeof m.error.message === 'string' ? null : 'malformed JSON-RPC error';
   const r = m.result;
   if (!r || !Array.isArray(r.content)) return 'a result without content';
-  if (r.isError) return envelopeProblem(r.structuredContent, r._meta?.['svc/requestId'] ?? null);
+  if (r.isError) return envelopeProblem(JSON.parse(r.content[0].text), r._meta?.['svc/requestId'] ?? null);
   return null;
 }
 

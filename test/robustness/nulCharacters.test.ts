@@ -51,6 +51,6 @@ describe('a NUL character in any parameter', () => {
     expect(rest.status).toBe(400);
     expect(rest.body.error.code).toBe('validation_error');
     const mcp = await postMcp(t, toolCall('create_message', { roomId: w.roomId, body: 'a\u0000b' }), { token: w.key });
-    expect(mcp.body.result.structuredContent.error.code).toBe('validation_error');
+    expect(JSON.parse(mcp.body.result.content[0].text).error.code).toBe('validation_error');
   });
 });

@@ -52,7 +52,8 @@ describe('security: isolation', () => {
       expect((await call(t, method, path, { key: a.key, body })).status, `${method} ${path}`).toBe(404);
     }
     const tool = await postMcp(t, toolCall('get_record', { roomId: b.roomId, recordId: ids.rec }), { token: a.key });
-    expect(tool.body.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'not_found' } } });
+    expect(tool.body.result.isError).toBe(true);
+    expect(JSON.parse(tool.body.result.content[0].text)).toMatchObject({ error: { code: 'not_found' } });
     // nothing of the victim leaked into lists, nothing changed
     const events = await call(t, 'GET', `/v1/events?roomId=${b.roomId}&limit=200`, { key: a.key });
     expect(events.status === 404 || events.body.data.length === 0).toBe(true);
@@ -96,7 +97,7 @@ describe('security: isolation', () => {
     }
     const mcpShape = async (userId: string) => {
       const r = await postMcp(t, toolCall('add_room_member', { roomId: diary.id, userId }), { token: personal.token });
-      const { requestId: _, ...error } = r.body.result.structuredContent.error;
+      const { requestId: _, ...error } = JSON.parse(r.body.result.content[0].text).error;
       return { isError: r.body.result.isError, error };
     };
     const unknownOverMcp = await mcpShape(unknownUser);
@@ -134,7 +135,7 @@ describe('security: isolation', () => {
       expect(r.body.error.code, `${method} ${path}`).toBe('room_not_found');
     }
     const tool = await postMcp(t, toolCall('list_messages', { roomId: w.dmRoomId }), { token: w.key });
-    expect(tool.body.result.structuredContent.error.code).toBe('room_not_found');
+    expect(JSON.parse(tool.body.result.content[0].text).error.code).toBe('room_not_found');
     expect((await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: { id: string }) => r.id)).not.toContain(w.dmRoomId);
     const events = await call(t, 'GET', `/v1/events?roomId=${w.dmRoomId}`, { key: w.key });
     expect(events.status === 404 || events.body.data.length === 0).toBe(true);

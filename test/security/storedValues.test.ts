@@ -45,11 +45,13 @@ describe('security: stored values', () => {
       'text/plain; x="a\u0007b"', 'text/plain\u2028', 'text/plain; x="\ud83d\ude00"', 'text/plain;\tx=y', 'text/plain; a=\u00e9',
     ]) {
       const r = await uploadOverMcp(t, w, { contentType });
-      expect(r.body.result, JSON.stringify(contentType)).toMatchObject({ isError: true, structuredContent: { error: { code: 'validation_error' } } });
+      expect(r.body.result.isError, JSON.stringify(contentType)).toBe(true);
+      expect(JSON.parse(r.body.result.content[0].text)).toMatchObject({ error: { code: 'validation_error' } });
     }
     // a file name that is not well-formed Unicode would break the download's Content-Disposition
     const r = await uploadOverMcp(t, w, { contentType: 'text/plain', filename: 'a\ud800.txt' });
-    expect(r.body.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'validation_error' } } });
+    expect(r.body.result.isError).toBe(true);
+    expect(JSON.parse(r.body.result.content[0].text)).toMatchObject({ error: { code: 'validation_error' } });
     expect(await storedFiles(t)).toBe(0);
     const ok = await uploadOverMcp(t, w, { contentType: 'text/plain; charset="utf-8"' });
     expect(ok.body.result.structuredContent).toMatchObject({ contentType: 'text/plain; charset=utf-8' });

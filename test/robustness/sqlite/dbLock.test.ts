@@ -68,7 +68,7 @@ describe('the database locked by another process for a while (issue 10.2, SQLite
     }
     expect(tool.status).toBeLessThan(500);
     const toolResult = tool.body.result;
-    if (toolResult.isError) expect(toolResult.structuredContent.error.code).toBe('service_unavailable');
+    if (toolResult.isError) expect(JSON.parse(toolResult.content[0].text).error.code).toBe('service_unavailable');
     expect(during.some((r) => r.status === 503)).toBe(true);
 
     setBusyTimeout(t, 10_000);

@@ -71,7 +71,7 @@ describe('disk full for uploads (issue 10.2)', () => {
       }), { token: w.key });
       expect(tool.status).toBe(200);
       expect(tool.body.result.isError).toBe(true);
-      expect(tool.body.result.structuredContent.error.code).toBe('insufficient_storage');
+      expect(JSON.parse(tool.body.result.content[0].text).error.code).toBe('insufficient_storage');
 
       // no partial or temporary file, and exactly one file row: the small one
       const smallId = ((await small.json()) as { id: string }).id;
