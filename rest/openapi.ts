@@ -91,7 +91,7 @@ function errorResponse(status: number, codes: ErrorCode[]) {
         },
         example: {
           error: {
-            code: example, message: example === 'insufficient_scope' ? 'Missing scope: rooms:write' : CODE_MEANINGS[example],
+            code: example, message: example === 'insufficient_scope' ? 'Missing scope: rooms:write' : 'See the description of the code',
             requestId: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB',
             details: example === 'insufficient_scope' ? { required: ['rooms:write'], granted: ['rooms:read'] } : {},
           },
@@ -183,7 +183,6 @@ function routeOf(proc: ProcedureInfo, errorRefs: Map<string, number>): RouteConf
     request,
     responses: { [http.successStatus ?? 200]: success, ...errors },
     'x-api-units': proc.meta.units,
-    'x-scope': scope,
     'x-mcp-tool': proc.meta.tool.name,
   } as RouteConfig;
 }
@@ -229,7 +228,7 @@ export function buildOpenApiDocument(baseUrl: string) {
         'Rooms, messages, tasks, meeting records with approvals, files and events. Every operation is also an MCP tool at /mcp (`x-mcp-tool`).',
         '',
         '- **Strict input.** Unknown body fields and unknown query parameters are refused (400 `validation_error`), never ignored. No string may contain NUL (U+0000); JSON bodies are UTF-8 objects nested at most 32 levels.',
-        '- **Errors** are `{ error: { code, message, requestId, details } }`. Each operation lists the codes it can answer per status in its responses and in `x-error-codes`. `validation_error` means the input does not match the schema; `rule_violation` means it does but breaks a business rule stated in the operation\'s description.',
+        '- **Errors** are `{ error: { code, message, requestId, details } }`. Each operation lists the codes it can answer per status in its responses (the MCP tool lists the same in `_meta["svc/errors"]`). `validation_error` means the input does not match the schema; `rule_violation` means it does but breaks a business rule stated in the operation\'s description.',
         '- **Lists** are `{ data, nextCursor }`; pass `nextCursor` unchanged as `cursor` for the next page.',
         '- **Writes** take an optional `Idempotency-Key`. Each operation\'s cost in API units is `x-api-units`.',
       ].join('\n'),
@@ -243,5 +242,35 @@ export function buildOpenApiDocument(baseUrl: string) {
       for (const p of op.parameters ?? []) if (p.schema && p.schema.description === p.description) delete p.schema.description;
     }
   }
+  shareRepeatedParameters(doc as unknown as { paths?: Record<string, Record<string, { parameters?: unknown[] }>>; components?: { parameters?: Record<string, unknown> } });
   return doc;
+}
+
+/**
+ * A parameter spelled identically by several operations (`roomId` in the path, `limit`, `cursor`…) is written
+ * once in `components.parameters` and referenced, as the headers and error responses are: generators then name
+ * it once, and the document stays small.
+ */
+function shareRepeatedParameters(doc: { paths?: Record<string, Record<string, { parameters?: unknown[] }>>; components?: { parameters?: Record<string, unknown> } }) {
+  const ops = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item));
+  const seen = new Map<string, number>();
+  const keyOf = (p: unknown) => JSON.stringify(p);
+  for (const op of ops) for (const p of op.parameters ?? []) if (!(p as { $ref?: string }).$ref) seen.set(keyOf(p), (seen.get(keyOf(p)) ?? 0) + 1);
+  const names = new Map<string, string>();
+  const components = (doc.components ??= {}).parameters ??= {};
+  for (const [key, count] of seen) {
+    if (count < 2) continue;
+    const { name, in: where } = JSON.parse(key) as { name: string; in: string };
+    let id = `${name[0].toUpperCase()}${name.slice(1)}${where === 'path' ? '' : `${where[0].toUpperCase()}${where.slice(1)}`}`.replace(/[^A-Za-z0-9]/g, '');
+    for (let n = 2; id in components; n++) id = `${id.replace(/\d+$/, '')}${n}`;
+    components[id] = JSON.parse(key);
+    names.set(key, id);
+  }
+  for (const op of ops) {
+    if (!op.parameters) continue;
+    op.parameters = op.parameters.map((p) => {
+      const id = names.get(keyOf(p));
+      return id ? { $ref: `#/components/parameters/${id}` } : p;
+    });
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentRun } from '../../db/entities/index.js';
 import { cancelAgentRun, completeAgentRun, createAgentRun, createdByRun, getAgentRun, listAgentRuns } from '../agents/runs.js';
-import { idOf, listOf, pageInput, timestamp } from './schemas.js';
+import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from './tx.js';
 
@@ -49,7 +49,7 @@ export const agentRunsRouter = router({
     .input(z.strictObject({
       roomId: idOf('room'), connectorId: idOf('acn'),
       input: z.strictObject({
-        text: z.string().min(1).max(20_000).meta({ description: 'What the agent is asked to do', example: 'Turn these lines into tasks' }),
+        text: text(20_000).min(1).meta({ description: 'What the agent is asked to do', example: 'Turn these lines into tasks' }),
         recordId: idOf('rec').optional().meta({ description: 'A record of the room to work on' }),
         taskId: idOf('task').optional().meta({ description: 'A task of the room to work on' }),
       }),
@@ -114,7 +114,7 @@ export const agentRunsRouter = router({
       ...runIds,
       status: z.enum(['succeeded', 'failed']),
       output: z.unknown().optional().meta({ description: 'Any JSON: what the run produced' }),
-      error: z.string().max(500).optional().meta({ description: 'Why it failed (status failed)' }),
+      error: text(500).optional().meta({ description: 'Why it failed (status failed)' }),
     }))
     .output(AgentRunView)
     .mutation(async ({ ctx, input }) => {

@@ -15,10 +15,11 @@ export const SearchHitView = z
     type: z.enum(['message', 'task']),
     roomId: idOf('room'),
     createdAt: timestamp,
-    message: MessageView.optional().meta({ description: 'When type is message' }),
-    task: TaskView.optional().meta({ description: 'When type is task' }),
+    // (no description on these two: a described copy would be inlined in the document instead of referenced)
+    message: MessageView.optional(),
+    task: TaskView.optional(),
   })
-  .meta({ id: 'SearchHit' });
+  .meta({ id: 'SearchHit', description: 'A message (`message` set, when type is message) or a task (`task` set, when type is task)' });
 
 export const searchRouter = router({
   query: apiProcedure

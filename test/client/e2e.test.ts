@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSvcClient, SvcApiError, verifyWebhook, type Schemas } from '../../clients/typescript/src/index.js';
+import { createConnector } from '../../src/agents/connectors.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { ALL_SCOPES, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { startReceiver } from '../webhooks/helpers.js';
@@ -116,6 +117,22 @@ describe('the TypeScript client against a running server (issue 20.6)', () => {
     expect(hits.data).toEqual([expect.objectContaining({ type: 'message', roomId: w.roomId, message: expect.objectContaining({ body: 'two' }) })]);
     const taskHits: Schemas['SearchHit'][] = (await unwrap(api.GET('/v1/search', { params: { query: { q: 'ship', types: 'tasks' } } }))).data;
     expect(taskHits.map((h) => h.task?.id)).toEqual([task.id]);
+
+    // agent runs (issue 21): a connector of the organization, a run queued, listed, read and canceled (no worker runs
+    // in this server, so it stays queued until then); completing is the connector's own, with its run's MCP token
+    const { connector } = await createConnector(s, { organizationId: w.orgId, name: 'Client connector', url: receiver.url, scopes: ['mcp:tools', 'tasks:write'] });
+    const runsPath = { params: { path: { roomId: w.roomId } } };
+    const invoker = createSvcClient({ baseUrl: t.baseUrl, apiKey: (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token });
+    invoker.api.use(record);
+    const run = await unwrap(invoker.api.POST('/v1/rooms/{roomId}/agent-runs', { ...runsPath, body: { connectorId: connector.id, input: { text: 'one\ntwo' } } }));
+    expect(run).toMatchObject({ status: 'queued', connectorId: connector.id });
+    expect((await unwrap(invoker.api.GET('/v1/rooms/{roomId}/agent-runs', runsPath))).data.map((r) => r.id)).toEqual([run.id]);
+    const runPath = { params: { path: { roomId: w.roomId, runId: run.id } } };
+    expect((await unwrap(invoker.api.GET('/v1/rooms/{roomId}/agent-runs/{runId}', runPath))).id).toBe(run.id);
+    expect((await unwrap(invoker.api.POST('/v1/rooms/{roomId}/agent-runs/{runId}/cancel', runPath))).status).toBe('canceled');
+    const completed = await invoker.api.POST('/v1/rooms/{roomId}/agent-runs/{runId}/complete', { ...runPath, body: { status: 'succeeded' } });
+    expect(completed.response.status).toBe(403);
+    expect(completed.error?.error.code).toBe('forbidden');
 
     // every operation of the served document went through the client
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };

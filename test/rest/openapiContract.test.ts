@@ -120,8 +120,10 @@ function forbiddenRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary
       return { ...r, body: Buffer.from(JSON.stringify(f(body))), headers: { ...r.headers, 'content-type': 'application/json' }, flaw };
     };
     flaws.push(fc.constantFrom('pinned', 'extra', 'id').map((k) => (r: Req) => withBody(r, (b) => ({ ...b, [k]: true }), `unknown body field ${k}`)));
-    if (props.length) {
-      flaws.push(fc.constantFrom(...props).map(([k, s]) => (r: Req) =>
+    // (a property with no type, such as an agent run's `output`, takes any JSON: no value is of the wrong type)
+    const typed = props.filter(([, s]) => s.type !== undefined);
+    if (typed.length) {
+      flaws.push(fc.constantFrom(...typed).map(([k, s]) => (r: Req) =>
         withBody(r, (b) => ({ ...b, [k]: (Array.isArray(s.type) ? s.type : [s.type]).includes('string') ? 12345 : 'not-a-valid-value' }), `wrong type for ${k}`)));
       const long = props.filter(([, s]) => typeof s.maxLength === 'number');
       if (long.length) flaws.push(fc.constantFrom(...long).map(([k, s]) => (r: Req) => withBody(r, (b) => ({ ...b, [k]: 'x'.repeat(s.maxLength + 1) }), `${k} over maxLength`)));

@@ -76,6 +76,8 @@ function stringFor(s: Schema, o: SchemaArbOptions): fc.Arbitrary<string> {
     .filter((v) => [...v].length >= min && v.trim().length >= Math.min(min, 1));
 }
 
+const anyJsonWithoutNul = fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('\\u0000'));
+
 /**
  * A fast-check arbitrary of values valid for a JSON Schema (the subset zod emits: type, enum, const,
  * pattern, format, length and range bounds, objects with required keys, arrays, anyOf/oneOf, nullable
@@ -108,7 +110,9 @@ export function valueFor(schema: Schema | undefined, o: SchemaArbOptions): fc.Ar
       return fc.record(model, { requiredKeys: (schema.required ?? []).filter((k: string) => k in props) });
     }
     default:
-      return junkJson;
+      // any JSON value (a schema without a type, such as an agent run's `output`), but no NUL in any string:
+      // the document states that rule for every string, nested ones included
+      return anyJsonWithoutNul;
   }
 }
 

@@ -41,7 +41,8 @@ const NAMES = docOperations(buildOpenApiDocument('http://localhost')).map((o) =>
 
 function requestArbitrary(w: FuzzWorld, { method, path, op }: Operation, resolve: (ref: string) => Schema): fc.Arbitrary<FuzzRequest> {
   const o: SchemaArbOptions = { ids: w.ids, resolve };
-  const params: Schema[] = op.parameters ?? [];
+  // (a parameter several operations share is a reference to components.parameters)
+  const params: Schema[] = (op.parameters ?? []).map((p: Schema) => (p.$ref ? resolve(p.$ref) : p));
   const segment = (s: Schema) => fc.oneof(
     { weight: 6, arbitrary: valueFor(s, o).map((v) => pct(String(v))) },
     { weight: 2, arbitrary: shortNastyString.map(pct) },
@@ -183,7 +184,10 @@ describe('OpenAPI-driven fuzzing of /v1 (issue 10.1)', () => {
   it.each(NAMES)('%s answers documented statuses with the error envelope, never a 5xx', { timeout: 60_000 }, async (name) => {
     const operation = docOperations(doc).find((o) => `${o.method} ${o.path}` === name)!;
     await w.refresh();
-    const resolve = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')] as Schema;
+    const resolve = (ref: string) => {
+      const [, , kind, name] = ref.split('/');
+      return doc.components[kind][name] as Schema;
+    };
     const allowed = new Set([...Object.keys(operation.op.responses).map(Number).filter((s) => s < 500), ...PIPELINE_STATUSES]);
     await fc.assert(
       fc.asyncProperty(requestArbitrary(w, operation, resolve), async (req) => {

@@ -1212,6 +1212,7 @@ export interface components {
             /** @description Pass as cursor for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /** @description A message (`message` set, when type is message) or a task (`task` set, when type is task) */
         SearchHit: {
             /** @enum {string} */
             type: "message" | "task";
@@ -1226,87 +1227,8 @@ export interface components {
              * @example 2026-11-22T09:30:00.000Z
              */
             createdAt: string;
-            /** @description When type is message */
-            message?: {
-                /**
-                 * @description Identifier of a message: `msg_` and 1-64 letters or digits
-                 * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                id: string;
-                /**
-                 * @description Identifier of a room: `room_` and 1-64 letters or digits
-                 * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                roomId: string;
-                /**
-                 * @description Identifier of a user: `usr_` and 1-64 letters or digits
-                 * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                authorId: string;
-                /**
-                 * @description Actor that posted it for the author
-                 * @enum {string}
-                 */
-                postedBy: "user" | "app" | "agent";
-                body: string;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC with milliseconds
-                 * @example 2026-11-22T09:30:00.000Z
-                 */
-                createdAt: string;
-                /**
-                 * @description The agent run that posted it; null when none did
-                 * @example run_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                agentRunId: string | null;
-            };
-            /** @description When type is task */
-            task?: {
-                /**
-                 * @description Identifier of a task: `task_` and 1-64 letters or digits
-                 * @example task_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                id: string;
-                /**
-                 * @description Identifier of a room: `room_` and 1-64 letters or digits
-                 * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                roomId: string;
-                title: string;
-                description: string;
-                /** @enum {string} */
-                status: "todo" | "in_progress" | "done";
-                /**
-                 * @description Identifier of a user: `usr_` and 1-64 letters or digits
-                 * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                assigneeId: string | null;
-                startDate: string | null;
-                dueDate: string | null;
-                /**
-                 * @description Identifier of a user: `usr_` and 1-64 letters or digits
-                 * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                createdById: string;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC with milliseconds
-                 * @example 2026-11-22T09:30:00.000Z
-                 */
-                createdAt: string;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC with milliseconds
-                 * @example 2026-11-22T09:30:00.000Z
-                 */
-                updatedAt: string;
-                /**
-                 * @description The agent run that created it; null when none did
-                 * @example run_01KAR3V6X5Q2Z8N4M7P9W1T3YB
-                 */
-                agentRunId: string | null;
-            };
+            message?: components["schemas"]["Message"];
+            task?: components["schemas"]["Task"];
         };
         ListWebhooksResponse: {
             data: components["schemas"]["Webhook"][];
@@ -1552,7 +1474,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "validation_error",
-                 *         "message": "the input does not match the schema: a field, an unknown body field or query parameter, a NUL character, a malformed Idempotency-Key or cursor, a body that is not a UTF-8 JSON object (details.issues for schema failures)",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1587,7 +1509,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "validation_error",
-                 *         "message": "the input does not match the schema: a field, an unknown body field or query parameter, a NUL character, a malformed Idempotency-Key or cursor, a body that is not a UTF-8 JSON object (details.issues for schema failures)",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1618,7 +1540,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "unauthorized",
-                 *         "message": "missing, invalid or revoked credential",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1737,7 +1659,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "not_found",
-                 *         "message": "no such resource in the caller's organization or personal scope",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1772,7 +1694,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "request_timeout",
-                 *         "message": "the body did not arrive within SVC_BODY_TIMEOUT_MS; the connection is closed",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1807,7 +1729,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "idempotency_key_in_use",
-                 *         "message": "a request with this Idempotency-Key is still running",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1842,7 +1764,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "invalid_state",
-                 *         "message": "the resource is not in a state that allows this (an approval already pending, none pending…)",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1877,7 +1799,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "webhook_inactive",
-                 *         "message": "the webhook is deactivated",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1912,7 +1834,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "connector_inactive",
-                 *         "message": "the agent connector is deactivated",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1947,7 +1869,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "payload_too_large",
-                 *         "message": "the body, or the file, is over the limit (details.maxBytes)",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -1982,7 +1904,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "unsupported_media_type",
-                 *         "message": "a JSON body without Content-Type application/json",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2017,7 +1939,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "idempotency_key_reused",
-                 *         "message": "this Idempotency-Key was used with another body",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2052,7 +1974,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "validation_error",
-                 *         "message": "the input does not match the schema: a field, an unknown body field or query parameter, a NUL character, a malformed Idempotency-Key or cursor, a body that is not a UTF-8 JSON object (details.issues for schema failures)",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2088,7 +2010,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "rate_limited",
-                 *         "message": "the 60 s window is spent; retry after Retry-After",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2123,7 +2045,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "internal_error",
-                 *         "message": "an unexpected failure; nothing is leaked",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2159,7 +2081,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "service_unavailable",
-                 *         "message": "the database stayed busy; nothing was done, retry after Retry-After",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2194,7 +2116,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "insufficient_storage",
-                 *         "message": "no space left for the file; nothing was stored",
+                 *         "message": "See the description of the code",
                  *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
                  *         "details": {}
                  *       }
@@ -2212,6 +2134,26 @@ export interface components {
     parameters: {
         /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
         IdempotencyKey: string;
+        /** @description Page size, 1-200 (default 50) */
+        LimitQuery: number;
+        /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+        CursorQuery: string;
+        /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+        RoomId: string;
+        /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
+        OrderQuery: "asc" | "desc";
+        /** @description Only items created at or after this ISO 8601 time */
+        SinceQuery: string;
+        /** @description Identifier of a task: `task_` and 1-64 letters or digits */
+        TaskId: string;
+        /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+        RecordId: string;
+        /** @description Identifier of a file: `file_` and 1-64 letters or digits */
+        FileId: string;
+        /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+        WebhookId: string;
+        /** @description Identifier of a run: `run_` and 1-64 letters or digits */
+        RunId: string;
     };
     requestBodies: never;
     headers: {
@@ -2326,9 +2268,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path?: never;
@@ -2420,7 +2362,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2464,7 +2406,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2513,14 +2455,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2564,7 +2506,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2613,18 +2555,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
                 /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
-                order?: "asc" | "desc";
+                order?: components["parameters"]["OrderQuery"];
                 /** @description Only items created at or after this ISO 8601 time */
-                since?: string;
+                since?: components["parameters"]["SinceQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2668,7 +2610,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2717,18 +2659,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
                 /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
-                order?: "asc" | "desc";
+                order?: components["parameters"]["OrderQuery"];
                 /** @description Only items created at or after this ISO 8601 time */
-                since?: string;
+                since?: components["parameters"]["SinceQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2772,7 +2714,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2823,9 +2765,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a task: `task_` and 1-64 letters or digits */
-                taskId: string;
+                taskId: components["parameters"]["TaskId"];
             };
             cookie?: never;
         };
@@ -2869,9 +2811,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a task: `task_` and 1-64 letters or digits */
-                taskId: string;
+                taskId: components["parameters"]["TaskId"];
             };
             cookie?: never;
         };
@@ -2920,14 +2862,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -2971,7 +2913,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -3022,9 +2964,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3068,9 +3010,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3120,9 +3062,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3176,9 +3118,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3232,9 +3174,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3288,9 +3230,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3344,9 +3286,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
-                recordId: string;
+                recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
         };
@@ -3407,7 +3349,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -3459,9 +3401,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a file: `file_` and 1-64 letters or digits */
-                fileId: string;
+                fileId: components["parameters"]["FileId"];
             };
             cookie?: never;
         };
@@ -3502,9 +3444,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a file: `file_` and 1-64 letters or digits */
-                fileId: string;
+                fileId: components["parameters"]["FileId"];
             };
             cookie?: never;
         };
@@ -3584,17 +3526,17 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
                 /** @description Only events of this type (e.g. record.created) */
                 type?: string;
                 /** @description Only events of this room */
                 roomId?: string;
                 /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
-                order?: "asc" | "desc";
+                order?: components["parameters"]["OrderQuery"];
                 /** @description Only items created at or after this ISO 8601 time */
-                since?: string;
+                since?: components["parameters"]["SinceQuery"];
             };
             header?: never;
             path?: never;
@@ -3638,9 +3580,9 @@ export interface operations {
                 /** @description Comma-separated: messages, tasks */
                 types?: string;
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path?: never;
@@ -3680,14 +3622,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -3726,16 +3668,16 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
-                webhookId: string;
+                webhookId: components["parameters"]["WebhookId"];
             };
             cookie?: never;
         };
@@ -3779,9 +3721,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
-                webhookId: string;
+                webhookId: components["parameters"]["WebhookId"];
                 /** @description The history row id (whd_…). The Svc-Webhook-Delivery UUID is answered 404 with a message naming the history id */
                 deliveryId: string;
             };
@@ -3833,9 +3775,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
-                webhookId: string;
+                webhookId: components["parameters"]["WebhookId"];
             };
             cookie?: never;
         };
@@ -3880,14 +3822,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1-200 (default 50) */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
             };
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -3931,7 +3873,7 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
         };
@@ -3982,9 +3924,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a run: `run_` and 1-64 letters or digits */
-                runId: string;
+                runId: components["parameters"]["RunId"];
             };
             cookie?: never;
         };
@@ -4028,9 +3970,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a run: `run_` and 1-64 letters or digits */
-                runId: string;
+                runId: components["parameters"]["RunId"];
             };
             cookie?: never;
         };
@@ -4080,9 +4022,9 @@ export interface operations {
             };
             path: {
                 /** @description Identifier of a room: `room_` and 1-64 letters or digits */
-                roomId: string;
+                roomId: components["parameters"]["RoomId"];
                 /** @description Identifier of a run: `run_` and 1-64 letters or digits */
-                runId: string;
+                runId: components["parameters"]["RunId"];
             };
             cookie?: never;
         };
