@@ -53,7 +53,19 @@ async function main(argv: string[]): Promise<number> {
   // src/procedures/tx.ts) and run a transaction again when the lock stayed busy
   const rt = await openRuntime(config, { metrics: name === 'worker', transactionRetries: CLI_TRANSACTION_RETRIES });
   try {
-    const result = await cmd.run!(values, rt);
+    return await printOutcome(cmd, values, () => cmd.run!(values, rt));
+  } finally {
+    await rt.close();
+  }
+}
+
+/**
+ * Runs a command's work and prints its result (with `--json`, exactly one JSON object on stdout); errors go to
+ * stderr. The exit code: 0, 1 for an error, 2 for a usage error.
+ */
+async function printOutcome(cmd: Command, values: Record<string, unknown>, work: () => Promise<Record<string, unknown>>): Promise<number> {
+  try {
+    const result = await work();
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else printHuman(result);
     return 0;
@@ -68,26 +80,12 @@ async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`error: ${(e as Error).message}\n`);
     return 1;
-  } finally {
-    await rt.close();
   }
 }
 
 /** A command against a server through the public API: no configuration, no database. */
 async function runRemote(cmd: Command, values: Record<string, string | string[] | boolean | undefined>, positionals: string[]): Promise<number> {
-  try {
-    const result = await cmd.remote!(values, positionals);
-    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else printHuman(result);
-    return 0;
-  } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\nUsage: ${cmd.usage}\n`);
-      return 2;
-    }
-    process.stderr.write(`error: ${(e as Error).message}\n`);
-    return 1;
-  }
+  return printOutcome(cmd, values, () => cmd.remote!(values, positionals));
 }
 
 main(process.argv.slice(2)).then(
