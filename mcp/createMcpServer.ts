@@ -46,7 +46,7 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServ
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator,
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes, actor.agentRunId) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const entry = catalog.get(request.params.name);

@@ -108,7 +108,7 @@ export const agentRunsRouter = router({
       summary: 'Complete an agent run (the connector)',
       description:
         'The connector finishes its run later than its answer to the invocation, with the run\'s own delegated token (an MCP-audience token: call it as the MCP tool complete_agent_run). Any other credential answers 403 forbidden. The token stops working once the run has ended.',
-      tags: ['agents'], scope: 'mcp:tools', units: 1, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
+      tags: ['agents'], scope: 'mcp:tools', units: 1, kind: 'write', runOnly: true, errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
     })
     .input(z.strictObject({
       ...runIds,

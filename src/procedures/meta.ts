@@ -34,6 +34,8 @@ export interface ProcedureMeta {
   kind: 'read' | 'write';
   /** MCP annotations beyond read/write. */
   destructive?: boolean;
+  /** Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else. */
+  runOnly?: boolean;
   idempotent?: boolean;
   /** Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the status. */
   errors?: (ErrorCode | { code: ErrorCode; status: number })[];

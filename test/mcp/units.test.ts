@@ -21,6 +21,9 @@ describe('mcp units', () => {
     expect(catalog.size).toBe(listProcedures().filter((p) => !p.meta.restOnly).length);
     expect(toolsFor(catalog, []).length).toBe(0);
     expect(toolsFor(catalog, ['events:read']).map((t) => t.name).sort()).toEqual(['list_event_types', 'list_events']);
+    // completing an agent run is its own delegated token's: listed to that token only
+    expect(toolsFor(catalog, ['mcp:tools']).map((t) => t.name)).toEqual([]);
+    expect(toolsFor(catalog, ['mcp:tools'], 'run_01KAR3V6X5Q2Z8N4M7P9W1T3YB').map((t) => t.name)).toEqual(['complete_agent_run']);
     const dup = listProcedures().slice(0, 1);
     expect(() => buildToolCatalog([...dup, ...dup])).toThrow(/Duplicate/);
   });
