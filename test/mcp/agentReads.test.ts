@@ -117,7 +117,7 @@ describe('search over messages and tasks', () => {
     expect((await search(tasksOnly.token, 'q=budget')).status).toBe(403);
 
     await using c = await connectMcp(t, { token: member.token });
-    const viaMcp = await c.callTool({ name: 'search', arguments: { q: 'BUDGET' } });
+    const viaMcp = await c.callTool({ name: 'search_content', arguments: { q: 'BUDGET' } });
     expect(viaMcp.isError).toBeFalsy();
     expect((viaMcp.structuredContent as { data: { type: string }[] }).data.map((h) => h.type)).toEqual(['task', 'message']);
   });

@@ -1,7 +1,7 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
-import { createWorld, issueKey, startTestServer } from '../helpers/harness.js';
+import { ALL_SCOPES, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { connectMcp, postMcp } from './mcpClient.js';
 
 const initialize = (protocolVersion: string) => ({
@@ -37,10 +37,12 @@ describe('MCP discovery: initialize and tools/list', () => {
   it('lists a tool for every procedure, with schemas and annotations from its metadata', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    await using c = await connectMcp(t, { token: w.key });
+    // every scope, agent:invoke included; completing an agent run is listed to the run's own token only (mcp/units)
+    const all = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+    await using c = await connectMcp(t, { token: all });
     const { tools } = await c.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    const procs = listProcedures().filter((p) => !p.meta.restOnly);
+    const procs = listProcedures().filter((p) => !p.meta.restOnly && !p.meta.runOnly);
     expect(new Set(byName.keys())).toEqual(new Set(procs.map((p) => p.meta.tool.name)));
     for (const p of procs) {
       const tool = byName.get(p.meta.tool.name)!;
@@ -102,7 +104,7 @@ describe('MCP discovery: initialize and tools/list', () => {
     expect(upload.oneOf).toEqual([{ required: ['contentBase64'] }, { required: ['text'] }]);
     expect((byName.get('get_room')!.inputSchema as any).properties.roomId.examples).toEqual([expect.stringMatching(/^room_/)]);
     expect(byName.get('get_file_content')!.outputSchema!.properties).toMatchObject({ delivery: { enum: ['image', 'text', 'link', 'stream'] } });
-    expect(byName.get('search')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(byName.get('search_content')!.annotations).toMatchObject({ readOnlyHint: true });
   });
 
   it('shows only the tools whose scope the credential holds', async () => {

@@ -485,9 +485,9 @@ export interface paths {
          * Search messages and tasks
          * @description Messages (body) and tasks (title, description) containing `q` (case-insensitive substring) in the rooms the caller can read, newest first. `types` is a comma-separated list of `messages` and `tasks` (default: both, or only messages when the credential lacks tasks:read); tasks need tasks:read.
          *
-         *     Scope: `messages:read`. Cost: 2 API unit(s). MCP tool: `search`.
+         *     Scope: `messages:read`. Cost: 2 API unit(s). MCP tool: `search_content`.
          */
-        get: operations["search"];
+        get: operations["search_content"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1207,7 +1207,7 @@ export interface components {
                 };
             };
         };
-        SearchResponse: {
+        SearchContentResponse: {
             data: components["schemas"]["SearchHit"][];
             /** @description Pass as cursor for the next page; null on the last page */
             nextCursor: string | null;
@@ -3572,7 +3572,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    search: {
+    search_content: {
         parameters: {
             query: {
                 /** @description Text to look for */
@@ -3607,7 +3607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SearchResponse"];
+                    "application/json": components["schemas"]["SearchContentResponse"];
                 };
             };
             400: components["responses"]["ValidationError"];
