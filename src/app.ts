@@ -34,11 +34,13 @@ const DOCS_BUNDLE = path.join(path.dirname(require.resolve('@scalar/api-referenc
 /**
  * The reference page's configuration: the OpenAPI document and the bundle from this server; the vendor's
  * web fonts, request proxy, registry and telemetry off (the defaults reach fonts.scalar.com and
- * proxy.scalar.com); no button that opens the vendor's hosted client, no developer tools.
+ * proxy.scalar.com); no button that opens the vendor's hosted client, no developer tools, no AI chat or MCP panel.
  */
 const DOCS_CONFIG = {
   url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference',
   withDefaultFonts: false, telemetry: false, hideClientButton: true, showDeveloperTools: 'never', persistAuth: false,
+  // none of the vendor's AI chat or MCP panel (they reach the vendor); the API-key scheme preselected for "try it"
+  agent: { disabled: true }, mcp: { disabled: true }, authentication: { preferredSecurityScheme: 'apiKey' },
   externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
 } as const;
 

@@ -180,6 +180,12 @@ describe('GET /v1/openapi.json', () => {
     expect(html).toContain('/v1/openapi.json');
     expect(html).toContain('/docs/standalone.js');
     expect((await t.fetch('/docs/standalone.js')).status).toBe(200);
+    // (issue 20.7) none of the vendor's UI that does not apply, the API-key scheme preselected for "try it"
+    const config = JSON.parse(/createApiReference\('#app', (\{[\s\S]*?\})\)\s*<\/script>/.exec(html)![1]);
+    expect(config).toMatchObject({
+      agent: { disabled: true }, mcp: { disabled: true }, hideClientButton: true, showDeveloperTools: 'never', telemetry: false,
+      authentication: { preferredSecurityScheme: 'apiKey' },
+    });
   });
 });
 
