@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_S } from '../../src/web/loginThrottle.js';
+import { LOGIN_FAILURES_PER_ACCOUNT, LOGIN_FAILURES_PER_IP, LOGIN_WINDOW_S } from '../../src/web/loginThrottle.js';
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { Browser, field, startOAuthServer } from '../oauth/oauthHelpers.js';
 
@@ -27,7 +27,14 @@ describe('security: sign-in throttle under a parallel burst', () => {
       const statuses = await burst(b, w.owner.email, n);
       const checked = statuses.filter((x) => x !== 429);
       expect(checked.every((x) => x === 401), statuses.join()).toBe(true);
-      expect(checked.length, statuses.join()).toBe(LOGIN_FAILURES_PER_ACCOUNT);
+      // never more checks than the account's limit; exactly that many while the burst stays within the address's
+      // own limit (beyond it, an attempt early in the account's count may come late in the address's, on
+      // PostgreSQL's parallel connections, and be refused by that limit instead: fewer checks, never more)
+      if (n <= LOGIN_FAILURES_PER_IP) expect(checked.length, statuses.join()).toBe(LOGIN_FAILURES_PER_ACCOUNT);
+      else {
+        expect(checked.length, statuses.join()).toBeGreaterThan(0);
+        expect(checked.length, statuses.join()).toBeLessThanOrEqual(LOGIN_FAILURES_PER_ACCOUNT);
+      }
       // the right password is refused unchecked while the window lasts, with the time left
       const blocked = await b.signIn(w.owner.email, w.owner.password);
       expect(blocked.status).toBe(429);
