@@ -1,7 +1,8 @@
 import { Membership, OAuthClient, OAuthGrant, Organization, User } from '../../db/entities/index.js';
-import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
+import type { AuthenticatedActor } from '../domain/actor.js';
 import type { Services } from '../domain/services.js';
 import { ACCESS_TOKEN_PREFIX } from './constants.js';
+import { ACTOR_USER_COLUMNS, grantActor } from './grantActor.js';
 import { resolveDelegatedToken } from './resolveDelegatedToken.js';
 import { findToken } from './tokenStore.js';
 
@@ -25,7 +26,7 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
   if (token.agentRunId) return resolveDelegatedToken(s, token, grant);
   const [client, user] = await Promise.all([
     m.findOneBy(OAuthClient, { id: grant.clientId }),
-    m.findOne(User, { where: { id: grant.userId }, select: { email: true, name: true, locale: true, createdAt: true } }),
+    m.findOne(User, { where: { id: grant.userId }, select: ACTOR_USER_COLUMNS }),
   ]);
   if (!client || !user) return null;
   let plan = 'default';
@@ -33,16 +34,5 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
     if (!(await m.countBy(Membership, { userId: grant.userId, organizationId: grant.organizationId }))) return null;
     plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
   }
-  return {
-    kind: client.kind === 'agent' ? 'agent' : 'user',
-    userId: grant.userId,
-    organizationId: grant.organizationId,
-    billingEntity: billingEntityOf(grant.userId, grant.organizationId),
-    scopes: token.scopes,
-    credential: { method: 'oauth_bearer', id: token.id },
-    plan,
-    clientId: client.id,
-    audience: grant.resource,
-    user: { email: user.email, name: user.name, locale: user.locale, createdAt: user.createdAt },
-  };
+  return grantActor(client.kind === 'agent' ? 'agent' : 'user', token, grant, user, plan);
 }

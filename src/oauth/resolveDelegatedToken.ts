@@ -1,6 +1,7 @@
 import { AgentRun, Membership, OAuthGrant, OAuthToken, Organization, User } from '../../db/entities/index.js';
-import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
+import type { AuthenticatedActor } from '../domain/actor.js';
 import type { Services } from '../domain/services.js';
+import { ACTOR_USER_COLUMNS, grantActor } from './grantActor.js';
 
 /** Run states in which a run's delegated token works (issue 21): it stops the moment the run ends. */
 const LIVE_RUN = new Set(['queued', 'running']);
@@ -18,23 +19,10 @@ export async function resolveDelegatedToken(s: Services, token: OAuthToken, gran
   if (!token.agentRunId || !token.roomId || !grant.organizationId) return null;
   const [run, user, membership] = await Promise.all([
     m.findOne(AgentRun, { where: { id: token.agentRunId }, select: { id: true, status: true, roomId: true, userId: true } }),
-    m.findOne(User, { where: { id: grant.userId }, select: { email: true, name: true, locale: true, createdAt: true } }),
+    m.findOne(User, { where: { id: grant.userId }, select: ACTOR_USER_COLUMNS }),
     m.countBy(Membership, { userId: grant.userId, organizationId: grant.organizationId }),
   ]);
   if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId || !user || !membership) return null;
   const plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
-  return {
-    kind: 'agent',
-    userId: grant.userId,
-    organizationId: grant.organizationId,
-    billingEntity: billingEntityOf(grant.userId, grant.organizationId),
-    scopes: token.scopes,
-    credential: { method: 'oauth_bearer', id: token.id },
-    plan,
-    clientId: grant.clientId,
-    audience: grant.resource,
-    roomId: token.roomId,
-    agentRunId: run.id,
-    user: { email: user.email, name: user.name, locale: user.locale, createdAt: user.createdAt },
-  };
+  return grantActor('agent', token, grant, user, plan, { roomId: token.roomId, agentRunId: run.id });
 }
