@@ -6,7 +6,7 @@ import { newId } from '../domain/ids.js';
 import { SCOPES, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { deliveryDepsFor } from '../webhooks/deliveryDeps.js';
 import { encryptSecret, newWebhookSecret } from '../webhooks/secretBox.js';
 import { assertWebhookUrlAllowed } from '../webhooks/webhookConfig.js';

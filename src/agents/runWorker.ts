@@ -4,7 +4,7 @@ import { AgentConnector, type AgentRun, Room } from '../../db/entities/index.js'
 import { isPostgres, sql } from '../../db/sql.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
 import { backoffMs } from '../webhooks/retryPolicy.js';
 import { mintDelegatedToken } from './delegatedToken.js';

@@ -8,7 +8,7 @@ import { newId } from '../domain/ids.js';
 import { keysetPage, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { afterCommit } from '../procedures/tx.js';
+import { afterCommit } from '../../db/transaction.js';
 import { signalRunsQueued } from './runSignal.js';
 
 /** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */

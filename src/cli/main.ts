@@ -50,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces. Beside a running server
   // on the same SQLite file: wait for its writes (busy timeout, write lock taken at the start of each transaction:
-  // src/procedures/tx.ts) and run a transaction again when the lock stayed busy
+  // db/transaction.ts) and run a transaction again when the lock stayed busy
   const rt = await openRuntime(config, { metrics: name === 'worker', transactionRetries: CLI_TRANSACTION_RETRIES });
   try {
     return await printOutcome(cmd, values, () => cmd.run!(values, rt));

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { isTransientDatabaseError } from '../procedures/errors.js';
+import { isTransientDatabaseError } from '../../db/databaseErrors.js';
 
 /** The RFC 6749 §5.2 error codes (and RFC 8707's `invalid_target`) this server answers with. */
 export type OAuthErrorCode =

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { Membership, Organization } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { consentView } from '../web/consentView.js';
 import { checkCsrf, csrfToken } from '../web/csrf.js';
 import { sendErrorPage, sendPage } from '../web/layout.js';

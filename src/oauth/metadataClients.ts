@@ -3,7 +3,7 @@ import { sha256Hex } from '../domain/hashing.js';
 import { SCOPES } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { approvedContexts, clientIdUrlProblem } from './clientApprovals.js';
 import { ClientMetadataError, loadClientMetadata } from './clientMetadataDocument.js';
 

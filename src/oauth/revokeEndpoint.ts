@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { OAuthGrant } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { authenticateClient } from './authenticateClient.js';
 import { formParams } from './formParams.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './OAuthError.js';

@@ -3,7 +3,7 @@ import type { AgentRun } from '../../db/entities/index.js';
 import { cancelAgentRun, completeAgentRun, createAgentRun, createdByRun, getAgentRun, listAgentRuns } from '../agents/runs.js';
 import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from './tx.js';
+import { inTransaction } from '../../db/transaction.js';
 
 // The agent route (issue 21): run an agent through a connector, as a delegate of the invoking human. A run
 // is created queued (202), invoked by the worker with a delegated token, and ends succeeded, failed or canceled.

@@ -5,7 +5,7 @@ import { discardUpload, filePath, getFile, uploadFile } from '../domain/files.js
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
 import { idOf } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from './tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { FileView, toFile } from './views.js';
 
 /** Largest image the MCP tool returns inline (an image block) and largest file `resources/read` returns as a blob. */

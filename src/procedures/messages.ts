@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
 import { idOf, listOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from './tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { MessageView, toMessage } from './views.js';
 
 export const messagesRouter = router({

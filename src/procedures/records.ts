@@ -4,7 +4,7 @@ import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from
 import type { ProcedureMeta } from './meta.js';
 import { idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from './tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
 
 const title = trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' });

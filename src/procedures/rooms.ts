@@ -3,7 +3,7 @@ import { requireRoom } from '../domain/access.js';
 import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
 import { idOf, listOf, pageInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from './tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { MemberView, RoomView, toMember, toRoom } from './views.js';
 
 const roomName = trimmedName(200).meta({ description: 'The room\'s name (trimmed)', example: 'Design review' });

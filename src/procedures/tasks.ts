@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
 import { date, idOf, listOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from './tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { TaskStatus, TaskView, toTask } from './views.js';
 
 const fields = {

@@ -3,7 +3,7 @@ import { DomainError } from '../domain/errors.js';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { listUserGrants, revokeUserGrant } from '../oauth/userGrants.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { checkCsrf, csrfToken } from './csrf.js';
 import { html } from './html.js';
 import { page, sendErrorPage, sendPage } from './layout.js';

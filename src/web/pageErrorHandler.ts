@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
-import { isTransientDatabaseError, isUnstorableTextError } from '../procedures/errors.js';
+import { isTransientDatabaseError, isUnstorableTextError } from '../../db/databaseErrors.js';
 import { sendErrorPage } from './layout.js';
 
 /**

@@ -3,7 +3,7 @@ import type { CookieOptions, Request, Response } from 'express';
 import { User } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
 import { createWebSession, findWebSession, revokeUserWebSessions, revokeWebSession, SESSION_ABSOLUTE_MS } from '../domain/webSessions.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 
 /** The browser session cookie of the web pages (issue 4 item 1). */
 export const SESSION_COOKIE = 'svc_session';

@@ -6,7 +6,7 @@ import { newId } from '../domain/ids.js';
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, type Page, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { MAX_ATTEMPTS } from './constants.js';
 import { type AttemptBookkeeping, type MadeAttempt, recordAttempts } from './attemptLog.js';
 import type { EventSnapshot } from './payload.js';

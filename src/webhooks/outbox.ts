@@ -3,7 +3,7 @@ import { sql } from '../../db/sql.js';
 import type { EventRow } from '../../db/entities/index.js';
 import { EVENT_CATALOG } from '../domain/catalog.js';
 import { onEvent } from '../domain/events.js';
-import { afterCommit } from '../procedures/tx.js';
+import { afterCommit } from '../../db/transaction.js';
 import { signalDeliveriesCommitted } from './deliverySignal.js';
 import { insertDeliveryRows, newDeliveryRow } from './deliveryStore.js';
 import { snapshotOf } from './payload.js';

@@ -4,7 +4,7 @@ import { type Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
 import { TEST_EVENT_TYPE } from './constants.js';
 import { deliveryDepsFor } from './deliveryDeps.js';

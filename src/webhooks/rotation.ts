@@ -4,7 +4,7 @@ import { validationError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { sql } from '../../db/sql.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { DEFAULT_ROTATION_DAYS, MAX_ROTATION_DAYS } from './constants.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';

@@ -7,7 +7,7 @@ import { newId } from '../domain/ids.js';
 import { keysetPage, type Page, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { inTransaction } from '../procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { API_V2, API_VERSIONS } from './constants.js';
 import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
 import { deliveryDepsFor } from './deliveryDeps.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { approveClient } from '../../src/oauth/clientApprovals.js';
 import { createClient } from '../../src/oauth/clientRegistry.js';
-import { inTransaction } from '../../src/procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
 import { bodyOf, postMcp, toolCall } from './mcpClient.js';

@@ -4,7 +4,7 @@ import { sql } from '../../db/sql.js';
 import { listAudit, writeAudit } from '../../src/auth/audit.js';
 import { chargeUnits } from '../../src/auth/units.js';
 import { revokeApiKey } from '../../src/domain/apiKeys.js';
-import { inTransaction } from '../../src/procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
 
 // The per-request statements were made cheaper for the benchmark (bench/README.md); these hold the rules

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createRecord } from '../../src/domain/records.js';
-import { inTransaction } from '../../src/procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { openRuntime } from '../../src/runtime.js';
 import { startReceiver, type Receiver } from './helpers.js';
 import { svc, tempEnv, waitFor } from './processes.js';

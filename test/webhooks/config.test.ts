@@ -9,7 +9,7 @@ import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { decryptSecret, encryptSecret } from '../../src/webhooks/secretBox.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { emitEvent } from '../../src/domain/events.js';
-import { inTransaction } from '../../src/procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import { Room, Webhook } from '../../db/entities/index.js';
 import { deliveryRows, startReceiver } from './helpers.js';
 

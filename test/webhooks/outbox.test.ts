@@ -3,7 +3,7 @@ import { createWorld, startTestServer, type World } from '../helpers/harness.js'
 import type { Actor } from '../../src/domain/actor.js';
 import { emitEvent } from '../../src/domain/events.js';
 import { createRecord } from '../../src/domain/records.js';
-import { inTransaction } from '../../src/procedures/tx.js';
+import { inTransaction } from '../../db/transaction.js';
 import type { Runtime } from '../../src/runtime.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { claimDueDeliveries } from '../../src/webhooks/deliveryStore.js';

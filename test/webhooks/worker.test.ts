@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createWorld, startTestServer, type World } from '../helpers/harness.js';
 import type { Actor } from '../../src/domain/actor.js';
 import { createRecord } from '../../src/domain/records.js';
-import { afterCommit, inTransaction } from '../../src/procedures/tx.js';
+import { afterCommit, inTransaction } from '../../db/transaction.js';
 import type { Runtime } from '../../src/runtime.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { claimDueDeliveries, newDeliveryRow, settleDeliveries } from '../../src/webhooks/deliveryStore.js';
@@ -22,7 +22,7 @@ async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await cond())) await new Promise((r) => setTimeout(r, 10));
 }
 
-describe('after-commit hooks (src/procedures/tx.ts)', () => {
+describe('after-commit hooks (db/transaction.ts)', () => {
   it('run after the commit, see the committed rows, and never run on a rollback', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

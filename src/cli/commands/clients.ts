@@ -2,7 +2,7 @@ import { Organization } from '../../../db/entities/index.js';
 import { notFound } from '../../domain/errors.js';
 import { approveClient, approvalsFor, normalizeApprovalPattern, withdrawApproval } from '../../oauth/clientApprovals.js';
 import { createClient } from '../../oauth/clientRegistry.js';
-import { inTransaction } from '../../procedures/tx.js';
+import { inTransaction } from '../../../db/transaction.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
 /** OAuth clients: registered only by an administrator (spec 5.6, CONTRACT §2). */

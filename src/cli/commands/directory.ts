@@ -1,7 +1,7 @@
 import { createApiKey, revokeApiKey } from '../../domain/apiKeys.js';
 import { addMemberAsOperator, createRoom } from '../../domain/rooms.js';
 import { addOrgMember, createOrganization, createUser, setUserPassword } from '../../domain/users.js';
-import { inTransaction } from '../../procedures/tx.js';
+import { inTransaction } from '../../../db/transaction.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
 const ROLES = ['owner', 'admin', 'member'] as const;

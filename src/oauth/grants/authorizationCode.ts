@@ -1,6 +1,6 @@
 import { OAuthCode, type OAuthClient } from '../../../db/entities/index.js';
 import type { Services } from '../../domain/services.js';
-import { inTransaction } from '../../procedures/tx.js';
+import { inTransaction } from '../../../db/transaction.js';
 import { consumeCode, findCode } from '../codeStore.js';
 import type { FormParams } from '../formParams.js';
 import { OAuthError } from '../OAuthError.js';

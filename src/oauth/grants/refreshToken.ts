@@ -1,7 +1,7 @@
 import type { OAuthClient } from '../../../db/entities/index.js';
 import { OAuthGrant } from '../../../db/entities/index.js';
 import type { Services } from '../../domain/services.js';
-import { inTransaction } from '../../procedures/tx.js';
+import { inTransaction } from '../../../db/transaction.js';
 import type { FormParams } from '../formParams.js';
 import { OAuthError } from '../OAuthError.js';
 import { type TokenResponse, tokenResponse } from '../tokenResponse.js';

@@ -4,7 +4,7 @@ import { createApiKey, revokeApiKey } from '../../domain/apiKeys.js';
 import { DomainError } from '../../domain/errors.js';
 import { SCOPES } from '../../domain/scopes.js';
 import type { Services } from '../../domain/services.js';
-import { inTransaction } from '../../procedures/tx.js';
+import { inTransaction } from '../../../db/transaction.js';
 import { csrfToken } from '../csrf.js';
 import { html } from '../html.js';
 import { sendPage } from '../layout.js';

@@ -3,7 +3,7 @@ import { OAuthClientApproval } from '../../../db/entities/index.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Services } from '../../domain/services.js';
 import { approveClient } from '../../oauth/clientApprovals.js';
-import { inTransaction } from '../../procedures/tx.js';
+import { inTransaction } from '../../../db/transaction.js';
 import { organizationsOf, type SignedIn } from './developerAccess.js';
 import { renderDeveloperPage, signedInForm } from './developerPage.js';
 import { text } from './formFields.js';

@@ -1,9 +1,25 @@
-import type { EntityManager } from 'typeorm';
-import type { Services } from '../domain/services.js';
-import { inSpan } from '../observability/tracing.js';
-import { isTransientDatabaseError } from './errors.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import { inSpan } from '../src/observability/tracing.js';
+import { isTransientDatabaseError } from './databaseErrors.js';
 
-let chain: Promise<unknown> = Promise.resolve();
+/** What a transaction needs of the runtime (the domain's `Services` has it). */
+export interface TransactionHost {
+  ds: DataSource;
+  log: { error(obj: object, msg: string): void };
+  /**
+   * How often a transaction the database refused as momentarily busy is run again: 0 in the server (it
+   * answers 503 and the client retries), a few in the operator command line.
+   */
+  transactionRetries?: number;
+}
+
+/**
+ * The queue of SQLite transactions, one per DataSource (its one connection): the tail of the chain of
+ * transactions queued on it. It hangs on the DataSource, not on the process, so two runtimes in one
+ * process (tests, the command line) never wait on each other's queue, while every `Services` built over
+ * the same DataSource (a test's copy with another clock) shares it, as it shares the connection.
+ */
+const queues = new WeakMap<DataSource, Promise<unknown>>();
 const commitHooks = new WeakMap<EntityManager, Array<() => void>>();
 
 /**
@@ -26,13 +42,15 @@ export function afterCommit(m: EntityManager, hook: () => void): boolean {
  * while another process (the server, `svc worker`, an operator's `svc …`) has written meanwhile fails at once
  * with `database is locked` (its snapshot is stale: SQLite cannot wait for that); with it, the transaction
  * waits for the other writer through the busy timeout, as `BEGIN IMMEDIATE` would. (The table is TypeORM's
- * migration table, which every database of this service has.)
+ * migration table, which every database of this service has.) A real `BEGIN IMMEDIATE` is not used:
+ * TypeORM's SQLite query runner writes `BEGIN TRANSACTION` itself with no way to choose the mode, and
+ * beginning by hand would mean setting the runner's private transaction state.
  */
 const TAKE_WRITE_LOCK = 'UPDATE "migrations" SET "id" = "id" WHERE 0';
 
 const RETRY_BASE_MS = 100;
 
-async function runTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   const sqlite = s.ds.options.type !== 'postgres';
   for (let attempt = 0; ; attempt++) {
     try {
@@ -45,7 +63,7 @@ async function runTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<
   }
 }
 
-async function runTransactionOnce<T>(s: Services, fn: (m: EntityManager) => Promise<T>, sqlite: boolean): Promise<T> {
+async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>, sqlite: boolean): Promise<T> {
   const hooks: Array<() => void> = [];
   const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
     s.ds.transaction(async (m) => {
@@ -66,14 +84,14 @@ async function runTransactionOnce<T>(s: Services, fn: (m: EntityManager) => Prom
 
 /**
  * Runs `fn` in one database transaction. SQLite has one connection and one writer, so its transactions
- * are queued here instead of interleaving on the shared connection, and each takes the write lock at its
- * start (see TAKE_WRITE_LOCK); PostgreSQL runs them concurrently. A transaction the database refused as busy
- * is run again up to `s.transactionRetries` times (the command line's setting; the server's is 0).
- * Hooks registered with `afterCommit` run after the commit, before the next queued SQLite transaction.
+ * are queued on their DataSource instead of interleaving on the shared connection, and each takes the write
+ * lock at its start (see TAKE_WRITE_LOCK); PostgreSQL runs them concurrently. A transaction the database
+ * refused as busy is run again up to `s.transactionRetries` times (the command line's setting; the server's
+ * is 0). Hooks registered with `afterCommit` run after the commit, before the next queued SQLite transaction.
  */
-export function inTransaction<T>(s: Services, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+export function inTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   if (s.ds.options.type === 'postgres') return runTransaction(s, fn);
-  const run = chain.then(() => runTransaction(s, fn));
-  chain = run.catch(() => undefined);
+  const run = (queues.get(s.ds) ?? Promise.resolve()).then(() => runTransaction(s, fn));
+  queues.set(s.ds, run.catch(() => undefined));
   return run;
 }
