@@ -1,5 +1,7 @@
 // Lint: typescript-eslint's recommended rules, plus import boundaries of ../shared/ARCHITECTURE.md:
-// rest/ and mcp/ never import each other, and the domain knows nothing of express, tRPC or MCP.
+// rest/ and mcp/ never import each other, the domain knows nothing of express, tRPC or MCP, and imports point
+// one way (issue 18 item 4): the adapters (rest/, mcp/, web/ pages, cli/) → procedures, oauth → webhooks,
+// agents, domain → db. web/ renders the consent page over oauth/'s rules; oauth/ renders no page.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -41,7 +43,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         patterns: [
           { group: transport, message: 'The domain and db know nothing of HTTP, tRPC or MCP.' },
-          { group: ['**/rest/**', '**/mcp/**', '**/procedures/**', '**/auth/**', '**/oauth/**', '**/web/**', '**/cli/**'], message: 'Imports point one way: adapters → procedures → domain → db.' },
+          { group: ['**/rest/**', '**/mcp/**', '**/procedures/**', '**/auth/**', '**/oauth/**', '**/web/**', '**/cli/**', '**/webhooks/**', '**/agents/**'], message: 'Imports point one way: adapters → procedures → domain → db.' },
         ],
       }],
     },
@@ -55,7 +57,34 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**'], message: 'rest/ and mcp/ stay apart.' }] }] },
   },
   {
+    files: ['src/oauth/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'], message: 'oauth/ is the protocol: pages are web/\'s, adapters import oauth/, never the reverse.' }] }] },
+  },
+  {
+    files: ['src/webhooks/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: transport, message: 'Webhooks deliver over their own HTTP client; they know nothing of the server\'s surfaces.' },
+          { group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/oauth/**', '**/procedures/**', '**/cli/**'], message: 'Imports point one way: surfaces and procedures → webhooks → domain → db.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['src/agents/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/procedures/**', '**/cli/**', 'express', '@modelcontextprotocol/*'], message: 'Imports point one way: surfaces and procedures → agents → domain → db.' }] }] },
+  },
+  {
+    files: ['src/web/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'], message: 'The pages are one adapter: they use procedures, oauth and the domain, never another adapter.' }] }] },
+  },
+  {
+    files: ['src/cli/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/web/**'], message: 'The command line is one adapter: it uses the domain and services, never another adapter.' }] }] },
+  },
+  {
     files: ['src/procedures/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', 'express', '@modelcontextprotocol/*'], message: 'Procedures are transport-free.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/web/**', '**/cli/**', 'express', '@modelcontextprotocol/*'], message: 'Procedures are transport-free.' }] }] },
   },
 );

@@ -19,6 +19,7 @@ import { metricsEndpoint } from './observability/metricsEndpoint.js';
 import { observeRequests } from './observability/observeRequests.js';
 import { checkReadiness } from './observability/readiness.js';
 import { createWebRouter } from './web/createWebRouter.js';
+import { pageErrorHandler } from './web/pageErrorHandler.js';
 import { ClientGoneError, createBodyGuard } from './readLimited.js';
 
 export interface AppOptions {
@@ -120,7 +121,7 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   });
 
   // The OAuth 2.1 authorization server and the sign-in pages
-  app.use(createOAuthRouter({ services }));
+  app.use(createOAuthRouter({ services, errorHandler: pageErrorHandler(services) }));
   app.use(createWebRouter({ services }));
 
   // Last resort: nothing escapes as a stack trace or an HTML error page.

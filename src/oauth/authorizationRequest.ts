@@ -1,7 +1,7 @@
 import { jwtVerify, SignJWT } from 'jose';
 import { OAuthClient } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
-import { signingKey } from '../web/signingKey.js';
+import { signingKey } from '../signingKey.js';
 import { redirectUriMatches } from './clientRegistry.js';
 import { AUTHORIZATION_REQUEST_TTL_S, isAudience } from './constants.js';
 import { findClientById, isClientIdUrl, resolveMetadataClient } from './metadataClients.js';

@@ -1,10 +1,7 @@
 import cors from 'cors';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Services } from '../domain/services.js';
-import { pageErrorHandler } from '../web/pageErrorHandler.js';
-import { formBody } from '../web/formBody.js';
-import { authorizeEndpoint } from './authorizeEndpoint.js';
-import { consentEndpoints } from './consentEndpoints.js';
+import { formBody } from '../formBody.js';
 import { authorizationServerMetadata, protectedResourceMetadata } from './metadata.js';
 import { OAuthError, sendOAuthError } from './OAuthError.js';
 import { revokeEndpoint } from './revokeEndpoint.js';
@@ -12,6 +9,11 @@ import { tokenEndpoint } from './tokenEndpoint.js';
 
 export interface OAuthRouterOptions {
   services: Services;
+  /**
+   * The last handler of errors these endpoints do not answer themselves (a body that failed past the form
+   * parser's refusals): the pages' error handler, which the composition root passes in (oauth/ renders no page).
+   */
+  errorHandler: ErrorRequestHandler;
 }
 
 /**
@@ -29,11 +31,11 @@ const BROWSER_CLIENT_CORS: cors.CorsOptions = {
 };
 
 /**
- * The OAuth 2.1 authorization server (spec 5.6): discovery (RFC 8414, RFC 9728 for /v1 and /mcp),
- * /oauth/authorize, /oauth/consent, /oauth/token and /oauth/revoke. Discovery, token and revocation are
- * callable cross-origin (CORS without credentials).
+ * The OAuth 2.1 authorization server's machine endpoints (spec 5.6): discovery (RFC 8414, RFC 9728 for /v1
+ * and /mcp), /oauth/token and /oauth/revoke, all callable cross-origin (CORS without credentials). The
+ * endpoints a browser navigates to, /oauth/authorize and /oauth/consent, are web/'s pages over oauth/'s rules.
  */
-export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
+export function createOAuthRouter({ services, errorHandler }: OAuthRouterOptions): Router {
   const r = express.Router();
   const { baseUrl } = services.config;
   const form = formBody();
@@ -49,11 +51,6 @@ export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
   metadata('/.well-known/oauth-protected-resource/v1', protectedResourceMetadata(baseUrl, 'v1'));
   metadata('/.well-known/oauth-protected-resource/mcp', protectedResourceMetadata(baseUrl, 'mcp'));
 
-  const consent = consentEndpoints({ services });
-  r.get('/oauth/authorize', authorizeEndpoint({ services }));
-  r.get('/oauth/consent', consent.show);
-  r.post('/oauth/consent', form, consent.answer);
-
   // a body the form parser refuses (too large, bad charset) is an RFC 6749 invalid_request there; one that did
   // not arrive in time keeps its 408, one over the client's limit of bodies in flight its 429
   const oauthBodyErrors = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
@@ -67,6 +64,6 @@ export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
   r.options('/oauth/revoke', anyOriginPost);
   r.post('/oauth/token', anyOriginPost, form, tokenEndpoint({ services }), oauthBodyErrors);
   r.post('/oauth/revoke', anyOriginPost, form, revokeEndpoint({ services }), oauthBodyErrors);
-  r.use(pageErrorHandler(services));
+  r.use(errorHandler);
   return r;
 }

@@ -1,4 +1,5 @@
 import { SCOPES } from '../domain/scopes.js';
+import { GRANTS } from './grants/index.js';
 
 /** RFC 8414 authorization server metadata (CONTRACT §5): issuer = BASE_URL, PKCE S256 only, `iss` in responses. */
 export function authorizationServerMetadata(baseUrl: string) {
@@ -9,7 +10,7 @@ export function authorizationServerMetadata(baseUrl: string) {
     revocation_endpoint: `${baseUrl}/oauth/revoke`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: GRANTS.map((g) => g.grantType),
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],

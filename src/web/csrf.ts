@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { safeEqual } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { cookieOptions, readCookie, type Session } from './session.js';
-import { signingKey } from './signingKey.js';
+import { signingKey } from '../signingKey.js';
 
 /** Binds the sign-in form's CSRF token before there is a session. */
 export const PRE_SESSION_COOKIE = 'svc_csrf';

@@ -2,10 +2,10 @@ import { OAuthCode, type OAuthClient } from '../../../db/entities/index.js';
 import type { Services } from '../../domain/services.js';
 import { inTransaction } from '../../../db/transaction.js';
 import { consumeCode, findCode } from '../codeStore.js';
-import type { FormParams } from '../formParams.js';
 import { OAuthError } from '../OAuthError.js';
 import { pkceMatches } from '../pkce.js';
 import { type TokenResponse, tokenResponse } from '../tokenResponse.js';
+import type { TokenGrant } from './grant.js';
 import { createGrant, issueTokens, revokeGrant } from '../tokenStore.js';
 
 /**
@@ -14,14 +14,13 @@ import { createGrant, issueTokens, revokeGrant } from '../tokenStore.js';
  * grant (a refresh family) in the acting context chosen at consent. A code presented again revokes every
  * token its first exchange issued (RFC 6749 §4.1.2).
  */
-export async function exchangeAuthorizationCode(s: Services, client: OAuthClient, p: FormParams): Promise<TokenResponse> {
-  const codeValue = p.one('code');
-  const redirectUri = p.one('redirect_uri');
-  const verifier = p.one('code_verifier');
-  const resource = p.one('resource');
-  if (!codeValue) throw new OAuthError('invalid_request', 'code is required');
-  if (!redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
-  if (!verifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
+async function exchangeAuthorizationCode(
+  s: Services, client: OAuthClient, params: Readonly<Record<string, string | undefined>>,
+): Promise<TokenResponse> {
+  const codeValue = params.code!;
+  const redirectUri = params.redirect_uri!;
+  const verifier = params.code_verifier!;
+  const resource = params.resource;
 
   const code = await findCode(s.ds.manager, codeValue);
   if (!code || code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code is invalid');
@@ -51,3 +50,14 @@ export async function exchangeAuthorizationCode(s: Services, client: OAuthClient
   }
   return tokenResponse(result.tokens);
 }
+
+export const authorizationCodeGrant: TokenGrant = {
+  grantType: 'authorization_code',
+  parameters: [
+    { name: 'code', required: true },
+    { name: 'redirect_uri', required: true },
+    { name: 'code_verifier', required: true, hint: 'PKCE' },
+    { name: 'resource' },
+  ],
+  handler: exchangeAuthorizationCode,
+};

@@ -5,6 +5,7 @@ import { inTransaction } from '../../../db/transaction.js';
 import type { FormParams } from '../formParams.js';
 import { OAuthError } from '../OAuthError.js';
 import { type TokenResponse, tokenResponse } from '../tokenResponse.js';
+import type { TokenGrant } from './grant.js';
 import { findToken, issueTokens, markRefreshUsed, revokeGrant } from '../tokenStore.js';
 
 const REUSED = 'The refresh token was already used; every token of its grant is revoked';
@@ -12,11 +13,13 @@ const REUSED = 'The refresh token was already used; every token of its grant is 
 /**
  * `grant_type=refresh_token` (spec 3, 5.6): rotates on every use, a new refresh token and a new access
  * token per call. Presenting a used refresh token revokes the whole family, access tokens included. The
- * family ends 30 days after its start. `scope` may narrow the new access token (RFC 6749 §6).
+ * family ends 30 days after its start. `scope` may narrow the new access token (RFC 6749 §6); `scope` and
+ * `resource` are read only once the refresh token was found valid.
  */
-export async function refreshTokens(s: Services, client: OAuthClient, p: FormParams): Promise<TokenResponse> {
-  const value = p.one('refresh_token');
-  if (!value) throw new OAuthError('invalid_request', 'refresh_token is required');
+async function refreshTokens(
+  s: Services, client: OAuthClient, params: Readonly<Record<string, string | undefined>>, p: FormParams,
+): Promise<TokenResponse> {
+  const value = params.refresh_token!;
   const token = await findToken(s.ds.manager, value);
   const grant = token?.kind === 'refresh' ? await s.ds.manager.findOneBy(OAuthGrant, { id: token.grantId }) : null;
   if (!token || !grant || grant.clientId !== client.id) throw new OAuthError('invalid_grant', 'The refresh token is invalid');
@@ -46,3 +49,9 @@ export async function refreshTokens(s: Services, client: OAuthClient, p: FormPar
   if (!result) throw new OAuthError('invalid_grant', REUSED);
   return tokenResponse(result);
 }
+
+export const refreshTokenGrant: TokenGrant = {
+  grantType: 'refresh_token',
+  parameters: [{ name: 'refresh_token', required: true }],
+  handler: refreshTokens,
+};

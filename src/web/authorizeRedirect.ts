@@ -1,15 +1,15 @@
 import type { Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
-import { sendErrorPage } from '../web/layout.js';
-import { parseAuthorizationRequest, redirectTo, signAuthorizationRequest } from './authorizationRequest.js';
+import { parseAuthorizationRequest, redirectTo, signAuthorizationRequest } from '../oauth/authorizationRequest.js';
+import { sendErrorPage } from './layout.js';
 
 /**
- * GET /oauth/authorize (spec 4, 5.6): validates the request, then 302 to the consent screen
- * `/oauth/consent` (which asks to sign in first when needed). A bad client_id or redirect_uri gets a 400
- * error page and never a redirect; any other problem goes back to the client's redirect_uri as an RFC 6749
- * error with `state` and `iss`.
+ * GET /oauth/authorize (spec 4, 5.6): a browser navigates here, so web/ answers it; oauth/ validates the
+ * request (authorizationRequest.ts). Then 302 to the consent screen `/oauth/consent` (which asks to sign in
+ * first when needed). A bad client_id or redirect_uri gets a 400 error page and never a redirect; any other
+ * problem goes back to the client's redirect_uri as an RFC 6749 error with `state` and `iss`.
  */
-export function authorizeEndpoint({ services: s }: { services: Services }) {
+export function authorizeRedirect({ services: s }: { services: Services }) {
   return async (req: Request, res: Response) => {
     const parsed = await parseAuthorizationRequest(s, req.query as Record<string, unknown>);
     if (parsed.kind === 'page') return sendErrorPage(res, 400, 'Invalid authorization request', parsed.message);

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import qs from 'qs';
-import { ClientGoneError, endForGoneClient, readLimited } from '../readLimited.js';
+import { ClientGoneError, endForGoneClient, readLimited } from './readLimited.js';
 
 const LIMIT = 16 * 1024;
 const PARAMETER_LIMIT = 50;
