@@ -183,6 +183,27 @@ describe('/oauth/token', () => {
     expect(await huge.json()).toEqual({ error: 'invalid_request', error_description: 'The request body could not be read' });
   });
 
+  it('checks each grant\'s parameters in one order: a repeated one first, then the missing ones in turn (grants table, issue 18.7)', async () => {
+    await using env = await startOAuthServer();
+    const { t } = env;
+    const app = await registerClient(t);
+    const raw = async (body: string) => (await t.fetch('/oauth/token', {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `client_id=${app.clientId}&${body}`,
+    })).json();
+    const refused = (description: string) => ({ error: 'invalid_request', error_description: description });
+    // authorization_code: code, redirect_uri, code_verifier are required, in that order; resource is read too
+    expect(await raw('grant_type=authorization_code&code=c&redirect_uri=x')).toEqual(refused('code_verifier is required (PKCE)'));
+    expect(await raw('grant_type=authorization_code&code=c&code_verifier=v')).toEqual(refused('redirect_uri is required'));
+    expect(await raw('grant_type=authorization_code&code=&redirect_uri=x&code_verifier=v')).toEqual(refused('code is required'));
+    expect(await raw('grant_type=authorization_code&resource=a&resource=b')).toEqual(refused('resource is repeated'));
+    expect(await raw('grant_type=authorization_code&code_verifier=v&code_verifier=w')).toEqual(refused('code_verifier is repeated'));
+    // refresh_token: only refresh_token is checked first; scope and resource rank after the token's own checks
+    expect(await raw('grant_type=refresh_token')).toEqual(refused('refresh_token is required'));
+    expect(await raw('grant_type=refresh_token&refresh_token=a&refresh_token=b')).toEqual(refused('refresh_token is repeated'));
+    expect(await raw('grant_type=refresh_token&refresh_token=svc_rt_unknown&scope=a&scope=b'))
+      .toEqual({ error: 'invalid_grant', error_description: 'The refresh token is invalid' });
+  });
+
   it('refresh: narrows scope on request, refuses broader scope, ends 30 days after the family start', async () => {
     await using env = await startOAuthServer();
     const { t, w, clock } = env;
