@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
 import { AgentConnector, type AgentRun, Room } from '../../db/entities/index.js';
 import { isPostgres, sql } from '../../db/sql.js';
 import type { Services } from '../domain/services.js';
+import { newLeaseOwner } from '../outbox/leaseOwner.js';
+import { Pause } from '../outbox/pause.js';
+import { Slots } from '../outbox/slots.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../procedures/tx.js';
 import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
@@ -10,7 +11,6 @@ import { backoffMs } from '../webhooks/retryPolicy.js';
 import { mintDelegatedToken } from './delegatedToken.js';
 import { INVOCATION_RESPONSE_MS, invocationBody, invokeConnector, type InvocationOutcome } from './invokeConnector.js';
 import { finishRun } from './runs.js';
-import { onRunsQueued } from './runSignal.js';
 
 export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
   services: Services;
@@ -49,10 +49,10 @@ const parsed = (r: RunRow): AgentRun => ({
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
-  const owner = `${os.hostname()}:${process.pid}:run:${randomUUID().slice(0, 8)}`;
+  const owner = newLeaseOwner('run');
   const abort = new AbortController();
   const leaseMs = s.config.agentLeaseMs;
-  const inFlight = new Set<Promise<void>>();
+  const slots = new Slots();
   let loop: Promise<void> | null = null;
 
   const depsNow = () => {
@@ -182,44 +182,32 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     return runs.length;
   }
 
-  let wake: (() => void) | null = null;
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      wake = null;
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    wake = done;
-  });
+  const pause = new Pause();
 
   async function run(): Promise<void> {
     let woken = false;
-    const unsubscribe = onRunsQueued(s.ds, () => {
+    const unsubscribe = s.wake.runs.listen(() => {
       woken = true;
-      wake?.();
+      pause.wake('wake');
     });
     try {
       while (!abort.signal.aborted) {
         woken = false;
         let got = 0;
-        if (inFlight.size < batchSize) {
+        if (slots.busy < batchSize) {
           try {
             const runs = await claim(depsNow().now());
             got = runs.length;
-            for (const r of runs) {
-              const p: Promise<void> = guarded(r).then(() => void inFlight.delete(p));
-              inFlight.add(p);
-            }
+            for (const r of runs) slots.occupy(guarded(r));
           } catch (err) {
             s.log.error({ err }, 'agent run worker round failed');
           }
         }
-        if (!got && !woken && !abort.signal.aborted) await pause(pollMs);
+        if (!got && !woken && !abort.signal.aborted) await pause.sleep(pollMs, 'wake');
       }
     } finally {
       unsubscribe();
-      await Promise.all(inFlight);
+      await slots.drained();
     }
   }
 
@@ -231,7 +219,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     },
     async stop() {
       abort.abort();
-      wake?.();
+      pause.wakeAll();
       await loop;
     },
   };
