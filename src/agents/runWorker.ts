@@ -2,8 +2,8 @@ import { AgentConnector, type AgentRun, Room } from '../../db/entities/index.js'
 import { isPostgres, sql } from '../../db/sql.js';
 import type { Services } from '../domain/services.js';
 import { newLeaseOwner } from '../outbox/leaseOwner.js';
-import { Pause } from '../outbox/pause.js';
 import { Slots } from '../outbox/slots.js';
+import { WorkerLoop } from '../outbox/workerLoop.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../procedures/tx.js';
 import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
@@ -50,10 +50,9 @@ const parsed = (r: RunRow): AgentRun => ({
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
   const owner = newLeaseOwner('run');
-  const abort = new AbortController();
+  const loop = new WorkerLoop();
   const leaseMs = s.config.agentLeaseMs;
   const slots = new Slots();
-  let loop: Promise<void> | null = null;
 
   const depsNow = () => {
     const d = deliveryDepsFor(s, overrides);
@@ -123,7 +122,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     }
     let outcome: InvocationOutcome;
     try {
-      outcome = await invokeConnector(deps, prepared.connector, prepared.body, run.id, abort.signal);
+      outcome = await invokeConnector(deps, prepared.connector, prepared.body, run.id, loop.signal);
     } catch (err) {
       s.log.error({ err, agentRunId: run.id }, 'agent run invocation failed unexpectedly; its lease will expire and it is invoked again');
       return;
@@ -176,51 +175,36 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     handle(run).catch((err: unknown) => s.log.error({ err, agentRunId: run.id }, 'agent run round failed; its lease will expire and it is tried again'));
 
   async function runOnce(): Promise<number> {
-    if (abort.signal.aborted) return 0;
+    if (loop.stopping) return 0;
     const runs = await claim(depsNow().now());
     await Promise.all(runs.map(guarded));
     return runs.length;
   }
 
-  const pause = new Pause();
-
-  async function run(): Promise<void> {
-    let woken = false;
-    const unsubscribe = s.wake.runs.listen(() => {
-      woken = true;
-      pause.wake('wake');
-    });
-    try {
-      while (!abort.signal.aborted) {
-        woken = false;
-        let got = 0;
-        if (slots.busy < batchSize) {
-          try {
-            const runs = await claim(depsNow().now());
-            got = runs.length;
-            for (const r of runs) slots.occupy(guarded(r));
-          } catch (err) {
-            s.log.error({ err }, 'agent run worker round failed');
-          }
-        }
-        if (!got && !woken && !abort.signal.aborted) await pause.sleep(pollMs, 'wake');
+  /** One turn of the running loop: claim while fewer than batchSize runs are in flight, idle when none was due. */
+  async function turn(): Promise<void> {
+    loop.claiming();
+    let got = 0;
+    if (slots.busy < batchSize) {
+      try {
+        const runs = await claim(depsNow().now());
+        got = runs.length;
+        for (const r of runs) slots.occupy(guarded(r));
+      } catch (err) {
+        s.log.error({ err }, 'agent run worker round failed');
       }
-    } finally {
-      unsubscribe();
-      await slots.drained();
     }
+    if (!got) await loop.idle(pollMs);
   }
 
   return {
     owner,
     runOnce,
     start() {
-      loop ??= run();
+      loop.start(s.wake.runs, turn, () => slots.drained());
     },
     async stop() {
-      abort.abort();
-      pause.wakeAll();
-      await loop;
+      await loop.stop();
     },
   };
 }

@@ -3,8 +3,8 @@ import type { WebhookDelivery } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
 import { newLeaseOwner } from '../outbox/leaseOwner.js';
 import { OutcomeBatcher } from '../outbox/outcomeBatcher.js';
-import { Pause } from '../outbox/pause.js';
 import { Slots } from '../outbox/slots.js';
+import { WorkerLoop } from '../outbox/workerLoop.js';
 import { createPooledSender } from './agentPool.js';
 import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
 import { deliveryDepsFor, type ResolvedDeliveryDeps, type WebhookDeliveryDeps } from './deliveryDeps.js';
@@ -73,12 +73,12 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const { services: s, batchSize = 25, leaseMs = 60_000, pollMs = 100, ...overrides } = o;
   const maxInFlight = Math.max(1, o.maxInFlight ?? 2 * batchSize);
   const owner = newLeaseOwner();
-  const abort = new AbortController();
+  const loop = new WorkerLoop();
+  const abort = loop.signal;
   // every attempt in flight (the loop's and runOnce's) listens to it until it ends
-  setMaxListeners(maxInFlight + batchSize + 16, abort.signal);
+  setMaxListeners(maxInFlight + batchSize + 16, abort);
   const pool = createPooledSender();
   const rounds = new Set<Promise<number>>();
-  let loop: Promise<void> | null = null;
 
   const depsNow = () => deliveryDepsFor(s, overrides, pool.send);
 
@@ -99,7 +99,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   /** Attempts one claimed delivery; null when it failed unexpectedly (its lease expires and it is tried again). */
   async function attempt(deps: ResolvedDeliveryDeps, { row, webhook }: ClaimedDelivery): Promise<Outcome | null> {
     try {
-      const r = await attemptDelivery(deps, row, webhook, s.log, abort.signal);
+      const r = await attemptDelivery(deps, row, webhook, s.log, abort);
       if (r.aborted) return { kind: 'released', row };
       return { kind: 'attempted', row, update: updateAfterAttempt(row, r, deps.now(), deps.backoffBaseMs), result: r };
     } catch (err) {
@@ -131,7 +131,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   }
 
   async function runOnce(): Promise<number> {
-    if (abort.signal.aborted) return 0;
+    if (abort.aborted) return 0;
     const round = (async () => {
       const deps = depsNow();
       const claimed = await claim(deps, batchSize);
@@ -147,71 +147,59 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     }
   }
 
-  // the continuous loop (start()): it sleeps either until a commit (nothing was due) or until a free slot
-  const pause = new Pause<'commit' | 'slot'>();
-  const slots = new Slots(() => pause.wake('slot'));
-  const outcomes = new OutcomeBatcher<Outcome>({ windowMs: RECORD_WINDOW_MS, max: maxInFlight, record, stopping: () => abort.signal.aborted });
-  let woken = false;
+  // the continuous loop (start()): attempts in flight take slots, their outcomes wait to be written together
+  const slots = new Slots(() => loop.slotFreed());
+  const outcomes = new OutcomeBatcher<Outcome>({ windowMs: RECORD_WINDOW_MS, max: maxInFlight, record, stopping: () => abort.aborted });
+  const fullBatch = Math.min(batchSize, maxInFlight);
+  let lastClaim = 0;
 
-  async function run(): Promise<void> {
-    const unsubscribe = s.wake.deliveries.listen(() => {
-      woken = true;
-      pause.wake('commit');
-    });
-    const fullBatch = Math.min(batchSize, maxInFlight);
-    let lastClaim = 0;
-    try {
-      while (!abort.signal.aborted) {
-        const room = maxInFlight - slots.busy;
-        const sinceClaim = Date.now() - lastClaim;
-        // claim a whole batch when there is room for one (refilling slot by slot would cost a claim and a
-        // record transaction per delivery); a partial one once per poll interval, so attempts held up by a
-        // slow receiver do not stop the others
-        if (room <= 0 || (slots.busy > 0 && room < fullBatch && sinceClaim < pollMs)) {
-          await pause.sleep(room > 0 ? pollMs - sinceClaim : pollMs, 'slot');
-          continue;
-        }
-        const want = Math.min(batchSize, room);
-        // a commit signalled from here on (during the claim) makes the loop claim again instead of sleeping
-        woken = false;
-        lastClaim = Date.now();
-        let got = 0;
-        // outcomes waiting to be recorded go with the claim: one transaction instead of two
-        const settle = outcomes.take();
-        try {
-          const deps = depsNow();
-          const claimed = await claim(deps, want, settle);
-          got = claimed.length;
-          for (const c of claimed) {
-            slots.occupy(attempt(deps, c), (out) => {
-              if (out) outcomes.add(out);
-            });
-          }
-        } catch (err) {
-          s.log.error({ err }, 'webhook worker round failed');
-          // nothing of that transaction was written: record those outcomes on their own
-          outcomes.giveBack(settle);
-        }
-        if (got < want && !woken && !abort.signal.aborted) await pause.sleep(pollMs, 'commit');
-      }
-    } finally {
-      unsubscribe();
-      await slots.drained();
-      await outcomes.settled();
+  /** One turn: wait for room, or claim what fits (recording the waiting outcomes in the same transaction). */
+  async function turn(): Promise<void> {
+    const room = maxInFlight - slots.busy;
+    const sinceClaim = Date.now() - lastClaim;
+    // claim a whole batch when there is room for one (refilling slot by slot would cost a claim and a record
+    // transaction per delivery); a partial one once per poll interval, so attempts held up by a slow
+    // receiver do not stop the others
+    if (room <= 0 || (slots.busy > 0 && room < fullBatch && sinceClaim < pollMs)) {
+      await loop.waitForSlot(room > 0 ? pollMs - sinceClaim : pollMs);
+      return;
     }
+    const want = Math.min(batchSize, room);
+    loop.claiming();
+    lastClaim = Date.now();
+    let got = 0;
+    // outcomes waiting to be recorded go with the claim: one transaction instead of two
+    const settle = outcomes.take();
+    try {
+      const deps = depsNow();
+      const claimed = await claim(deps, want, settle);
+      got = claimed.length;
+      for (const c of claimed) {
+        slots.occupy(attempt(deps, c), (out) => {
+          if (out) outcomes.add(out);
+        });
+      }
+    } catch (err) {
+      s.log.error({ err }, 'webhook worker round failed');
+      // nothing of that transaction was written: record those outcomes on their own
+      outcomes.giveBack(settle);
+    }
+    if (got < want) await loop.idle(pollMs);
+  }
+
+  async function drain(): Promise<void> {
+    await slots.drained();
+    await outcomes.settled();
   }
 
   return {
     owner,
     runOnce,
     start() {
-      loop ??= run();
+      loop.start(s.wake.deliveries, turn, drain);
     },
     async stop() {
-      abort.abort();
-      pause.wakeAll();
-      outcomes.cutShort();
-      await loop;
+      await loop.stop(() => outcomes.cutShort());
       await Promise.allSettled([...rounds]);
       await pool.close();
     },
