@@ -6,6 +6,8 @@ import type { Services } from './domain/services.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { loadServerSecret } from './secret.js';
+import { bindEventObservers, EventObservers } from './domain/events.js';
+import { createOutboxSignals } from './outbox/wakeSignal.js';
 import { registerWebhookOutbox } from './webhooks/outbox.js';
 
 export interface Runtime {
@@ -26,12 +28,16 @@ export interface RuntimeOptions {
 /** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
 export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const log = createLogger(config.logLevel);
-  // the webhook outbox fans every event out to delivery rows inside the event's transaction
-  registerWebhookOutbox();
   const ds = await openDatabase(config);
   const secret = await loadServerSecret(ds, config.secret);
   const now = opts.now ?? (() => new Date());
-  const services: Services = { ds, config, now, secret, log, transactionRetries: opts.transactionRetries };
+  const services: Services = {
+    ds, config, now, secret, log, transactionRetries: opts.transactionRetries,
+    events: new EventObservers(), wake: createOutboxSignals(), webhookDelivery: {},
+  };
+  // the webhook outbox fans every event of this runtime out to delivery rows inside the event's transaction
+  registerWebhookOutbox(services);
+  bindEventObservers(ds, services.events);
   if (config.metrics && opts.metrics !== false) services.metrics = createMetrics({ ds, now, instanceId: config.metrics.instanceId });
   return {
     services,

@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
 import { AgentConnector, type AgentRun, Room } from '../../db/entities/index.js';
 import { isPostgres, sql } from '../../db/sql.js';
 import type { Services } from '../domain/services.js';
+import { newLeaseOwner } from '../outbox/leaseOwner.js';
+import { Slots } from '../outbox/slots.js';
+import { WorkerLoop } from '../outbox/workerLoop.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../../db/transaction.js';
 import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
@@ -10,7 +11,6 @@ import { backoffMs } from '../webhooks/retryPolicy.js';
 import { mintDelegatedToken } from './delegatedToken.js';
 import { INVOCATION_RESPONSE_MS, invocationBody, invokeConnector, type InvocationOutcome } from './invokeConnector.js';
 import { finishRun } from './runs.js';
-import { onRunsQueued } from './runSignal.js';
 
 export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
   services: Services;
@@ -49,11 +49,10 @@ const parsed = (r: RunRow): AgentRun => ({
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
-  const owner = `${os.hostname()}:${process.pid}:run:${randomUUID().slice(0, 8)}`;
-  const abort = new AbortController();
+  const owner = newLeaseOwner('run');
+  const loop = new WorkerLoop();
   const leaseMs = s.config.agentLeaseMs;
-  const inFlight = new Set<Promise<void>>();
-  let loop: Promise<void> | null = null;
+  const slots = new Slots();
 
   const depsNow = () => {
     const d = deliveryDepsFor(s, overrides);
@@ -123,7 +122,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     }
     let outcome: InvocationOutcome;
     try {
-      outcome = await invokeConnector(deps, prepared.connector, prepared.body, run.id, abort.signal);
+      outcome = await invokeConnector(deps, prepared.connector, prepared.body, run.id, loop.signal);
     } catch (err) {
       s.log.error({ err, agentRunId: run.id }, 'agent run invocation failed unexpectedly; its lease will expire and it is invoked again');
       return;
@@ -176,63 +175,36 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     handle(run).catch((err: unknown) => s.log.error({ err, agentRunId: run.id }, 'agent run round failed; its lease will expire and it is tried again'));
 
   async function runOnce(): Promise<number> {
-    if (abort.signal.aborted) return 0;
+    if (loop.stopping) return 0;
     const runs = await claim(depsNow().now());
     await Promise.all(runs.map(guarded));
     return runs.length;
   }
 
-  let wake: (() => void) | null = null;
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      wake = null;
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    wake = done;
-  });
-
-  async function run(): Promise<void> {
-    let woken = false;
-    const unsubscribe = onRunsQueued(s.ds, () => {
-      woken = true;
-      wake?.();
-    });
-    try {
-      while (!abort.signal.aborted) {
-        woken = false;
-        let got = 0;
-        if (inFlight.size < batchSize) {
-          try {
-            const runs = await claim(depsNow().now());
-            got = runs.length;
-            for (const r of runs) {
-              const p: Promise<void> = guarded(r).then(() => void inFlight.delete(p));
-              inFlight.add(p);
-            }
-          } catch (err) {
-            s.log.error({ err }, 'agent run worker round failed');
-          }
-        }
-        if (!got && !woken && !abort.signal.aborted) await pause(pollMs);
+  /** One turn of the running loop: claim while fewer than batchSize runs are in flight, idle when none was due. */
+  async function turn(): Promise<void> {
+    loop.claiming();
+    let got = 0;
+    if (slots.busy < batchSize) {
+      try {
+        const runs = await claim(depsNow().now());
+        got = runs.length;
+        for (const r of runs) slots.occupy(guarded(r));
+      } catch (err) {
+        s.log.error({ err }, 'agent run worker round failed');
       }
-    } finally {
-      unsubscribe();
-      await Promise.all(inFlight);
     }
+    if (!got) await loop.idle(pollMs);
   }
 
   return {
     owner,
     runOnce,
     start() {
-      loop ??= run();
+      loop.start(s.wake.runs, turn, () => slots.drained());
     },
     async stop() {
-      abort.abort();
-      wake?.();
-      await loop;
+      await loop.stop();
     },
   };
 }

@@ -9,7 +9,6 @@ import { keysetPage, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
-import { signalRunsQueued } from './runSignal.js';
 
 /** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
@@ -55,8 +54,7 @@ export async function createAgentRun(m: EntityManager, now: Date, s: Services, a
     lastStatusCode: null, error: null, output: null, createdAt: t, startedAt: null, finishedAt: null, updatedAt: t,
   });
   await m.insert(AgentRun, run);
-  const ds = m.connection;
-  afterCommit(m, () => signalRunsQueued(ds));
+  afterCommit(m, () => s.wake.runs.notify());
   return run;
 }
 

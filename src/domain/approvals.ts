@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { Approval, MeetingRecord } from '../../db/entities/index.js';
 import type { Actor } from './actor.js';
 import { DomainError } from './errors.js';
-import { emitEvent } from './events.js';
+import { emitEvent, type EventType } from './events.js';
 import { newId } from './ids.js';
 import { getRecord } from './records.js';
 import { iso } from './time.js';
@@ -17,7 +17,7 @@ import { iso } from './time.js';
  */
 export type ApprovalAction = 'request' | 'approve' | 'reject' | 'withdraw';
 
-const EVENTS: Record<ApprovalAction, string[]> = {
+const EVENTS: Record<ApprovalAction, EventType[]> = {
   request: ['approval.requested', 'record.approval_requested'],
   approve: ['approval.approved', 'record.approved'],
   reject: ['approval.rejected'],

@@ -1,31 +1,57 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { EventRow, type Room } from '../../db/entities/index.js';
 import type { Actor } from './actor.js';
+import type { EventType, ObjectTypeOf } from './catalog.js';
 import { newEventId, newId } from './ids.js';
 import { iso } from './time.js';
 
-export type ObjectType = 'record' | 'message' | 'task' | 'file' | 'room';
+export type { EventType, ObjectType } from './catalog.js';
 
-export interface EmitEventOptions {
-  type: string;
+export interface EmitEventOptions<T extends EventType = EventType> {
+  /** A catalog type (src/domain/catalog.ts): anything else, a misspelling included, fails to compile. */
+  type: T;
   room: Room;
-  object: { type: ObjectType; id: string };
+  /** The object the event is about; its type is the one the catalog gives the event type. */
+  object: { type: ObjectTypeOf<T>; id: string };
   actor: Actor;
   now: Date;
 }
 
-/** Observers of a new event inside its transaction (the webhook outbox fans out here). */
+/** An observer of a new event inside its transaction (the webhook outbox fans out here). */
 export type EventObserver = (m: EntityManager, event: EventRow) => Promise<void>;
-const observers: EventObserver[] = [];
-export const onEvent = (o: EventObserver): void => {
-  if (!observers.includes(o)) observers.push(o);
-};
+
+/** The observers of one runtime's events (`Services.events`); two runtimes in one process never share them. */
+export class EventObservers {
+  readonly #observers: EventObserver[] = [];
+
+  /** Adds an observer (once: adding the same one again changes nothing). */
+  on(o: EventObserver): void {
+    if (!this.#observers.includes(o)) this.#observers.push(o);
+  }
+
+  /** Runs every observer, in order, in the event's transaction: a throw rolls the write back with it. */
+  async notify(m: EntityManager, event: EventRow): Promise<void> {
+    for (const observe of this.#observers) await observe(m, event);
+  }
+}
+
+/**
+ * Which runtime's observers hear an event of a transaction: the domain's writes get only an EntityManager,
+ * whose DataSource belongs to exactly one runtime (openRuntime binds them). Keyed weakly: a closed runtime's
+ * entry goes with its DataSource.
+ */
+const boundObservers = new WeakMap<DataSource, EventObservers>();
+
+/** Makes `observers` hear every event written through `ds` (openRuntime, once per runtime). */
+export function bindEventObservers(ds: DataSource, observers: EventObservers): void {
+  boundObservers.set(ds, observers);
+}
 
 /**
  * Appends an event to the event log in the caller's transaction (the transactional outbox): the change and
  * its event commit together or not at all.
  */
-export async function emitEvent(m: EntityManager, o: EmitEventOptions): Promise<EventRow> {
+export async function emitEvent<T extends EventType>(m: EntityManager, o: EmitEventOptions<T>): Promise<EventRow> {
   const row = m.create(EventRow, {
     seq: newId('seq', o.now.getTime()),
     id: newEventId(),
@@ -40,6 +66,6 @@ export async function emitEvent(m: EntityManager, o: EmitEventOptions): Promise<
     createdAt: iso(o.now),
   });
   await m.insert(EventRow, row);
-  for (const observe of observers) await observe(m, row);
+  await boundObservers.get(m.connection)?.notify(m, row);
   return row;
 }

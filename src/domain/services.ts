@@ -2,6 +2,9 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { OutboxSignals } from '../outbox/wakeSignal.js';
+import type { WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
+import type { EventObservers } from './events.js';
 
 /** What the domain needs from the outside world, passed down explicitly (no singletons). */
 export interface Services {
@@ -20,4 +23,10 @@ export interface Services {
    * command line, which has no client to retry for it.
    */
   transactionRetries?: number;
+  /** This runtime's observers of new events (the webhook outbox), run in the event's transaction. */
+  events: EventObservers;
+  /** This runtime's "work was committed" signals, which wake its outbox workers. */
+  wake: OutboxSignals;
+  /** What configureWebhookDelivery replaced of this runtime's delivery deps (tests, embedders). */
+  webhookDelivery: Partial<WebhookDeliveryDeps>;
 }

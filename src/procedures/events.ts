@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_CATALOG } from '../domain/catalog.js';
+import { EVENT_CATALOG, OBJECT_TYPES, type ObjectType } from '../domain/catalog.js';
 import { listEvents } from '../domain/eventLog.js';
 import { idOf, listOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
@@ -13,7 +13,7 @@ export const EventView = z
     id: z.string().meta({ example: 'evt_3q2-7wEVjvXq0mFz7f4ZTA' }), type: z.string(), createdAt: timestamp,
     organizationId: idOf('org').nullable(), roomId: idOf('room'),
     actor: z.enum(['user', 'app', 'agent']),
-    data: z.object({ object: z.object({ id: z.string(), type: z.enum(['record', 'message', 'task', 'file', 'room']) }) }),
+    data: z.object({ object: z.object({ id: z.string(), type: z.enum(OBJECT_TYPES) }) }),
   })
   .meta({ id: 'EventObject' });
 
@@ -26,7 +26,7 @@ export const eventsRouter = router({
     })
     .input(z.strictObject({}))
     .output(z.object({ data: z.array(EventTypeView), nextCursor: z.null() }))
-    .query(() => ({ data: EVENT_CATALOG.map((e) => ({ ...e })), nextCursor: null })),
+    .query(() => ({ data: EVENT_CATALOG.map(({ type, description, stable }) => ({ type, description, stable })), nextCursor: null })),
 
   list: apiProcedure
     .meta({
@@ -44,7 +44,7 @@ export const eventsRouter = router({
       return {
         data: page.data.map((e) => ({
           id: e.id, type: e.type, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId,
-          actor: e.actor as 'user', data: { object: { id: e.objectId, type: e.objectType as 'room' } },
+          actor: e.actor as 'user', data: { object: { id: e.objectId, type: e.objectType as ObjectType } },
         })),
         nextCursor: page.nextCursor,
       };

@@ -14,15 +14,12 @@ export const USER_AGENT: Record<WebhookApiVersion, string> = {
 
 /**
  * The v1 event enumeration (spec 6.1 leaves it open; decided here, README "Webhooks"): the events the
- * earlier implementation sent. Events outside it (message.created, task.created, file.uploaded and the v2
- * aliases record.approval_requested / record.approved) still reach v1 webhooks with the v1 body, but with
- * the `Svc-Webhook-*` headers only, never the legacy ones (spec 6.3 rule 3).
+ * earlier implementation sent, the catalog's `v1` column (src/domain/catalog.ts). Events outside it
+ * (message.created, task.created, file.uploaded and the v2 aliases record.approval_requested /
+ * record.approved) still reach v1 webhooks with the v1 body, but with the `Svc-Webhook-*` headers only,
+ * never the legacy ones (spec 6.3 rule 3).
  */
-export const V1_EVENT_TYPES: ReadonlySet<string> = new Set([
-  'record.created', 'record.updated', 'record.deleted',
-  'approval.requested', 'approval.approved', 'approval.rejected', 'approval.withdrawn',
-  'room.member.added', 'task.updated',
-]);
+export { V1_EVENT_TYPES } from '../domain/catalog.js';
 
 /**
  * Legacy `X-Webhook-*`, `Sunset` and `Deprecation` headers are never sent at or after this instant

@@ -25,15 +25,14 @@ export interface ResolvedDeliveryDeps extends WebhookDeliveryDeps {
   disableAfterMs: number;
 }
 
-const overrides = new WeakMap<Services, Partial<WebhookDeliveryDeps>>();
 const allowlists = new WeakMap<Config, Allowlist>();
 
 /**
  * Replaces parts of the delivery deps for one runtime (the resolver, the HTTP sender, the timeouts, the
- * clock). Used by tests and by embedders; the SSRF check always runs before the sender.
+ * clock), kept on that runtime's services (`Services.webhookDelivery`). Used by tests and by embedders; the SSRF check always runs before the sender.
  */
 export function configureWebhookDelivery(s: Services, deps: Partial<WebhookDeliveryDeps>): void {
-  overrides.set(s, { ...overrides.get(s), ...deps });
+  Object.assign(s.webhookDelivery, deps);
 }
 
 /** The operator allow-list of CONTRACT §1, parsed once per configuration. */
@@ -51,7 +50,7 @@ export function allowlistOf(config: Config): Allowlist {
  * `defaultSender` (the worker's keep-alive pool) and the one-shot undici sender.
  */
 export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps> = {}, defaultSender?: HttpSender): ResolvedDeliveryDeps {
-  const d = { ...overrides.get(s), ...stripUndefined(extra) };
+  const d = { ...s.webhookDelivery, ...stripUndefined(extra) };
   const resolver = d.resolver ?? systemResolver;
   return {
     resolver,

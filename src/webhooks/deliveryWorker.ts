@@ -1,12 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import os from 'node:os';
 import type { WebhookDelivery } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
+import { newLeaseOwner } from '../outbox/leaseOwner.js';
+import { OutcomeBatcher } from '../outbox/outcomeBatcher.js';
+import { Slots } from '../outbox/slots.js';
+import { WorkerLoop } from '../outbox/workerLoop.js';
 import { createPooledSender } from './agentPool.js';
 import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
 import { deliveryDepsFor, type ResolvedDeliveryDeps, type WebhookDeliveryDeps } from './deliveryDeps.js';
-import { onDeliveriesCommitted } from './deliverySignal.js';
 import { type AttemptUpdate, claimDueBatch, type ClaimedDelivery, type Settlement, settleDeliveries, settleIn } from './deliveryStore.js';
 import { promoteEndedRotations } from './rotation.js';
 
@@ -45,36 +46,43 @@ export interface WebhookWorker {
  */
 const RECORD_WINDOW_MS = 25;
 
-/** The outcome of one attempt, waiting to be written with others. */
-interface Outcome {
-  row: WebhookDelivery;
-  /** null: aborted by stop(), the lease is given back untouched. */
-  update: AttemptUpdate | null;
-  result?: AttemptResult;
-}
+/**
+ * What became of one claimed delivery, waiting to be written with others: `attempted` (the row gets the
+ * attempt's new state: pending again for a retry, succeeded or failed) or `released` (stop() aborted the
+ * attempt: the lease is given back untouched and the attempt does not count).
+ */
+type Outcome =
+  | { kind: 'attempted'; row: WebhookDelivery; update: AttemptUpdate; result: AttemptResult }
+  | { kind: 'released'; row: WebhookDelivery };
+
+const settlementsOf = (outcomes: Outcome[]): Settlement[] => outcomes.map((x) => (x.kind === 'released'
+  ? { id: x.row.id, update: null }
+  : { id: x.row.id, update: x.update, made: { row: x.row, result: x.result, attemptNumber: x.update.attempts } }));
 
 /**
  * The delivery worker of the transactional outbox (ARCHITECTURE "Events and webhooks"): at least once,
  * resumable after a crash (leases expire), safe with several workers on one database. Running, it is a
- * continuous loop: a commit in this process that queued deliveries wakes it (after the commit; commits of
- * other processes are found by polling), it claims while fewer than `maxInFlight` attempts are out, so one
- * slow receiver does not hold up the next claim, and finished attempts are recorded together, with the next
- * claim or on their own, never one transaction per row. Connections to receivers are kept alive per
- * (origin, checked address), see agentPool.ts. The clock, the resolver and the HTTP sender are injectable,
- * so tests drive it with runOnce() and move the clock.
+ * continuous loop: a commit in this runtime that queued deliveries wakes it (after the commit; commits of
+ * other processes are found by polling), it claims while fewer than `maxInFlight` attempts are out
+ * (`Slots`), so one slow receiver does not hold up the next claim, and finished attempts are recorded
+ * together (`OutcomeBatcher`), with the next claim or on their own, never one transaction per row.
+ * Connections to receivers are kept alive per (origin, checked address), see agentPool.ts. The clock, the
+ * resolver and the HTTP sender are injectable, so tests drive it with runOnce() and move the clock.
  */
 export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const { services: s, batchSize = 25, leaseMs = 60_000, pollMs = 100, ...overrides } = o;
   const maxInFlight = Math.max(1, o.maxInFlight ?? 2 * batchSize);
-  const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const abort = new AbortController();
+  const owner = newLeaseOwner();
+  const loop = new WorkerLoop();
+  const abort = loop.signal;
   // every attempt in flight (the loop's and runOnce's) listens to it until it ends
-  setMaxListeners(maxInFlight + batchSize + 16, abort.signal);
+  setMaxListeners(maxInFlight + batchSize + 16, abort);
   const pool = createPooledSender();
   const rounds = new Set<Promise<number>>();
-  let loop: Promise<void> | null = null;
 
   const depsNow = () => deliveryDepsFor(s, overrides, pool.send);
+
+  // the story of one delivery: claimed (with the outcomes waiting to be written) → attempted → recorded
 
   /** Promotes ended rotations, records `settle` (outcomes waiting to be written) and claims, in one transaction. */
   async function claim(deps: ResolvedDeliveryDeps, limit: number, settle: Outcome[] = []): Promise<ClaimedDelivery[]> {
@@ -88,30 +96,17 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     return claimed;
   }
 
+  /** Attempts one claimed delivery; null when it failed unexpectedly (its lease expires and it is tried again). */
   async function attempt(deps: ResolvedDeliveryDeps, { row, webhook }: ClaimedDelivery): Promise<Outcome | null> {
     try {
-      const r = await attemptDelivery(deps, row, webhook, s.log, abort.signal);
-      if (r.aborted) return { row, update: null };
-      return { row, update: updateAfterAttempt(row, r, deps.now(), deps.backoffBaseMs), result: r };
+      const r = await attemptDelivery(deps, row, webhook, s.log, abort);
+      if (r.aborted) return { kind: 'released', row };
+      return { kind: 'attempted', row, update: updateAfterAttempt(row, r, deps.now(), deps.backoffBaseMs), result: r };
     } catch (err) {
       // the lease expires and the row is tried again: nothing is lost
       s.log.error({ err, deliveryId: row.deliveryId }, 'webhook attempt failed unexpectedly');
       return null;
     }
-  }
-
-  const settlementsOf = (outcomes: Outcome[]): Settlement[] => outcomes.map((x) => ({
-    id: x.row.id, update: x.update, made: x.update && x.result ? { row: x.row, result: x.result, attemptNumber: x.update.attempts } : undefined,
-  }));
-
-  function logOutcomes(outcomes: Outcome[], written: boolean[]): void {
-    outcomes.forEach(({ row, update, result }, i) => {
-      if (!update || !result) return;
-      s.log.info(
-        { deliveryId: row.deliveryId, webhookId: row.webhookId, eventType: row.eventType, attempt: update.attempts, statusCode: result.statusCode, error: result.error, state: update.state, recorded: written[i] },
-        'webhook attempt',
-      );
-    });
   }
 
   /** Writes a batch of outcomes in one transaction; on failure the leases expire and the rows are retried. */
@@ -125,8 +120,18 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     }
   }
 
+  function logOutcomes(outcomes: Outcome[], written: boolean[]): void {
+    outcomes.forEach((x, i) => {
+      if (x.kind !== 'attempted') return;
+      s.log.info(
+        { deliveryId: x.row.deliveryId, webhookId: x.row.webhookId, eventType: x.row.eventType, attempt: x.update.attempts, statusCode: x.result.statusCode, error: x.result.error, state: x.update.state, recorded: written[i] },
+        'webhook attempt',
+      );
+    });
+  }
+
   async function runOnce(): Promise<number> {
-    if (abort.signal.aborted) return 0;
+    if (abort.aborted) return 0;
     const round = (async () => {
       const deps = depsNow();
       const claimed = await claim(deps, batchSize);
@@ -142,125 +147,59 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     }
   }
 
-  // the continuous loop (start()): attempts in flight, and outcomes waiting to be written
-  const inFlight = new Set<Promise<void>>();
-  let finished: Outcome[] = [];
-  let recording: Promise<void> | null = null;
-  let woken = false;
+  // the continuous loop (start()): attempts in flight take slots, their outcomes wait to be written together
+  const slots = new Slots(() => loop.slotFreed());
+  const outcomes = new OutcomeBatcher<Outcome>({ windowMs: RECORD_WINDOW_MS, max: maxInFlight, record, stopping: () => abort.aborted });
+  const fullBatch = Math.min(batchSize, maxInFlight);
+  let lastClaim = 0;
 
-  let recordNow: (() => void) | null = null;
-  /** Waits up to RECORD_WINDOW_MS for more outcomes; cut short once maxInFlight are waiting, or by stop(). */
-  const gather = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        recordNow = null;
-        resolve();
-      };
-      const timer = setTimeout(done, RECORD_WINDOW_MS);
-      recordNow = done;
-    });
-
-  function flush(): void {
-    if (finished.length >= maxInFlight || abort.signal.aborted) recordNow?.();
-    recording ??= (async () => {
-      while (finished.length) {
-        if (finished.length < maxInFlight && !abort.signal.aborted) await gather();
-        const batch = finished;
-        finished = [];
-        await record(batch);
-      }
-      recording = null;
-    })();
-  }
-
-  // the loop waits either for a commit signal (nothing was due) or for a free slot (all slots busy)
-  let wakeSleeper: (() => void) | null = null;
-  let slotSleeper: (() => void) | null = null;
-  const pause = (ms: number, until: 'commit' | 'slot') =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        wakeSleeper = slotSleeper = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      if (until === 'commit') wakeSleeper = done;
-      else slotSleeper = done;
-    });
-
-  function wake(): void {
-    woken = true;
-    wakeSleeper?.();
-  }
-
-  async function run(): Promise<void> {
-    const unsubscribe = onDeliveriesCommitted(s.ds, wake);
-    const fullBatch = Math.min(batchSize, maxInFlight);
-    let lastClaim = 0;
-    try {
-      while (!abort.signal.aborted) {
-        const room = maxInFlight - inFlight.size;
-        const sinceClaim = Date.now() - lastClaim;
-        // claim a whole batch when there is room for one (refilling slot by slot would cost a claim and a
-        // record transaction per delivery); a partial one once per poll interval, so attempts held up by a
-        // slow receiver do not stop the others
-        if (room <= 0 || (inFlight.size > 0 && room < fullBatch && sinceClaim < pollMs)) {
-          await pause(room > 0 ? pollMs - sinceClaim : pollMs, 'slot');
-          continue;
-        }
-        const want = Math.min(batchSize, room);
-        // a commit signalled from here on (during the claim) makes the loop claim again instead of sleeping
-        woken = false;
-        lastClaim = Date.now();
-        let got = 0;
-        // outcomes waiting to be recorded go with the claim: one transaction instead of two
-        const settle = finished;
-        finished = [];
-        try {
-          const deps = depsNow();
-          const claimed = await claim(deps, want, settle);
-          got = claimed.length;
-          for (const c of claimed) {
-            const p: Promise<void> = attempt(deps, c).then((out) => {
-              inFlight.delete(p);
-              slotSleeper?.();
-              if (out) {
-                finished.push(out);
-                flush();
-              }
-            });
-            inFlight.add(p);
-          }
-        } catch (err) {
-          s.log.error({ err }, 'webhook worker round failed');
-          // nothing of that transaction was written: record those outcomes on their own
-          if (settle.length) {
-            finished = settle.concat(finished);
-            flush();
-          }
-        }
-        if (got < want && !woken && !abort.signal.aborted) await pause(pollMs, 'commit');
-      }
-    } finally {
-      unsubscribe();
-      await Promise.all(inFlight);
-      await recording;
+  /** One turn: wait for room, or claim what fits (recording the waiting outcomes in the same transaction). */
+  async function turn(): Promise<void> {
+    const room = maxInFlight - slots.busy;
+    const sinceClaim = Date.now() - lastClaim;
+    // claim a whole batch when there is room for one (refilling slot by slot would cost a claim and a record
+    // transaction per delivery); a partial one once per poll interval, so attempts held up by a slow
+    // receiver do not stop the others
+    if (room <= 0 || (slots.busy > 0 && room < fullBatch && sinceClaim < pollMs)) {
+      await loop.waitForSlot(room > 0 ? pollMs - sinceClaim : pollMs);
+      return;
     }
+    const want = Math.min(batchSize, room);
+    loop.claiming();
+    lastClaim = Date.now();
+    let got = 0;
+    // outcomes waiting to be recorded go with the claim: one transaction instead of two
+    const settle = outcomes.take();
+    try {
+      const deps = depsNow();
+      const claimed = await claim(deps, want, settle);
+      got = claimed.length;
+      for (const c of claimed) {
+        slots.occupy(attempt(deps, c), (out) => {
+          if (out) outcomes.add(out);
+        });
+      }
+    } catch (err) {
+      s.log.error({ err }, 'webhook worker round failed');
+      // nothing of that transaction was written: record those outcomes on their own
+      outcomes.giveBack(settle);
+    }
+    if (got < want) await loop.idle(pollMs);
+  }
+
+  async function drain(): Promise<void> {
+    await slots.drained();
+    await outcomes.settled();
   }
 
   return {
     owner,
     runOnce,
     start() {
-      loop ??= run();
+      loop.start(s.wake.deliveries, turn, drain);
     },
     async stop() {
-      abort.abort();
-      wakeSleeper?.();
-      slotSleeper?.();
-      recordNow?.();
-      await loop;
+      await loop.stop(() => outcomes.cutShort());
       await Promise.allSettled([...rounds]);
       await pool.close();
     },
