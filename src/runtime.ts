@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Services } from './domain/services.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { loadServerSecret } from './secret.js';
 import { registerWebhookOutbox } from './webhooks/outbox.js';
 
@@ -31,7 +32,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const ds = await openDatabase(config);
   const secret = await loadServerSecret(ds, config.secret);
   const now = opts.now ?? (() => new Date());
-  const services: Services = { ds, config, now, secret, log, transactionRetries: opts.transactionRetries };
+  const services: Services = { ds, config, now, secret, log, transactionRetries: opts.transactionRetries, resolveAccessToken };
   if (config.metrics && opts.metrics !== false) services.metrics = createMetrics({ ds, now, instanceId: config.metrics.instanceId });
   return {
     services,

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { AuthenticatedActor } from './actor.js';
 
 /** What the domain needs from the outside world, passed down explicitly (no singletons). */
 export interface Services {
@@ -20,4 +21,10 @@ export interface Services {
    * command line, which has no client to retry for it.
    */
   transactionRetries?: number;
+  /**
+   * How an OAuth access token (`svc_at_…`) authenticates: to its actor, or null. Set by the runtime from the
+   * OAuth area (src/auth knows nothing of src/oauth); on this object, so two runtimes in one process never
+   * share it. Absent: access tokens are refused.
+   */
+  resolveAccessToken?: (s: Services, token: string) => Promise<AuthenticatedActor | null>;
 }
