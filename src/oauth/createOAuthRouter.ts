@@ -9,6 +9,7 @@ import { authorizationServerMetadata, protectedResourceMetadata } from './metada
 import { OAuthError, sendOAuthError } from './OAuthError.js';
 import { revokeEndpoint } from './revokeEndpoint.js';
 import { tokenEndpoint } from './tokenEndpoint.js';
+import { resourceMetadataPath } from '../http/surfaces.js';
 
 export interface OAuthRouterOptions {
   services: Services;
@@ -46,8 +47,8 @@ export function createOAuthRouter({ services }: OAuthRouterOptions): Router {
     });
   };
   metadata('/.well-known/oauth-authorization-server', authorizationServerMetadata(baseUrl));
-  metadata('/.well-known/oauth-protected-resource/v1', protectedResourceMetadata(baseUrl, 'v1'));
-  metadata('/.well-known/oauth-protected-resource/mcp', protectedResourceMetadata(baseUrl, 'mcp'));
+  metadata(resourceMetadataPath('rest'), protectedResourceMetadata(baseUrl, 'rest'));
+  metadata(resourceMetadataPath('mcp'), protectedResourceMetadata(baseUrl, 'mcp'));
 
   const consent = consentEndpoints({ services });
   r.get('/oauth/authorize', authorizeEndpoint({ services }));
