@@ -45,13 +45,10 @@ export function outcomeHeaders(out: ResponseState, baseUrl: string, surface: Sur
   return h;
 }
 
-/**
- * The answer's headers on REST: the outcome's, the request id, and the challenge of a refused credential
- * (401; after the request id, where it has always been sent).
- */
+/** The answer's headers on REST: the outcome's, the challenge of a refused credential (401), the request id. */
 export function restHeaders(out: ResponseState, baseUrl: string, requestId: string): Record<string, string> {
   const h = outcomeHeaders(out, baseUrl, 'rest');
-  h[REQUEST_ID_HEADER] = requestId;
   if (out.challenge?.kind === 'unauthorized') h['WWW-Authenticate'] = challengeHeader(baseUrl, 'rest', out.challenge)!;
+  h[REQUEST_ID_HEADER] = requestId;
   return h;
 }
