@@ -50,11 +50,17 @@ export default tseslint.config(
   },
   {
     files: ['rest/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/mcp/**', '@modelcontextprotocol/*'], message: 'rest/ and mcp/ stay apart.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/mcp/**', '@modelcontextprotocol/*'], message: 'rest/ and mcp/ stay apart: what both need is in src/http/.' }] }] },
   },
   {
     files: ['mcp/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**'], message: 'rest/ and mcp/ stay apart.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**'], message: 'rest/ and mcp/ stay apart: what both need is in src/http/.' }] }] },
+  },
+  {
+    // the wire module (envelope, request ids, headers, challenges, surfaces) and the spec 5.5 steps belong
+    // to neither adapter: both adapters import them, never the other way round
+    files: ['src/http/**', 'src/auth/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', 'express', 'express/*', '@trpc/*', '@modelcontextprotocol/*'], message: 'src/http and src/auth belong to neither adapter (nor to tRPC).' }] }] },
   },
   {
     files: ['src/oauth/**'],

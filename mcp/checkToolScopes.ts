@@ -1,9 +1,11 @@
-import type { JSONRPCResponse } from '@modelcontextprotocol/sdk/types.js';
+import { authorize } from '../src/auth/authorize.js';
+import { refuseBeforeDispatch } from '../src/auth/pipeline.js';
 import type { Actor } from '../src/domain/actor.js';
-import { invokeTool, MCP_SCOPE, type ToolCallOptions } from './invokeTool.js';
+import { challengeHeader } from '../src/http/challenge.js';
+import { outcomeHeaders } from '../src/http/headers.js';
+import type { DoorRefusal } from './authenticateMcp.js';
+import { toolCallContext, type ToolCallOptions } from './invokeTool.js';
 import type { ToolCatalog } from './toolCatalog.js';
-import { scopeChallenge, type DoorRefusal } from './authenticateMcp.js';
-import { toToolResult } from './toolResult.js';
 
 interface ToolCallMessage {
   id?: string | number;
@@ -23,25 +25,27 @@ export function toolCallsOf(body: unknown): ToolCallMessage[] {
 
 /**
  * The MCP scope challenge must be an HTTP 403, so it is decided before the JSON-RPC messages reach the
- * server: the first `tools/call` whose operation scope the credential lacks is run through the procedure
- * pipeline anyway (`invokeTool`), which refuses it with `insufficient_scope` (or whatever it meets first,
- * such as the rate limit) and writes its audit row. Null when every call may proceed. A batch (protocol
+ * server, by the pipeline's own `authorize`: for the first `tools/call` whose operation scope the
+ * credential lacks, the pipeline's steps before dispatch run for that call (`refuseBeforeDispatch`: it is
+ * counted, refused with `insufficient_scope`, or whatever it meets first such as the rate limit, and
+ * audited; nothing runs, nothing is charged). Null when every call may proceed. A batch (protocol
  * revisions before 2025-06-18) is refused as a whole.
  */
 export async function checkToolScopes(
   body: unknown, actor: Actor, catalog: ToolCatalog, call: ToolCallOptions,
-): Promise<{ refusal: DoorRefusal & { requestId: string } } | { answer: JSONRPCResponse } | null> {
+): Promise<{ refusal: DoorRefusal & { requestId: string } } | null> {
+  const baseUrl = call.services.config.baseUrl;
   for (const msg of toolCallsOf(body)) {
     const entry = catalog.get(msg.params.name);
-    const scope = entry?.proc.meta.scope;
-    if (!entry || !scope || actor.scopes.includes(scope)) continue;
-    const outcome = await invokeTool(entry.proc, isObject(msg.params.arguments) ? msg.params.arguments : {}, call);
-    // Scopes are fixed per credential, so this cannot succeed; if it did, the call ran: answer it, never run it twice.
-    if (outcome.ok) return { answer: { jsonrpc: '2.0', id: msg.id ?? 0, result: toToolResult(outcome) } };
-    const refusal = outcome.error.code === 'insufficient_scope'
-      ? scopeChallenge(call.services.config.baseUrl, actor, [MCP_SCOPE, scope], outcome.error)
-      : { error: outcome.error, headers: outcome.out.headers };
-    return { refusal: { ...refusal, headers: { ...outcome.out.headers, ...refusal.headers }, requestId: outcome.requestId } };
+    const refused = entry && authorize('mcp', baseUrl, actor, entry.proc.meta.scope);
+    if (!entry || !refused) continue;
+    const { ctx, input } = toolCallContext(entry.proc, isObject(msg.params.arguments) ? msg.params.arguments : {}, call);
+    const error = await refuseBeforeDispatch(ctx, entry.proc.meta, async () => input);
+    if (!error) continue; // (cannot be: the same `authorize` refuses it there)
+    if (error.status >= 500) call.services.log.error({ err: error.cause ?? error, requestId: ctx.requestId, tool: entry.proc.meta.tool.name }, 'tool call failed');
+    const headers = outcomeHeaders(ctx.out, baseUrl, 'mcp');
+    if (error.code === 'insufficient_scope' && ctx.out.challenge) headers['WWW-Authenticate'] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
+    return { refusal: { error, headers, requestId: ctx.requestId } };
   }
   return null;
 }

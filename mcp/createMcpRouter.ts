@@ -3,12 +3,15 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/apiHeaders.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
 import type { Actor } from '../src/domain/actor.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
+import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/http/apiHeaders.js';
+import { EXPOSED_API_HEADERS, outcomeHeaders } from '../src/http/headers.js';
+import { requestIdOf } from '../src/http/requestId.js';
+import { MCP_SCOPE } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
 import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
@@ -16,11 +19,10 @@ import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
 import { createMcpServer } from './createMcpServer.js';
 import { DirectJsonTransport, directRequestOf } from './directJsonTransport.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
-import { MCP_SCOPE, type ToolCallOptions } from './invokeTool.js';
+import type { ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
-import { requestIdOf } from './requestIdOf.js';
 import { buildToolCatalog } from './toolCatalog.js';
 
 export interface McpRouterOptions {
@@ -33,11 +35,7 @@ const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
   allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
-  exposedHeaders: [
-    'WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining',
-    'RateLimit-Reset', 'RateLimit-Policy', 'Svc-RateLimit-Scope', 'Svc-Api-Units-Limit', 'Svc-Api-Units-Remaining', 'Svc-Api-Units-Used',
-    'Svc-Api-Units-Cost', 'Svc-Api-Units-Reset',
-  ],
+  exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
 
@@ -145,18 +143,19 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     setOperation(res, operationOf(read.body, calls, catalog));
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
     const checked = await checkToolScopes(read.body, actor, catalog, call);
-    if (checked && 'refusal' in checked) {
+    if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
     }
-    if (checked) return res.set('X-Request-Id', requestId).json(checked.answer);
 
     headers['X-Request-Id'] = requestId;
     const server = createMcpServer({
       catalog, actor, call,
       onToolOutcome: (out) => {
         // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
-        if (calls.length === 1 && !res.headersSent) for (const [k, v] of Object.entries(out.headers)) if (k !== 'WWW-Authenticate') headers[k] = v;
+        if (calls.length !== 1 || res.headersSent) return;
+        const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
+        for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
       },
     });
     // JSON unless the client asked for progress notifications, which need the SSE stream

@@ -8,9 +8,6 @@ import type { ResponseState } from '../src/procedures/context.js';
 import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
 
-/** The scope every MCP tool call needs besides the operation's own (spec 5.4). */
-export const MCP_SCOPE = 'mcp:tools';
-
 /** What a tool call knows of the HTTP request that carried it. */
 export interface ToolCallOptions {
   services: Services;
@@ -35,20 +32,8 @@ export type ToolOutcome =
  * row with surface `mcp`. `idempotencyKey` is taken out of the arguments and passed as the key.
  */
 export async function invokeTool(proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions): Promise<ToolOutcome> {
-  const { [IDEMPOTENCY_ARGUMENT]: rawKey, ...input } = args;
+  const { ctx, input } = toolCallContext(proc, args, o);
   const name = proc.meta.tool.name;
-  const ctx: RequestContext = {
-    services: o.services, rateLimiter: o.rateLimiter, surface: 'mcp', requestId: o.requestId ?? newId('req'), method: 'TOOL',
-    path: name, routePattern: name, clientIp: o.clientIp, credentials: o.credentials, authenticated: o.actor,
-    audience: `${o.services.config.baseUrl}/mcp`, surfaceScopes: [MCP_SCOPE], out: newResponseState(),
-  };
-  if (proc.meta.kind === 'write' && rawKey !== undefined) {
-    // a key that is not a string is rejected by the pipeline's key parser like a malformed header
-    ctx.idempotencyKey = typeof rawKey === 'string' ? rawKey : '';
-  } else if (rawKey !== undefined) {
-    // reads take no key: leave it in, so the strict input schema reports it like any unknown argument
-    input[IDEMPOTENCY_ARGUMENT] = rawKey;
-  }
   try {
     const data = await proc.call({ ctx, getRawInput: async () => input, signal: o.signal });
     return { ok: true, data, requestId: ctx.requestId, out: ctx.out };
@@ -57,4 +42,22 @@ export async function invokeTool(proc: ProcedureInfo, args: Record<string, unkno
     if (error.status >= 500) o.services.log.error({ err, requestId: ctx.requestId, tool: name }, 'tool call failed');
     return { ok: false, error, requestId: ctx.requestId, out: ctx.out };
   }
+}
+
+/** The context of a tool call (surface `mcp`) and its input, the `idempotencyKey` argument taken out as the key. */
+export function toolCallContext(proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions): { ctx: RequestContext; input: Record<string, unknown> } {
+  const { [IDEMPOTENCY_ARGUMENT]: rawKey, ...input } = args;
+  const name = proc.meta.tool.name;
+  const ctx: RequestContext = {
+    services: o.services, rateLimiter: o.rateLimiter, surface: 'mcp', requestId: o.requestId ?? newId('req'), method: 'TOOL',
+    path: name, routePattern: name, clientIp: o.clientIp, credentials: o.credentials, authenticated: o.actor, out: newResponseState(),
+  };
+  if (proc.meta.kind === 'write' && rawKey !== undefined) {
+    // a key that is not a string is rejected by the pipeline's key parser like a malformed header
+    ctx.idempotencyKey = typeof rawKey === 'string' ? rawKey : '';
+  } else if (rawKey !== undefined) {
+    // reads take no key: leave it in, so the strict input schema reports it like any unknown argument
+    input[IDEMPOTENCY_ARGUMENT] = rawKey;
+  }
+  return { ctx, input };
 }

@@ -4,7 +4,7 @@ import { MCP_INLINE_MAX } from '../src/procedures/files.js';
 import { invokeTool, type ToolCallOptions, type ToolOutcome } from './invokeTool.js';
 import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RPC_RESOURCE_NOT_FOUND, RpcError } from './rpcError.js';
 import type { ToolCatalog } from './toolCatalog.js';
-import { errorEnvelope } from './toolResult.js';
+import { errorEnvelope } from '../src/http/envelope.js';
 
 const ID = '([a-z]+_[0-9A-Za-z]{1,64})';
 /** How many messages `svc://rooms/{roomId}/messages` holds: the newest ones. */

@@ -1,16 +1,11 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { DomainError } from '../src/domain/errors.js';
+import { errorEnvelope } from '../src/http/envelope.js';
 import type { ToolOutcome } from './invokeTool.js';
 
 /** `_meta` key carrying the request id of the call (the audit row's `requestId`). */
 export const REQUEST_ID_META = 'svc/requestId';
 /** `_meta` key set to true when a write's `idempotencyKey` replayed the first result (REST: `Idempotent-Replayed`). */
 export const REPLAYED_META = 'svc/idempotentReplayed';
-
-/** The spec's error envelope (2.4), the same body REST answers with. */
-export const errorEnvelope = (e: DomainError, requestId: string) => ({
-  error: { code: e.code, message: e.message, requestId, details: e.details ?? {} },
-});
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -24,7 +19,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
  */
 export function toToolResult(outcome: ToolOutcome): CallToolResult {
   const _meta: Record<string, unknown> = { [REQUEST_ID_META]: outcome.requestId };
-  if (outcome.out.headers['Idempotent-Replayed'] === 'true') _meta[REPLAYED_META] = true;
+  if (outcome.out.replayed) _meta[REPLAYED_META] = true;
   if (!outcome.ok) {
     const body = errorEnvelope(outcome.error, outcome.requestId);
     return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true, _meta };

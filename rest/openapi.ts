@@ -4,7 +4,8 @@ import { ERROR_STATUS, type ErrorCode } from '../src/domain/errors.js';
 import { SCOPE_DESCRIPTIONS } from '../src/domain/scopes.js';
 import { errorCodesOf } from '../src/procedures/errorCodes.js';
 import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
-import { ErrorEnvelope } from '../src/procedures/schemas.js';
+import { ErrorEnvelope } from '../src/http/envelope.js';
+import { RATE_LIMIT_HEADERS, REQUEST_ID_HEADER, UNIT_HEADERS as UNIT_HEADER_NAMES } from '../src/http/headers.js';
 import { restBindingOf } from './restBinding.js';
 
 const header = (description: string, example: string, schema: object = { type: 'string' }) => ({ description, schema: { ...schema, example } });
@@ -28,8 +29,8 @@ const HEADERS = {
   'Idempotent-Replayed': header('`true` when the answer is the stored one of an earlier request with the same Idempotency-Key', 'true', { type: 'string', enum: ['true'] }),
 };
 type HeaderName = keyof typeof HEADERS;
-const RATE_HEADERS: HeaderName[] = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Svc-RateLimit-Scope'];
-const UNIT_HEADERS: HeaderName[] = ['Svc-Api-Units-Limit', 'Svc-Api-Units-Remaining', 'Svc-Api-Units-Used', 'Svc-Api-Units-Cost', 'Svc-Api-Units-Reset'];
+const RATE_HEADERS: HeaderName[] = [REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS];
+const UNIT_HEADERS: HeaderName[] = [...UNIT_HEADER_NAMES];
 const refs = (names: HeaderName[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
 
 /** Headers of an error answer with this status: a 401 has no billing entity, so no unit headers. */

@@ -2,11 +2,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
-import { API_SECURITY_HEADERS, mergeHeaders } from '../src/apiHeaders.js';
-import { writeAudit } from '../src/auth/audit.js';
+import { recordAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
+import { API_SECURITY_HEADERS, mergeHeaders } from '../src/http/apiHeaders.js';
+import { auditRow } from '../src/http/auditRow.js';
+import { REPLAYED_HEADER, restHeaders } from '../src/http/headers.js';
+import { sendError, sendJson } from '../src/http/render.js';
+import { requestIdOf } from '../src/http/requestId.js';
 import { setOperation } from '../src/observability/observeRequests.js';
 import {
   listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
@@ -15,8 +19,6 @@ import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { parseJsonBody, readBody } from './body.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { restBindingOf } from './restBinding.js';
-import { sendError, sendJson } from './render.js';
-import { requestIdFrom } from './requestId.js';
 
 export interface RestRouterOptions {
   services: Services;
@@ -100,11 +102,11 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   };
 
   async function handle(proc: ProcedureInfo, req: Request, res: Response) {
-    const requestId = requestIdFrom(header(req, 'x-request-id'));
+    const requestId = requestIdOf(header(req, 'x-request-id'));
     const { http } = proc.meta;
     const ctx: RequestContext = {
       services, rateLimiter, surface: 'rest', requestId, method: req.method, path: req.path, routePattern: http.path,
-      clientIp: req.ip ?? 'unknown', audience: `${services.config.baseUrl}/v1`, surfaceScopes: [],
+      clientIp: req.ip ?? 'unknown',
       credentials: { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') },
       idempotencyKey: header(req, 'idempotency-key'), out: newResponseState(),
     };
@@ -137,20 +139,14 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     Object.assign(input, req.params);
     try {
       const data = await proc.call({ ctx, getRawInput: async () => input, signal: undefined });
-      // (the request's own header set, complete now: the renderers below copy it once into the answer's)
-      ctx.out.headers['X-Request-Id'] = requestId;
-      if (http.download && ctx.out.download && !ctx.out.headers['Idempotent-Replayed']) {
-        return streamFile(res, ctx.out.download, ctx.out.headers);
-      }
-      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, ctx.out.headers);
+      // the headers of what the pipeline recorded (the renderers below copy them once into the answer's)
+      const headers = restHeaders(ctx.out, services.config.baseUrl, requestId);
+      if (http.download && ctx.out.download && !headers[REPLAYED_HEADER]) return streamFile(res, ctx.out.download, headers);
+      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
     } catch (err) {
       const e = toDomainError(err);
       if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
-      if (e.code === 'unauthorized') {
-        ctx.out.headers['WWW-Authenticate'] =
-          `Bearer realm="svc", resource_metadata="${services.config.baseUrl}/.well-known/oauth-protected-resource/v1"`;
-      }
-      sendError(res, e, requestId, ctx.out.headers);
+      sendError(res, e, requestId, restHeaders(ctx.out, services.config.baseUrl, requestId));
     }
   }
 
@@ -165,7 +161,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     }
   };
   async function answerUnmatched(req: Request, res: Response) {
-    const requestId = requestIdFrom(header(req, 'x-request-id'));
+    const requestId = requestIdOf(header(req, 'x-request-id'));
     const matches = known.filter((c) => matchesPath(c, req.path));
     const err = matches.length
       ? new DomainError('method_not_allowed', `Method ${req.method} is not allowed here`, {
@@ -174,15 +170,10 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       : new DomainError('not_found', 'No such endpoint');
     const headers: Record<string, string> = matches.length ? { Allow: matches.map((m) => m.proc.meta.http.method).join(', ') } : {};
     req.resume();
-    try {
-      await writeAudit(services, {
-        requestId, surface: 'rest', method: req.method, routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
-        statusCode: err.status, authMethod: null, actor: null, delegatingUserId: null, scopes: [], organizationId: null,
-        userId: null, apiKeyId: null, tokenId: null, units: 0, errorCode: err.code,
-      });
-    } catch (e) {
-      services.log.error({ err: e }, 'audit write failed');
-    }
+    await recordAudit(services, auditRow({
+      requestId, surface: 'rest', method: req.method, routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
+      statusCode: err.status, units: 0, errorCode: err.code,
+    }, undefined));
     sendError(res, err, requestId, headers);
   }
   return dispatch;

@@ -7,13 +7,11 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
-import { sendError } from '../rest/render.js';
-import { requestIdFrom } from '../rest/requestId.js';
+import { sendError } from './http/render.js';
+import { requestIdOf } from './http/requestId.js';
 import type { RateLimiter } from './auth/rateLimit.js';
-import { setAccessTokenResolver } from './auth/authenticate.js';
 import { DomainError } from './domain/errors.js';
 import type { Services } from './domain/services.js';
-import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { createOAuthRouter } from './oauth/createOAuthRouter.js';
 import { metricsEndpoint } from './observability/metricsEndpoint.js';
 import { observeRequests } from './observability/observeRequests.js';
@@ -71,9 +69,8 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   // (the OpenAPI document sets its own)
   app.set('etag', false);
   // The API surfaces first (the busiest): REST answers every path under /v1 and MCP every path under /mcp,
-  // each answer written with the API's security headers in one writeHead (rest/render.ts, src/apiHeaders.ts);
-  // both pass everything else on. (OAuth access tokens authenticate on both: resolver set here.)
-  setAccessTokenResolver(resolveAccessToken);
+  // each answer written with the API's security headers in one writeHead (src/http/render.ts, src/http/apiHeaders.ts);
+  // both pass everything else on. (OAuth access tokens authenticate on both: `services.resolveAccessToken`, src/runtime.ts.)
   const rest = createRestRouter({ services, rateLimiter });
   const mcp = createMcpRouter({ services, rateLimiter });
   const api = (req: Request, res: Response, next: NextFunction) => rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
@@ -126,7 +123,7 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
 
   // Last resort: nothing escapes as a stack trace or an HTML error page.
   const lastResort = (err: unknown, req: Request, res: Response) => {
-    const requestId = requestIdFrom(req.headers['x-request-id'] as string | undefined);
+    const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     // a client gone mid-request: nobody to answer, nothing went wrong here
     if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
     services.log.error({ err, requestId }, 'unhandled error');

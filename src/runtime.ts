@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Services } from './domain/services.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { loadServerSecret } from './secret.js';
 import { bindEventObservers, EventObservers } from './domain/events.js';
 import { createOutboxSignals } from './outbox/wakeSignal.js';
@@ -32,7 +33,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const secret = await loadServerSecret(ds, config.secret);
   const now = opts.now ?? (() => new Date());
   const services: Services = {
-    ds, config, now, secret, log, transactionRetries: opts.transactionRetries,
+    ds, config, now, secret, log, transactionRetries: opts.transactionRetries, resolveAccessToken,
     events: new EventObservers(), wake: createOutboxSignals(), webhookDelivery: {},
   };
   // the webhook outbox fans every event of this runtime out to delivery rows inside the event's transaction

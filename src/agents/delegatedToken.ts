@@ -3,7 +3,8 @@ import { OAuthGrant, OAuthToken, type AgentRun } from '../../db/entities/index.j
 import { randomToken, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
-import { ACCESS_TOKEN_PREFIX, audiences } from '../oauth/constants.js';
+import { audienceOf } from '../http/surfaces.js';
+import { ACCESS_TOKEN_PREFIX } from '../oauth/constants.js';
 
 export interface DelegatedToken {
   accessToken: string;
@@ -21,7 +22,7 @@ export interface DelegatedToken {
  * queued or running (`resolveDelegatedToken`), and is revoked when the run ends. No refresh token.
  */
 export async function mintDelegatedToken(m: EntityManager, now: Date, baseUrl: string, run: AgentRun): Promise<DelegatedToken> {
-  const resource = audiences(baseUrl).mcp;
+  const resource = audienceOf(baseUrl, 'mcp');
   const t = iso(now);
   const grant = m.create(OAuthGrant, {
     id: newId('grt', now.getTime()), clientId: run.connectorId, userId: run.userId, organizationId: run.organizationId, scopes: run.scopes,

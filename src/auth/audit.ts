@@ -4,6 +4,10 @@ import { sql } from '../../db/sql.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
+import { auditRow } from '../http/auditRow.js';
+import type { RequestContext } from '../procedures/context.js';
+import { toDomainError } from '../procedures/errors.js';
+import type { ProcedureMeta } from '../procedures/meta.js';
 import { annotateActiveSpan } from '../observability/tracing.js';
 
 /** Audit retention (spec 5.7, 8): 7 years. */
@@ -56,4 +60,31 @@ export async function purgeAudit(s: Services, before?: Date): Promise<number> {
   const cutoff = before ?? new Date(Date.UTC(now.getUTCFullYear() - AUDIT_RETENTION_YEARS, now.getUTCMonth(), now.getUTCDate()));
   const r = await s.ds.getRepository(AuditEntry).delete({ createdAt: LessThan(iso(cutoff)) });
   return r.affected ?? 0;
+}
+
+/**
+ * Writes an audit row where the row must never become the caller's failure (every answer of the API): a
+ * failed write is logged with the request id, and the answer goes out as it was.
+ */
+export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
+  try {
+    await writeAudit(s, row);
+  } catch (err) {
+    s.log.error({ err, requestId: row.requestId }, 'audit write failed');
+  }
+}
+
+/**
+ * The pipeline's audit step (spec 5.7): one row per procedure call, success or failure, with the status
+ * the answer goes out with, written after everything else. A failed write is logged, never the caller's failure.
+ */
+export async function auditCall(
+  ctx: RequestContext, meta: ProcedureMeta | undefined, outcome: { ok: true } | { ok: false; error: unknown },
+): Promise<void> {
+  const error = outcome.ok ? undefined : toDomainError(outcome.error);
+  const statusCode = error ? error.status : (ctx.out.status ?? meta?.http.successStatus ?? 200);
+  await recordAudit(ctx.services, auditRow({
+    requestId: ctx.requestId, surface: ctx.surface, method: ctx.method, routePattern: ctx.routePattern, statusCode,
+    units: ctx.out.units, errorCode: error?.code ?? null,
+  }, ctx.out.actor));
 }

@@ -4,16 +4,13 @@ import { DomainError } from '../domain/errors.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
+import type { RateLimiter } from './rateLimit.js';
+import type { ResponseState } from '../procedures/context.js';
 import { type Credentials, presentedToken } from './credentials.js';
+import { countAddress } from './meter.js';
 
-/** Resolves an OAuth access token (`svc_at_…`) to an actor, or null. Supplied by the OAuth server. */
-export type AccessTokenResolver = (s: Services, token: string) => Promise<AuthenticatedActor | null>;
-
-const resolvers: { accessToken?: AccessTokenResolver } = {};
-/** The OAuth area registers how its access tokens authenticate (keeps src/auth free of src/oauth). */
-export const setAccessTokenResolver = (r: AccessTokenResolver): void => {
-  resolvers.accessToken = r;
-};
+/** Resolves an OAuth access token (`svc_at_…`) to an actor, or null: `Services.resolveAccessToken`, set by the runtime. */
+export type AccessTokenResolver = NonNullable<Services['resolveAccessToken']>;
 
 export const unauthorized = (message = 'Missing, invalid or revoked credential') =>
   new DomainError('unauthorized', message);
@@ -27,11 +24,41 @@ export async function authenticate(s: Services, creds: Credentials): Promise<Aut
   const token = presentedToken(creds);
   if (!token) throw unauthorized('Missing or malformed credential');
   if (token.startsWith('svc_live_') || token.startsWith('svc_test_')) return authenticateApiKey(s, token);
-  if (token.startsWith('svc_at_') && resolvers.accessToken) {
-    const actor = await resolvers.accessToken(s, token);
+  if (token.startsWith('svc_at_') && s.resolveAccessToken) {
+    const actor = await s.resolveAccessToken(s, token);
     if (actor) return actor;
   }
   throw unauthorized();
+}
+
+/** What the first step needs of a request: its credential and client address, and how to count it. */
+export interface DoorInput {
+  services: Services;
+  rateLimiter: RateLimiter;
+  credentials: Credentials;
+  clientIp: string;
+  /** An actor already authenticated from these same credentials in this HTTP request (MCP's door): not looked up again. */
+  authenticated?: AuthenticatedActor;
+}
+
+/**
+ * The pipeline's first step (spec 5.5 condition 1): the actor, or the refusal. A refused credential is
+ * counted against the client address's 60 s window before the refusal (so guessing keys is limited too):
+ * past the window 429 `rate_limited` (`out.retryAfter`), else the 401 with `out.challenge`. `counted`:
+ * which failures count, every one (a procedure call) or only a refused credential (MCP's door).
+ */
+export async function authenticateRequest(
+  door: DoorInput, out: ResponseState, counted: 'every_failure' | 'refused_credential' = 'every_failure',
+): Promise<AuthenticatedActor> {
+  try {
+    return door.authenticated ?? (await authenticate(door.services, door.credentials));
+  } catch (err) {
+    const refused = err instanceof DomainError && err.code === 'unauthorized';
+    if (!refused && counted === 'refused_credential') throw err;
+    await countAddress(door, out);
+    if (refused) out.challenge = { kind: 'unauthorized', presented: presentedToken(door.credentials) !== null, message: err.message };
+    throw err;
+  }
 }
 
 /**

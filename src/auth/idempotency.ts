@@ -1,9 +1,12 @@
 import { LessThan } from 'typeorm';
 import { IdempotencyRecord } from '../../db/entities/index.js';
+import type { Actor } from '../domain/actor.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
+import type { RequestContext } from '../procedures/context.js';
+import type { ProcedureMeta } from '../procedures/meta.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** No request runs this long: an unfinished claim older than this is abandoned. */
@@ -90,4 +93,32 @@ export async function abortIdempotent(s: Services, id: string): Promise<void> {
 export async function purgeExpiredIdempotency(s: Services): Promise<number> {
   const r = await s.ds.getRepository(IdempotencyRecord).delete({ expiresAt: LessThan(iso(s.now())) });
   return r.affected ?? 0;
+}
+
+/** What the idempotency step decided: replay a stored response, or run holding the claim (`claimId`). */
+export type Claim = { kind: 'replay'; body: unknown } | { kind: 'run'; claimId: string };
+
+/**
+ * The pipeline's idempotency step (spec 5.5 condition 7), for a write with an `Idempotency-Key` (parsed by
+ * `parseIdempotencyKey`): claims the key for this credential, method and path. A replay records its status and stored headers on the response
+ * state (`replayed`) and returns the stored body.
+ */
+export async function claimKey(ctx: RequestContext, actor: Actor, key: string, input: unknown): Promise<Claim> {
+  const begun = await beginIdempotent(
+    ctx.services, { credentialId: `${actor.credential.method}:${actor.credential.id}`, method: ctx.method, path: ctx.path, key }, fingerprint(input),
+  );
+  if (begun.kind === 'run') return { kind: 'run', claimId: begun.id };
+  ctx.out.status = begun.response.status;
+  ctx.out.replayed = { headers: begun.response.headers };
+  return { kind: 'replay', body: begun.response.body };
+}
+
+/** After the handler: stores its response under the key, or forgets the key so the client may retry. */
+export async function settleKey(ctx: RequestContext, meta: ProcedureMeta | undefined, claimId: string, result: { ok: true; data: unknown } | { ok: false }) {
+  if (!result.ok) return abortIdempotent(ctx.services, claimId);
+  await completeIdempotent(ctx.services, claimId, {
+    status: ctx.out.status ?? meta?.http.successStatus ?? 200,
+    body: result.data,
+    headers: { 'Content-Type': 'application/json; charset=utf-8' },
+  });
 }

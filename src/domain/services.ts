@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { OutboxSignals } from '../outbox/wakeSignal.js';
-import type { WebhookDeliveryDeps } from '../webhooks/deliveryDeps.js';
 import type { EventObservers } from './events.js';
+import type { AuthenticatedActor } from './actor.js';
 
 /** What the domain needs from the outside world, passed down explicitly (no singletons). */
 export interface Services {
@@ -27,6 +27,10 @@ export interface Services {
   events: EventObservers;
   /** This runtime's "work was committed" signals, which wake its outbox workers. */
   wake: OutboxSignals;
-  /** What configureWebhookDelivery replaced of this runtime's delivery deps (tests, embedders). */
-  webhookDelivery: Partial<WebhookDeliveryDeps>;
+  /**
+   * How an OAuth access token (`svc_at_…`) authenticates: to its actor, or null. Set by the runtime from the
+   * OAuth area (src/auth knows nothing of src/oauth); on this object, so two runtimes in one process never
+   * share it. Absent: access tokens are refused.
+   */
+  resolveAccessToken?: (s: Services, token: string) => Promise<AuthenticatedActor | null>;
 }

@@ -6,6 +6,7 @@ import { approvedContexts } from './clientApprovals.js';
 import type { FormParams } from './formParams.js';
 import { findClientById, isClientIdUrl } from './metadataClients.js';
 import { OAuthError } from './OAuthError.js';
+import { basicChallenge } from '../http/challenge.js';
 
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
@@ -14,7 +15,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
   const h = req.headers.authorization;
   if (h === undefined) return null;
   const m = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(h);
-  if (!m) throw new OAuthError('invalid_client', 'Unsupported or malformed Authorization header', { 'WWW-Authenticate': 'Basic realm="svc"' });
+  if (!m) throw new OAuthError('invalid_client', 'Unsupported or malformed Authorization header', { 'WWW-Authenticate': basicChallenge('svc') });
   const decoded = Buffer.from(m[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   try {
@@ -23,7 +24,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
     if (credentials.id.includes('\0') || credentials.secret.includes('\0')) throw new Error('NUL');
     return credentials;
   } catch {
-    throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', { 'WWW-Authenticate': 'Basic realm="svc"' });
+    throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', { 'WWW-Authenticate': basicChallenge('svc') });
   }
 }
 
@@ -40,7 +41,7 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
   const bodySecret = p.one('client_secret');
   if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not several');
   if (basic && bodyId !== undefined && bodyId !== basic.id) throw new OAuthError('invalid_request', 'client_id does not match the Authorization header');
-  const challenge = basic ? { 'WWW-Authenticate': 'Basic realm="svc"' } : undefined;
+  const challenge = basic ? { 'WWW-Authenticate': basicChallenge('svc') } : undefined;
   const failed = () => new OAuthError('invalid_client', 'Client authentication failed', challenge);
 
   const id = basic?.id ?? bodyId;

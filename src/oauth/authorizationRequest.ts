@@ -3,7 +3,8 @@ import { OAuthClient } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
 import { signingKey } from '../signingKey.js';
 import { redirectUriMatches } from './clientRegistry.js';
-import { AUTHORIZATION_REQUEST_TTL_S, isAudience } from './constants.js';
+import { audienceOf as surfaceAudience, isAudience } from '../http/surfaces.js';
+import { AUTHORIZATION_REQUEST_TTL_S } from './constants.js';
 import { findClientById, isClientIdUrl, resolveMetadataClient } from './metadataClients.js';
 
 /** A validated authorization request, carried signed from /oauth/authorize through sign-in to consent. */
@@ -90,8 +91,9 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
 
   const resource = one(q, 'resource');
   const { baseUrl } = s.config;
-  if (!resource) return fail('invalid_target', `resource is required: ${baseUrl}/v1 or ${baseUrl}/mcp`);
-  if (!isAudience(baseUrl, resource)) return fail('invalid_target', `resource must be ${baseUrl}/v1 or ${baseUrl}/mcp`);
+  const audiences = `${surfaceAudience(baseUrl, 'rest')} or ${surfaceAudience(baseUrl, 'mcp')}`;
+  if (!resource) return fail('invalid_target', `resource is required: ${audiences}`);
+  if (!isAudience(baseUrl, resource)) return fail('invalid_target', `resource must be ${audiences}`);
 
   const scopeParam = one(q, 'scope');
   const asked = scopeParam === undefined ? client.scopes : [...new Set((scopeParam ?? '').split(' ').filter(Boolean))];

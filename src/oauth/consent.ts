@@ -1,5 +1,5 @@
 import { inTransaction } from '../../db/transaction.js';
-import { Membership, Organization } from '../../db/entities/index.js';
+import { organizationsOf } from '../domain/memberships.js';
 import type { Services } from '../domain/services.js';
 import { type AuthorizationRequest, redirectTo } from './authorizationRequest.js';
 import { approvedContexts } from './clientApprovals.js';
@@ -18,24 +18,13 @@ export interface ConsentContexts {
   personal: boolean;
 }
 
-/** The user's organizations, oldest membership first: the first is the default acting context. */
-async function organizationsOf(s: Services, userId: string): Promise<{ id: string; name: string }[]> {
-  const memberships = await s.ds.manager.find(Membership, { where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
-  const out: { id: string; name: string }[] = [];
-  for (const m of memberships) {
-    const org = await s.ds.manager.findOneBy(Organization, { id: m.organizationId });
-    if (org) out.push({ id: org.id, name: org.name });
-  }
-  return out;
-}
-
 /**
  * The acting contexts the user may pick for this request: every organization and Personal for a registered
  * client or one an operator approved server-wide; for a metadata-document client otherwise only the user's
  * organizations whose administrators approved it (issue 19 item 1).
  */
 export async function consentContexts(s: Services, userId: string, request: AuthorizationRequest): Promise<ConsentContexts> {
-  const orgs = await organizationsOf(s, userId);
+  const orgs = (await organizationsOf(s.ds.manager, userId)).map(({ id, name }) => ({ id, name }));
   if (!request.clientUrl) return { orgs, personal: true };
   const approved = await approvedContexts(s.ds.manager, request.clientUrl);
   if (approved.all) return { orgs, personal: true };

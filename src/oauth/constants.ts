@@ -9,9 +9,3 @@ export const AUTHORIZATION_REQUEST_TTL_S = 10 * 60;
 export const ACCESS_TOKEN_PREFIX = 'svc_at_';
 export const REFRESH_TOKEN_PREFIX = 'svc_rt_';
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
-
-/** The two audiences a token may be pinned to (spec 5.6, 9). */
-export const audiences = (baseUrl: string) => ({ v1: `${baseUrl}/v1`, mcp: `${baseUrl}/mcp` });
-
-export const isAudience = (baseUrl: string, resource: string): boolean =>
-  resource === `${baseUrl}/v1` || resource === `${baseUrl}/mcp`;

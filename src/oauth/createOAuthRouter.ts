@@ -6,6 +6,7 @@ import { authorizationServerMetadata, protectedResourceMetadata } from './metada
 import { OAuthError, sendOAuthError } from './OAuthError.js';
 import { revokeEndpoint } from './revokeEndpoint.js';
 import { tokenEndpoint } from './tokenEndpoint.js';
+import { resourceMetadataPath } from '../http/surfaces.js';
 
 export interface OAuthRouterOptions {
   services: Services;
@@ -48,8 +49,8 @@ export function createOAuthRouter({ services, errorHandler }: OAuthRouterOptions
     });
   };
   metadata('/.well-known/oauth-authorization-server', authorizationServerMetadata(baseUrl));
-  metadata('/.well-known/oauth-protected-resource/v1', protectedResourceMetadata(baseUrl, 'v1'));
-  metadata('/.well-known/oauth-protected-resource/mcp', protectedResourceMetadata(baseUrl, 'mcp'));
+  metadata(resourceMetadataPath('rest'), protectedResourceMetadata(baseUrl, 'rest'));
+  metadata(resourceMetadataPath('mcp'), protectedResourceMetadata(baseUrl, 'mcp'));
 
   // a body the form parser refuses (too large, bad charset) is an RFC 6749 invalid_request there; one that did
   // not arrive in time keeps its 408, one over the client's limit of bodies in flight its 429

@@ -1,5 +1,6 @@
 import { SCOPES } from '../domain/scopes.js';
 import { GRANTS } from './grants/index.js';
+import { audienceOf, type SurfaceName } from '../http/surfaces.js';
 
 /** RFC 8414 authorization server metadata (CONTRACT §5): issuer = BASE_URL, PKCE S256 only, `iss` in responses. */
 export function authorizationServerMetadata(baseUrl: string) {
@@ -24,9 +25,9 @@ export function authorizationServerMetadata(baseUrl: string) {
 }
 
 /** RFC 9728 protected resource metadata of `/v1` or `/mcp` (CONTRACT §5). */
-export function protectedResourceMetadata(baseUrl: string, surface: 'v1' | 'mcp') {
+export function protectedResourceMetadata(baseUrl: string, surface: SurfaceName) {
   return {
-    resource: `${baseUrl}/${surface}`,
+    resource: audienceOf(baseUrl, surface),
     authorization_servers: [baseUrl],
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],

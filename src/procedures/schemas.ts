@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../domain/errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/paging.js';
 
 const NOUNS: Record<string, string> = {
@@ -51,23 +50,6 @@ export const pageInput = {
 /** The list envelope of spec 2.3. */
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({ data: z.array(item), nextCursor: z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last page' }) });
-
-/** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
-export const ErrorCodeSchema = z
-  .enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]])
-  .meta({ id: 'ErrorCode', description: 'The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.' });
-
-/** The error envelope of spec 2.4. */
-export const ErrorEnvelope = z
-  .object({
-    error: z.object({
-      code: ErrorCodeSchema,
-      message: z.string().meta({ example: 'Room not found' }),
-      requestId: z.string().meta({ description: 'Equals the X-Request-Id header', example: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB' }),
-      details: z.record(z.string(), z.unknown()).meta({ description: 'validation_error: issues (path, code, message); insufficient_scope: required, granted; others as documented' }),
-    }),
-  })
-  .meta({ id: 'ApiError' });
 
 /** `order` and `since` of the time-ordered lists (messages, tasks, events). */
 export const timeListInput = {

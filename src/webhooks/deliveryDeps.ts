@@ -25,6 +25,13 @@ export interface ResolvedDeliveryDeps extends WebhookDeliveryDeps {
   disableAfterMs: number;
 }
 
+declare module '../domain/services.js' {
+  interface Services {
+    /** What configureWebhookDelivery replaced of this runtime's delivery deps (tests, embedders). */
+    webhookDelivery: Partial<WebhookDeliveryDeps>;
+  }
+}
+
 const allowlists = new WeakMap<Config, Allowlist>();
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { headersAtWriteHead, mergeHeaders } from '../../src/apiHeaders.js';
+import { headersAtWriteHead, mergeHeaders } from '../../src/http/apiHeaders.js';
 
 /** Serves one response written by `write` and returns the headers a client sees. */
 async function headersOf(write: (res: ServerResponse) => void): Promise<Headers> {

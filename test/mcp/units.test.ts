@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createOriginPolicy } from '../../mcp/originPolicy.js';
-import { bearerChallenge } from '../../mcp/httpReplies.js';
+import { bearerChallenge } from '../../src/http/challenge.js';
 import { buildToolCatalog, toolsFor } from '../../mcp/toolCatalog.js';
 import { toToolSchema } from '../../mcp/toolSchema.js';
 import { listProcedures } from '../../src/procedures/index.js';

@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import { Membership, Organization, Room, Webhook, type OrgRole, type User } from '../../../db/entities/index.js';
+import { Room, Webhook, type User } from '../../../db/entities/index.js';
 import { requireRoom } from '../../domain/access.js';
 import { billingEntityOf, type Actor } from '../../domain/actor.js';
 import { DomainError } from '../../domain/errors.js';
+import type { OrgChoice } from '../../domain/memberships.js';
 import type { Session } from '../session.js';
 
 /** The signed-in user of a developer settings request. */
@@ -11,29 +12,14 @@ export interface SignedIn {
   user: User;
 }
 
-/** An organization the user belongs to: an acting context of keys, and the context of its rooms. */
-export interface OrgChoice {
-  id: string;
-  name: string;
-  role: OrgRole;
-}
+/** The user's organizations (one reader of them, the consent page's too: src/domain/memberships.ts). */
+export { organizationsOf, type OrgChoice } from '../../domain/memberships.js';
 
 /** A room the user may manage webhooks of (room `manage` access, spec 5.5 condition 4). */
 export interface ManagedRoom {
   id: string;
   name: string;
   organization: { id: string; name: string } | null;
-}
-
-/** The user's organizations, oldest membership first (the default context of a new key). */
-export async function organizationsOf(m: EntityManager, userId: string): Promise<OrgChoice[]> {
-  const memberships = await m.find(Membership, { where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
-  const out: OrgChoice[] = [];
-  for (const ms of memberships) {
-    const org = await m.findOneBy(Organization, { id: ms.organizationId });
-    if (org) out.push({ id: org.id, name: org.name, role: ms.role });
-  }
-  return out;
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { API_SECURITY_HEADERS, mergeHeaders } from '../src/apiHeaders.js';
-import type { DomainError } from '../src/domain/errors.js';
+import type { DomainError } from '../domain/errors.js';
+import { API_SECURITY_HEADERS, mergeHeaders } from './apiHeaders.js';
+import { errorEnvelope, retryAfterOf } from './envelope.js';
+import { REQUEST_ID_HEADER, RETRY_AFTER } from './headers.js';
 
 /**
  * Sends a JSON answer of the API: the security headers, the given ones, `Cache-Control: no-store`, and the
@@ -19,11 +21,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 /** Renders the spec's error envelope (2.4) with the given headers. `requestId` equals `X-Request-Id`. */
 export function sendError(res: ServerResponse, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
-  const all = mergeHeaders(headers, { 'X-Request-Id': requestId });
+  const all = mergeHeaders(headers, { [REQUEST_ID_HEADER]: requestId });
   // a busy database: nothing was done, retry shortly (RFC 9110 §10.2.3); the same for a refused body
-  if (err.code === 'service_unavailable') all['Retry-After'] = String(err.details?.retryAfterSeconds ?? 1);
-  else if (err.code === 'rate_limited' && all['Retry-After'] === undefined && err.details?.retryAfterSeconds !== undefined) {
-    all['Retry-After'] = String(err.details.retryAfterSeconds);
-  }
-  sendJson(res, err.status, { error: { code: err.code, message: err.message, requestId, details: err.details ?? {} } }, all);
+  const retryAfter = retryAfterOf(err, all[RETRY_AFTER] !== undefined);
+  if (retryAfter !== undefined) all[RETRY_AFTER] = retryAfter;
+  sendJson(res, err.status, errorEnvelope(err, requestId), all);
 }

@@ -1,0 +1,115 @@
+import type { AuthenticatedActor } from '../domain/actor.js';
+import type { DomainError } from '../domain/errors.js';
+import type { RequestContext } from '../procedures/context.js';
+import { toDomainError } from '../procedures/errors.js';
+import type { ProcedureMeta } from '../procedures/meta.js';
+import { auditCall } from './audit.js';
+import { authenticateRequest } from './authenticate.js';
+import { authorize } from './authorize.js';
+import { abortIdempotent, claimKey, parseIdempotencyKey, settleKey } from './idempotency.js';
+import { unacceptableInput } from './input.js';
+import { charge, count, recordUnchargedBalance, refundIfNothingDone, requireUnits } from './meter.js';
+import type { UnitsResult } from './units.js';
+
+/**
+ * Spec 5.5, the chain every /v1 operation and MCP tool call runs, in its order. Each step is a function of
+ * its own file in src/auth/ and records what it decided on the context (`ctx.out`: the actor, the window,
+ * the balance, `Retry-After`, the challenge, a replay); none sets a header: the REST and MCP adapters
+ * render them (src/http/headers.ts).
+ *
+ *   1. authenticate   (authenticate.ts)  the actor, or 401; a refused credential counts against its address
+ *   2. authorize      (authorize.ts)     the audience pin, the surface's and the operation's scopes
+ *   3. input          (input.ts)         what the adapter could not read, NUL, nesting
+ *   4. meter: count   (meter.ts)         the 60 s window; every authenticated request counts, refused ones
+ *                                        too (a refusal of 2–3 is answered after it, with the balance)
+ *   5. idempotency    (idempotency.ts)   a write's key claimed; a replay answers the stored response, free
+ *   6. meter: charge  (meter.ts)         the monthly units, once the request is authorized, before it runs
+ *   7. the handler, then: refund what did nothing (meter.ts), store or release the key (idempotency.ts)
+ *   8. audit          (audit.ts)         one row, after everything else, whatever happened
+ *
+ * When nothing can refuse the request between the count and the charge (its access and input are fine, no
+ * key to claim) and the database allows it (SQLite: `allowedAfterConsume`), 4 and 6 are written in one
+ * group commit, the charge only if the count allows it: the same outcome, one commit less.
+ */
+export async function pipeline<R extends { ok: true; data: unknown } | { ok: false; error: unknown }>(o: {
+  ctx: RequestContext;
+  meta: ProcedureMeta | undefined;
+  getRawInput: () => Promise<unknown>;
+  /** Runs the rest of the procedure (input parser, handler, output parser). */
+  next: () => Promise<R>;
+  /** The result of a replayed write: its stored body. */
+  replayed: (body: unknown) => R;
+}): Promise<R> {
+  const { ctx, meta, getRawInput } = o;
+  try {
+    const { actor, cost, claims, counted } = await admit(ctx, meta, getRawInput, true);
+    let claimId: string | undefined;
+    if (claims) {
+      const key = parseIdempotencyKey(ctx.idempotencyKey!);
+      const claim = await claimKey(ctx, actor, key, await getRawInput()).catch(async (err: unknown) => {
+        await recordUnchargedBalance(ctx, actor);
+        throw err;
+      });
+      if (claim.kind === 'replay') {
+        await recordUnchargedBalance(ctx, actor);
+        const replayed = o.replayed(claim.body);
+        await auditCall(ctx, meta, replayed);
+        return replayed;
+      }
+      claimId = claim.claimId;
+    }
+    const units: UnitsResult = counted ?? (await charge(ctx, actor, cost));
+    if (!units.allowed && claimId) await abortIdempotent(ctx.services, claimId);
+    requireUnits(ctx, cost, units);
+
+    // The actor joins the context by assignment: `next({ ctx })` would have tRPC copy the whole context
+    // (a defineProperty per key) once more on every call. Handlers see it as `ctx.actor`.
+    (ctx as RequestContext & { actor: AuthenticatedActor }).actor = actor;
+    const result = await o.next();
+    if (!result.ok) await refundIfNothingDone(ctx, actor, units, toDomainError(result.error).code);
+    if (claimId) await settleKey(ctx, meta, claimId, result);
+    await auditCall(ctx, meta, result);
+    return result;
+  } catch (err) {
+    await auditCall(ctx, meta, { ok: false, error: err });
+    throw err;
+  }
+}
+
+/**
+ * Steps 1–4: the actor, the refusal of 2–3 decided and answered after the count. With `chargeWithCount`,
+ * the count carries the charge when nothing else can refuse (see above); returns that charge as `counted`.
+ */
+async function admit(ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>, chargeWithCount: boolean) {
+  const actor = await authenticateRequest(ctx, ctx.out);
+  ctx.out.actor = actor;
+  const denied = authorize(ctx.surface, ctx.services.config.baseUrl, actor, meta?.scope);
+  const refusal = denied?.error ?? ctx.inputError ?? unacceptableInput(await getRawInput());
+  const cost = meta?.units ?? 1;
+  const claims = meta?.kind === 'write' && ctx.idempotencyKey !== undefined;
+  const counted = await count(ctx, actor, cost, chargeWithCount && !refusal && !claims);
+  if (refusal) {
+    if (denied) ctx.out.challenge = denied.challenge;
+    await recordUnchargedBalance(ctx, actor);
+    throw refusal;
+  }
+  return { actor, cost, claims, counted };
+}
+
+/**
+ * The same steps 1–4 and the audit for a call a surface must refuse before dispatching it (MCP answers a
+ * missing operation scope with an HTTP 403, decided before JSON-RPC; `authorize` says it will be refused):
+ * the call is counted, refused for the first reason met, and audited exactly as the pipeline would, and
+ * never charged nor run. Returns the refusal; undefined if, against `authorize`, nothing refused it.
+ */
+export async function refuseBeforeDispatch(
+  ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>,
+): Promise<DomainError | undefined> {
+  try {
+    await admit(ctx, meta, getRawInput, false);
+    return undefined;
+  } catch (err) {
+    await auditCall(ctx, meta, { ok: false, error: err });
+    return toDomainError(err);
+  }
+}

@@ -1,0 +1,54 @@
+import type { ResponseState } from '../procedures/context.js';
+import { challengeHeader } from './challenge.js';
+import type { SurfaceName } from './surfaces.js';
+
+/** The 60 s window's headers (spec 8), in the order they are sent. */
+export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Svc-RateLimit-Scope'] as const;
+/** The monthly unit balance's headers, in the order they are sent. */
+export const UNIT_HEADERS = ['Svc-Api-Units-Limit', 'Svc-Api-Units-Remaining', 'Svc-Api-Units-Used', 'Svc-Api-Units-Cost', 'Svc-Api-Units-Reset'] as const;
+export const RETRY_AFTER = 'Retry-After';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
+/** The API's own response headers a browser client must be able to read (CORS `Access-Control-Expose-Headers`), in this order. */
+export const EXPOSED_API_HEADERS = [REQUEST_ID_HEADER, RETRY_AFTER, ...RATE_LIMIT_HEADERS, ...UNIT_HEADERS];
+
+/**
+ * The headers of a procedure call's answer, rendered from what the pipeline's steps recorded on the
+ * context: the window (`rate`), a refused audience's challenge, the unit balance (`balance`), `Retry-After`,
+ * and a replay's stored headers with `Idempotent-Replayed`. Both adapters send these (REST on every answer,
+ * MCP on the HTTP answer of a single tool call). `baseUrl` and `surface` write the challenge.
+ */
+export function outcomeHeaders(out: ResponseState, baseUrl: string, surface: SurfaceName): Record<string, string> {
+  const h: Record<string, string> = {};
+  const { rate, balance } = out;
+  if (rate) {
+    h['RateLimit-Limit'] = String(rate.limit);
+    h['RateLimit-Remaining'] = String(rate.remaining);
+    h['RateLimit-Reset'] = String(rate.resetSeconds);
+    h['RateLimit-Policy'] = `${rate.limit};w=${rate.windowSeconds}`;
+    h['Svc-RateLimit-Scope'] = rate.scope;
+  }
+  if (out.challenge?.kind === 'audience') h['WWW-Authenticate'] = challengeHeader(baseUrl, surface, out.challenge)!;
+  if (balance) {
+    h['Svc-Api-Units-Limit'] = String(balance.limit);
+    h['Svc-Api-Units-Remaining'] = String(balance.remaining);
+    h['Svc-Api-Units-Used'] = String(balance.used);
+    h['Svc-Api-Units-Cost'] = String(balance.cost);
+    h['Svc-Api-Units-Reset'] = balance.resetsAt;
+  }
+  if (out.retryAfter !== undefined) h[RETRY_AFTER] = String(out.retryAfter);
+  if (out.replayed) {
+    for (const k in out.replayed.headers) h[k] = out.replayed.headers[k];
+    h[REPLAYED_HEADER] = 'true';
+  }
+  return h;
+}
+
+/** The answer's headers on REST: the outcome's, the challenge of a refused credential (401), the request id. */
+export function restHeaders(out: ResponseState, baseUrl: string, requestId: string): Record<string, string> {
+  const h = outcomeHeaders(out, baseUrl, 'rest');
+  if (out.challenge?.kind === 'unauthorized') h['WWW-Authenticate'] = challengeHeader(baseUrl, 'rest', out.challenge)!;
+  h[REQUEST_ID_HEADER] = requestId;
+  return h;
+}
