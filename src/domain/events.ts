@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { EventRow, type Room } from '../../db/entities/index.js';
 import type { Actor } from './actor.js';
+import { insertEventRow } from './eventRows.js';
 import { newEventId, newId } from './ids.js';
 import { iso } from './time.js';
 
@@ -39,7 +40,7 @@ export async function emitEvent(m: EntityManager, o: EmitEventOptions): Promise<
     userId: o.actor.userId,
     createdAt: iso(o.now),
   });
-  await m.insert(EventRow, row);
+  await insertEventRow(m, row);
   for (const observe of observers) await observe(m, row);
   return row;
 }
