@@ -24,6 +24,8 @@ interface Side {
   rps: Map<string, number[]>;
   p50: Map<string, number[]>;
   cpu: Map<string, number[]>;
+  /** Highest server RSS seen during the measured rounds, in bytes. */
+  rss: number;
 }
 
 async function startSide(label: string, cwd: string, names: string[]): Promise<Side> {
@@ -39,7 +41,7 @@ async function startSide(label: string, cwd: string, names: string[]): Promise<S
   const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const server = await startChildServer({ name: label, args: productArgs(cwd), env, port, cwd });
   const scenarios = httpScenarios(world, secret).filter((s) => names.includes(s.name));
-  return { label, dir, server, scenarios, rps: new Map(), p50: new Map(), cpu: new Map() };
+  return { label, dir, server, scenarios, rps: new Map(), p50: new Map(), cpu: new Map(), rss: 0 };
 }
 
 async function main(): Promise<void> {
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
   const names = opts.only.length ? opts.only : DEFAULT_SCENARIOS;
   const sides = [await startSide('before', path.resolve(other), names), await startSide('after', ROOT, names)];
   try {
+    for (const side of sides) side.server.takeWindowPeak();
     for (const side of opts.warmup ? sides : []) {
       for (const s of side.scenarios) await runLoad(side.server.baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
     }
@@ -65,6 +68,7 @@ async function main(): Promise<void> {
           side.rps.set(name, [...(side.rps.get(name) ?? []), r.rps]);
           side.p50.set(name, [...(side.p50.get(name) ?? []), r.p50]);
           side.cpu.set(name, [...(side.cpu.get(name) ?? []), cpuUs]);
+          side.rss = Math.max(side.rss, side.server.takeWindowPeak());
           console.log(`  ${side.label.padEnd(7)} ${s.label.padEnd(30)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${cpuUs.toFixed(0)} µs/request${r.failures ? `  ${r.failures} failed` : ''}`);
         }
       }
@@ -79,6 +83,7 @@ async function main(): Promise<void> {
           `after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms, CPU ${ac.toFixed(0)} µs)   ${((a / b) * 100).toFixed(0)}% req/s, ${((ac / bc) * 100).toFixed(0)}% CPU`,
       );
     }
+    console.log(`  server RSS peak during the rounds: ${sides.map((s) => `${s.label} ${(s.rss / 1024 / 1024).toFixed(0)} MB`).join(', ')}`);
   } finally {
     await Promise.all(sides.map((s) => s.server.stop()));
     for (const s of sides) fs.rmSync(s.dir, { recursive: true, force: true });

@@ -6,12 +6,16 @@ import type { BenchWorld } from './seedBench.js';
 export interface HttpScenario {
   name: string;
   label: string;
-  server: 'bare' | 'product';
+  server: 'bare' | 'product' | 'product-pg';
   target: LoadTarget;
 }
 
 /** The MCP `tools/call` of `get_me` over Streamable HTTP (stateless: every POST stands alone). */
 export const MCP_GET_ME_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
+
+/** The MCP `tools/call` of `list_messages`: the first page (50) of the 1,000-message room. */
+export const mcpListMessagesBody = (roomId: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_messages', arguments: { roomId, limit: 50 } } });
 
 export const mcpHeaders = (apiKey: string) => ({
   authorization: `Bearer ${apiKey}`,
@@ -40,6 +44,17 @@ export function httpScenarios(w: BenchWorld, secret: string): HttpScenario[] {
     {
       name: 'mcp-get-me', label: 'MCP tools/call get_me', server: 'product',
       target: { method: 'POST', path: '/mcp', headers: mcpHeaders(w.apiKey), body: MCP_GET_ME_BODY },
+    },
+    {
+      name: 'patch-task', label: 'PATCH /v1/rooms/{id}/tasks/{id}', server: 'product',
+      target: {
+        method: 'PATCH', path: `/v1/rooms/${w.roomId}/tasks/${w.taskId}`, headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ status: 'in_progress', description: 'Benchmark update' }),
+      },
+    },
+    {
+      name: 'mcp-list-messages', label: 'MCP tools/call list_messages', server: 'product',
+      target: { method: 'POST', path: '/mcp', headers: mcpHeaders(w.apiKey), body: mcpListMessagesBody(w.smallRoomId) },
     },
     { name: 'list-1k', label: 'messages page 1 @ 1k', server: 'product', target: get(list(w.smallRoomId)) },
     { name: 'list-1k-deep', label: 'messages deep page @ 1k', server: 'product', target: get(list(w.smallRoomId, w.smallDeepKey)) },

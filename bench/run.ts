@@ -11,7 +11,7 @@ import { freePort, productArgs, startChildServer, type ChildServer } from './chi
 import { httpScenarios, probeMcp } from './httpScenarios.js';
 import { printReport, type ScenarioRow } from './printReport.js';
 import { median, runLoad, type LoadResult } from './runLoad.js';
-import { seedBench, webhooksAvailable } from './seedBench.js';
+import { provisionBenchPostgres, seedBench, webhooksAvailable } from './seedBench.js';
 import { measureWebhooks, type WebhookFigures } from './webhookBench.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
@@ -47,6 +47,20 @@ async function main(): Promise<void> {
   for (const [hook, s] of world.webhookSecrets ?? []) receiver!.setSecret(hook, s);
   console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s (${opts.largeMessages.toLocaleString('en')} messages in the large room)`);
 
+  // BENCH_DATABASE_URL: the same scenarios on a second product server on PostgreSQL (a database of its own)
+  const pgBase = process.env.BENCH_DATABASE_URL;
+  const pgDb = pgBase ? await provisionBenchPostgres(pgBase) : null;
+  const pgPort = pgDb ? await freePort() : 0;
+  const pgEnv: Record<string, string> | null = pgDb
+    ? { ...env, PORT: String(pgPort), BASE_URL: `http://127.0.0.1:${pgPort}`, DATABASE_URL: pgDb.url, DATA_DIR: path.join(dir, 'pg') }
+    : null;
+  let pgWorld: typeof world | null = null;
+  if (pgEnv) {
+    const t1 = Date.now();
+    pgWorld = await seedBench({ env: pgEnv, largeMessages: opts.largeMessages, extraRooms: 60, webhooks: null });
+    console.log(`  PostgreSQL (BENCH_DATABASE_URL) seeded in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+  }
+
   const servers: ChildServer[] = [];
   const stopAll = () => Promise.all(servers.map((s) => s.stop()));
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
@@ -57,9 +71,17 @@ async function main(): Promise<void> {
       name: 'bare', args: ['--import', 'tsx', 'bench/bareServer.ts'], env: { ...env, PORT: String(barePort) }, port: barePort, cwd: ROOT,
     });
     servers.push(bare);
+    const productPg = pgEnv ? await startChildServer({ name: 'product-pg', args: productArgs(ROOT), env: pgEnv, port: pgPort, cwd: ROOT }) : null;
+    if (productPg) servers.push(productPg);
     const mcpSkip = await probeMcp(product.baseUrl, world.apiKey);
 
     const scenarios = httpScenarios(world, secret).filter((s) => want(s.name) || s.name === 'bare');
+    if (pgWorld) {
+      for (const s of httpScenarios(pgWorld, secret)) {
+        if (s.server === 'product' && want(s.name)) scenarios.push({ ...s, name: `pg:${s.name}`, label: `${s.label} (PG)`, server: 'product-pg' });
+      }
+    }
+    const serverOf = (s: { server: string }) => (s.server === 'bare' ? bare : s.server === 'product-pg' ? productPg! : product);
     const results = new Map<string, LoadResult[]>(scenarios.map((s) => [s.name, []]));
     const rss = new Map<string, number>();
     if (opts.warmup) {
@@ -67,20 +89,21 @@ async function main(): Promise<void> {
       console.log(`\nwarm-up: ${opts.warmup} s per scenario`);
       for (const s of scenarios) {
         if (s.name === 'mcp-get-me' && mcpSkip) continue;
-        await runLoad((s.server === 'bare' ? bare : product).baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
+        await runLoad(serverOf(s).baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
       }
     }
     product.takeWindowPeak();
+    productPg?.takeWindowPeak();
     for (let round = 1; round <= opts.rounds; round++) {
       console.log(`\nround ${round}/${opts.rounds}  (load average ${loadavg()})`);
       for (const s of scenarios) {
         if (s.name === 'mcp-get-me' && mcpSkip) continue;
-        const server = s.server === 'bare' ? bare : product;
+        const server = serverOf(s);
         const cpu0 = server.cpuMs();
         const r = await runLoad(server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
         r.cpuUsPerRequest = r.total ? ((server.cpuMs() - cpu0) * 1000) / r.total : undefined;
         results.get(s.name)!.push(r);
-        if (s.server === 'product') rss.set(s.name, Math.max(rss.get(s.name) ?? 0, product.takeWindowPeak()));
+        if (s.server !== 'bare') rss.set(s.name, Math.max(rss.get(s.name) ?? 0, server.takeWindowPeak()));
         const bad = r.failures ? `  (${r.failures} failed: ${JSON.stringify(r.statusCodes)})` : '';
         const cpu = r.cpuUsPerRequest === undefined ? '' : `  server CPU ${r.cpuUsPerRequest.toFixed(0)} µs/request`;
         console.log(`  ${s.label.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${bad}`);
@@ -120,12 +143,14 @@ async function main(): Promise<void> {
 
     const report = printReport({
       rows, latency, fanout, rssPeak: product.peakRss(), bareRssPeak: bare.peakRss(), webhookRss: rss.get('webhooks'),
+      pgRssPeak: productPg?.peakRss(),
     });
     if (opts.jsonFile) fs.writeFileSync(opts.jsonFile, JSON.stringify({ options: opts, ...report }, null, 2));
     console.log(`\nproduct server RSS peak ${mb(product.peakRss())}, bare server ${mb(bare.peakRss())}; load average now ${loadavg()}`);
   } finally {
     await stopAll();
     await receiver?.close();
+    await pgDb?.drop().catch((e: Error) => console.error(`could not drop the bench database: ${e.message}`));
     if (!opts.keep) fs.rmSync(dir, { recursive: true, force: true });
   }
 }

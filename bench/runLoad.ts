@@ -2,7 +2,7 @@ import autocannon, { type RequestSpec } from 'autocannon';
 
 /** One HTTP request shape driven by the load generator. */
 export interface LoadTarget {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   headers?: Record<string, string>;
   body?: string;

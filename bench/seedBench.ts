@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { commands } from '../src/cli/commands/index.js';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/domain/ids.js';
@@ -21,6 +23,8 @@ export interface BenchWorld {
   latencyRoomId: string;
   fanoutRoomId: string;
   apiKey: string;
+  /** A task in `roomId` (the PATCH scenario). */
+  taskId: string;
   /** Hook number → secret, for the receiver. */
   webhookSecrets: Map<number, string> | null;
 }
@@ -82,15 +86,31 @@ export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
     }
     world = {
       organizationId: org, userId: user, roomId, smallRoomId, largeRoomId, latencyRoomId, fanoutRoomId, apiKey, webhookSecrets,
-      smallDeepKey: '', largeDeepKey: '',
+      smallDeepKey: '', largeDeepKey: '', taskId: newId('task'),
     };
   } finally {
     await rt.close();
   }
-  if (config.database.kind !== 'sqlite') throw new Error('the bench runs on SQLite');
+  const now = new Date().toISOString();
+  const task = [world.taskId, world.roomId, 'Bench task', '', 'todo', world.userId, now, now];
+  const TASK_INSERT = 'INSERT INTO "tasks" ("id", "roomId", "title", "description", "status", "createdById", "createdAt", "updatedAt") VALUES ';
+  if (config.database.kind === 'postgres') {
+    const c = new pg.Client({ connectionString: config.database.url });
+    await c.connect();
+    try {
+      await c.query(`${TASK_INSERT}($1, $2, $3, $4, $5, $6, $7, $8)`, task);
+      world.smallDeepKey = await insertMessagesPg(c, world.smallRoomId, world.userId, SMALL_MESSAGES);
+      world.largeDeepKey = await insertMessagesPg(c, world.largeRoomId, world.userId, o.largeMessages);
+      await c.query('VACUUM ANALYZE "messages"');
+    } finally {
+      await c.end();
+    }
+    return world;
+  }
   const db = new Database(config.database.file);
   try {
     db.pragma('journal_mode = WAL');
+    db.prepare(`${TASK_INSERT}(?, ?, ?, ?, ?, ?, ?, ?)`).run(...task);
     world.smallDeepKey = insertMessages(db, world.smallRoomId, world.userId, SMALL_MESSAGES);
     world.largeDeepKey = insertMessages(db, world.largeRoomId, world.userId, o.largeMessages);
     db.pragma('wal_checkpoint(TRUNCATE)');
@@ -98,6 +118,59 @@ export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
     db.close();
   }
   return world;
+}
+
+/** The messages of `insertMessages` on PostgreSQL: 10,000 rows per `INSERT … SELECT FROM unnest(…)`. */
+async function insertMessagesPg(c: pg.Client, roomId: string, authorId: string, count: number): Promise<string> {
+  const start = Date.now() + 1;
+  const deepAt = Math.floor(count * 0.9);
+  let deepKey = '';
+  await c.query('BEGIN');
+  for (let from = 0; from < count; from += 10_000) {
+    const ids: string[] = [];
+    const bodies: string[] = [];
+    const times: string[] = [];
+    for (let i = from; i < Math.min(count, from + 10_000); i++) {
+      const t = start + Math.floor(i / 100);
+      const id = newId('msg', t);
+      if (i === deepAt) deepKey = id;
+      ids.push(id);
+      bodies.push(`Bench message ${i + 1}`);
+      times.push(new Date(t).toISOString());
+    }
+    await c.query(
+      'INSERT INTO "messages" ("id", "roomId", "authorId", "postedBy", "body", "createdAt") ' +
+        'SELECT u.id, $4, $5, \'app\', u.body, u.at FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, body, at)',
+      [ids, bodies, times, roomId, authorId],
+    );
+  }
+  await c.query('COMMIT');
+  return deepKey;
+}
+
+/**
+ * A database of its own on the PostgreSQL server `base` names (BENCH_DATABASE_URL), for one bench run:
+ * its URL, and `drop` for the end of the run.
+ */
+export async function provisionBenchPostgres(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `svc_bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => c.end());
+    },
+  };
 }
 
 /** Inserts `count` messages, 100 per millisecond of id time; returns the id at 90% (a deep page's key). */

@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { EventRow, type Room } from '../../db/entities/index.js';
 import type { Actor } from './actor.js';
 import type { EventType, ObjectTypeOf } from './catalog.js';
+import { insertEventRow } from './eventRows.js';
 import { newEventId, newId } from './ids.js';
 import { iso } from './time.js';
 
@@ -65,7 +66,7 @@ export async function emitEvent<T extends EventType>(m: EntityManager, o: EmitEv
     userId: o.actor.userId,
     createdAt: iso(o.now),
   });
-  await m.insert(EventRow, row);
+  await insertEventRow(m, row);
   await boundObservers.get(m.connection)?.notify(m, row);
   return row;
 }

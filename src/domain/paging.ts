@@ -1,4 +1,5 @@
-import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { DataSource, EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { sql } from '../../db/sql.js';
 import { hmacHex, safeEqual } from './hashing.js';
 import { validationError } from './errors.js';
 
@@ -65,6 +66,42 @@ export async function keysetPage<T extends ObjectLiteral>(
   const order = input.order ?? 'asc';
   if (input.cursor) qb.andWhere(`${keyColumn} ${order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: decodeCursor(secret, input.cursor, order) });
   const rows = await qb.orderBy(keyColumn, order === 'desc' ? 'DESC' : 'ASC').limit(limit + 1).getMany();
+  const more = rows.length > limit;
+  const data = more ? rows.slice(0, limit) : rows;
+  return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1]), order) : null };
+}
+
+/** A listing as one raw statement: `SELECT … FROM … WHERE …` (with `?` parameters), and its key column. */
+export interface RawListQuery {
+  /** `SELECT <columns> FROM <table> WHERE <conditions>`: conditions always present (`1 = 1` when none). */
+  select: string;
+  params: unknown[];
+  /** The quoted key column (`"id"`, `x."id"`): time-ordered, unique. */
+  key: string;
+}
+
+/**
+ * `keysetPage` as one raw statement (db/sql.ts: on SQLite a cached prepared statement, no query builder and
+ * no entity hydration): the same rows in the same order, the same envelope and cursor.
+ */
+export async function keysetRows<T>(
+  db: DataSource | EntityManager,
+  q: RawListQuery,
+  keyOf: (row: T) => string,
+  input: PageInput,
+  secret: string,
+): Promise<Page<T>> {
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const order = input.order ?? 'asc';
+  let text = q.select;
+  const params = [...q.params];
+  if (input.cursor) {
+    text += ` AND ${q.key} ${order === 'desc' ? '<' : '>'} ?`;
+    params.push(decodeCursor(secret, input.cursor, order));
+  }
+  text += ` ORDER BY ${q.key} ${order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`;
+  params.push(limit + 1);
+  const rows = (await sql<T>(db, text, params)).rows;
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1]), order) : null };

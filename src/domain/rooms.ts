@@ -5,7 +5,7 @@ import type { Actor } from './actor.js';
 import { DomainError, notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetPage, type PageInput } from './paging.js';
+import { keysetPage, keysetRows, type PageInput } from './paging.js';
 import { iso } from './time.js';
 
 export interface CreateRoomOptions {
@@ -54,19 +54,31 @@ export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, na
 /** Subquery of the ids of the rooms `:uid` is a member of (identifiers quoted for PostgreSQL). */
 export const ROOMS_OF_USER = 'SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = :uid';
 
+const ROOM_COLUMNS = 'r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt"';
+const IN_ROOMS_OF_USER = ' AND r."id" IN (SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = ?)';
+
 /** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
 export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
-  const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
-  if (actor.roomId !== undefined) qb.andWhere('r.id = :onlyRoom', { onlyRoom: actor.roomId });
+  let where = 'r."roomType" = 0';
+  const params: unknown[] = [];
+  if (actor.roomId !== undefined) {
+    where += ' AND r."id" = ?';
+    params.push(actor.roomId);
+  }
   if (actor.organizationId) {
     const role = await orgRole(m, actor.userId, actor.organizationId);
-    qb.andWhere('r.organizationId = :org', { org: actor.organizationId });
-    if (!role) qb.andWhere('1 = 0');
-    else if (role === 'member') qb.andWhere(`r.id IN (${ROOMS_OF_USER})`, { uid: actor.userId });
+    where += ' AND r."organizationId" = ?';
+    params.push(actor.organizationId);
+    if (!role) where += ' AND 1 = 0';
+    else if (role === 'member') {
+      where += IN_ROOMS_OF_USER;
+      params.push(actor.userId);
+    }
   } else {
-    qb.andWhere('r.organizationId IS NULL').andWhere(`r.id IN (${ROOMS_OF_USER})`, { uid: actor.userId });
+    where += ` AND r."organizationId" IS NULL${IN_ROOMS_OF_USER}`;
+    params.push(actor.userId);
   }
-  return keysetPage(qb, 'r.id', (r) => r.id, page, secret);
+  return keysetRows<Room>(m, { select: `SELECT ${ROOM_COLUMNS} FROM "rooms" r WHERE ${where}`, params, key: 'r."id"' }, (r) => r.id, page, secret);
 }
 
 export async function updateRoom(m: EntityManager, now: Date, actor: Actor, roomId: string, patch: { name?: string }): Promise<Room> {

@@ -1,11 +1,12 @@
 import type { EntityManager } from 'typeorm';
-import { RoomMember, Task, type TaskStatus } from '../../db/entities/index.js';
+import type { Task, TaskStatus } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetPage, type PageInput } from './paging.js';
+import { keysetRows, type PageInput } from './paging.js';
 import { iso } from './time.js';
 
 export interface TaskFields {
@@ -17,10 +18,19 @@ export interface TaskFields {
   dueDate?: string | null;
 }
 
+const IS_ROOM_MEMBER = 'SELECT 1 FROM "room_members" WHERE "roomId" = ? AND "userId" = ?';
+const TASK_COLUMNS =
+  '"id", "roomId", "title", "description", "status", "assigneeId", "startDate", "dueDate", "createdById", "createdAt", "updatedAt", "agentRunId"';
+const TASK_BY_ID = `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "id" = ? AND "roomId" = ?`;
+const TASK_INSERT = `INSERT INTO "tasks" (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const TASK_UPDATE =
+  'UPDATE "tasks" SET "title" = ?, "description" = ?, "status" = ?, "assigneeId" = ?, "startDate" = ?, "dueDate" = ?, "updatedAt" = ? ' +
+  'WHERE "id" = ? AND "roomId" = ?';
+
 /** Rules every task keeps: a title, an assignee who is a (human) room member, start on or before due. */
 async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<void> {
   if (!t.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
-  if (t.assigneeId && !(await m.countBy(RoomMember, { roomId, userId: t.assigneeId }))) {
+  if (t.assigneeId && !(await sql(m, IS_ROOM_MEMBER, [roomId, t.assigneeId])).rows.length) {
     throw ruleViolation('The assignee must be a member of the room', { field: 'assigneeId' });
   }
   if (t.startDate && t.dueDate && t.startDate > t.dueDate) {
@@ -30,22 +40,29 @@ async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<voi
 
 export async function listTasks(m: EntityManager, actor: Actor, roomId: string, page: PageInput & { since?: string }, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  const qb = m.getRepository(Task).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
-  if (page.since) qb.andWhere('x.createdAt >= :since', { since: page.since });
-  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+  const since = page.since ? ' AND "createdAt" >= ?' : '';
+  return keysetRows<Task>(
+    m,
+    { select: `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "roomId" = ?${since}`, params: page.since ? [roomId, page.since] : [roomId], key: '"id"' },
+    (r) => r.id, page, secret,
+  );
 }
 
-export async function getTask(m: EntityManager, actor: Actor, roomId: string, taskId: string): Promise<Task> {
-  await requireRoom(m, actor, roomId, 'read');
-  const task = await m.findOneBy(Task, { id: taskId, roomId });
+async function findTask(m: EntityManager, roomId: string, taskId: string): Promise<Task> {
+  const task = (await sql<Task>(m, TASK_BY_ID, [taskId, roomId])).rows[0];
   if (!task) throw notFound('Task');
   return task;
 }
 
+export async function getTask(m: EntityManager, actor: Actor, roomId: string, taskId: string): Promise<Task> {
+  await requireRoom(m, actor, roomId, 'read');
+  return findTask(m, roomId, taskId);
+}
+
 export async function createTask(m: EntityManager, now: Date, actor: Actor, roomId: string, f: TaskFields & { title: string }) {
   const room = await requireRoom(m, actor, roomId, 'write');
-  const task = m.create(Task, {
+  const task: Task = {
     id: newId('task', now.getTime()),
     roomId,
     title: f.title,
@@ -58,20 +75,22 @@ export async function createTask(m: EntityManager, now: Date, actor: Actor, room
     createdAt: iso(now),
     updatedAt: iso(now),
     agentRunId: actor.agentRunId ?? null,
-  });
+  };
   await checkTask(m, roomId, task);
-  await m.insert(Task, task);
+  await sql(m, TASK_INSERT, [
+    task.id, task.roomId, task.title, task.description, task.status, task.assigneeId, task.startDate, task.dueDate, task.createdById,
+    task.createdAt, task.updatedAt, task.agentRunId,
+  ]);
   await emitEvent(m, { type: 'task.created', room, object: { type: 'task', id: task.id }, actor, now });
   return task;
 }
 
 export async function updateTask(m: EntityManager, now: Date, actor: Actor, roomId: string, taskId: string, f: TaskFields) {
   const room = await requireRoom(m, actor, roomId, 'write');
-  const task = await m.findOneBy(Task, { id: taskId, roomId });
-  if (!task) throw notFound('Task');
+  const task = await findTask(m, roomId, taskId);
   Object.assign(task, Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), { updatedAt: iso(now) });
   await checkTask(m, roomId, task);
-  await m.save(Task, task);
+  await sql(m, TASK_UPDATE, [task.title, task.description, task.status, task.assigneeId, task.startDate, task.dueDate, task.updatedAt, task.id, roomId]);
   await emitEvent(m, { type: 'task.updated', room, object: { type: 'task', id: task.id }, actor, now });
   return task;
 }

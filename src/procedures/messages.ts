@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
-import { idOf, listOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
+import { idOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
-import { MessageView, toMessage } from './views.js';
+import { checkedListOf, MessageView, toMessage } from './views.js';
 
 export const messagesRouter = router({
   list: apiProcedure
@@ -13,7 +13,7 @@ export const messagesRouter = router({
       tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
-    .output(listOf(MessageView))
+    .output(checkedListOf(MessageView))
     .query(async ({ ctx, input }) => {
       const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return { data: page.data.map(toMessage), nextCursor: page.nextCursor };

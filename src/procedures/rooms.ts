@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { requireRoom } from '../domain/access.js';
 import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
-import { idOf, listOf, pageInput, trimmedName } from './schemas.js';
+import { idOf, pageInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
-import { MemberView, RoomView, toMember, toRoom } from './views.js';
+import { checkedListOf, MemberView, RoomView, toMember, toRoom } from './views.js';
 
 const roomName = trimmedName(200).meta({ description: 'The room\'s name (trimmed)', example: 'Design review' });
 
@@ -16,7 +16,7 @@ export const roomsRouter = router({
       tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read',
     })
     .input(z.strictObject({ ...pageInput }))
-    .output(listOf(RoomView))
+    .output(checkedListOf(RoomView))
     .query(async ({ ctx, input }) => {
       const page = await listRooms(ctx.services.ds.manager, ctx.actor, input, ctx.services.secret);
       return { data: page.data.map(toRoom), nextCursor: page.nextCursor };
@@ -64,7 +64,7 @@ export const roomsRouter = router({
       tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
-    .output(listOf(MemberView))
+    .output(checkedListOf(MemberView))
     .query(async ({ ctx, input }) => {
       const page = await listMembers(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
       return { data: page.data.map(toMember), nextCursor: page.nextCursor };

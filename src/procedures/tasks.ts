@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
-import { date, idOf, listOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
+import { date, idOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
-import { TaskStatus, TaskView, toTask } from './views.js';
+import { checkedListOf, TaskStatus, TaskView, toTask } from './views.js';
 
 const fields = {
   title: trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Draft the release notes' }),
@@ -22,7 +22,7 @@ export const tasksRouter = router({
       tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
-    .output(listOf(TaskView))
+    .output(checkedListOf(TaskView))
     .query(async ({ ctx, input }) => {
       const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return { data: page.data.map(toTask), nextCursor: page.nextCursor };

@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { listProcedures, type ProcedureInfo } from '../../src/procedures/index.js';
+import { COMPILED_CHECK } from '../../src/procedures/views.js';
+import { call, createWorld, startTestServer, type TestServer, type World } from '../helpers/harness.js';
+import { flawedObject, junkJson, valueFor, type Schema } from '../robustness/fuzzValues.js';
+
+// Issue 23: the list operations of rooms, messages and tasks check their output with a validator compiled from
+// the list's JSON Schema instead of zod's parse (views.ts `checkedListOf`). The check must still be a check: what
+// it accepts zod accepts, and comes out byte for byte as zod would make it; what it refuses goes to zod (its
+// answer, or its error: a 500 "Output validation failed" as before).
+
+type Checked = ProcedureInfo & { output: z.ZodType & { [COMPILED_CHECK]: (v: unknown) => boolean } };
+const checked = listProcedures().filter((p): p is Checked => COMPILED_CHECK in p.output);
+
+/** zod's own answer for `v` (safeParse is zod's, untouched), as JSON text, or null when zod refuses it. */
+function zodAnswer(p: Checked, v: unknown): string | null {
+  const r = p.output.safeParse(v);
+  return r.success ? JSON.stringify(r.data) : null;
+}
+
+/** What the procedure's output parser (the one tRPC calls) answers, as JSON text, or null when it throws. */
+function parserAnswer(p: Checked, v: unknown): string | null {
+  try {
+    return JSON.stringify(p.output.parse(v));
+  } catch (err) {
+    expect(Array.isArray((err as { issues?: unknown }).issues), 'a refusal is zod\'s error, with its issues').toBe(true);
+    return null;
+  }
+}
+
+describe('compiled output checks of the list operations', () => {
+  it('are on the list operations of rooms, messages and tasks', () => {
+    expect(checked.map((p) => p.path).sort()).toEqual(['messages.list', 'rooms.list', 'rooms.listMembers', 'tasks.list']);
+  });
+
+  it('agree with zod on generated outputs, valid and flawed', () => {
+    for (const p of checked) {
+      const doc = z.toJSONSchema(p.output, { io: 'output', target: 'draft-7' }) as Schema;
+      const resolve = (ref: string) => (doc.definitions as Record<string, Schema>)[ref.split('/').pop()!];
+      const opts = { ids: {}, resolve };
+      const item = (doc.properties as Schema).data.items as Schema;
+      const itemSchema = item.$ref ? resolve(item.$ref) : item;
+      const valid = valueFor(doc, opts) as fc.Arbitrary<{ data: unknown[]; nextCursor: string | null }>;
+      const flawed = fc.tuple(valid, flawedObject(itemSchema, opts), fc.nat()).map(([env, bad, at]) => {
+        const data = [...env.data];
+        data.splice(at % (data.length + 1), 0, bad);
+        return { ...env, data };
+      });
+      const odd = fc.oneof(
+        junkJson,
+        valid.map((env) => ({ ...env, extra: 1 })),
+        valid.map((env) => ({ data: env.data })),
+        valid.map((env) => ({ ...env, nextCursor: 7 })),
+      );
+      fc.assert(
+        fc.property(fc.oneof(valid, flawed, odd), (v) => {
+          const zod = zodAnswer(p, v);
+          const compiled = p.output[COMPILED_CHECK](v);
+          if (compiled) {
+            // accepted by the compiled check: zod accepts it too, and its output is the very same JSON
+            expect(zod, `${p.path}: compiled accepted what zod refuses: ${JSON.stringify(v).slice(0, 300)}`).not.toBeNull();
+            expect(JSON.stringify(v)).toBe(zod);
+          }
+          // whatever the path, the parser tRPC calls answers exactly what zod answers
+          expect(parserAnswer(p, v)).toBe(zod);
+        }),
+        { numRuns: 300 },
+      );
+      // and the generator does reach both sides
+      expect(fc.sample(valid, 20).every((v) => p.output[COMPILED_CHECK](v))).toBe(true);
+      expect(fc.sample(flawed, 20).some((v) => !p.output[COMPILED_CHECK](v))).toBe(true);
+    }
+  });
+});
+
+describe('list answers over REST are what zod would have made of them', () => {
+  let t: TestServer & AsyncDisposable;
+  let w: World;
+  beforeAll(async () => {
+    t = await startTestServer();
+    w = await createWorld(t.rt);
+  }, 60_000);
+  afterAll(() => t?.close());
+
+  it('rooms, members, messages and tasks: same bytes as zod\'s parse of them', async () => {
+    const key = w.key;
+    for (let i = 0; i < 3; i++) {
+      expect((await call(t, 'POST', '/v1/rooms', { key, body: { name: `Room ${i}` } })).status).toBe(201);
+      expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key, body: { body: `Message ${i} ✓` } })).status).toBe(201);
+    }
+    const task = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, {
+      key, body: { title: 'Plan', description: 'd', assigneeId: w.member.id, startDate: '2026-12-01', dueDate: '2026-12-05' },
+    });
+    expect(task.status).toBe(201);
+    expect((await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${task.body.id}`, { key, body: { status: 'done', dueDate: null } })).status).toBe(200);
+    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key, body: { title: 'Other' } })).status).toBe(201);
+
+    const byPath = new Map(checked.map((p) => [p.path, p]));
+    const lists: [string, string][] = [
+      ['rooms.list', '/v1/rooms?limit=2'],
+      ['rooms.list', '/v1/rooms'],
+      ['rooms.listMembers', `/v1/rooms/${w.roomId}/members`],
+      ['messages.list', `/v1/rooms/${w.roomId}/messages?limit=2&order=desc`],
+      ['messages.list', `/v1/rooms/${w.roomId}/messages`],
+      ['tasks.list', `/v1/rooms/${w.roomId}/tasks`],
+    ];
+    for (const [path, url] of lists) {
+      const res = await t.fetch(url, { headers: { authorization: `Bearer ${key}` } });
+      const text = await res.text();
+      expect(res.status, `${url}: ${text}`).toBe(200);
+      const parsed = JSON.parse(text) as { data: unknown[] };
+      expect(parsed.data.length).toBeGreaterThan(0);
+      expect(text, url).toBe(zodAnswer(byPath.get(path)!, parsed));
+    }
+  });
+});
