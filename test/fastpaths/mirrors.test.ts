@@ -53,16 +53,16 @@ const MIRRORS: Mirror[] = [
   },
   {
     file: 'src/fastpaths/apiLane.ts', pkg: 'express', version: '5.3.0',
-    code: () => [express.application.handle.toString()],
+    code: () => [(express.application as unknown as { handle: () => void }).handle.toString()],
     sha: 'cb0794cf3aed8591',
     recheck: 'app.handle: what it sets on the request and response (prototypes, req.res/res.req, locals, X-Powered-By) before router.handle',
   },
   {
     file: 'src/fastpaths/directJsonTransport.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
-    code: () => [
-      WebStandardStreamableHTTPServerTransport.prototype.handlePostRequest.toString(),
-      (WebStandardStreamableHTTPServerTransport.prototype as unknown as { validateProtocolVersion: () => void }).validateProtocolVersion.toString(),
-    ],
+    code: () => {
+      const proto = WebStandardStreamableHTTPServerTransport.prototype as unknown as Record<string, () => void>;
+      return ['handlePostRequest', 'validateProtocolVersion'].map((m) => proto[m].toString());
+    },
     sha: '9b0d3223e7303e62',
     recheck: 'handlePostRequest/validateProtocolVersion: the Accept, Content-Type, protocol-version and message checks made before dispatch, and what JSON-response mode sends',
   },
