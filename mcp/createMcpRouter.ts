@@ -17,7 +17,7 @@ import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
 import { createMcpServer } from './createMcpServer.js';
-import { DirectJsonTransport, directRequestOf } from './directJsonTransport.js';
+import { DirectJsonTransport, directRequestOf } from '../src/fastpaths/directJsonTransport.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import type { ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';

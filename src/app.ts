@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import { checkReadiness } from './observability/readiness.js';
 import { createWebRouter } from './web/createWebRouter.js';
 import { pageErrorHandler } from './web/pageErrorHandler.js';
 import { ClientGoneError, createBodyGuard } from './readLimited.js';
+import { createApiLane } from './fastpaths/apiLane.js';
 
 export interface AppOptions {
   services: Services;
@@ -56,7 +57,7 @@ const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
 
 /**
  * Composes the HTTP surface: REST /v1 with OpenAPI, MCP at /mcp, health, the reference page, OAuth and the
- * pages. Returns the server's request listener (see `apiLane` below).
+ * pages. Returns the server's request listener: the API lane of src/fastpaths/apiLane.ts in front of the app.
  */
 export function createApp({ services, rateLimiter }: AppOptions): RequestListener {
   const app = express();
@@ -136,23 +137,6 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   };
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
-  /**
-   * The API lane. A request for /v1… or /mcp… goes straight to the API surfaces, with the request and
-   * response made Express's exactly as Express's own `app.handle` makes them (circular references, the
-   * app's `request`/`response` prototypes, `locals`), so `req.ip`, `req.query` and `res.json` behave the
-   * same. It skips only the router's walk of the app's layers, which cost an API call about a sixth of its
-   * CPU (bench/README.md). Anything the surfaces pass on goes through the whole app as before; any other
-   * request line (a page, or an unusual form such as an absolute URI) is the app's from the start, where the
-   * same surfaces are its first layer.
-   */
-  return observeRequests(function apiLane(req: IncomingMessage, res: ServerResponse) {
-    if (!API_LANE.test(req.url ?? '')) return void app(req, res);
-    const xreq = Object.setPrototypeOf(req, app.request) as Request;
-    const xres = Object.setPrototypeOf(res, app.response) as Response;
-    xreq.res = xres;
-    xres.req = xreq;
-    xres.locals = Object.create(null) as Response['locals'];
-    guardBody(xreq, xres);
-    api(xreq, xres, (err?: unknown) => (err ? lastResort(err, xreq, xres) : void app(req, res)));
-  }, { metrics: services.metrics });
+  // The API lane (src/fastpaths/apiLane.ts): /v1… and /mcp… straight to the surfaces, past the router's walk
+  return observeRequests(createApiLane({ app, lane: API_LANE, api, before: guardBody, onError: lastResort }), { metrics: services.metrics });
 }

@@ -1,6 +1,6 @@
 import { agentRunsRouter } from './agentRuns.js';
 import { eventsRouter } from './events.js';
-import { type InvokeOptions, invokeProcedure, type ProcedureDef } from './invoke.js';
+import { type InvokeOptions, invokeProcedure, type ProcedureDef } from '../fastpaths/invokeProcedure.js';
 import { filesRouter } from './files.js';
 import { meRouter, organizationsRouter } from './me.js';
 import { messagesRouter } from './messages.js';

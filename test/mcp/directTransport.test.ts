@@ -1,7 +1,7 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
-import { directRequestOf } from '../../mcp/directJsonTransport.js';
+import { directRequestOf } from '../../src/fastpaths/directJsonTransport.js';
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 

@@ -33,19 +33,28 @@ export function spawnNode(args: string[], env: Record<string, string>): Child {
   };
 }
 
+/**
+ * The real server as a child process on a free port; resolves once /healthz answers. The port is free when
+ * chosen, not reserved: another process (a second copy of the suite on the same machine) may take it before the
+ * child binds it, so a child that exits with EADDRINUSE is started again on another port.
+ */
 export async function startServerProcess(env: Record<string, string>): Promise<Child & { base: string }> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawnNode(['src/main.ts'], { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env, PORT: String(port), BASE_URL: base });
-  let exited = false;
-  void child.exited.then(() => (exited = true));
-  for (let i = 0; i < 300 && !exited; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).status === 200) return { ...child, base };
-    } catch {
-      /* not yet */
+  for (let tries = 1; ; tries++) {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const child = spawnNode(['src/main.ts'], { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env, PORT: String(port), BASE_URL: base });
+    let exited = false;
+    void child.exited.then(() => (exited = true));
+    for (let i = 0; i < 300 && !exited; i++) {
+      try {
+        if ((await fetch(`${base}/healthz`)).status === 200 && !exited) return { ...child, base };
+      } catch {
+        /* not yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
+    if (exited && tries < 5 && child.output().includes('EADDRINUSE')) continue;
+    await child.stop('SIGKILL');
+    throw new Error(`server did not start: ${child.output().slice(-500)}`);
   }
-  throw new Error(`server did not start: ${child.output().slice(-500)}`);
 }

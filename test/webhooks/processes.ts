@@ -36,8 +36,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The real server (`tsx src/main.ts`) as a child process; resolves once /healthz answers. */
-export async function spawnServer(env: Record<string, string>): Promise<{ child: ChildProcess; base: string; stdout: () => string; exited: Promise<number | null> }> {
+/**
+ * The real server (`tsx src/main.ts`) as a child process; resolves once /healthz answers. Started again on
+ * another port when another process (a second copy of the suite) took the free port first (EADDRINUSE).
+ */
+export async function spawnServer(env: Record<string, string>, tries = 5): Promise<{ child: ChildProcess; base: string; stdout: () => string; exited: Promise<number | null> }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -48,6 +51,7 @@ export async function spawnServer(env: Record<string, string>): Promise<{ child:
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null && tries > 1 && out.includes('EADDRINUSE')) return spawnServer(env, tries - 1);
     if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${out.slice(-500)}`);
     try {
       if ((await fetch(`${base}/healthz`)).ok) return { child, base, stdout: () => out, exited };

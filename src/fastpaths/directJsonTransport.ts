@@ -1,3 +1,7 @@
+// Mirrors @modelcontextprotocol/sdk@1.32.2: the checks of `WebStandardStreamableHTTPServerTransport.handlePostRequest`
+// and `validateProtocolVersion` (dist/esm/server/webStandardStreamableHttp.js) made before a POST's message is
+// dispatched. Paired tests: test/fastpaths/directJsonTransport.test.ts (every request taken here is one the SDK's
+// transport accepts and answers alike) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {

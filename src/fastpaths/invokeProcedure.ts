@@ -1,3 +1,6 @@
+// Mirrors @trpc/server@11.25.2: `callRecursive` and `createProcedureCaller` (dist/initTRPC-*.mjs), the loop a built
+// procedure runs when `callTRPCProcedure` calls it. Paired test: test/fastpaths/invokeProcedure.test.ts (same
+// outcomes as the library's own on a set of calls) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
 import { getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 
 /** What every middleware of a procedure is given (tRPC's middleware options). */

@@ -1,7 +1,7 @@
 import { callTRPCProcedure, initTRPC, TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { invokeProcedure, type ProcedureDef } from '../../src/procedures/invoke.js';
+import { invokeProcedure, type ProcedureDef } from '../../src/fastpaths/invokeProcedure.js';
 
 // invokeProcedure walks a procedure's middlewares itself (bench/README.md); every answer and every failure
 // must be the one tRPC's own callTRPCProcedure gives for the same call.

@@ -1,0 +1,44 @@
+// Mirrors rate-limiter-flexible@11.4.0: `RateLimiterSQLite` (lib/RateLimiterSQLite.js: `_upsertTransaction`'s
+// upsert and `_getRateLimiterRes`), the table, keys and statement it uses, as one prepared statement. Paired tests:
+// test/fastpaths/sqliteRateLimiter.test.ts (same counts, windows and rows as the library's own limiter on a
+// sequence of requests) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
+import type { DataSource } from 'typeorm';
+import { sql } from '../../db/sql.js';
+import type { RateLimiter } from '../auth/rateLimit.js';
+
+/**
+ * RateLimiterSQLite's upsert: a window starts with the first request and counts until `expire`; a request
+ * after it starts a new one. One statement, so it is atomic by itself.
+ */
+const SQLITE_UPSERT =
+  'INSERT INTO "rate_limits" ("key", "points", "expire") VALUES (?, ?, ?) ON CONFLICT("key") DO UPDATE SET ' +
+  '"points" = CASE WHEN "expire" IS NULL OR "expire" > ? THEN "points" + excluded."points" ELSE excluded."points" END, ' +
+  '"expire" = CASE WHEN "expire" IS NULL OR "expire" > ? THEN "expire" ELSE excluded."expire" END ' +
+  'RETURNING "points", "expire"';
+
+/** The library's key: `<keyPrefix>:<subject>`, keyPrefix `rl<points>` (as the PostgreSQL limiter of rateLimit.ts). */
+const storeKey = (subject: string, limit: number) => `rl${limit}:${subject}`;
+
+/** The window's count after an upsert: within the limit. */
+const SQLITE_WITHIN_LIMIT = '(SELECT "points" FROM "rate_limits" WHERE "key" = ?) <= ?';
+
+/**
+ * The short-window rate limit on SQLite: the library's RateLimiterSQLite run as one prepared statement (the
+ * library prepares it again and wraps it in a transaction on every request, a tenth of a request's CPU).
+ * `windowSeconds` is the library's `duration`.
+ */
+export function createSqliteRateLimiter(ds: DataSource, windowSeconds: number): RateLimiter {
+  return {
+    allowedAfterConsume: (subject, limit) => ({ sql: SQLITE_WITHIN_LIMIT, params: [storeKey(subject, limit), limit] }),
+    async consume(subject, limit) {
+      const now = Date.now();
+      const r = await sql<{ points: number; expire: number | null }>(ds, SQLITE_UPSERT, [
+        storeKey(subject, limit), 1, now + windowSeconds * 1000, now, now,
+      ]);
+      const { points, expire } = r.rows[0];
+      const msBeforeNext = expire ? Math.max(Number(expire) - now, 0) : -1;
+      if (points > limit) return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)) };
+      return { allowed: true, limit, remaining: Math.max(limit - points, 0), resetSeconds: Math.ceil(msBeforeNext / 1000) };
+    },
+  };
+}

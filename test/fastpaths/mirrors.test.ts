@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import express from 'express';
+import { RateLimiterSQLite } from 'rate-limiter-flexible';
+import { describe, expect, it } from 'vitest';
+
+// Every file of src/fastpaths/ copies what a library does inside (a loop, a set of checks, a statement) to do it
+// for less. Each is pinned here to the exact version it mirrors and to a fingerprint of the library code it
+// copies: when an upgrade changes either, this fails and says what to re-read before updating the numbers.
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const require = createRequire(import.meta.url);
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+const installed = (name: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const fingerprint = (...code: string[]) => createHash('sha256').update(code.join('\n')).digest('hex').slice(0, 16);
+
+/** The text of a library file from `from` up to and including `to` (what a fast path copies). */
+function slice(file: string, from: string, to: string): string {
+  const text = fs.readFileSync(file, 'utf8');
+  const start = text.indexOf(from);
+  const end = text.indexOf(to, start);
+  if (start < 0 || end < 0) throw new Error(`${path.relative(ROOT, file)} no longer holds ${JSON.stringify(from)} … ${JSON.stringify(to)}`);
+  return text.slice(start, end + to.length);
+}
+
+/** tRPC's middleware loop, in the built chunk that holds it (its name carries a content hash). */
+function trpcLoop(): string {
+  const dist = path.join(ROOT, 'node_modules/@trpc/server/dist');
+  const chunk = fs.readdirSync(dist).find((f) => /^initTRPC-.*\.mjs$/.test(f));
+  if (!chunk) throw new Error('@trpc/server no longer ships dist/initTRPC-*.mjs');
+  return slice(path.join(dist, chunk), 'async function callRecursive(', 'procedure.meta = _def.meta;');
+}
+
+interface Mirror {
+  file: string;
+  pkg: string;
+  version: string;
+  /** The library code the fast path copies, as text. */
+  code: () => string[];
+  sha: string;
+  recheck: string;
+}
+
+const MIRRORS: Mirror[] = [
+  {
+    file: 'src/fastpaths/invokeProcedure.ts', pkg: '@trpc/server', version: '11.25.2',
+    code: () => [trpcLoop()],
+    sha: '6ebc2d01a3bbf9d9',
+    recheck: "callRecursive/createProcedureCaller: the options each middleware is given, how `next` merges ctx/input/getRawInput, how a thrown error and a missing result become TRPCErrors",
+  },
+  {
+    file: 'src/fastpaths/apiLane.ts', pkg: 'express', version: '5.3.0',
+    code: () => [(express.application as unknown as { handle: () => void }).handle.toString()],
+    sha: 'cb0794cf3aed8591',
+    recheck: 'app.handle: what it sets on the request and response (prototypes, req.res/res.req, locals, X-Powered-By) before router.handle',
+  },
+  {
+    file: 'src/fastpaths/directJsonTransport.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
+    code: () => {
+      const proto = WebStandardStreamableHTTPServerTransport.prototype as unknown as Record<string, () => void>;
+      return ['handlePostRequest', 'validateProtocolVersion'].map((m) => proto[m].toString());
+    },
+    sha: '9b0d3223e7303e62',
+    recheck: 'handlePostRequest/validateProtocolVersion: the Accept, Content-Type, protocol-version and message checks made before dispatch, and what JSON-response mode sends',
+  },
+  {
+    file: 'src/fastpaths/sqliteRateLimiter.ts', pkg: 'rate-limiter-flexible', version: '11.4.0',
+    code: () => {
+      const proto = RateLimiterSQLite.prototype as unknown as Record<string, () => void>;
+      return ['_upsertTransaction', '_getRateLimiterRes', '_getCreateTableSQL'].map((m) => proto[m].toString());
+    },
+    sha: '4f9d2238a25fdd32',
+    recheck: "RateLimiterSQLite's upsert statement, its key (keyPrefix:key), table columns and how it turns a row into remaining points and msBeforeNext",
+  },
+];
+
+describe('the fast paths of src/fastpaths/ are pinned to the library code they mirror', () => {
+  it.each(MIRRORS)('$file mirrors $pkg@$version', (m) => {
+    const header = fs.readFileSync(path.join(ROOT, m.file), 'utf8').split('\n')[0];
+    expect(header, `${m.file} must begin with "// Mirrors ${m.pkg}@${m.version}"`).toMatch(new RegExp(`^// Mirrors ${m.pkg.replace(/[/.]/g, '\\$&')}@${m.version.replaceAll('.', '\\.')}:`));
+    expect(pkg.dependencies[m.pkg], `package.json pins ${m.pkg} to exactly ${m.version}`).toBe(m.version);
+    expect(installed(m.pkg), `installed ${m.pkg}`).toBe(m.version);
+    expect(require.resolve(m.pkg === 'express' ? 'express' : `${m.pkg}/package.json`)).toContain(path.join(ROOT, 'node_modules'));
+    expect(fingerprint(...m.code()), `${m.pkg} changed the code ${m.file} copies: re-read ${m.recheck}; bring ${m.file} in line, then update its header, this version and this fingerprint`).toBe(m.sha);
+  });
+});
