@@ -63,6 +63,10 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', 'express', 'express/*', '@trpc/*', '@modelcontextprotocol/*'], message: 'src/http and src/auth belong to neither adapter (nor to tRPC).' }] }] },
   },
   {
+    files: ['src/fastpaths/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/procedures/**', '**/domain/**', '**/web/**', '**/oauth/**', '**/webhooks/**', '**/agents/**', '**/cli/**'], message: 'src/fastpaths mirrors libraries: it imports those libraries (and db/sql, the RateLimiter interface), never the layers that use it.' }] }] },
+  },
+  {
     files: ['src/oauth/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'], message: 'oauth/ is the protocol: pages are web/\'s, adapters import oauth/, never the reverse.' }] }] },
   },

@@ -12,7 +12,7 @@ export const createCallerFactory = t.createCallerFactory;
 /**
  * Spec 5.5 as one tRPC middleware: the chain of named steps in src/auth/pipeline.ts (authenticate,
  * authorize, input, meter, idempotency, the handler, audit). One level, not one per step: each middleware
- * level costs tRPC's own call loop two copies of the call options (src/procedures/invoke.ts avoids them for
+ * level costs tRPC's own call loop two copies of the call options (src/fastpaths/invokeProcedure.ts avoids them for
  * the adapters, but `createCaller` still pays them). Typed as `next<{ actor }>()`, so handlers see `ctx.actor`.
  */
 const spec55 = t.middleware(({ ctx, meta, next, getRawInput }) =>

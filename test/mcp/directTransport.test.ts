@@ -8,7 +8,7 @@ import { postMcp, toolCall } from './mcpClient.js';
 const valid = { accept: 'application/json, text/event-stream', contentType: 'application/json', protocolVersion: LATEST_PROTOCOL_VERSION };
 const request = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_me', arguments: {} } };
 
-describe('the direct JSON path of /mcp (mcp/directJsonTransport.ts)', () => {
+describe('the direct JSON path of /mcp (src/fastpaths/directJsonTransport.ts)', () => {
   it('takes only a single valid JSON-RPC request with the headers the SDK transport demands', () => {
     expect(directRequestOf(valid, request)).toEqual(request);
     expect(directRequestOf({ ...valid, protocolVersion: undefined }, request)).toEqual(request);
