@@ -62,10 +62,20 @@ export async function keysetPage<T extends ObjectLiteral>(
   input: PageInput,
   secret: string,
 ): Promise<Page<T>> {
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const order = input.order ?? 'asc';
-  if (input.cursor) qb.andWhere(`${keyColumn} ${order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: decodeCursor(secret, input.cursor, order) });
+  const { limit, order, after } = pageBounds(input, secret);
+  if (after !== undefined) qb.andWhere(`${keyColumn} ${order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: after });
   const rows = await qb.orderBy(keyColumn, order === 'desc' ? 'DESC' : 'ASC').limit(limit + 1).getMany();
+  return pageOf(rows, limit, order, keyOf, secret);
+}
+
+/** What a page request asks: its size, its order and the key it starts after (from the cursor). */
+function pageBounds(input: PageInput, secret: string) {
+  const order = input.order ?? 'asc';
+  return { limit: input.limit ?? DEFAULT_LIMIT, order, after: input.cursor ? decodeCursor(secret, input.cursor, order) : undefined };
+}
+
+/** The page of `limit + 1` rows fetched: `limit` of them, and a cursor when the extra row says more exist. */
+function pageOf<T>(rows: T[], limit: number, order: SortOrder, keyOf: (row: T) => string, secret: string): Page<T> {
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1]), order) : null };
@@ -91,18 +101,14 @@ export async function keysetRows<T>(
   input: PageInput,
   secret: string,
 ): Promise<Page<T>> {
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  const order = input.order ?? 'asc';
+  const { limit, order, after } = pageBounds(input, secret);
   let text = q.select;
   const params = [...q.params];
-  if (input.cursor) {
+  if (after !== undefined) {
     text += ` AND ${q.key} ${order === 'desc' ? '<' : '>'} ?`;
-    params.push(decodeCursor(secret, input.cursor, order));
+    params.push(after);
   }
   text += ` ORDER BY ${q.key} ${order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`;
   params.push(limit + 1);
-  const rows = (await sql<T>(db, text, params)).rows;
-  const more = rows.length > limit;
-  const data = more ? rows.slice(0, limit) : rows;
-  return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1]), order) : null };
+  return pageOf((await sql<T>(db, text, params)).rows, limit, order, keyOf, secret);
 }
