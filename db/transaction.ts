@@ -42,9 +42,9 @@ export function afterCommit(m: EntityManager, hook: () => void): boolean {
  * while another process (the server, `svc worker`, an operator's `svc …`) has written meanwhile fails at once
  * with `database is locked` (its snapshot is stale: SQLite cannot wait for that); with it, the transaction
  * waits for the other writer through the busy timeout, as `BEGIN IMMEDIATE` would. (The table is TypeORM's
- * migration table, which every database of this service has.) A real `BEGIN IMMEDIATE` is not used:
- * TypeORM's SQLite query runner writes `BEGIN TRANSACTION` itself with no way to choose the mode, and
- * beginning by hand would mean setting the runner's private transaction state.
+ * migration table, which every database of this service has.) Only for a SQLite driver whose connection
+ * is not better-sqlite3's: on better-sqlite3 (every runtime of this service) `sqliteTransaction` begins
+ * with a real `BEGIN IMMEDIATE`.
  */
 const TAKE_WRITE_LOCK = 'UPDATE "migrations" SET "id" = "id" WHERE 0';
 
@@ -65,12 +65,15 @@ async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => P
 
 async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>, sqlite: boolean): Promise<T> {
   const hooks: Array<() => void> = [];
+  const conn = sqlite ? sqliteConnectionOf(s.ds) : undefined;
   const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
-    s.ds.transaction(async (m) => {
-      if (sqlite) await m.query(TAKE_WRITE_LOCK);
-      commitHooks.set(m, hooks);
-      return fn(m);
-    }),
+    conn
+      ? sqliteTransaction(s.ds, conn, hooks, fn)
+      : s.ds.transaction(async (m) => {
+        if (sqlite) await m.query(TAKE_WRITE_LOCK);
+        commitHooks.set(m, hooks);
+        return fn(m);
+      }),
   );
   for (const hook of hooks) {
     try {
@@ -80,6 +83,75 @@ async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) 
     }
   }
   return result;
+}
+
+/** The part of better-sqlite3's connection a transaction uses. */
+interface SqliteConnection {
+  prepare(text: string): { run(): unknown };
+  readonly inTransaction: boolean;
+}
+
+/** The open better-sqlite3 connection under TypeORM's SQLite driver, if it is that driver. */
+function sqliteConnectionOf(ds: DataSource): SqliteConnection | undefined {
+  const conn = (ds.driver as unknown as { databaseConnection?: Partial<SqliteConnection> }).databaseConnection;
+  return conn && typeof conn.prepare === 'function' && typeof conn.inTransaction === 'boolean' ? (conn as SqliteConnection) : undefined;
+}
+
+/** The state of TypeORM's query runner that says a transaction is open on it (public on the runner, the depth protected). */
+interface RunnerTransactionState {
+  isTransactionActive: boolean;
+  transactionDepth: number;
+}
+
+const transactionStatements = new WeakMap<SqliteConnection, { begin: { run(): unknown }; commit: { run(): unknown }; rollback: { run(): unknown } }>();
+
+/**
+ * A SQLite transaction begun and ended on the driver's own better-sqlite3 connection (`BEGIN IMMEDIATE`,
+ * `COMMIT`, `ROLLBACK` as prepared statements), not through TypeORM's `transaction()`, whose query runner
+ * sends each of them through its logger and broadcaster and cannot choose the mode (so it needed
+ * TAKE_WRITE_LOCK as a fourth statement). `BEGIN IMMEDIATE` takes the write lock at the start, waiting for
+ * another process's writer through the busy timeout, as TAKE_WRITE_LOCK did. The callback still gets an
+ * `EntityManager` on a query runner of the same connection, marked as in a transaction (so the ORM's own
+ * `save` opens none, and a nested `transaction()` uses a savepoint, as in TypeORM's): whatever it runs, by
+ * the ORM or by `sql()`, runs inside this transaction.
+ */
+async function sqliteTransaction<T>(
+  ds: DataSource, conn: SqliteConnection, hooks: Array<() => void>, fn: (m: EntityManager) => Promise<T>,
+): Promise<T> {
+  let stmts = transactionStatements.get(conn);
+  if (!stmts) {
+    stmts = { begin: conn.prepare('BEGIN IMMEDIATE'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK') };
+    transactionStatements.set(conn, stmts);
+  }
+  const runner = ds.createQueryRunner();
+  const state = runner as unknown as RunnerTransactionState;
+  try {
+    stmts.begin.run();
+    state.isTransactionActive = true;
+    state.transactionDepth = 1;
+    const m = runner.manager;
+    commitHooks.set(m, hooks);
+    try {
+      const result = await fn(m);
+      stmts.commit.run();
+      return result;
+    } catch (err) {
+      // an error that ended the transaction already (SQLite rolls back on some) leaves nothing to roll back;
+      // a COMMIT refused as busy leaves it open, and it is rolled back here like any failure
+      if (conn.inTransaction) {
+        try {
+          stmts.rollback.run();
+        } catch (rollbackErr) {
+          throw new AggregateError([err, rollbackErr], 'a SQLite transaction could not be rolled back');
+        }
+      }
+      throw err;
+    }
+  } finally {
+    state.isTransactionActive = false;
+    state.transactionDepth = 0;
+    await runner.release();
+  }
 }
 
 /**

@@ -24,6 +24,7 @@ import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { buildToolCatalog } from './toolCatalog.js';
+import { toolAnswerJson } from './toolResult.js';
 
 export interface McpRouterOptions {
   services: Services;
@@ -170,7 +171,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return exchange(res, server, transport, false, requestId, async () => {
         const answer = await transport.exchange(direct);
         if (!answer || res.destroyed) return;
-        const body = JSON.stringify(answer);
+        const body = toolAnswerJson(answer);
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
       });
     }

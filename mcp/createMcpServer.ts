@@ -1,8 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
-  type CallToolResult,
+  CallToolRequestSchema, CreateTaskResultSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
+  McpError, ReadResourceRequestSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
@@ -12,7 +12,7 @@ import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
-import { toToolResult } from './toolResult.js';
+import { toCheckedToolResult, toToolResult } from './toolResult.js';
 
 /** Name and version the server reports in `initialize`. */
 export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };
@@ -33,6 +33,16 @@ export interface McpServerOptions {
   onToolOutcome?: (out: ResponseState) => void;
 }
 
+/**
+ * The SDK's `Protocol.setRequestHandler`, beneath `Server`'s override (@modelcontextprotocol/sdk 1.32.2,
+ * `server/index.js`). For `tools/call` the override parses the request a second time (the protocol layer
+ * has parsed it with the same schema) and parses the handler's result with `CallToolResultSchema`,
+ * rebuilding the whole output (a page of messages) to hand back a copy of it. The handler below does that
+ * result check itself (`toCheckedToolResult`: the same answer, built once) and keeps the override's
+ * task-request check. `test/mcp/toolResultWire.test.ts` fails if the SDK's override changes.
+ */
+const protocolSetRequestHandler = (Object.getPrototypeOf(Server.prototype) as Pick<Server, 'setRequestHandler'>).setRequestHandler;
+
 /** One validator for every per-request server: building an Ajv instance per POST was ~10% of MCP CPU (bench/README.md). */
 const sharedValidator = new AjvJsonSchemaValidator();
 
@@ -48,7 +58,7 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServ
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes, actor.agentRunId) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  protocolSetRequestHandler.call(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const entry = catalog.get(request.params.name);
     if (!entry) {
       await auditRejection(call.services, {
@@ -63,7 +73,13 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServ
       // the client asked for progress (and so gets an SSE stream): report completion before the result
       await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 1 } });
     }
-    return toToolResult(outcome);
+    if (request.params.task) {
+      // as the SDK's override: a task-augmented call must answer with a task, which no tool here creates
+      const task = CreateTaskResultSchema.safeParse(toToolResult(outcome));
+      if (!task.success) throw new McpError(ErrorCode.InvalidParams, `Invalid task creation result: ${task.error.message}`);
+      return task.data as unknown as CallToolResult;
+    }
+    return toCheckedToolResult(outcome);
   });
 
   // Resources: read through the same procedures and pipeline as the tools (resources.ts)

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorEnvelope } from '../src/http/envelope.js';
 import type { ToolOutcome } from './invokeTool.js';
 
@@ -29,4 +29,54 @@ export function toToolResult(outcome: ToolOutcome): CallToolResult {
     ...(isObject(outcome.data) ? { structuredContent: outcome.data } : {}),
     _meta,
   };
+}
+
+/** The JSON text of the `structuredContent` of a result built by `toCheckedToolResult` (the text block's own). */
+const structuredJson = new WeakMap<object, string>();
+
+/**
+ * The tool result exactly as the SDK's `Server` would send it after its own check of a `tools/call`
+ * result (`CallToolResultSchema`, @modelcontextprotocol/sdk 1.32.2 `server/index.js`, `setRequestHandler`),
+ * made once instead of twice. The common success (an object output, no content blocks of its own) is
+ * built directly in the shape that check returns (`_meta`, `content`, `structuredContent`: the schema's
+ * key order, what the wire has always carried), and the JSON text of the output is kept for
+ * `toolAnswerJson`, which writes it as `structuredContent` instead of serializing the output a second time.
+ * Anything else (an error, a procedure's own blocks, an output that is not an object) goes through the
+ * SDK's check as before, with its error. `test/mcp/toolResultWire.test.ts` holds both to the SDK's answer,
+ * byte for byte.
+ */
+export function toCheckedToolResult(outcome: ToolOutcome): CallToolResult {
+  if (outcome.ok && !outcome.out.toolContent && isObject(outcome.data)) {
+    const _meta: Record<string, unknown> = { [REQUEST_ID_META]: outcome.requestId };
+    if (outcome.out.replayed) _meta[REPLAYED_META] = true;
+    const text = JSON.stringify(outcome.data);
+    const result = { _meta, content: [{ type: 'text' as const, text }], structuredContent: outcome.data };
+    structuredJson.set(result, text);
+    return result;
+  }
+  const checked = CallToolResultSchema.safeParse(toToolResult(outcome));
+  if (!checked.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${checked.error.message}`);
+  return checked.data;
+}
+
+const sameKeys = (o: object, keys: readonly string[]): boolean => {
+  const own = Object.keys(o);
+  return own.length === keys.length && own.every((k, i) => k === keys[i]);
+};
+
+/**
+ * `JSON.stringify(answer)` for a JSON-RPC answer (`{ result, jsonrpc, id }`, as the SDK's protocol layer
+ * sends it) whose result `toCheckedToolResult` built: the same text, with the output's JSON written once
+ * more from the text block's string instead of serialized again. Any other answer, or one whose shape
+ * is not exactly that, is simply `JSON.stringify`'d.
+ */
+export function toolAnswerJson(answer: unknown): string {
+  const a = answer as { result?: { _meta: unknown; content: unknown; structuredContent: unknown }; id?: unknown };
+  const json = a && typeof a === 'object' && a.result ? structuredJson.get(a.result) : undefined;
+  if (json === undefined || (a as { jsonrpc?: unknown }).jsonrpc !== '2.0' || !sameKeys(a, ['result', 'jsonrpc', 'id']) || !sameKeys(a.result!, ['_meta', 'content', 'structuredContent'])) {
+    return JSON.stringify(answer);
+  }
+  const r = a.result!;
+  return `{"result":{"_meta":${JSON.stringify(r._meta)},"content":${JSON.stringify(r.content)},"structuredContent":${json}},` +
+    `"jsonrpc":"2.0","id":${JSON.stringify(a.id)}}`;
 }

@@ -1,0 +1,95 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, CallToolResultSchema, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/domain/errors.js';
+import { newResponseState } from '../../src/procedures/index.js';
+import { DirectJsonTransport } from '../../mcp/directJsonTransport.js';
+import type { ToolOutcome } from '../../mcp/invokeTool.js';
+import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/toolResult.js';
+import { createWorld, startTestServer } from '../helpers/harness.js';
+import { postMcp, toolCall } from './mcpClient.js';
+
+/** What the SDK's own `Server` sends for a handler returning `result` (its `tools/call` override checks and copies it). */
+async function sdkAnswer(result: unknown): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
+  const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(CallToolRequestSchema, async () => result as never);
+  const transport = new DirectJsonTransport();
+  await server.connect(transport);
+  const request: JSONRPCRequest = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {} } };
+  return (await transport.exchange(request)) as never;
+}
+
+const ok = (data: unknown, o: { replayed?: boolean; toolContent?: unknown[] } = {}): ToolOutcome => {
+  const out = newResponseState();
+  if (o.replayed) out.replayed = { headers: {} };
+  if (o.toolContent) out.toolContent = o.toolContent as never;
+  return { ok: true, data, requestId: 'req_01TEST', out };
+};
+
+/** Outputs of the shapes the procedures return, with the characters JSON escapes. */
+function generatedOutputs(): unknown[] {
+  const texts = ['plain', 'quote " and backslash \\', 'line\nbreak\ttab', 'ünïcödé ✓ 😀', '\u0000\u001f\u2028\u2029', '</script>'];
+  const item = (i: number) => ({
+    id: `msg_${String(i).padStart(26, '0')}`, roomId: 'room_1', body: texts[i % texts.length], createdAt: '2026-11-23T00:00:00.000Z',
+    editedAt: i % 2 ? null : '2026-11-23T00:00:01.000Z', mentions: i % 3 ? [] : ['usr_1', 'usr_2'], meta: { n: i, f: i / 3, ok: i % 2 === 0 },
+  });
+  return [
+    {}, { id: 'usr_1', email: 'a@example.com', name: null }, { data: [], nextCursor: null },
+    { data: Array.from({ length: 50 }, (_, i) => item(i)), nextCursor: 'c_abc' },
+    { nested: { deep: { deeper: [1, 2.5, -0, 1e21, true, null, 'x'] } }, '10': 'integer-like key', a: undefined },
+  ];
+}
+
+describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 23)', () => {
+  it('is, byte for byte, what the SDK Server sends after checking the result itself', async () => {
+    const outcomes: ToolOutcome[] = [];
+    for (const data of generatedOutputs()) outcomes.push(ok(data), ok(data, { replayed: true }));
+    outcomes.push(
+      ok(null), ok(undefined), ok([1, 2]), ok('text'),
+      ok({ id: 'file_1' }, { toolContent: [{ type: 'text', text: 'a file' }, { type: 'resource_link', uri: 'svc://files/file_1', name: 'f' }] }),
+      { ok: false, error: new DomainError('not_found', 'No such room'), requestId: 'req_02', out: newResponseState() },
+      { ok: false, error: new DomainError('validation_error', 'Bad input', { details: { issues: [{ path: ['a'], message: 'x' }] } }), requestId: 'req_03', out: newResponseState() },
+    );
+    for (const outcome of outcomes) {
+      const sdk = await sdkAnswer(toToolResult(outcome));
+      expect(sdk.error).toBeUndefined();
+      const ours = toCheckedToolResult(outcome);
+      expect(JSON.stringify(ours)).toBe(JSON.stringify(sdk.result));
+      // the answer written with the output's JSON text kept from the text block: the same bytes
+      for (const id of [1, 'a "quoted" id', 0]) {
+        expect(toolAnswerJson({ result: ours, jsonrpc: '2.0', id })).toBe(JSON.stringify({ result: sdk.result, jsonrpc: '2.0', id }));
+      }
+    }
+  });
+
+  it('refuses a malformed result as the SDK does', async () => {
+    const outcome = ok({ id: 'x' }, { toolContent: [{ type: 'no-such-block' }] });
+    const sdk = await sdkAnswer(toToolResult(outcome));
+    expect(sdk.error?.code).toBe(-32602);
+    expect(() => toCheckedToolResult(outcome)).toThrow(sdk.error!.message);
+    // an answer of another shape is simply serialized
+    for (const answer of [sdk, { jsonrpc: '2.0', id: 1, result: { content: [] } }, null, 'x']) expect(toolAnswerJson(answer)).toBe(JSON.stringify(answer));
+  });
+
+  it('answers tools/call over HTTP with the bytes of the SDK-checked result', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const calls = [
+      toolCall('create_message', { roomId: w.roomId, body: 'Hello "agent" \\ ✓\n', idempotencyKey: 'k-1' }, 1),
+      toolCall('create_message', { roomId: w.roomId, body: 'Hello "agent" \\ ✓\n', idempotencyKey: 'k-1' }, 2),
+      toolCall('list_messages', { roomId: w.roomId }, 3),
+      toolCall('get_me', {}, 4),
+      toolCall('list_messages', { roomId: 'room_nope' }, 5),
+    ];
+    for (const call of calls) {
+      const r = await postMcp(t, call, { token: w.key });
+      expect(r.status).toBe(200);
+      const body = JSON.parse(r.text);
+      body.result = CallToolResultSchema.parse(body.result);
+      expect(r.text).toBe(JSON.stringify(body));
+    }
+    const list = await postMcp(t, toolCall('list_messages', { roomId: w.roomId }, 6), { token: w.key });
+    expect(list.body.result.structuredContent.data).toHaveLength(1);
+    expect(JSON.parse(list.body.result.content[0].text)).toEqual(list.body.result.structuredContent);
+  });
+});
