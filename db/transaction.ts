@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { inSpan } from '../src/observability/tracing.js';
+import { sqliteConnectionOf, sqliteTransaction } from '../src/fastpaths/sqliteTransaction.js';
 import { isTransientDatabaseError } from './databaseErrors.js';
 
 /** What a transaction needs of the runtime (the domain's `Services` has it). */
@@ -68,7 +69,7 @@ async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) 
   const conn = sqlite ? sqliteConnectionOf(s.ds) : undefined;
   const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
     conn
-      ? sqliteTransaction(s.ds, conn, hooks, fn)
+      ? sqliteTransaction(s.ds, conn, (m) => commitHooks.set(m, hooks), fn)
       : s.ds.transaction(async (m) => {
         if (sqlite) await m.query(TAKE_WRITE_LOCK);
         commitHooks.set(m, hooks);
@@ -83,75 +84,6 @@ async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) 
     }
   }
   return result;
-}
-
-/** The part of better-sqlite3's connection a transaction uses. */
-interface SqliteConnection {
-  prepare(text: string): { run(): unknown };
-  readonly inTransaction: boolean;
-}
-
-/** The open better-sqlite3 connection under TypeORM's SQLite driver, if it is that driver. */
-function sqliteConnectionOf(ds: DataSource): SqliteConnection | undefined {
-  const conn = (ds.driver as unknown as { databaseConnection?: Partial<SqliteConnection> }).databaseConnection;
-  return conn && typeof conn.prepare === 'function' && typeof conn.inTransaction === 'boolean' ? (conn as SqliteConnection) : undefined;
-}
-
-/** The state of TypeORM's query runner that says a transaction is open on it (public on the runner, the depth protected). */
-interface RunnerTransactionState {
-  isTransactionActive: boolean;
-  transactionDepth: number;
-}
-
-const transactionStatements = new WeakMap<SqliteConnection, { begin: { run(): unknown }; commit: { run(): unknown }; rollback: { run(): unknown } }>();
-
-/**
- * A SQLite transaction begun and ended on the driver's own better-sqlite3 connection (`BEGIN IMMEDIATE`,
- * `COMMIT`, `ROLLBACK` as prepared statements), not through TypeORM's `transaction()`, whose query runner
- * sends each of them through its logger and broadcaster and cannot choose the mode (so it needed
- * TAKE_WRITE_LOCK as a fourth statement). `BEGIN IMMEDIATE` takes the write lock at the start, waiting for
- * another process's writer through the busy timeout, as TAKE_WRITE_LOCK did. The callback still gets an
- * `EntityManager` on a query runner of the same connection, marked as in a transaction (so the ORM's own
- * `save` opens none, and a nested `transaction()` uses a savepoint, as in TypeORM's): whatever it runs, by
- * the ORM or by `sql()`, runs inside this transaction.
- */
-async function sqliteTransaction<T>(
-  ds: DataSource, conn: SqliteConnection, hooks: Array<() => void>, fn: (m: EntityManager) => Promise<T>,
-): Promise<T> {
-  let stmts = transactionStatements.get(conn);
-  if (!stmts) {
-    stmts = { begin: conn.prepare('BEGIN IMMEDIATE'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK') };
-    transactionStatements.set(conn, stmts);
-  }
-  const runner = ds.createQueryRunner();
-  const state = runner as unknown as RunnerTransactionState;
-  try {
-    stmts.begin.run();
-    state.isTransactionActive = true;
-    state.transactionDepth = 1;
-    const m = runner.manager;
-    commitHooks.set(m, hooks);
-    try {
-      const result = await fn(m);
-      stmts.commit.run();
-      return result;
-    } catch (err) {
-      // an error that ended the transaction already (SQLite rolls back on some) leaves nothing to roll back;
-      // a COMMIT refused as busy leaves it open, and it is rolled back here like any failure
-      if (conn.inTransaction) {
-        try {
-          stmts.rollback.run();
-        } catch (rollbackErr) {
-          throw new AggregateError([err, rollbackErr], 'a SQLite transaction could not be rolled back');
-        }
-      }
-      throw err;
-    }
-  } finally {
-    state.isTransactionActive = false;
-    state.transactionDepth = 0;
-    await runner.release();
-  }
 }
 
 /**

@@ -13,6 +13,7 @@ import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult, toToolResult } from './toolResult.js';
+import { protocolSetRequestHandler } from '../src/fastpaths/protocolSetRequestHandler.js';
 
 /** Name and version the server reports in `initialize`. */
 export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };
@@ -32,16 +33,6 @@ export interface McpServerOptions {
   /** Told the response state of each tool call (its rate-limit and unit headers). */
   onToolOutcome?: (out: ResponseState) => void;
 }
-
-/**
- * The SDK's `Protocol.setRequestHandler`, beneath `Server`'s override (@modelcontextprotocol/sdk 1.32.2,
- * `server/index.js`). For `tools/call` the override parses the request a second time (the protocol layer
- * has parsed it with the same schema) and parses the handler's result with `CallToolResultSchema`,
- * rebuilding the whole output (a page of messages) to hand back a copy of it. The handler below does that
- * result check itself (`toCheckedToolResult`: the same answer, built once) and keeps the override's
- * task-request check. `test/mcp/toolResultWire.test.ts` fails if the SDK's override changes.
- */
-const protocolSetRequestHandler = (Object.getPrototypeOf(Server.prototype) as Pick<Server, 'setRequestHandler'>).setRequestHandler;
 
 /** One validator for every per-request server: building an Ajv instance per POST was ~10% of MCP CPU (bench/README.md). */
 const sharedValidator = new AjvJsonSchemaValidator();

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import express from 'express';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { RateLimiterSQLite } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
 
@@ -75,6 +76,21 @@ const MIRRORS: Mirror[] = [
     sha: '4f9d2238a25fdd32',
     recheck: "RateLimiterSQLite's upsert statement, its key (keyPrefix:key), table columns and how it turns a row into remaining points and msBeforeNext",
   },
+  {
+    file: 'src/fastpaths/sqliteTransaction.ts', pkg: 'typeorm', version: '1.1.1',
+    code: () => {
+      const runner = path.join(ROOT, 'node_modules/typeorm/driver/sqlite-abstract/AbstractSqliteQueryRunner.js');
+      return [slice(runner, 'async startTransaction(', 'async rollbackTransaction('), slice(path.join(ROOT, 'node_modules/typeorm/driver/better-sqlite3/BetterSqlite3Driver.js'), 'async createDatabaseConnection(', 'return databaseConnection;')];
+    },
+    sha: 'be82cf9e7e7d8524',
+    recheck: "AbstractSqliteQueryRunner's start/commit/rollbackTransaction (isTransactionActive, transactionDepth, the statements it sends) and BetterSqlite3Driver's databaseConnection",
+  },
+  {
+    file: 'src/fastpaths/protocolSetRequestHandler.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
+    code: () => [(Server.prototype as unknown as { setRequestHandler: () => void }).setRequestHandler.toString()],
+    sha: 'a48bb920e9db4930',
+    recheck: "Server.setRequestHandler's tools/call override: how it parses the request, checks a task-augmented result and parses CallToolResultSchema",
+  },
 ];
 
 describe('the fast paths of src/fastpaths/ are pinned to the library code they mirror', () => {
@@ -83,7 +99,7 @@ describe('the fast paths of src/fastpaths/ are pinned to the library code they m
     expect(header, `${m.file} must begin with "// Mirrors ${m.pkg}@${m.version}"`).toMatch(new RegExp(`^// Mirrors ${m.pkg.replace(/[/.]/g, '\\$&')}@${m.version.replaceAll('.', '\\.')}:`));
     expect(pkg.dependencies[m.pkg], `package.json pins ${m.pkg} to exactly ${m.version}`).toBe(m.version);
     expect(installed(m.pkg), `installed ${m.pkg}`).toBe(m.version);
-    expect(require.resolve(m.pkg === 'express' ? 'express' : `${m.pkg}/package.json`)).toContain(path.join(ROOT, 'node_modules'));
+    expect(require.resolve(['express', 'typeorm'].includes(m.pkg) ? m.pkg : `${m.pkg}/package.json`)).toContain(path.join(ROOT, 'node_modules'));
     expect(fingerprint(...m.code()), `${m.pkg} changed the code ${m.file} copies: re-read ${m.recheck}; bring ${m.file} in line, then update its header, this version and this fingerprint`).toBe(m.sha);
   });
 });

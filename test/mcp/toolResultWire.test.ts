@@ -3,7 +3,7 @@ import { CallToolRequestSchema, CallToolResultSchema, type JSONRPCRequest } from
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { newResponseState } from '../../src/procedures/index.js';
-import { DirectJsonTransport } from '../../mcp/directJsonTransport.js';
+import { DirectJsonTransport } from '../../src/fastpaths/directJsonTransport.js';
 import type { ToolOutcome } from '../../mcp/invokeTool.js';
 import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/toolResult.js';
 import { createWorld, startTestServer } from '../helpers/harness.js';
