@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { newId } from '../src/domain/ids.js';
 import { SCOPES } from '../src/domain/scopes.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
+import { throwawayPostgresDatabase } from '../test/helpers/pgDatabase.js';
 
 /** What the scenarios need: ids, the API key, and the webhook rooms. */
 export interface BenchWorld {
@@ -153,24 +154,7 @@ async function insertMessagesPg(c: pg.Client, roomId: string, authorId: string, 
  * its URL, and `drop` for the end of the run.
  */
 export async function provisionBenchPostgres(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `svc_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => c.end());
-    },
-  };
+  return throwawayPostgresDatabase(base, `svc_bench_${randomBytes(6).toString('hex')}`);
 }
 
 /** Inserts `count` messages, 100 per millisecond of id time; returns the id at 90% (a deep page's key). */

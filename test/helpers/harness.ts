@@ -4,7 +4,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createApiKey } from '../../src/domain/apiKeys.js';
@@ -13,6 +12,7 @@ import type { Scope } from '../../src/domain/scopes.js';
 import { createOrganization, createUser } from '../../src/domain/users.js';
 import type { OrgRole } from '../../db/entities/index.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { throwawayPostgresDatabase } from './pgDatabase.js';
 
 export interface TestServer {
   baseUrl: string;
@@ -78,24 +78,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
 async function provisionPostgres(base: string | undefined, dataDir: string | undefined) {
   if (!base || !base.startsWith('postgres')) return null;
   const name = dataDir ? `svc_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}` : `svc_t_${randomBytes(8).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  try {
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!exists.rowCount) await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => c.end());
-    },
-  };
+  return throwawayPostgresDatabase(base, name);
 }
 
 export interface World {
