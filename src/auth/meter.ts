@@ -45,8 +45,7 @@ export async function countAddress(o: { services: Services; rateLimiter: Request
 
 /** The balance without a charge (a refused request answers with it). */
 export async function recordUnchargedBalance(ctx: RequestContext, actor: Actor): Promise<void> {
-  const { services } = ctx;
-  recordBalance(ctx, await chargeUnits(services.ds, actor.billingEntity, services.now(), 0, planOf(services, actor).monthlyUnits));
+  recordBalance(ctx, await charge(ctx, actor, 0));
 }
 
 /**
