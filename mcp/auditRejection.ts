@@ -17,10 +17,9 @@ export interface McpRejection {
 
 /**
  * Writes the audit row (spec 5.7, surface `mcp`) of a request refused at the HTTP or JSON-RPC level, where
- * the procedure pipeline's own audit never ran. A failed write is logged, never turned into a 500. (These
- * rows have never named an agent's run: `agentRunId` stays empty, as before the one row builder.)
+ * the procedure pipeline's own audit never ran. A failed write is logged, never turned into a 500. A
+ * delegated token's refusal names its agent run, like every other row of the run (issue 21).
  */
 export async function auditRejection(services: Services, r: McpRejection): Promise<void> {
-  const row = auditRow({ ...r, surface: 'mcp', units: 0 }, r.actor);
-  await recordAudit(services, { ...row, agentRunId: null });
+  await recordAudit(services, auditRow({ ...r, surface: 'mcp', units: 0 }, r.actor));
 }

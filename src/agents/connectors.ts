@@ -3,7 +3,7 @@ import { AgentConnector } from '../../db/entities/index.js';
 import { orgRole } from '../domain/access.js';
 import { DomainError, notFound, validationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { SCOPES, type Scope } from '../domain/scopes.js';
+import { NEVER_DELEGATED, SCOPES, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -11,8 +11,6 @@ import { deliveryDepsFor } from '../webhooks/deliveryDeps.js';
 import { encryptSecret, newWebhookSecret } from '../webhooks/secretBox.js';
 import { assertWebhookUrlAllowed } from '../webhooks/webhookConfig.js';
 
-/** Scopes a connector may never be delegated: a run's token cannot start runs of its own. */
-const NEVER_DELEGATED: ReadonlySet<string> = new Set(['agent:invoke']);
 const MAX_NAME = 100;
 
 export interface CreateConnectorInput {

@@ -6,14 +6,13 @@ import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { keysetPage, type PageInput } from '../domain/paging.js';
+import { NEVER_DELEGATED } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 
 /** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
-/** Scopes a run's delegated token never carries: it cannot start runs of its own. */
-const NEVER_DELEGATED: ReadonlySet<string> = new Set(['agent:invoke']);
 export const LIVE_STATUSES = ['queued', 'running'] as const;
 
 /**

@@ -70,6 +70,8 @@ describe('agent runs: the delegated token never exceeds its human (issue 21)', (
     const rooms = await tool(t, token, 'list_rooms', {});
     expect(rooms.data.data.map((r: { id: string }) => r.id)).toEqual([w.roomId]);
     expect(await tool(t, token, 'create_room', { name: 'Escape' })).toMatchObject({ ok: false });
+    // a call refused before any procedure runs (a tool that does not exist) is the run's too
+    expect(await tool(t, token, 'no_such_tool', {})).toMatchObject({ ok: false, code: 'jsonrpc_error' });
     // organization
     expect(await tool(t, token, 'create_message', { roomId: other.roomId, body: 'x' })).toMatchObject({ ok: false, code: 'not_found' });
     // audience: the token is for /mcp only
@@ -81,6 +83,7 @@ describe('agent runs: the delegated token never exceeds its human (issue 21)', (
     const audit = await auditRowsOfRun(t.rt, started.body.id);
     expect(audit.length).toBeGreaterThanOrEqual(6);
     expect(audit.every((a) => a.actor === 'agent' && a.delegatingUserId === w.owner.id)).toBe(true);
+    expect(audit.filter((a) => a.routePattern === '(unknown tool)').map((a) => [a.surface, a.statusCode])).toEqual([['mcp', 404]]);
 
     // the connector completes the run with its token; the token then stops working
     const done = await tool(t, token, 'complete_agent_run', { roomId: w.roomId, runId: started.body.id, status: 'succeeded', output: { said: 'hello' } });
