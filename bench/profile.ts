@@ -104,10 +104,10 @@ async function main(): Promise<void> {
   const server = await startChildServer({
     // npm start's node flags, but the sources through tsx, so that the profile names our files and lines
     name: 'product',
-    // (PROFILE_BUNDLE=1: exactly npm start's bundle instead; frames then name .build/main.mjs lines)
+    // (PROFILE_BUNDLE=1: exactly npm start's entry and bundle instead; frames then name .build/main.mjs lines)
     args: process.env.PROFILE_BUNDLE === '1'
       ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...productArgs(ROOT)]
-      : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', ...productArgs(ROOT).map((a) => (a === '.build/main.mjs' ? 'src/main.ts' : a))],
+      : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', ...productArgs(ROOT).map((a) => (a === 'scripts/serve.mjs' ? 'src/main.ts' : a))],
     env, port, cwd: ROOT,
   });
   let windowMs = opts.seconds * 1000 + 1500;

@@ -62,7 +62,11 @@ describe('supported Node.js (engines >=22)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-node-'));
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const s = run(['.build/main.mjs'], {
+    // exactly the node arguments of the start script (its entry, scripts/serve.mjs, imports the bundle)
+    const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const [bin, ...startArgs] = start.trim().split(/\s+/);
+    expect(bin).toBe('node');
+    const s = run(startArgs, {
       PORT: String(port), BASE_URL: base, DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir,
       NODE_ENV: 'development', LOG_LEVEL: 'warn',
     });
