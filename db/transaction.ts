@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { inSpan } from '../src/observability/tracing.js';
-import { sqliteConnectionOf, sqliteTransaction } from '../src/fastpaths/sqliteTransaction.js';
+import { GroupLostError, sqliteConnectionOf, sqliteGroupStatements, sqliteMember, type SqliteConnection } from '../src/fastpaths/sqliteTransaction.js';
 import { isTransientDatabaseError } from './databaseErrors.js';
 
 /** What a transaction needs of the runtime (the domain's `Services` has it). */
@@ -14,13 +14,8 @@ export interface TransactionHost {
   transactionRetries?: number;
 }
 
-/**
- * The queue of SQLite transactions, one per DataSource (its one connection): the tail of the chain of
- * transactions queued on it. It hangs on the DataSource, not on the process, so two runtimes in one
- * process (tests, the command line) never wait on each other's queue, while every `Services` built over
- * the same DataSource (a test's copy with another clock) shares it, as it shares the connection.
- */
-const queues = new WeakMap<DataSource, Promise<unknown>>();
+/** The SQLite transaction groups of a DataSource (its one connection); see `TransactionGroups`. */
+const groupsOf = new WeakMap<DataSource, TransactionGroups>();
 const commitHooks = new WeakMap<EntityManager, Array<() => void>>();
 
 /**
@@ -44,38 +39,18 @@ export function afterCommit(m: EntityManager, hook: () => void): boolean {
  * with `database is locked` (its snapshot is stale: SQLite cannot wait for that); with it, the transaction
  * waits for the other writer through the busy timeout, as `BEGIN IMMEDIATE` would. (The table is TypeORM's
  * migration table, which every database of this service has.) Only for a SQLite driver whose connection
- * is not better-sqlite3's: on better-sqlite3 (every runtime of this service) `sqliteTransaction` begins
- * with a real `BEGIN IMMEDIATE`.
+ * is not better-sqlite3's: on better-sqlite3 (every runtime of this service) a group of transactions begins
+ * with a real `BEGIN IMMEDIATE` (`TransactionGroups`).
  */
 const TAKE_WRITE_LOCK = 'UPDATE "migrations" SET "id" = "id" WHERE 0';
 
 const RETRY_BASE_MS = 100;
+/** Most transactions one SQLite commit carries (each member's caller waits for that commit). */
+const MAX_GROUP = 32;
 
-async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
-  const sqlite = s.ds.options.type !== 'postgres';
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await runTransactionOnce(s, fn, sqlite);
-    } catch (err) {
-      if (attempt >= (s.transactionRetries ?? 0) || !isTransientDatabaseError(err)) throw err;
-      // rolled back whole: wait a little longer each time, then run it again
-      await new Promise((r) => setTimeout(r, RETRY_BASE_MS * 2 ** attempt));
-    }
-  }
-}
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>, sqlite: boolean): Promise<T> {
-  const hooks: Array<() => void> = [];
-  const conn = sqlite ? sqliteConnectionOf(s.ds) : undefined;
-  const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
-    conn
-      ? sqliteTransaction(s.ds, conn, (m) => commitHooks.set(m, hooks), fn)
-      : s.ds.transaction(async (m) => {
-        if (sqlite) await m.query(TAKE_WRITE_LOCK);
-        commitHooks.set(m, hooks);
-        return fn(m);
-      }),
-  );
+function runHooks(s: TransactionHost, hooks: Array<() => void>): void {
   for (const hook of hooks) {
     try {
       hook();
@@ -83,19 +58,159 @@ async function runTransactionOnce<T>(s: TransactionHost, fn: (m: EntityManager) 
       s.log.error({ err }, 'after-commit hook failed');
     }
   }
-  return result;
+}
+
+/** PostgreSQL (and a SQLite driver that is not better-sqlite3's): one database transaction per call. */
+async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  const sqlite = s.ds.options.type !== 'postgres';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const hooks: Array<() => void> = [];
+      const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
+        s.ds.transaction(async (m) => {
+          if (sqlite) await m.query(TAKE_WRITE_LOCK);
+          commitHooks.set(m, hooks);
+          return fn(m);
+        }));
+      runHooks(s, hooks);
+      return result;
+    } catch (err) {
+      if (attempt >= (s.transactionRetries ?? 0) || !isTransientDatabaseError(err)) throw err;
+      // rolled back whole: wait a little longer each time, then run it again
+      await pause(RETRY_BASE_MS * 2 ** attempt);
+    }
+  }
+}
+
+interface Member {
+  host: TransactionHost;
+  hooks: Array<() => void>;
+  done(): void;
+  failed(err: unknown): void;
 }
 
 /**
- * Runs `fn` in one database transaction. SQLite has one connection and one writer, so its transactions
- * are queued on their DataSource instead of interleaving on the shared connection, and each takes the write
- * lock at its start (see TAKE_WRITE_LOCK); PostgreSQL runs them concurrently. A transaction the database
- * refused as busy is run again up to `s.transactionRetries` times (the command line's setting; the server's
- * is 0). Hooks registered with `afterCommit` run after the commit, before the next queued SQLite transaction.
+ * SQLite's transactions on one better-sqlite3 connection, queued (one connection, one writer) and committed
+ * in groups (issue 23). A COMMIT writes every page the transaction changed to the WAL, two write calls per
+ * page: ~100 µs of the one thread per write request, and the writes of a room rewrite the same few pages
+ * (the messages and events leaves and their index pages). So the transactions waiting in the queue run one
+ * after the other inside one `BEGIN IMMEDIATE`, each in a savepoint of its own (`sqliteMember`), and one
+ * COMMIT ends the group once the queue is empty (or MAX_GROUP have run), writing each changed page once.
+ * Nothing a caller sees changes: a member's callback that throws is rolled back to its savepoint alone and
+ * its caller gets the error at once; a member that succeeded resolves, and its `afterCommit` hooks run, only
+ * after the COMMIT that made it durable; if that COMMIT fails, or a member's failure ends the whole
+ * transaction, every member not yet resolved gets the error and none of the group is kept. Statements from
+ * outside (reads, the grouped pipeline writes of db/sql.ts) wait while a group is open, as they waited for
+ * a single transaction. A member refused as busy at `BEGIN IMMEDIATE` (another process writing) is run
+ * again up to `transactionRetries` times, as before.
+ */
+class TransactionGroups {
+  #tail: Promise<unknown> = Promise.resolve();
+  #queued = 0;
+  #open: Member[] | undefined;
+
+  constructor(readonly ds: DataSource, readonly conn: SqliteConnection) {}
+
+  run<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+    this.#queued++;
+    return new Promise<T>((resolve, reject) => {
+      const turn = this.#tail.then(() => this.#member(s, fn, resolve, reject));
+      this.#tail = turn.catch(() => undefined);
+    });
+  }
+
+  async #member<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>, resolve: (v: T) => void, reject: (e: unknown) => void) {
+    this.#queued--;
+    const stmts = sqliteGroupStatements(this.conn);
+    for (let attempt = 0; ; attempt++) {
+      const hooks: Array<() => void> = [];
+      try {
+        if (!this.#open) {
+          stmts.begin.run();
+          this.#open = [];
+        }
+        const result = await inSpan('db.transaction', { 'db.system.name': 'sqlite' }, () =>
+          sqliteMember(this.ds, this.conn, (m) => commitHooks.set(m, hooks), fn));
+        this.#open.push({ host: s, hooks, done: () => resolve(result), failed: reject });
+        break;
+      } catch (err) {
+        if (err instanceof GroupLostError) {
+          this.#fail(err.errors[0]);
+          reject(err.errors[0]);
+          return;
+        }
+        const beforeBegin = !this.#open;
+        if (!beforeBegin || attempt >= (s.transactionRetries ?? 0) || !isTransientDatabaseError(err)) {
+          reject(err);
+          break;
+        }
+        await pause(RETRY_BASE_MS * 2 ** attempt);
+      }
+    }
+    if (this.#open && (this.#queued === 0 || this.#open.length >= MAX_GROUP)) this.#commit();
+  }
+
+  /** COMMITs the open group, then settles its members in order (their hooks first). */
+  #commit(): void {
+    const members = this.#open!;
+    this.#open = undefined;
+    const stmts = sqliteGroupStatements(this.conn);
+    try {
+      stmts.commit.run();
+    } catch (err) {
+      // a COMMIT refused (busy) leaves the transaction open: it is rolled back, and no member is kept
+      if (this.conn.inTransaction) {
+        try {
+          stmts.rollback.run();
+        } catch {
+          // the transaction is gone already
+        }
+      }
+      for (const m of members) m.failed(err);
+      return;
+    }
+    for (const m of members) {
+      runHooks(m.host, m.hooks);
+      m.done();
+    }
+  }
+
+  /** The whole SQLite transaction was lost (rolled back by SQLite): every member waiting for it fails. */
+  #fail(err: unknown): void {
+    const members = this.#open ?? [];
+    this.#open = undefined;
+    if (this.conn.inTransaction) {
+      try {
+        sqliteGroupStatements(this.conn).rollback.run();
+      } catch {
+        // the transaction is gone already
+      }
+    }
+    for (const m of members) m.failed(err);
+  }
+}
+
+/**
+ * Runs `fn` in one database transaction. SQLite (better-sqlite3) has one connection and one writer: its
+ * transactions are queued on their DataSource and committed in groups (`TransactionGroups`), each taking
+ * the write lock at its start (`BEGIN IMMEDIATE`); PostgreSQL runs them concurrently. A transaction the
+ * database refused as busy is run again up to `s.transactionRetries` times (the command line's setting;
+ * the server's is 0). Hooks registered with `afterCommit` run after the commit, before the call resolves.
  */
 export function inTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   if (s.ds.options.type === 'postgres') return runTransaction(s, fn);
-  const run = (queues.get(s.ds) ?? Promise.resolve()).then(() => runTransaction(s, fn));
-  queues.set(s.ds, run.catch(() => undefined));
+  const conn = sqliteConnectionOf(s.ds);
+  if (!conn) return queued(s, fn);
+  let groups = groupsOf.get(s.ds);
+  // (a DataSource opened again has a new connection, and a new queue with it)
+  if (groups?.conn !== conn) groupsOf.set(s.ds, (groups = new TransactionGroups(s.ds, conn)));
+  return groups.run(s, fn);
+}
+
+/** The queue for a SQLite driver that is not better-sqlite3's: one transaction after the other. */
+const plainQueues = new WeakMap<DataSource, Promise<unknown>>();
+function queued<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  const run = (plainQueues.get(s.ds) ?? Promise.resolve()).then(() => runTransaction(s, fn));
+  plainQueues.set(s.ds, run.catch(() => undefined));
   return run;
 }

@@ -6,7 +6,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 
 /** The part of better-sqlite3's connection a transaction uses. */
 export interface SqliteConnection {
-  prepare(text: string): { run(): unknown };
+  prepare(text: string): Statement;
   readonly inTransaction: boolean;
 }
 
@@ -22,47 +22,73 @@ interface RunnerTransactionState {
   transactionDepth: number;
 }
 
-const transactionStatements = new WeakMap<SqliteConnection, { begin: { run(): unknown }; commit: { run(): unknown }; rollback: { run(): unknown } }>();
+interface Statement {
+  run(): unknown;
+}
+
+/** The statements of a group of transactions (db/transaction.ts): the group's own, and each member's savepoint. */
+export interface GroupStatements {
+  begin: Statement;
+  commit: Statement;
+  rollback: Statement;
+  savepoint: Statement;
+  release: Statement;
+  rollbackTo: Statement;
+}
+
+const groupStatements = new WeakMap<SqliteConnection, GroupStatements>();
+
+/** `BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK` and a member's savepoint, prepared once per connection. */
+export function sqliteGroupStatements(conn: SqliteConnection): GroupStatements {
+  let stmts = groupStatements.get(conn);
+  if (!stmts) {
+    stmts = {
+      begin: conn.prepare('BEGIN IMMEDIATE'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK'),
+      savepoint: conn.prepare('SAVEPOINT "svc_member"'), release: conn.prepare('RELEASE "svc_member"'),
+      rollbackTo: conn.prepare('ROLLBACK TO "svc_member"'),
+    };
+    groupStatements.set(conn, stmts);
+  }
+  return stmts;
+}
+
+/** The member's transaction ended the whole SQLite transaction (a full disk, an I/O error): the group is lost. */
+export class GroupLostError extends AggregateError {}
 
 /**
- * A SQLite transaction begun and ended on the driver's own better-sqlite3 connection (`BEGIN IMMEDIATE`,
- * `COMMIT`, `ROLLBACK` as prepared statements), not through TypeORM's `transaction()`, whose query runner
- * sends each of them through its logger and broadcaster and cannot choose the mode (so it needed
- * TAKE_WRITE_LOCK as a fourth statement). `BEGIN IMMEDIATE` takes the write lock at the start, waiting for
- * another process's writer through the busy timeout, as TAKE_WRITE_LOCK did. The callback still gets an
- * `EntityManager` on a query runner of the same connection, marked as in a transaction (so the ORM's own
- * `save` opens none, and a nested `transaction()` uses a savepoint, as in TypeORM's): whatever it runs, by
- * the ORM or by `sql()`, runs inside this transaction.
+ * One transaction of a group (db/transaction.ts), begun and ended on the driver's own better-sqlite3
+ * connection inside the group's `BEGIN IMMEDIATE` as a savepoint: `SAVEPOINT`, then `RELEASE` when `fn`
+ * succeeds, or `ROLLBACK TO` (and `RELEASE`) when it throws, which undoes this member's writes and nothing
+ * else. The callback gets an `EntityManager` on a query runner of the same connection, marked as in a
+ * transaction as TypeORM's `startTransaction` marks it (so the ORM's own `save` opens none, and a nested
+ * `transaction()` takes a savepoint of its own, as in TypeORM's): whatever it runs, by the ORM or by
+ * `sql()`, runs inside this member. Not TypeORM's `transaction()`, whose query runner sends each statement
+ * through its logger and broadcaster and cannot choose the mode. If SQLite ended the whole transaction
+ * while `fn` failed, the error is a `GroupLostError` (the group's other members are lost with it).
  */
-export async function sqliteTransaction<T>(
+export async function sqliteMember<T>(
   ds: DataSource, conn: SqliteConnection, opened: (m: EntityManager) => void, fn: (m: EntityManager) => Promise<T>,
 ): Promise<T> {
-  let stmts = transactionStatements.get(conn);
-  if (!stmts) {
-    stmts = { begin: conn.prepare('BEGIN IMMEDIATE'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK') };
-    transactionStatements.set(conn, stmts);
-  }
+  const stmts = sqliteGroupStatements(conn);
   const runner = ds.createQueryRunner();
   const state = runner as unknown as RunnerTransactionState;
   try {
-    stmts.begin.run();
+    stmts.savepoint.run();
     state.isTransactionActive = true;
     state.transactionDepth = 1;
     const m = runner.manager;
     opened(m);
     try {
       const result = await fn(m);
-      stmts.commit.run();
+      stmts.release.run();
       return result;
     } catch (err) {
-      // an error that ended the transaction already (SQLite rolls back on some) leaves nothing to roll back;
-      // a COMMIT refused as busy leaves it open, and it is rolled back here like any failure
-      if (conn.inTransaction) {
-        try {
-          stmts.rollback.run();
-        } catch (rollbackErr) {
-          throw new AggregateError([err, rollbackErr], 'a SQLite transaction could not be rolled back');
-        }
+      if (!conn.inTransaction) throw new GroupLostError([err], 'the SQLite transaction was rolled back whole');
+      try {
+        stmts.rollbackTo.run();
+        stmts.release.run();
+      } catch (rollbackErr) {
+        throw new GroupLostError([err, rollbackErr], 'a SQLite savepoint could not be rolled back');
       }
       throw err;
     }
