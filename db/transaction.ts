@@ -152,30 +152,22 @@ class TransactionGroups {
 
   /** COMMITs the open group, then settles its members in order (their hooks first). */
   #commit(): void {
-    const members = this.#open!;
-    this.#open = undefined;
-    const stmts = sqliteGroupStatements(this.conn);
     try {
-      stmts.commit.run();
+      sqliteGroupStatements(this.conn).commit.run();
     } catch (err) {
       // a COMMIT refused (busy) leaves the transaction open: it is rolled back, and no member is kept
-      if (this.conn.inTransaction) {
-        try {
-          stmts.rollback.run();
-        } catch {
-          // the transaction is gone already
-        }
-      }
-      for (const m of members) m.failed(err);
+      this.#fail(err);
       return;
     }
+    const members = this.#open!;
+    this.#open = undefined;
     for (const m of members) {
       runHooks(m.host, m.hooks);
       m.done();
     }
   }
 
-  /** The whole SQLite transaction was lost (rolled back by SQLite): every member waiting for it fails. */
+  /** The group's transaction is lost (rolled back by SQLite, or its COMMIT refused): every member waiting for it fails. */
   #fail(err: unknown): void {
     const members = this.#open ?? [];
     this.#open = undefined;
