@@ -114,8 +114,9 @@ class TransactionGroups {
   run<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
     this.#queued++;
     return new Promise<T>((resolve, reject) => {
-      const turn = this.#tail.then(() => this.#member(s, fn, resolve, reject));
-      this.#tail = turn.catch(() => undefined);
+      // (a throw outside a member's own handling, a connection closed under it, still reaches its caller)
+      const turn = this.#tail.then(() => this.#member(s, fn, resolve, reject)).catch(reject);
+      this.#tail = turn;
     });
   }
 
