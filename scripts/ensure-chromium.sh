@@ -21,9 +21,10 @@ install() {
   apt-get install -y -o DPkg::Lock::Timeout=300 chromium
 }
 
+. "$(dirname "$0")/retry.sh"
 if ! install; then
-  apt-get update
-  install
+  svc_retry apt-get update
+  svc_retry install
 fi
 
 if [ ! -x "$CHROMIUM" ]; then

@@ -7,6 +7,8 @@
 # Also sets npm_config_nodedir to that Node's headers, so a native build (if any dependency ever needs one)
 # compiles against the Node that runs it. The cache is $SVC_NODE_CACHE (default ~/.cache/svc-node).
 
+. "$(dirname "${BASH_SOURCE[0]:-$0}")/retry.sh"
+
 svc_node_use() {
   local want="${1:-24}"
   local have
@@ -21,7 +23,7 @@ svc_node_use() {
     echo "Installing Node $want from the npm registry into $cache" >&2
     mkdir -p "$cache"
     # npm needs a Node to run; the machine's own is enough for installing the package
-    npm install --prefix "$cache" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+    svc_retry npm install --prefix "$cache" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
       "node@$want" >&2 || return 1
   fi
   export PATH="$pkg/bin:$PATH"

@@ -4,6 +4,8 @@
 # Stop it with:  pg_test_cluster_stop
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/retry.sh"
+
 PG_PORT="${PG_PORT:-54329}"
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -12,8 +14,8 @@ if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
   echo "PostgreSQL not found: installing it from Debian's packages" >&2
   export DEBIAN_FRONTEND=noninteractive
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq postgresql >/dev/null
+  svc_retry $SUDO apt-get update -qq
+  svc_retry $SUDO apt-get install -y -qq -o DPkg::Lock::Timeout=300 postgresql >/dev/null
   PG_BIN="$(find_bin)"
 fi
 
