@@ -2,12 +2,13 @@ import { Entity, Index } from 'typeorm';
 import { IdColumn, IntColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 @Entity('rooms')
+@Index(['organizationId', 'id'])
 export class Room {
   @IdColumn() id!: string;
   @TextColumn() name!: string;
   /** 0 ordinary, 1 direct message (never reachable through the public API, spec 2.2). */
   @IntColumn() roomType!: number;
-  @RefColumn({ nullable: true }) @Index() organizationId!: string | null;
+  @RefColumn({ nullable: true }) organizationId!: string | null;
   @RefColumn() createdById!: string;
   @TimeColumn() createdAt!: string;
   @TimeColumn() updatedAt!: string;
