@@ -3,6 +3,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import {
   CallToolRequestSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { DirectJsonTransport, directRequestOf } from '../../src/fastpaths/directJsonTransport.js';
 
@@ -79,5 +81,28 @@ describe('the direct JSON transport takes only what the SDK transport accepts, a
     // the grid holds both kinds (so the comparison above compared something)
     expect(taken).toBeGreaterThan(20);
     expect(refused).toBeGreaterThan(100);
+  });
+});
+
+describe('DirectJsonTransport after its exchange', () => {
+  it('keeps no reference to the answer it delivered (a page of results is not kept alive, nor promoted by V8)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const server = mcpServer();
+    const transport = new DirectJsonTransport();
+    await server.connect(transport);
+    let answer: unknown = await transport.exchange({
+      jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { page: 'x'.repeat(10_000) } },
+    });
+    expect(JSON.stringify(answer)).toContain('x'.repeat(100));
+    const weak = new WeakRef(answer as object);
+    answer = undefined;
+    // the server and its transport stay referenced, as they are while the HTTP response lives
+    for (let i = 0; i < 5 && weak.deref(); i++) {
+      await new Promise((r) => setImmediate(r));
+      gc();
+    }
+    expect(weak.deref()).toBeUndefined();
+    expect(server.transport).toBe(transport);
   });
 });
