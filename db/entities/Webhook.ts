@@ -10,9 +10,10 @@ export type WebhookApiVersion = '2025-10-23' | '2026-06-09';
  * receiver's credential. Rotating while `nextSecretEnc` and `rotationEndsAt` are set (spec 3).
  */
 @Entity('webhooks')
+@Index(['roomId', 'id'])
 export class Webhook {
   @IdColumn() id!: string;
-  @RefColumn() @Index() roomId!: string;
+  @RefColumn() roomId!: string;
   @RefColumn({ nullable: true }) organizationId!: string | null;
   @TextColumn() url!: string;
   @TextColumn() apiVersion!: WebhookApiVersion;
