@@ -140,6 +140,14 @@ export async function addToRoom(rt: Runtime, roomId: string, userId: string): Pr
 
 export { createRoom };
 
+/** Adds `count` ordinary rooms (`r0`, `r1` …) to the world's organization, created by its owner, in one transaction. */
+export async function addRooms(rt: Runtime, w: World, count: number): Promise<void> {
+  const s = rt.services;
+  await s.ds.transaction(async (m) => {
+    for (let i = 0; i < count; i++) await createRoom(m, s.now(), { name: `r${i}`, createdById: w.owner.id, organizationId: w.orgId });
+  });
+}
+
 /** JSON request helper: returns status, headers and parsed body. */
 export async function call(
   t: TestServer, method: string, p: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {},

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createRoom } from '../../src/domain/rooms.js';
 import { encodeCursor } from '../../src/domain/paging.js';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { addRooms, call, createWorld, startTestServer } from '../helpers/harness.js';
 
 describe('keyset paging of the list envelope', () => {
   it('pages 450 rooms with limit 200: no gap, no duplicate, and stable under concurrent inserts', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const s = t.rt.services;
-    await s.ds.transaction(async (m) => {
-      for (let i = 0; i < 449; i++) await createRoom(m, s.now(), { name: `r${i}`, createdById: w.owner.id, organizationId: w.orgId });
-    });
+    await addRooms(t.rt, w, 449);
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -34,10 +30,7 @@ describe('keyset paging of the list envelope', () => {
   it('defaults to 50 and says nextCursor null on the last page', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const s = t.rt.services;
-    await s.ds.transaction(async (m) => {
-      for (let i = 0; i < 59; i++) await createRoom(m, s.now(), { name: `r${i}`, createdById: w.owner.id, organizationId: w.orgId });
-    });
+    await addRooms(t.rt, w, 59);
     const first = await call(t, 'GET', '/v1/rooms', { key: w.key });
     expect(first.body.data).toHaveLength(50);
     const second = await call(t, 'GET', `/v1/rooms?cursor=${first.body.nextCursor}`, { key: w.key });
