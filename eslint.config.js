@@ -16,7 +16,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
-      'no-restricted-syntax': ['error', { selector: "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))", message: 'Read the environment once, in src/config.ts (loadConfig).' }],
+      'no-restricted-syntax': ['error',
+        { selector: "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))", message: 'Read the environment once, in src/config.ts (loadConfig).' },
+        // db/sql.ts LIMIT_PARAM: SQLite compiles a kept statement again on every run when its LIMIT is a bare parameter
+        ...['Literal[value=/LIMIT \\?/]', 'TemplateElement[value.raw=/LIMIT \\?/]'].map((selector) => ({ selector, message: 'Write LIMIT_PARAM (db/sql.ts) for a LIMIT given as a parameter.' })),
+      ],
     },
   },
   {

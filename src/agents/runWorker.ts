@@ -1,5 +1,5 @@
 import { AgentConnector, type AgentRun, Room } from '../../db/entities/index.js';
-import { isPostgres, sql } from '../../db/sql.js';
+import { isPostgres, LIMIT_PARAM, sql } from '../../db/sql.js';
 import type { Services } from '../domain/services.js';
 import { newLeaseOwner } from '../outbox/leaseOwner.js';
 import { Slots } from '../outbox/slots.js';
@@ -75,7 +75,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
         m,
         'UPDATE "agent_runs" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
           'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? ' +
-          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" LIMIT ?' +
+          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' + LIMIT_PARAM +
           (isPostgres(s.ds) ? ' FOR UPDATE SKIP LOCKED' : '') + ') RETURNING *',
         [owner, iso(new Date(now.getTime() + leaseMs)), t, t, batchSize],
       ),

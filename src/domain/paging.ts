@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { sql } from '../../db/sql.js';
+import { LIMIT_PARAM, sql } from '../../db/sql.js';
 import { hmacHex, safeEqual } from './hashing.js';
 import { validationError } from './errors.js';
 
@@ -108,7 +108,7 @@ export async function keysetRows<T>(
     text += ` AND ${q.key} ${order === 'desc' ? '<' : '>'} ?`;
     params.push(after);
   }
-  text += ` ORDER BY ${q.key} ${order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`;
+  text += ` ORDER BY ${q.key} ${order === 'desc' ? 'DESC' : 'ASC'} ${LIMIT_PARAM}`;
   params.push(limit + 1);
   return pageOf((await sql<T>(db, text, params)).rows, limit, order, keyOf, secret);
 }

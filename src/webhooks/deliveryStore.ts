@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { isPostgres, sql } from '../../db/sql.js';
+import { isPostgres, LIMIT_PARAM, sql } from '../../db/sql.js';
 import { type Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import { newId } from '../domain/ids.js';
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, type Page, type PageInput } from '../domain/paging.js';
@@ -71,7 +71,7 @@ export async function claimDueBatch(
       m,
       'UPDATE "webhook_deliveries" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
         'SELECT "id" FROM "webhook_deliveries" WHERE "state" = \'pending\' AND "nextAttemptAt" <= ? ' +
-        'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" LIMIT ?' +
+        'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' + LIMIT_PARAM +
         (pg ? ' FOR UPDATE SKIP LOCKED' : '') +
         ') RETURNING *',
       [owner, iso(leaseUntil), t, t, limit],
