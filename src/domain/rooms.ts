@@ -57,8 +57,13 @@ export const ROOMS_OF_USER = 'SELECT rm."roomId" FROM "room_members" rm WHERE rm
 const ROOM_COLUMNS = 'r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt"';
 const IN_ROOMS_OF_USER = ' AND r."id" IN (SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = ?)';
 
-/** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
-export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
+/**
+ * The ordinary rooms the actor can read in its billing entity, as a condition on `"rooms" r` and its parameters
+ * (rules: access.ts): in an organization, all of its rooms for an owner or admin, the rooms they are a member
+ * of for a member, none without a membership; outside one, the personal rooms they are a member of; a
+ * room-restricted actor (an agent run's delegated token) only its room.
+ */
+export async function readableRoomsWhere(m: EntityManager, actor: Actor): Promise<{ where: string; params: unknown[] }> {
   let where = 'r."roomType" = 0';
   const params: unknown[] = [];
   if (actor.roomId !== undefined) {
@@ -78,6 +83,12 @@ export async function listRooms(m: EntityManager, actor: Actor, page: PageInput,
     where += ` AND r."organizationId" IS NULL${IN_ROOMS_OF_USER}`;
     params.push(actor.userId);
   }
+  return { where, params };
+}
+
+/** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
+export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
+  const { where, params } = await readableRoomsWhere(m, actor);
   return keysetRows<Room>(m, { select: `SELECT ${ROOM_COLUMNS} FROM "rooms" r WHERE ${where}`, params, key: 'r."id"' }, (r) => r.id, page, secret);
 }
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { EVENT_CATALOG, OBJECT_TYPES, type ObjectType } from '../domain/catalog.js';
 import { listEvents } from '../domain/eventLog.js';
-import { idOf, listOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
+import { idOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { checkedListOf } from './views.js';
 
 export const EventTypeView = z
   .object({ type: z.string().meta({ example: 'record.created' }), description: z.string(), stable: z.boolean() })
@@ -38,7 +39,7 @@ export const eventsRouter = router({
       ...pageInput, type: text(100).optional().meta({ description: 'Only events of this type (e.g. record.created)', example: 'record.created' }),
       roomId: idOf('room').optional().meta({ description: 'Only events of this room' }), ...timeListInput,
     }))
-    .output(listOf(EventView))
+    .output(checkedListOf(EventView))
     .query(async ({ ctx, input }) => {
       const page = await listEvents(ctx.services.ds.manager, ctx.actor, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
       return {

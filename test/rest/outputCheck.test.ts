@@ -31,8 +31,8 @@ function parserAnswer(p: Checked, v: unknown): string | null {
 }
 
 describe('compiled output checks of the list operations', () => {
-  it('are on the list operations of rooms, messages and tasks', () => {
-    expect(checked.map((p) => p.path).sort()).toEqual(['messages.list', 'rooms.list', 'rooms.listMembers', 'tasks.list']);
+  it('are on the list operations of rooms, messages, tasks and events', () => {
+    expect(checked.map((p) => p.path).sort()).toEqual(['events.list', 'messages.list', 'rooms.list', 'rooms.listMembers', 'tasks.list']);
   });
 
   it('agree with zod on generated outputs, valid and flawed', () => {
