@@ -18,24 +18,17 @@ const EVENT_COLUMNS = 'e."seq", e."id", e."type", e."organizationId", e."roomId"
  */
 export async function listEvents(m: EntityManager, actor: Actor, page: PageInput & { type?: string; roomId?: string; since?: string }, secret: string) {
   const rooms = await readableRoomsWhere(m, actor);
-  let where = `e."roomId" IN (SELECT r."id" FROM "rooms" r WHERE ${rooms.where})`;
+  const conditions = [`e."roomId" IN (SELECT r."id" FROM "rooms" r WHERE ${rooms.where})`];
   const params = [...rooms.params];
-  if (actor.organizationId) {
-    where += ' AND e."organizationId" = ?';
-    params.push(actor.organizationId);
-  } else where += ' AND e."organizationId" IS NULL';
-  if (page.type) {
-    where += ' AND e."type" = ?';
-    params.push(page.type);
-  }
-  if (page.roomId) {
-    where += ' AND e."roomId" = ?';
-    params.push(page.roomId);
-  }
+  const and = (condition: string, ...values: unknown[]) => {
+    conditions.push(condition);
+    params.push(...values);
+  };
+  if (actor.organizationId) and('e."organizationId" = ?', actor.organizationId);
+  else and('e."organizationId" IS NULL');
+  if (page.type) and('e."type" = ?', page.type);
+  if (page.roomId) and('e."roomId" = ?', page.roomId);
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
-  if (page.since) {
-    where += ' AND e."createdAt" >= ?';
-    params.push(page.since);
-  }
-  return keysetRows<LoggedEvent>(m, { select: `SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${where}`, params, key: 'e."seq"' }, (e) => e.seq, page, secret);
+  if (page.since) and('e."createdAt" >= ?', page.since);
+  return keysetRows<LoggedEvent>(m, { select: `SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${conditions.join(' AND ')}`, params, key: 'e."seq"' }, (e) => e.seq, page, secret);
 }
