@@ -1,0 +1,34 @@
+// Preloaded into the product by bench/gcCost.ts (`node --import ./bench/gcProbe.mjs …`): counts the garbage
+// collector's pauses by kind and the growth of the old generation seen after each scavenge (what scavenges
+// promoted, plus anything allocated there directly), and writes the running totals to GC_PROBE_OUT every
+// 100 ms. Nothing else in the process changes.
+import fs from 'node:fs';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { setInterval } from 'node:timers';
+import v8 from 'node:v8';
+
+const out = process.env.GC_PROBE_OUT;
+if (out) {
+  const KINDS = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'markCompact',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakCallbacks',
+  };
+  const oldUsed = () =>
+    v8.getHeapSpaceStatistics().reduce((sum, s) => (s.space_name.startsWith('new') ? sum : sum + s.space_used_size), 0);
+  const totals = { scavenge: { n: 0, ms: 0 }, markCompact: { n: 0, ms: 0 }, incremental: { n: 0, ms: 0 }, weakCallbacks: { n: 0, ms: 0 }, oldGrowth: 0 };
+  let lastOld = oldUsed();
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = KINDS[e.detail?.kind] ?? 'other';
+      const t = (totals[kind] ??= { n: 0, ms: 0 });
+      t.n++;
+      t.ms += e.duration;
+      const now = oldUsed();
+      if (kind === 'scavenge' && now > lastOld) totals.oldGrowth += now - lastOld;
+      lastOld = now;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  setInterval(() => fs.writeFileSync(out, JSON.stringify(totals)), 100).unref();
+}
