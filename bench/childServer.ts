@@ -1,4 +1,5 @@
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createServer } from 'node:net';
@@ -27,6 +28,21 @@ export interface StartChildOptions {
   env: Record<string, string>;
   port: number;
   cwd: string;
+}
+
+/**
+ * The environment of a product server started by a bench tool: this process's environment, then the server on
+ * 127.0.0.1:`port` with a SQLite database and its data in `dir`, a fresh secret, limits too high to refuse
+ * anything the load asks, warnings-only logs and the delivery worker off; `extra` last (it wins).
+ */
+export function productEnv(dir: string, port: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...(process.env as Record<string, string>),
+    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: randomBytes(32).toString('base64url'), LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_WORKER: 'off',
+    ...extra,
+  };
 }
 
 /** A free TCP port on 127.0.0.1 (asked of the OS; released again before the child binds it). */

@@ -2,13 +2,12 @@
 // of another checkout (for example a copy with the previous version of some files, node_modules linked)
 // and the product of this tree, each on a database of its own, and drives them alternately, scenario by
 // scenario and round by round, so both see the same neighbours. Prints medians and the after/before ratio.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, productArgs, startChildServer, type ChildServer } from './childServer.js';
+import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from './childServer.js';
 import { httpScenarios, type HttpScenario } from './httpScenarios.js';
 import { median, runLoad } from './runLoad.js';
 import { seedBench, type BenchWorld } from './seedBench.js';
@@ -31,13 +30,8 @@ interface Side {
 async function startSide(label: string, cwd: string, names: string[]): Promise<Side> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-compare-${label}-`));
   const port = await freePort();
-  const secret = randomBytes(32).toString('base64url');
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: secret, LOG_LEVEL: 'warn',
-    SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_WORKER: 'off',
-  };
+  const env = productEnv(dir, port);
+  const secret = env.SVC_SECRET;
   const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const server = await startChildServer({ name: label, args: productArgs(cwd), env, port, cwd });
   const scenarios = httpScenarios(world, secret).filter((s) => names.includes(s.name));

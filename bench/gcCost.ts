@@ -4,13 +4,12 @@
 // script's own), drives each scenario for BENCH_SECONDS (default 6) after BENCH_WARMUP, and prints per
 // request: server CPU, scavenges (µs, and requests between two), the old generation's growth seen after
 // scavenges (promoted or allocated there directly: what later needs a mark-compact), and mark-compacts.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, productArgs, startChildServer } from './childServer.js';
+import { freePort, productArgs, productEnv, startChildServer } from './childServer.js';
 import { httpScenarios } from './httpScenarios.js';
 import { runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
@@ -31,12 +30,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-gc-'));
   const probeFile = path.join(dir, 'gc.json');
   const port = await freePort();
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: randomBytes(32).toString('base64url'),
-    LOG_LEVEL: 'warn', SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_WORKER: 'off', GC_PROBE_OUT: probeFile,
-  };
+  const env = productEnv(dir, port, { GC_PROBE_OUT: probeFile });
   const world = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const scenarios = httpScenarios(world, env.SVC_SECRET).filter((s) => s.server === 'product');
   const unknown = names.filter((n) => !scenarios.some((s) => s.name === n));

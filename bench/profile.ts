@@ -2,13 +2,12 @@
 // the bench (default `me`: GET /v1/me; also rooms, post-message, mcp-get-me, list-1k …, or `webhooks`: the
 // fan-out, posting BENCH_WEBHOOK_RATE events/s to BENCH_WEBHOOK_FANOUT webhooks until delivered) with autocannon, stops it, and prints where the CPU went: self time by function and by
 // package, and inclusive time of the project's own functions. The .cpuprofile is kept for DevTools.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, productArgs, startChildServer } from './childServer.js';
+import { freePort, productArgs, productEnv, startChildServer } from './childServer.js';
 import { httpScenarios } from './httpScenarios.js';
 import { runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
@@ -87,13 +86,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-profile-'));
   const profDir = path.join(dir, 'prof');
   const port = await freePort();
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: randomBytes(32).toString('base64url'),
-    LOG_LEVEL: 'warn', SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000',
-    SVC_WORKER: name === 'webhooks' ? 'on' : 'off', SVC_SSRF_ALLOWLIST: '127.0.0.1/32',
-  };
+  const env = productEnv(dir, port, { SVC_WORKER: name === 'webhooks' ? 'on' : 'off', SVC_SSRF_ALLOWLIST: '127.0.0.1/32' });
   const receiver: WebhookReceiver | null = name === 'webhooks' ? await startWebhookReceiver() : null;
   const world = await seedBench({
     env, largeMessages: 1001, extraRooms: 60, webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,

@@ -1,13 +1,12 @@
 // `npm run bench`: the product and a bare Express server, each in its own process on this machine, driven
 // alternately by autocannon; then the webhook fan-out. Prints medians, ratios and PASS/FAIL per target.
 // Never fails for a missed target: it is a measurement, not a test (bench/README.md).
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { freePort, productArgs, startChildServer, type ChildServer } from './childServer.js';
+import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from './childServer.js';
 import { httpScenarios, probeMcp } from './httpScenarios.js';
 import { printReport, type ScenarioRow } from './printReport.js';
 import { median, runLoad, type LoadResult } from './runLoad.js';
@@ -24,13 +23,10 @@ async function main(): Promise<void> {
   const want = (name: string) => !opts.only.length || opts.only.includes(name);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   const [port, barePort] = [await freePort(), await freePort()];
-  const secret = randomBytes(32).toString('base64url');
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: secret, LOG_LEVEL: 'warn',
-    SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_SSRF_ALLOWLIST: '127.0.0.1/32',
-  };
+  // the worker as the product's default (on): the webhook scenarios deliver through it
+  const env = productEnv(dir, port, { SVC_SSRF_ALLOWLIST: '127.0.0.1/32' });
+  delete env.SVC_WORKER;
+  const secret = env.SVC_SECRET;
   console.log(`svc bench: ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, node ${process.version}`);
   console.log(`  ${opts.rounds} rounds x ${opts.seconds} s, ${opts.connections} connections, data in ${dir}`);
   console.log(`  load average before the run: ${loadavg()} (load generator, both servers and anything else share the machine)`);
