@@ -23,9 +23,8 @@ async function main(): Promise<void> {
   const want = (name: string) => !opts.only.length || opts.only.includes(name);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   const [port, barePort] = [await freePort(), await freePort()];
-  // the worker as the product's default (on): the webhook scenarios deliver through it
-  const env = productEnv(dir, port, { SVC_SSRF_ALLOWLIST: '127.0.0.1/32' });
-  delete env.SVC_WORKER;
+  // the delivery worker as the product runs it (on, unless this environment says otherwise): the webhook scenarios need it
+  const env = productEnv(dir, port, { SVC_SSRF_ALLOWLIST: '127.0.0.1/32', SVC_WORKER: process.env.SVC_WORKER ?? 'on' });
   const secret = env.SVC_SECRET;
   console.log(`svc bench: ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, node ${process.version}`);
   console.log(`  ${opts.rounds} rounds x ${opts.seconds} s, ${opts.connections} connections, data in ${dir}`);
