@@ -1,7 +1,7 @@
 // Preloaded into the product by bench/gcCost.ts (`node --import ./bench/gcProbe.mjs …`): counts the garbage
 // collector's pauses by kind and the growth of the old generation seen after each scavenge (what scavenges
 // promoted, plus anything allocated there directly), and writes the running totals to GC_PROBE_OUT every
-// 100 ms. Nothing else in the process changes.
+// 100 ms (a temporary file renamed over it). Nothing else in the process changes.
 import fs from 'node:fs';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { setInterval } from 'node:timers';
@@ -30,5 +30,9 @@ if (out) {
       lastOld = now;
     }
   }).observe({ entryTypes: ['gc'] });
-  setInterval(() => fs.writeFileSync(out, JSON.stringify(totals)), 100).unref();
+  // written whole, then renamed over the last: a reader never sees a file half written
+  setInterval(() => {
+    fs.writeFileSync(`${out}.tmp`, JSON.stringify(totals));
+    fs.renameSync(`${out}.tmp`, out);
+  }, 100).unref();
 }
