@@ -31,10 +31,9 @@ async function startSide(label: string, cwd: string, names: string[]): Promise<S
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-compare-${label}-`));
   const port = await freePort();
   const env = productEnv(dir, port);
-  const secret = env.SVC_SECRET;
   const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const server = await startChildServer({ name: label, args: productArgs(cwd), env, port, cwd });
-  const scenarios = httpScenarios(world, secret).filter((s) => names.includes(s.name));
+  const scenarios = httpScenarios(world, env.SVC_SECRET).filter((s) => names.includes(s.name));
   return { label, dir, server, scenarios, rps: new Map(), p50: new Map(), cpu: new Map(), rss: 0 };
 }
 

@@ -9,22 +9,19 @@ import v8 from 'node:v8';
 
 const out = process.env.GC_PROBE_OUT;
 if (out) {
-  const KINDS = {
-    [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
-    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'markCompact',
-    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
-    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakCallbacks',
-  };
+  // the two kinds gcCost.ts reads; incremental marking and weak callbacks are left out
+  const KINDS = { [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge', [constants.NODE_PERFORMANCE_GC_MAJOR]: 'markCompact' };
   const oldUsed = () =>
     v8.getHeapSpaceStatistics().reduce((sum, s) => (s.space_name.startsWith('new') ? sum : sum + s.space_used_size), 0);
-  const totals = { scavenge: { n: 0, ms: 0 }, markCompact: { n: 0, ms: 0 }, incremental: { n: 0, ms: 0 }, weakCallbacks: { n: 0, ms: 0 }, oldGrowth: 0 };
+  const totals = { scavenge: { n: 0, ms: 0 }, markCompact: { n: 0, ms: 0 }, oldGrowth: 0 };
   let lastOld = oldUsed();
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      const kind = KINDS[e.detail?.kind] ?? 'other';
-      const t = (totals[kind] ??= { n: 0, ms: 0 });
-      t.n++;
-      t.ms += e.duration;
+      const kind = KINDS[e.detail?.kind];
+      if (kind) {
+        totals[kind].n++;
+        totals[kind].ms += e.duration;
+      }
       const now = oldUsed();
       if (kind === 'scavenge' && now > lastOld) totals.oldGrowth += now - lastOld;
       lastOld = now;
