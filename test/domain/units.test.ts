@@ -20,6 +20,11 @@ describe('identifiers', () => {
     expect(id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
     expect(Buffer.from(id.slice(4), 'base64url')).toHaveLength(16);
   });
+  it('event ids drawn from the random pool are all distinct across many refills, never one repeated', () => {
+    // 256 ids per 4 KiB fill: 3,000 cross a dozen refills, and room ids made in between share the same pool
+    const ids = Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? (newId('room'), newEventId()) : newEventId()));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
 });
 
 describe('cursors', () => {
