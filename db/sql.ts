@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { sqliteGroupStatements } from '../src/fastpaths/sqliteTransaction.js';
 
 export interface SqlResult<T> {
   rows: T[];
@@ -105,9 +106,11 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
   q.items = [];
   q.scheduled = false;
   const own = items.length > 1 && !conn.inTransaction;
+  // the same prepared BEGIN IMMEDIATE, COMMIT and ROLLBACK as the groups of transactions (db/transaction.ts)
+  const control = sqliteGroupStatements(conn);
   const outcomes: ({ ok: true; value: SqlResult<unknown> } | { ok: false; error: unknown })[] = [];
   try {
-    if (own) preparedStatement(conn, 'BEGIN IMMEDIATE').run();
+    if (own) control.begin.run();
     for (const item of items) {
       try {
         outcomes.push({ ok: true, value: runSqlite(conn, item.stmt, item.params) });
@@ -117,11 +120,11 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
         if (own && !conn.inTransaction) throw error;
       }
     }
-    if (own) preparedStatement(conn, 'COMMIT').run();
+    if (own) control.commit.run();
   } catch (error) {
     if (own && conn.inTransaction) {
       try {
-        preparedStatement(conn, 'ROLLBACK').run();
+        control.rollback.run();
       } catch {
         // the transaction is gone already
       }
