@@ -4,7 +4,7 @@ import type { ResolvedDeliveryDeps } from '../webhooks/deliveryDeps.js';
 import { classifyAttempt } from '../webhooks/retryPolicy.js';
 import { decryptSecret } from '../webhooks/secretBox.js';
 import { signatureHeader } from '../webhooks/signing.js';
-import { checkWebhookUrl, UrlRefusedError } from '../webhooks/ssrfGuard.js';
+import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import type { DelegatedToken } from './delegatedToken.js';
 
 /** The event type an invocation is signed as (`Svc-Webhook-Type`); not in the event catalog, never fired by a write. */
@@ -81,7 +81,7 @@ export async function invokeConnector(
   }
   let target;
   try {
-    target = await checkWebhookUrl(connector.url, deps.policy);
+    target = await checkOutboundUrl(connector.url, deps.policy);
   } catch (err) {
     if (!(err instanceof UrlRefusedError)) throw err;
     if (err.reason === 'unresolvable') return { kind: 'retry', statusCode: null, error: 'dns: the connector\'s host does not resolve' };

@@ -1,8 +1,6 @@
 import { Agent, request } from 'undici';
 import type { Services } from '../domain/services.js';
-import { allowlistOf } from '../webhooks/deliveryDeps.js';
-import { pinnedLookup } from '../webhooks/httpSender.js';
-import { checkWebhookUrl, type Resolver, systemResolver, UrlRefusedError } from '../webhooks/ssrfGuard.js';
+import { allowlistOf, checkOutboundUrl, pinnedLookup, type Resolver, systemResolver, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import { redirectUriProblem } from './clientRegistry.js';
 
 /**
@@ -124,7 +122,7 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
   const deps = { ...DEFAULT_DEPS, ...overrides.get(s) };
   let target;
   try {
-    target = await checkWebhookUrl(url, { allowlist: allowlistOf(s.config), resolver: deps.resolver, resolveTimeoutMs: deps.connectTimeoutMs });
+    target = await checkOutboundUrl(url, { allowlist: allowlistOf(s.config), resolver: deps.resolver, resolveTimeoutMs: deps.connectTimeoutMs });
   } catch (err) {
     if (err instanceof UrlRefusedError) throw new ClientMetadataError(`The client metadata document at ${url} cannot be fetched: ${err.message}.`);
     throw err;

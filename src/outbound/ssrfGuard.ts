@@ -1,5 +1,8 @@
-import dns from 'node:dns';
+// Outbound requests to URLs that users supply (webhooks, agent connectors, OAuth client metadata documents):
+// the SSRF check of spec 6.6 and CONTRACT §1's allow-list, and the lookup that pins a connection to the checked address.
+import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
+import type { Config } from '../config.js';
 
 /** One address a host name resolves to. */
 export interface ResolvedAddress {
@@ -18,6 +21,18 @@ export const systemResolver: Resolver = async (hostname) =>
 export interface Allowlist {
   cidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][];
   hosts: string[];
+}
+
+const allowlists = new WeakMap<Config, Allowlist>();
+
+/** The operator allow-list of CONTRACT §1, parsed once per configuration. */
+export function allowlistOf(config: Config): Allowlist {
+  let list = allowlists.get(config);
+  if (!list) {
+    list = parseAllowlist(config.ssrfAllowlist);
+    allowlists.set(config, list);
+  }
+  return list;
 }
 
 export function parseAllowlist(entries: string[]): Allowlist {
@@ -149,13 +164,14 @@ async function resolveWithin(p: SsrfPolicy, hostname: string): Promise<ResolvedA
 }
 
 /**
- * Checks a webhook URL (spec 6.6) and picks the address to connect to: only http/https; a literal address
+ * Checks a URL the server is asked to call (a webhook, spec 6.6; an agent connector; an OAuth client's metadata
+ * document) and picks the address to connect to: only http/https; a literal address
  * in any spelling must not be internal; `localhost` names are refused; a name is resolved and refused when
  * ANY of its addresses is internal. The caller connects to `address` and nothing else, so a second DNS
  * answer cannot swap in an internal address. Allow-listed names skip the address check. Throws
  * UrlRefusedError. With `allowUnresolvable`, a name that does not resolve passes (creation: DNS may come later).
  */
-export async function checkWebhookUrl(raw: string, p: SsrfPolicy, o: { allowUnresolvable?: boolean } = {}): Promise<CheckedTarget | null> {
+export async function checkOutboundUrl(raw: string, p: SsrfPolicy, o: { allowUnresolvable?: boolean } = {}): Promise<CheckedTarget | null> {
   const { url, hostname } = parseUrl(raw);
   if (ipaddr.isValid(hostname)) {
     if (isBlockedAddress(hostname, p.allowlist)) throw blocked(hostname);
@@ -180,4 +196,12 @@ export async function checkWebhookUrl(raw: string, p: SsrfPolicy, o: { allowUnre
     if (bad) throw blocked(bad.address, hostname);
   }
   return { url, hostname, address: addresses[0].address, family: addresses[0].family };
+}
+
+/** The pinned lookup: the socket's DNS question is answered with the checked address, and only with it. */
+export function pinnedLookup(target: CheckedTarget) {
+  return (_host: string, opts: LookupOptions, cb: (...a: unknown[]) => void) => {
+    if (opts?.all) cb(null, [{ address: target.address, family: target.family } satisfies LookupAddress]);
+    else cb(null, target.address, target.family);
+  };
 }

@@ -1,6 +1,6 @@
 import type { Agent } from 'undici';
 import { type HttpSender, pinnedAgent, type SendRequest, sendVia } from './httpSender.js';
-import type { CheckedTarget } from './ssrfGuard.js';
+import type { CheckedTarget } from '../outbound/ssrfGuard.js';
 
 /** A keep-alive sender for the delivery worker: one pinned agent per receiver, reused across attempts. */
 export interface PooledSender {

@@ -10,7 +10,7 @@ import { effectiveSecrets } from './rotation.js';
 import { decryptSecret } from './secretBox.js';
 import { unsendableCustomHeader } from './customHeaders.js';
 import { buildDeliveryHeaders } from './signing.js';
-import { checkWebhookUrl, UrlRefusedError } from './ssrfGuard.js';
+import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import { customHeadersOf } from './webhookConfig.js';
 
 /** The outcome of one attempt, before it is written. */
@@ -119,7 +119,7 @@ async function sendAttempt(
   }
   let target;
   try {
-    target = await checkWebhookUrl(webhook.url, deps.policy);
+    target = await checkOutboundUrl(webhook.url, deps.policy);
   } catch (err) {
     if (err instanceof UrlRefusedError) return unsent(err.reason === 'unresolvable' ? 'network_error' : 'ssrf_blocked', now, webhook.url);
     throw err;

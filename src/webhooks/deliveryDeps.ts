@@ -1,9 +1,8 @@
-import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
 import type { Metrics } from '../observability/metrics.js';
 import { DEFAULT_TIMEOUTS, type HttpSender, type SendTimeouts, undiciSender } from './httpSender.js';
 import { loadWebhookKey } from './secretBox.js';
-import { parseAllowlist, type Allowlist, type Resolver, type SsrfPolicy, systemResolver } from './ssrfGuard.js';
+import { allowlistOf, type Resolver, type SsrfPolicy, systemResolver } from '../outbound/ssrfGuard.js';
 
 /** What sending a webhook needs from the outside world; tests replace parts of it (no sleeping, no DNS). */
 export interface WebhookDeliveryDeps {
@@ -32,24 +31,12 @@ declare module '../domain/services.js' {
   }
 }
 
-const allowlists = new WeakMap<Config, Allowlist>();
-
 /**
  * Replaces parts of the delivery deps for one runtime (the resolver, the HTTP sender, the timeouts, the
  * clock), kept on that runtime's services (`Services.webhookDelivery`). Used by tests and by embedders; the SSRF check always runs before the sender.
  */
 export function configureWebhookDelivery(s: Services, deps: Partial<WebhookDeliveryDeps>): void {
   Object.assign(s.webhookDelivery, deps);
-}
-
-/** The operator allow-list of CONTRACT §1, parsed once per configuration. */
-export function allowlistOf(config: Config): Allowlist {
-  let list = allowlists.get(config);
-  if (!list) {
-    list = parseAllowlist(config.ssrfAllowlist);
-    allowlists.set(config, list);
-  }
-  return list;
 }
 
 /**

@@ -1,8 +1,7 @@
-import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher, request } from 'undici';
 import { RESPONSE_PREVIEW_BYTES } from './constants.js';
-import type { CheckedTarget } from './ssrfGuard.js';
+import { pinnedLookup, type CheckedTarget } from '../outbound/ssrfGuard.js';
 
 /** Bounds of one attempt (spec 6.5 "bounded timeouts"). */
 export interface SendTimeouts {
@@ -78,14 +77,6 @@ async function readPreview(body: AsyncIterable<Buffer> & { destroy(): void }): P
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-/** The pinned lookup: the socket's DNS question is answered with the checked address, and only with it. */
-export function pinnedLookup(target: CheckedTarget) {
-  return (_host: string, opts: LookupOptions, cb: (...a: unknown[]) => void) => {
-    if (opts?.all) cb(null, [{ address: target.address, family: target.family } satisfies LookupAddress]);
-    else cb(null, target.address, target.family);
-  };
-}
 
 /**
  * An undici Agent that connects only to `target.address`, bounded by the connect, header and body

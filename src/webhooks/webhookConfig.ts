@@ -12,7 +12,7 @@ import { API_V2, API_VERSIONS } from './constants.js';
 import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
-import { checkWebhookUrl, UrlRefusedError } from './ssrfGuard.js';
+import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 
 // Webhook configuration (spec 2.8, 3). Creation, rotation, (de)activation and deletion happen in the
 // developer settings screen and the operator CLI, never through /v1 (spec 4 rule 3). Each function takes
@@ -38,7 +38,7 @@ export interface CreateWebhookInput {
 export async function assertWebhookUrlAllowed(s: Services, url: string): Promise<void> {
   if (url.length > MAX_URL) throw validationError(`URL is limited to ${MAX_URL} characters`, { field: 'url' });
   try {
-    await checkWebhookUrl(url, deliveryDepsFor(s).policy, { allowUnresolvable: true });
+    await checkOutboundUrl(url, deliveryDepsFor(s).policy, { allowUnresolvable: true });
   } catch (err) {
     if (err instanceof UrlRefusedError) throw validationError(err.message, { field: 'url', reason: err.reason });
     throw err;

@@ -4,7 +4,7 @@ import { Webhook } from '../../db/entities/index.js';
 import { configureWebhookDelivery } from '../../src/webhooks/deliveryDeps.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import type { HttpSender } from '../../src/webhooks/httpSender.js';
-import type { Resolver } from '../../src/webhooks/ssrfGuard.js';
+import type { Resolver } from '../../src/outbound/ssrfGuard.js';
 import { encryptSecret, loadWebhookKey } from '../../src/webhooks/secretBox.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';

@@ -4,7 +4,7 @@ import { createPooledSender } from '../../src/webhooks/agentPool.js';
 import { configureWebhookDelivery } from '../../src/webhooks/deliveryDeps.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import type { SendRequest } from '../../src/webhooks/httpSender.js';
-import type { CheckedTarget, Resolver } from '../../src/webhooks/ssrfGuard.js';
+import type { CheckedTarget, Resolver } from '../../src/outbound/ssrfGuard.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { addWebhook, deliveryRows, startReceiver } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { call, createWorld, startTestServer } from '../helpers/harness.js';
 import { configureWebhookDelivery } from '../../src/webhooks/deliveryDeps.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import type { HttpSender } from '../../src/webhooks/httpSender.js';
-import { checkWebhookUrl, parseAllowlist, type Resolver, UrlRefusedError } from '../../src/webhooks/ssrfGuard.js';
+import { checkOutboundUrl, parseAllowlist, type Resolver, UrlRefusedError } from '../../src/outbound/ssrfGuard.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { Webhook } from '../../db/entities/index.js';
 import { deliveryRows, startReceiver } from './helpers.js';
@@ -36,7 +36,7 @@ const noAllowlist = { allowlist: parseAllowlist([]), resolver };
 
 describe('SSRF guard (spec 6.6)', () => {
   it.each(REFUSED)('refuses %s', async (url) => {
-    const err = await checkWebhookUrl(url, noAllowlist).catch((e) => e);
+    const err = await checkOutboundUrl(url, noAllowlist).catch((e) => e);
     expect(err).toBeInstanceOf(UrlRefusedError);
     expect(['blocked_address', 'blocked_host']).toContain(err.reason);
   });
@@ -44,25 +44,25 @@ describe('SSRF guard (spec 6.6)', () => {
   it.each(['ftp://public.example/', 'file:///etc/passwd', 'gopher://public.example/', 'javascript:alert(1)', 'not a url', 'http://user:pw@public.example/'])(
     'refuses the non-http URL or URL with credentials %s',
     async (url) => {
-      await expect(checkWebhookUrl(url, noAllowlist)).rejects.toBeInstanceOf(UrlRefusedError);
+      await expect(checkOutboundUrl(url, noAllowlist)).rejects.toBeInstanceOf(UrlRefusedError);
     },
   );
 
   it('accepts public addresses and pins the address it checked', async () => {
-    expect(await checkWebhookUrl(`http://${PUBLIC}/`, noAllowlist)).toMatchObject({ address: PUBLIC, family: 4 });
-    expect(await checkWebhookUrl('http://[2606:4700::1111]/', noAllowlist)).toMatchObject({ address: '2606:4700::1111', family: 6 });
-    expect(await checkWebhookUrl('https://public.example/hook', noAllowlist)).toMatchObject({ hostname: 'public.example', address: PUBLIC });
-    expect(await checkWebhookUrl('http://[::ffff:93.184.216.34]/', noAllowlist)).toMatchObject({ family: 6 });
+    expect(await checkOutboundUrl(`http://${PUBLIC}/`, noAllowlist)).toMatchObject({ address: PUBLIC, family: 4 });
+    expect(await checkOutboundUrl('http://[2606:4700::1111]/', noAllowlist)).toMatchObject({ address: '2606:4700::1111', family: 6 });
+    expect(await checkOutboundUrl('https://public.example/hook', noAllowlist)).toMatchObject({ hostname: 'public.example', address: PUBLIC });
+    expect(await checkOutboundUrl('http://[::ffff:93.184.216.34]/', noAllowlist)).toMatchObject({ family: 6 });
   });
 
   it('lets the operator allow-list CIDRs and host names', async () => {
     const allow = { allowlist: parseAllowlist(['10.0.0.0/8', 'internal.example', '*.corp.example', '127.0.0.1']), resolver };
-    expect(await checkWebhookUrl('http://10.9.9.9/', allow)).toBeTruthy();
-    expect(await checkWebhookUrl('https://internal.example/', allow)).toBeTruthy();
-    expect(await checkWebhookUrl('http://127.0.0.1:9/', allow)).toBeTruthy();
-    expect(await checkWebhookUrl('http://[::ffff:127.0.0.1]/', allow)).toBeTruthy();
-    await expect(checkWebhookUrl('http://192.168.0.1/', allow)).rejects.toThrow(/internal/);
-    await expect(checkWebhookUrl('http://localhost/', allow)).rejects.toThrow(/local host name/);
+    expect(await checkOutboundUrl('http://10.9.9.9/', allow)).toBeTruthy();
+    expect(await checkOutboundUrl('https://internal.example/', allow)).toBeTruthy();
+    expect(await checkOutboundUrl('http://127.0.0.1:9/', allow)).toBeTruthy();
+    expect(await checkOutboundUrl('http://[::ffff:127.0.0.1]/', allow)).toBeTruthy();
+    await expect(checkOutboundUrl('http://192.168.0.1/', allow)).rejects.toThrow(/internal/);
+    await expect(checkOutboundUrl('http://localhost/', allow)).rejects.toThrow(/local host name/);
     expect(() => parseAllowlist(['10.0.0.0/99'])).toThrow(/SVC_SSRF_ALLOWLIST/);
   });
 
