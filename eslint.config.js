@@ -86,6 +86,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/outbound/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...transport, '**/webhooks/**', '**/agents/**', '**/oauth/**', '**/procedures/**', '**/domain/**', '**/web/**', '**/rest/**', '**/mcp/**', '**/cli/**'], message: 'The SSRF guard serves webhooks, agents and OAuth alike: it imports none of them.' }] }] },
+  },
+  {
     files: ['src/agents/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/procedures/**', '**/cli/**', 'express', '@modelcontextprotocol/*'], message: 'Imports point one way: surfaces and procedures → agents → domain → db.' }] }] },
   },
