@@ -105,12 +105,12 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
   const items = q.items;
   q.items = [];
   q.scheduled = false;
-  const own = items.length > 1 && !conn.inTransaction;
-  // the same prepared BEGIN IMMEDIATE, COMMIT and ROLLBACK as the groups of transactions (db/transaction.ts)
-  const control = sqliteGroupStatements(conn);
+  // a group of its own (several statements, no transaction open), on the same prepared BEGIN IMMEDIATE, COMMIT
+  // and ROLLBACK as the groups of transactions (db/transaction.ts); a single statement runs alone
+  const own = items.length > 1 && !conn.inTransaction ? sqliteGroupStatements(conn) : null;
   const outcomes: ({ ok: true; value: SqlResult<unknown> } | { ok: false; error: unknown })[] = [];
   try {
-    if (own) control.begin.run();
+    own?.begin.run();
     for (const item of items) {
       try {
         outcomes.push({ ok: true, value: runSqlite(conn, item.stmt, item.params) });
@@ -120,11 +120,11 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
         if (own && !conn.inTransaction) throw error;
       }
     }
-    if (own) control.commit.run();
+    own?.commit.run();
   } catch (error) {
     if (own && conn.inTransaction) {
       try {
-        control.rollback.run();
+        own.rollback.run();
       } catch {
         // the transaction is gone already
       }
