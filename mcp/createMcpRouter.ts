@@ -8,6 +8,7 @@ import type { Credentials } from '../src/auth/credentials.js';
 import type { Actor } from '../src/domain/actor.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
+import type { ResponseState } from '../src/procedures/context.js';
 import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/http/apiHeaders.js';
 import { EXPOSED_API_HEADERS, outcomeHeaders } from '../src/http/headers.js';
 import { requestIdOf } from '../src/http/requestId.js';
@@ -18,13 +19,14 @@ import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
 import { createMcpServer } from './createMcpServer.js';
 import { DirectJsonTransport, directRequestOf } from '../src/fastpaths/directJsonTransport.js';
+import { directAnswer, directToolCallOf } from '../src/fastpaths/directToolCall.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
-import type { ToolCallOptions } from './invokeTool.js';
+import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { buildToolCatalog } from './toolCatalog.js';
-import { toolAnswerJson } from './toolResult.js';
+import { toCheckedToolResult, toolAnswerJson } from './toolResult.js';
 
 export interface McpRouterOptions {
   services: Services;
@@ -150,30 +152,42 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     }
 
     headers['X-Request-Id'] = requestId;
-    const server = createMcpServer({
-      catalog, actor, call,
-      onToolOutcome: (out) => {
-        // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
-        if (calls.length !== 1 || res.headersSent) return;
-        const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
-        for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
-      },
-    });
+    const onToolOutcome = (out: ResponseState) => {
+      // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
+      if (calls.length !== 1 || res.headersSent) return;
+      const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
+      for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
+    };
     // JSON unless the client asked for progress notifications, which need the SSE stream
     const sse = wantsProgress(read.body);
-    const direct = sse ? null : directRequestOf(
-      { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') }, read.body,
-    );
-    if (direct) {
-      // the common case, one valid JSON-RPC request answered with JSON (the same MCP server, without the Web
-      // Request/Response round trip of the SDK's Node transport)
-      const transport = new DirectJsonTransport();
-      return exchange(res, server, transport, false, requestId, async () => {
-        const answer = await transport.exchange(direct);
-        if (!answer || res.destroyed) return;
-        const body = toolAnswerJson(answer);
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    const postHeaders = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') };
+    const toolCall = sse ? null : directToolCallOf(postHeaders, read.body);
+    const tool = toolCall && catalog.get(toolCall.name);
+    if (toolCall && tool) {
+      // the most common POST, a plain tools/call of a known tool: answered as the MCP server answers it, without
+      // building one (src/fastpaths/directToolCall.ts)
+      const aborted = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) aborted.abort();
       });
+      const answer = await directAnswer(toolCall.id, aborted.signal, async () => {
+        const outcome = await invokeTool(tool.proc, toolCall.arguments, { ...call, signal: aborted.signal });
+        onToolOutcome(outcome.out);
+        return toCheckedToolResult(outcome);
+      });
+      try {
+        return writeJsonAnswer(res, answer);
+      } catch (err) {
+        return failedExchange(res, err, requestId);
+      }
+    }
+    const server = createMcpServer({ catalog, actor, call, onToolOutcome });
+    const direct = sse ? null : directRequestOf(postHeaders, read.body);
+    if (direct) {
+      // one valid JSON-RPC request answered with JSON (the same MCP server, without the Web Request/Response round
+      // trip of the SDK's Node transport)
+      const transport = new DirectJsonTransport();
+      return exchange(res, server, transport, false, requestId, async () => writeJsonAnswer(res, await transport.exchange(direct)));
     }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
     await exchange(res, server, transport, sse, requestId, async () => {
@@ -205,9 +219,21 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       await server.connect(transport);
       await serve();
     } catch (err) {
-      services.log.error({ err, requestId }, 'mcp request failed');
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+      failedExchange(res, err, requestId);
     }
+  }
+
+  /** An exchange that failed outside the MCP server's own handling: a JSON-RPC internal error, logged. */
+  function failedExchange(res: Response, err: unknown, requestId: string): void {
+    services.log.error({ err, requestId }, 'mcp request failed');
+    if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+  }
+
+  /** A JSON-RPC answer as the body of a 200 (nothing when there is none, or nobody left to read it). */
+  function writeJsonAnswer(res: Response, answer: unknown): void {
+    if (!answer || res.destroyed) return;
+    const body = toolAnswerJson(answer);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   }
 
   async function answerUnmatched(req: Request, res: Response) {

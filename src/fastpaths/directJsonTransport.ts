@@ -17,6 +17,17 @@ export interface McpPostHeaders {
 }
 
 /**
+ * Whether the SDK's transport would dispatch a POST with these headers and may answer it with JSON: an `Accept`
+ * listing both `application/json` and `text/event-stream`, a JSON `Content-Type` (the SDK's own media-type
+ * parser) and a supported or absent `Mcp-Protocol-Version` (the SDK's own list).
+ */
+export function jsonAnswerAllowed({ accept, contentType, protocolVersion }: McpPostHeaders): boolean {
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return false;
+  if (!isJsonContentType(contentType ?? null)) return false;
+  return protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion);
+}
+
+/**
  * The one JSON-RPC request of a POST that the direct transport may answer, or null when the SDK's own
  * Streamable HTTP transport must handle the POST instead.
  *
@@ -28,10 +39,7 @@ export interface McpPostHeaders {
  * SDK's transport, so every unusual answer is still the SDK's own.
  */
 export function directRequestOf(headers: McpPostHeaders, body: unknown): JSONRPCRequest | null {
-  const { accept, contentType, protocolVersion } = headers;
-  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
-  if (!isJsonContentType(contentType ?? null)) return null;
-  if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) return null;
+  if (!jsonAnswerAllowed(headers)) return null;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
   const parsed = JSONRPCMessageSchema.safeParse(body);
   if (!parsed.success || !isJSONRPCRequest(parsed.data)) return null;

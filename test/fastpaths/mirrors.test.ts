@@ -5,6 +5,7 @@ import path from 'node:path';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import express from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { RateLimiterSQLite } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
 
@@ -90,6 +91,20 @@ const MIRRORS: Mirror[] = [
     code: () => [(Server.prototype as unknown as { setRequestHandler: () => void }).setRequestHandler.toString()],
     sha: 'a48bb920e9db4930',
     recheck: "Server.setRequestHandler's tools/call override: how it parses the request, checks a task-augmented result and parses CallToolResultSchema",
+  },
+  {
+    file: 'src/fastpaths/directToolCall.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
+    code: () => {
+      const types = path.join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/types.js');
+      return [
+        (Protocol.prototype as unknown as { _onrequest: () => void })._onrequest.toString(),
+        slice(types, 'export const RequestSchema = z', '});'),
+        slice(types, 'export const RequestIdSchema', '.strict();'),
+        slice(types, 'export const CallToolRequestParamsSchema', 'params: CallToolRequestParamsSchema'),
+      ];
+    },
+    sha: 'ca8af3a0fef15cb6',
+    recheck: "Protocol._onrequest (what it answers for a handler's result or error, and when it answers nothing) and the JSON-RPC request and tools/call schemas (which requests reach a tools/call handler, with what name and arguments)",
   },
 ];
 
