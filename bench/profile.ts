@@ -29,7 +29,7 @@ interface CpuProfile {
 }
 
 /** Where a frame belongs: a package, the project's own code (by area), node internals, or V8 pseudo-frames. */
-function areaOf(url: string, fn: string): string {
+export function areaOf(url: string, fn: string): string {
   if (!url) return fn.startsWith('(') ? fn : '(native)';
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1];
@@ -38,7 +38,7 @@ function areaOf(url: string, fn: string): string {
   return own.split('/').slice(0, own.startsWith('src/') ? 2 : 1).join('/');
 }
 
-const frameKey = (n: ProfileNode) => {
+export const frameKey = (n: Pick<ProfileNode, 'callFrame'>) => {
   const url = n.callFrame.url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '').replace(/^.*node_modules\//, '~/');
   return `${n.callFrame.functionName || '(anonymous)'} ${url}:${n.callFrame.lineNumber + 1}`;
 };

@@ -57,7 +57,7 @@ const wantsProgress = (body: unknown) =>
 /**
  * The MCP surface at /mcp (`app.use(createMcpRouter(…))`; it answers every path under /mcp and passes the others
  * on): the Streamable HTTP transport
- * of the MCP SDK, stateless (a fresh server and transport per POST, no `Mcp-Session-Id`: nothing is
+ * of the MCP SDK, stateless (a fresh server and transport per POST where one is needed, no `Mcp-Session-Id`: nothing is
  * server-initiated, and every request carries its own credential, so a session would only add state to
  * share between processes). Every procedure is a tool (see toolCatalog.ts); every tool call runs the
  * procedure pipeline. Refusals before the pipeline (Origin, credential, method, body) are audited here.
