@@ -119,24 +119,37 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
   const probe = await callApi(o.target, 'GET', `/v1/events?limit=1${room}`);
   const serverNow = new Date(probe.headers.get('date') ?? Date.now());
   let since = o.since ?? (Number.isNaN(serverNow.getTime()) ? new Date() : serverNow).toISOString();
+  const seen = new Map<string, string>();
+  /** One page of the event log since `since` (null once the listener is stopped meanwhile). */
+  const pageOf = async (cursor: string | null) => {
+    const q = `/v1/events?limit=200&since=${encodeURIComponent(since)}${room}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    try {
+      return (await callApi<{ data: LoggedEvent[]; nextCursor: string | null }>(o.target, 'GET', q, undefined, o.signal)).body;
+    } catch (err) {
+      if (o.signal.aborted) return null;
+      throw err;
+    }
+  };
+  if (o.since === undefined) {
+    // The Date header counts whole seconds, so `since` falls up to a second before the start: what the log already
+    // holds from that second is not new, and is not forwarded.
+    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+      const page = await pageOf(cursor);
+      for (const e of page?.data ?? []) seen.set(e.id, e.createdAt);
+      cursor = page?.nextCursor ?? null;
+    }
+  }
   o.out(`Signing secret: ${secret}`);
   o.out(`Forwarding ${o.events.length ? o.events.join(', ') : 'every'} event${o.roomId ? ` of ${o.roomId}` : ''} from ${o.target.baseUrl} to ${o.forwardTo} (since ${since}); Ctrl-C stops.`);
-  const seen = new Map<string, string>();
   const forwarded: ForwardResult[] = [];
   const done = () => o.signal.aborted || (o.maxEvents !== undefined && forwarded.length >= o.maxEvents);
   while (!done()) {
     let cursor: string | null = null;
     let newest = since;
     do {
-      const q: string = `/v1/events?limit=200&since=${encodeURIComponent(since)}${room}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      let page;
-      try {
-        page = await callApi<{ data: LoggedEvent[]; nextCursor: string | null }>(o.target, 'GET', q, undefined, o.signal);
-      } catch (err) {
-        if (o.signal.aborted) break;
-        throw err;
-      }
-      for (const e of page.body.data) {
+      const page = await pageOf(cursor);
+      if (!page) break;
+      for (const e of page.data) {
         if (e.createdAt > newest) newest = e.createdAt;
         if (seen.has(e.id)) continue;
         seen.set(e.id, e.createdAt);
@@ -146,7 +159,7 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
         forwarded.push(r);
         o.out(resultLine(r));
       }
-      cursor = page.body.nextCursor;
+      cursor = page.nextCursor;
     } while (cursor && !done());
     const next = new Date(new Date(newest).getTime() - LOOKBACK_MS).toISOString();
     if (next > since) {
