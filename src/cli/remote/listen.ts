@@ -133,11 +133,12 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
   if (o.since === undefined) {
     // The Date header counts whole seconds, so `since` falls up to a second before the start: what the log already
     // holds from that second is not new, and is not forwarded.
-    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+    let cursor: string | null = null;
+    do {
       const page = await pageOf(cursor);
       for (const e of page?.data ?? []) seen.set(e.id, e.createdAt);
       cursor = page?.nextCursor ?? null;
-    }
+    } while (cursor);
   }
   o.out(`Signing secret: ${secret}`);
   o.out(`Forwarding ${o.events.length ? o.events.join(', ') : 'every'} event${o.roomId ? ` of ${o.roomId}` : ''} from ${o.target.baseUrl} to ${o.forwardTo} (since ${since}); Ctrl-C stops.`);
