@@ -10,7 +10,7 @@ import { readBenchOptions } from './benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from './childServer.js';
 import { httpScenarios, type HttpScenario } from './httpScenarios.js';
 import { median, runLoad } from './runLoad.js';
-import { seedBench, type BenchWorld } from './seedBench.js';
+import { provisionBenchPostgres, seedBench, type BenchWorld } from './seedBench.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_SCENARIOS = ['me', 'rooms', 'post-message', 'mcp-get-me'];
@@ -25,16 +25,19 @@ interface Side {
   cpu: Map<string, number[]>;
   /** Highest server RSS seen during the measured rounds, in bytes. */
   rss: number;
+  /** Its PostgreSQL database (BENCH_DATABASE_URL), dropped at the end. */
+  pg: { drop(): Promise<void> } | null;
 }
 
 async function startSide(label: string, cwd: string, names: string[]): Promise<Side> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-compare-${label}-`));
   const port = await freePort();
-  const env = productEnv(dir, port);
+  const pg = process.env.BENCH_DATABASE_URL ? await provisionBenchPostgres(process.env.BENCH_DATABASE_URL) : null;
+  const env = productEnv(dir, port, pg ? { DATABASE_URL: pg.url } : {});
   const world: BenchWorld = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const server = await startChildServer({ name: label, args: productArgs(cwd), env, port, cwd });
   const scenarios = httpScenarios(world, env.SVC_SECRET).filter((s) => names.includes(s.name));
-  return { label, dir, server, scenarios, rps: new Map(), p50: new Map(), cpu: new Map(), rss: 0 };
+  return { label, dir, server, scenarios, rps: new Map(), p50: new Map(), cpu: new Map(), rss: 0, pg };
 }
 
 async function main(): Promise<void> {
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(sides.map((s) => s.server.stop()));
     for (const s of sides) fs.rmSync(s.dir, { recursive: true, force: true });
+    for (const s of sides) await s.pg?.drop().catch((e: Error) => console.error(`could not drop the ${s.label} database: ${e.message}`));
   }
 }
 

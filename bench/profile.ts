@@ -1,7 +1,8 @@
 // `npx tsx bench/profile.ts [scenario]`: runs the product under `node --cpu-prof`, drives one scenario of
 // the bench (default `me`: GET /v1/me; also rooms, post-message, mcp-get-me, list-1k …, or `webhooks`: the
 // fan-out, posting BENCH_WEBHOOK_RATE events/s to BENCH_WEBHOOK_FANOUT webhooks until delivered) with autocannon, stops it, and prints where the CPU went: self time by function and by
-// package, and inclusive time of the project's own functions. The .cpuprofile is kept for DevTools.
+// package, and inclusive time of the project's own functions. The .cpuprofile is kept for DevTools. With
+// BENCH_DATABASE_URL, the product runs on a PostgreSQL database of its own there (as `npm run bench` does).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import { readBenchOptions } from './benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer } from './childServer.js';
 import { httpScenarios } from './httpScenarios.js';
 import { runLoad } from './runLoad.js';
-import { seedBench } from './seedBench.js';
+import { provisionBenchPostgres, seedBench } from './seedBench.js';
 import { measureWebhooks } from './webhookBench.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
@@ -86,7 +87,11 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-profile-'));
   const profDir = path.join(dir, 'prof');
   const port = await freePort();
-  const env = productEnv(dir, port, { SVC_WORKER: name === 'webhooks' ? 'on' : 'off', SVC_SSRF_ALLOWLIST: '127.0.0.1/32' });
+  // BENCH_DATABASE_URL: the product on a PostgreSQL database of its own (seeded the same way, dropped at the end)
+  const pgDb = process.env.BENCH_DATABASE_URL ? await provisionBenchPostgres(process.env.BENCH_DATABASE_URL) : null;
+  const env = productEnv(dir, port, {
+    SVC_WORKER: name === 'webhooks' ? 'on' : 'off', SVC_SSRF_ALLOWLIST: '127.0.0.1/32', ...(pgDb && { DATABASE_URL: pgDb.url }),
+  });
   const receiver: WebhookReceiver | null = name === 'webhooks' ? await startWebhookReceiver() : null;
   const world = await seedBench({
     env, largeMessages: 1001, extraRooms: 60, webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
@@ -122,6 +127,7 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
     await receiver?.close();
+    await pgDb?.drop().catch((e: Error) => console.error(`could not drop the profile database: ${e.message}`));
   }
   const file = fs.readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(profDir, f))[0];
   if (!file) throw new Error('no .cpuprofile written');
