@@ -23,9 +23,11 @@ const TASK_COLUMNS =
   '"id", "roomId", "title", "description", "status", "assigneeId", "startDate", "dueDate", "createdById", "createdAt", "updatedAt", "agentRunId"';
 const TASK_BY_ID = `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "id" = ? AND "roomId" = ?`;
 const TASK_INSERT = `INSERT INTO "tasks" (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-const TASK_UPDATE =
-  'UPDATE "tasks" SET "title" = ?, "description" = ?, "status" = ?, "assigneeId" = ?, "startDate" = ?, "dueDate" = ?, "updatedAt" = ? ' +
-  'WHERE "id" = ? AND "roomId" = ?';
+const TASK_FIELDS = ['title', 'description', 'status', 'assigneeId', 'startDate', 'dueDate'] as const satisfies readonly (keyof TaskFields)[];
+
+/** The update of the given fields (and `updatedAt`) of one task, returning the row as it is after it. */
+const taskUpdate = (fields: readonly (keyof TaskFields)[]) =>
+  `UPDATE "tasks" SET ${fields.map((k) => `"${k}" = ?, `).join('')}"updatedAt" = ? WHERE "id" = ? AND "roomId" = ? RETURNING ${TASK_COLUMNS}`;
 
 /** Rules every task keeps: a title, an assignee who is a (human) room member, start on or before due. */
 async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<void> {
@@ -85,12 +87,17 @@ export async function createTask(m: EntityManager, now: Date, actor: Actor, room
   return task;
 }
 
+/**
+ * Changes the given fields in one statement that returns the task as it is after the change (no read before it:
+ * one round trip fewer on PostgreSQL). A rule the result breaks throws, and the caller's transaction takes the
+ * change back with it, so a refused update leaves the task as it was.
+ */
 export async function updateTask(m: EntityManager, now: Date, actor: Actor, roomId: string, taskId: string, f: TaskFields) {
   const room = await requireRoom(m, actor, roomId, 'write');
-  const task = await findTask(m, roomId, taskId);
-  Object.assign(task, Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), { updatedAt: iso(now) });
+  const given = TASK_FIELDS.filter((k) => f[k] !== undefined);
+  const task = (await sql<Task>(m, taskUpdate(given), [...given.map((k) => f[k]), iso(now), taskId, roomId])).rows[0];
+  if (!task) throw notFound('Task');
   await checkTask(m, roomId, task);
-  await sql(m, TASK_UPDATE, [task.title, task.description, task.status, task.assigneeId, task.startDate, task.dueDate, task.updatedAt, task.id, roomId]);
   await emitEvent(m, { type: 'task.updated', room, object: { type: 'task', id: task.id }, actor, now });
   return task;
 }

@@ -64,6 +64,16 @@ describe('every endpoint, happy path', () => {
     expect(badDates.status).toBe(400);
     // business rules the schema cannot state answer rule_violation, not the schema's validation_error (issue 20.2)
     expect(badDates.body.error.code).toBe('rule_violation');
+    // a refused update changes nothing (the update and its check run in one transaction, taken back whole)
+    const notMember = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, {
+      key: w.key, body: { title: 'Renamed', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' },
+    });
+    expect([notMember.status, notMember.body.error.code]).toEqual([400, 'rule_violation']);
+    const blank = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key, body: { title: ' ' } });
+    expect(blank.status).toBe(400);
+    expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key })).body).toEqual(updated.body);
+    const missing = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/task_01KAR3V6X5Q2Z8N4M7P9W1T3YB`, { key: w.key, body: { status: 'done' } });
+    expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
     const outsider = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key: w.key, body: { title: 'x', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
     expect(outsider.status).toBe(400);
     expect(outsider.body.error.code).toBe('rule_violation');
