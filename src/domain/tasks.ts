@@ -89,15 +89,17 @@ export async function createTask(m: EntityManager, now: Date, actor: Actor, room
 
 /**
  * Changes the given fields in one statement that returns the task as it is after the change (no read before it:
- * one round trip fewer on PostgreSQL). A rule the result breaks throws, and the caller's transaction takes the
- * change back with it, so a refused update leaves the task as it was.
+ * one round trip fewer on PostgreSQL), as the transaction's last statement: its event is written first, so the
+ * task's row stays locked (PostgreSQL) from its update to the commit only, not across the event's statements
+ * too. A rule the result breaks (or an unknown task) throws, and the caller's transaction takes the change and
+ * its event back, so a refused update leaves the task as it was.
  */
 export async function updateTask(m: EntityManager, now: Date, actor: Actor, roomId: string, taskId: string, f: TaskFields) {
   const room = await requireRoom(m, actor, roomId, 'write');
+  await emitEvent(m, { type: 'task.updated', room, object: { type: 'task', id: taskId }, actor, now });
   const given = TASK_FIELDS.filter((k) => f[k] !== undefined);
   const task = (await sql<Task>(m, taskUpdate(given), [...given.map((k) => f[k]), iso(now), taskId, roomId])).rows[0];
   if (!task) throw notFound('Task');
   await checkTask(m, roomId, task);
-  await emitEvent(m, { type: 'task.updated', room, object: { type: 'task', id: task.id }, actor, now });
   return task;
 }

@@ -74,6 +74,9 @@ describe('every endpoint, happy path', () => {
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key })).body).toEqual(updated.body);
     const missing = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/task_01KAR3V6X5Q2Z8N4M7P9W1T3YB`, { key: w.key, body: { status: 'done' } });
     expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
+    // and leaves no event: one task.updated, the accepted update's (a refused one's event goes back with it)
+    const events = await call(t, 'GET', `/v1/events?type=task.updated&roomId=${w.roomId}&limit=200`, { key: w.key });
+    expect(events.body.data.map((e: any) => e.data.object.id)).toEqual([id]);
     const outsider = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key: w.key, body: { title: 'x', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
     expect(outsider.status).toBe(400);
     expect(outsider.body.error.code).toBe('rule_violation');
