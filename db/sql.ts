@@ -159,7 +159,8 @@ async function outsideOthersTransaction(conn: SqliteConnection): Promise<void> {
  * (`?` becomes `$n` on PostgreSQL). For the few atomic statements the ORM cannot express
  * (conditional increments, `ON CONFLICT`, `RETURNING`) and for the per-request statements of the pipeline.
  * Inside a transaction, pass its manager. On SQLite the statement is prepared once and kept (the driver's
- * own connection), and a statement outside a transaction never runs inside another caller's.
+ * own connection), and a statement outside a transaction never runs inside another caller's; on PostgreSQL
+ * it is a named prepared statement, parsed once per pooled connection (`runPostgres`).
  */
 export async function sql<T = Record<string, unknown>>(
   db: DataSource | EntityManager,
