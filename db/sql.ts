@@ -169,17 +169,16 @@ export async function sql<T = Record<string, unknown>>(
 ): Promise<SqlResult<T>> {
   const ds = 'connection' in db ? db.connection : db;
   const inOwnTransaction = 'connection' in db && !!db.queryRunner;
-  if (!isPostgres(ds)) {
-    const conn = (ds.driver as unknown as { databaseConnection?: SqliteConnection }).databaseConnection;
-    if (conn) {
-      const stmt = preparedStatement(conn, text);
-      if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
-      if (!stmt.readonly) return queueWrite(conn, stmt, params) as Promise<SqlResult<T>>;
-      if (conn.inTransaction) await outsideOthersTransaction(conn);
-      return runSqlite<T>(conn, stmt, params);
-    }
-  }
   if (isPostgres(ds)) return runPostgres<T>(ds, inOwnTransaction ? (db as EntityManager).queryRunner! : null, text, params);
+  const conn = (ds.driver as unknown as { databaseConnection?: SqliteConnection }).databaseConnection;
+  if (conn) {
+    const stmt = preparedStatement(conn, text);
+    if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
+    if (!stmt.readonly) return queueWrite(conn, stmt, params) as Promise<SqlResult<T>>;
+    if (conn.inTransaction) await outsideOthersTransaction(conn);
+    return runSqlite<T>(conn, stmt, params);
+  }
+  // a SQLite driver that is not better-sqlite3's: TypeORM's query runner
   const own = inOwnTransaction ? undefined : ds.createQueryRunner();
   const runner = own ?? (db as EntityManager).queryRunner!;
   try {
