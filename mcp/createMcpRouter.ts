@@ -167,9 +167,11 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       // the most common POST, a plain tools/call of a known tool: answered as the MCP server answers it, without
       // building one (src/fastpaths/directToolCall.ts)
       const aborted = new AbortController();
-      res.on('close', () => {
-        if (!res.writableFinished) aborted.abort();
-      });
+      // the call's controller on the response and a listener of the module, not a closure here: a closure made
+      // in this scope holds all of it (the body, the actor, the answer's headers), and the response kept that
+      // alive until scavenges moved it to the old generation (bench/README.md, issue 23, ninth round)
+      (res as CallResponse)[CALL_ABORT] = aborted;
+      res.on('close', abortUnfinishedCall);
       const answer = await directAnswer(toolCall.id, aborted.signal, async () => {
         const outcome = await invokeTool(tool.proc, toolCall.arguments, { ...call, signal: aborted.signal });
         onToolOutcome(outcome.out);
@@ -242,6 +244,14 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
     sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
   }
+}
+
+const CALL_ABORT = Symbol('svc.mcpCallAbort');
+type CallResponse = Response & { [CALL_ABORT]?: AbortController };
+
+/** A response closed before its answer was written in full: the client is gone, and its tool call is aborted. */
+function abortUnfinishedCall(this: CallResponse): void {
+  if (!this.writableFinished) this[CALL_ABORT]?.abort();
 }
 
 /** The endpoint's operation by HTTP method, until the body names a better one (operationOf). */
