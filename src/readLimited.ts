@@ -76,44 +76,68 @@ export interface BodyGuardOptions {
  * (or the request is closed). When the deadline passes, a reader waiting for the body answers 408; a
  * request already answered whose client is still sending has its connection closed (nobody reads on).
  * Every answer to a request whose body was cut short carries `Connection: close`.
+ *
+ * It decides once the packet that brought the request has been parsed (Node's parser hands over the headers
+ * and the body in separate callbacks, so at the check phase of this turn of the event loop): most bodies
+ * arrive with their headers, and a body already whole is neither pending nor late, so nothing is attached to
+ * its request. Attaching state to every request with a body cost 8-10 % of the CPU of each `POST`, `PATCH` and
+ * MCP call: it kept the requests' objects alive into the old generation (bench/README.md, issue 23, ninth
+ * round).
  */
 export function createBodyGuard(o: BodyGuardOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const pending = new Map<string, number>();
+  const guard: Guard = { o, pending: new Map<string, number>() };
   return (req, res) => {
-    if (!announcesBody(req) || (req as Guarded)[STATE]) return;
-    const state: BodyState = { timeoutMs: o.timeoutMs, limit: o.maxPendingPerClient, timedOut: false, refused: false };
-    (req as Guarded)[STATE] = state;
-    const client = o.clientOf(req);
-    const count = (pending.get(client) ?? 0) + 1;
-    if (count > o.maxPendingPerClient) {
-      state.refused = true;
-      res.shouldKeepAlive = false;
-      return;
-    }
-    pending.set(client, count);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      clearTimeout(timer);
-      const left = (pending.get(client) ?? 1) - 1;
-      if (left) pending.set(client, left);
-      else pending.delete(client);
-    };
-    const timer = setTimeout(() => {
-      release();
-      if (req.complete) return;
-      state.timedOut = true;
-      if (!res.headersSent) res.shouldKeepAlive = false;
-      if (state.onTimeout) state.onTimeout();
-      // answered already, and the client is still sending what nobody will read
-      else if (res.writableEnded) req.socket.destroy();
-    }, o.timeoutMs);
-    // (a request closed with its body unread but its connection open stays counted until the deadline)
-    req.once('end', release).once('close', () => {
-      if (req.complete || req.socket.destroyed) release();
-    });
+    if (announcesBody(req) && !(req as Guarded)[STATE]) setImmediate(armIfArriving, guard, req, res);
   };
+}
+
+interface Guard {
+  o: BodyGuardOptions;
+  /** Bodies in flight by client. */
+  pending: Map<string, number>;
+}
+
+/** Reader waiting for a body that began before the guard decided (a handler reading at once): told of a refusal or the deadline. */
+const EARLY_READER = Symbol('svc.earlyBodyReader');
+type Reading = Guarded & { [EARLY_READER]?: (err: Error) => void };
+
+function armIfArriving(g: Guard, req: Reading, res: ServerResponse): void {
+  if (req.complete || req.destroyed || req[STATE]) return;
+  const state: BodyState = { timeoutMs: g.o.timeoutMs, limit: g.o.maxPendingPerClient, timedOut: false, refused: false };
+  req[STATE] = state;
+  const early = req[EARLY_READER];
+  if (early) state.onTimeout = () => early(new BodyTimeoutError(state.timeoutMs));
+  const client = g.o.clientOf(req);
+  const count = (g.pending.get(client) ?? 0) + 1;
+  if (count > g.o.maxPendingPerClient) {
+    state.refused = true;
+    res.shouldKeepAlive = false;
+    early?.(new BodyRefusedError(state.limit));
+    return;
+  }
+  g.pending.set(client, count);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    clearTimeout(timer);
+    const left = (g.pending.get(client) ?? 1) - 1;
+    if (left) g.pending.set(client, left);
+    else g.pending.delete(client);
+  };
+  const timer = setTimeout(() => {
+    release();
+    if (req.complete) return;
+    state.timedOut = true;
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    if (state.onTimeout) state.onTimeout();
+    // answered already, and the client is still sending what nobody will read
+    else if (res.writableEnded) req.socket.destroy();
+  }, g.o.timeoutMs);
+  // (a request closed with its body unread but its connection open stays counted until the deadline)
+  req.once('end', release).once('close', () => {
+    if (req.complete || req.socket.destroyed) release();
+  });
 }
 
 /**
@@ -133,7 +157,9 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
     let size = 0;
     const cleanup = () => {
       stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      if (state) state.onTimeout = undefined;
+      const now = (stream as Reading)[STATE];
+      if (now) now.onTimeout = undefined;
+      if (!state) (stream as Reading)[EARLY_READER] = undefined;
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -151,13 +177,14 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
       cleanup();
       reject(new ClientGoneError());
     };
-    if (state) {
-      state.onTimeout = () => {
-        cleanup();
-        stream.pause();
-        reject(new BodyTimeoutError(state.timeoutMs));
-      };
-    }
+    const fail = (err: Error) => {
+      cleanup();
+      stream.pause();
+      reject(err);
+    };
+    if (state) state.onTimeout = () => fail(new BodyTimeoutError(state.timeoutMs));
+    // read before the guard decided (the same tick as the request's arrival): it tells this reader itself
+    else if (!(stream as IncomingMessage).complete) (stream as Reading)[EARLY_READER] = fail;
     stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
 }
