@@ -8,17 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { areaOf, frameKey } from './profile.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { areaOf, frameKey, type CpuProfile } from './profile.js';
 
 /** µs of self time per request, by function and by area, idle time left out. */
 export function perRequest(p: CpuProfile, requests: number, windowMs: number) {

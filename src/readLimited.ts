@@ -51,11 +51,11 @@ interface BodyState {
   limit: number;
   timedOut: boolean;
   refused: boolean;
-  /** The reader waiting for this body, told when the deadline passes. */
-  onTimeout?: () => void;
 }
 
-type Guarded = IncomingMessage & { [STATE]?: BodyState };
+/** The reader waiting for a body still arriving (`readLimited`), told by the guard of a refusal or the deadline. */
+const READER = Symbol('svc.bodyReader');
+type Guarded = IncomingMessage & { [STATE]?: BodyState; [READER]?: (err: Error) => void };
 
 /** Whether the request announces a body (RFC 9112 §6.3: Content-Length above 0, or Transfer-Encoding). */
 const announcesBody = (req: IncomingMessage) =>
@@ -87,7 +87,7 @@ export interface BodyGuardOptions {
 export function createBodyGuard(o: BodyGuardOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const guard: Guard = { o, pending: new Map<string, number>() };
   return (req, res) => {
-    if (announcesBody(req) && !(req as Guarded)[STATE]) setImmediate(armIfArriving, guard, req, res);
+    if (announcesBody(req)) setImmediate(armIfArriving, guard, req, res);
   };
 }
 
@@ -97,22 +97,18 @@ interface Guard {
   pending: Map<string, number>;
 }
 
-/** Reader waiting for a body that began before the guard decided (a handler reading at once): told of a refusal or the deadline. */
-const EARLY_READER = Symbol('svc.earlyBodyReader');
-type Reading = Guarded & { [EARLY_READER]?: (err: Error) => void };
-
-function armIfArriving(g: Guard, req: Reading, res: ServerResponse): void {
+/** Arms the guard for a body still arriving once the request's packet has been parsed (a whole body: nothing). */
+function armIfArriving(g: Guard, req: Guarded, res: ServerResponse): void {
   if (req.complete || req.destroyed || req[STATE]) return;
   const state: BodyState = { timeoutMs: g.o.timeoutMs, limit: g.o.maxPendingPerClient, timedOut: false, refused: false };
   req[STATE] = state;
-  const early = req[EARLY_READER];
-  if (early) state.onTimeout = () => early(new BodyTimeoutError(state.timeoutMs));
   const client = g.o.clientOf(req);
   const count = (g.pending.get(client) ?? 0) + 1;
   if (count > g.o.maxPendingPerClient) {
     state.refused = true;
     res.shouldKeepAlive = false;
-    early?.(new BodyRefusedError(state.limit));
+    // (a reader already waiting, one that began before this decision, is told; a later one sees `refused`)
+    req[READER]?.(new BodyRefusedError(state.limit));
     return;
   }
   g.pending.set(client, count);
@@ -130,7 +126,8 @@ function armIfArriving(g: Guard, req: Reading, res: ServerResponse): void {
     if (req.complete) return;
     state.timedOut = true;
     if (!res.headersSent) res.shouldKeepAlive = false;
-    if (state.onTimeout) state.onTimeout();
+    const reader = req[READER];
+    if (reader) reader(new BodyTimeoutError(state.timeoutMs));
     // answered already, and the client is still sending what nobody will read
     else if (res.writableEnded) req.socket.destroy();
   }, g.o.timeoutMs);
@@ -152,14 +149,14 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
   if (state?.refused) return Promise.reject(new BodyRefusedError(state.limit));
   if (state?.timedOut) return Promise.reject(new BodyTimeoutError(state.timeoutMs));
   if (stream.destroyed) return Promise.reject(new ClientGoneError());
+  // (nothing is hung on a request whose body is whole already: bench/README.md, issue 23, ninth round)
+  const waiting = !(stream as IncomingMessage).complete;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const cleanup = () => {
       stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      const now = (stream as Reading)[STATE];
-      if (now) now.onTimeout = undefined;
-      if (!state) (stream as Reading)[EARLY_READER] = undefined;
+      if (waiting) (stream as Guarded)[READER] = undefined;
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -182,9 +179,8 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
       stream.pause();
       reject(err);
     };
-    if (state) state.onTimeout = () => fail(new BodyTimeoutError(state.timeoutMs));
-    // read before the guard decided (the same tick as the request's arrival): it tells this reader itself
-    else if (!(stream as IncomingMessage).complete) (stream as Reading)[EARLY_READER] = fail;
+    // a body still arriving: the guard tells this reader of its deadline, or of a refusal decided after it began
+    if (waiting) (stream as Guarded)[READER] = fail;
     stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
 }
