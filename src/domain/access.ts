@@ -31,20 +31,41 @@ const ORG_ROLE = 'SELECT "role" FROM "memberships" WHERE "userId" = ? AND "organ
 /**
  * The room with what the rules need of the caller, in one statement (was three ORM reads): the caller's role
  * in the room's organization (null when none, or a personal room) and whether the caller is a room member.
+ * For a change (`write`, `manage`) also the room's active webhooks, counted: every change emits an event, and
+ * its transactional outbox (src/webhooks/outbox.ts) need not look the webhooks up again when there are none.
  */
-const ROOM_WITH_ACCESS =
+const roomWithAccess = (webhooks: string) =>
   'SELECT r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt", ' +
   '(SELECT ms."role" FROM "memberships" ms WHERE ms."userId" = ? AND ms."organizationId" = r."organizationId") AS "role", ' +
-  '(SELECT COUNT(*) FROM "room_members" rm WHERE rm."roomId" = r."id" AND rm."userId" = ?) AS "member" ' +
+  `(SELECT COUNT(*) FROM "room_members" rm WHERE rm."roomId" = r."id" AND rm."userId" = ?) AS "member"${webhooks} ` +
   'FROM "rooms" r WHERE r."id" = ?';
+const ROOM_WITH_ACCESS = roomWithAccess('');
+const ROOM_WITH_ACCESS_AND_WEBHOOKS = roomWithAccess(', (SELECT COUNT(*) FROM "webhooks" w WHERE w."roomId" = r."id" AND w."active" = ?) AS "webhooks"');
+
+/** Where a room read for a change keeps its count of active webhooks at that read (see `activeWebhooksOf`). */
+const WEBHOOKS = Symbol('activeWebhooks');
+
+/**
+ * How many active webhooks the room had when `requireRoom` read it for a change, in the caller's transaction;
+ * undefined for a room read otherwise (for reading, or created by the transaction). The count is that of the
+ * access check at the transaction's start, so a transaction that adds a webhook to the room after it must
+ * not take it for the room's current one (none does: webhook configuration emits no event).
+ */
+export const activeWebhooksOf = (room: Room): number | undefined => (room as Room & { [WEBHOOKS]?: number })[WEBHOOKS];
 
 export async function requireRoom(m: EntityManager, actor: Actor, roomId: string, need: RoomAccess): Promise<Room> {
   // a room-restricted credential (an agent run's delegated token) sees no other room at all
   if (actor.roomId !== undefined && actor.roomId !== roomId) throw notFound('Room');
-  const row = (await sql<Room & { role: OrgRole | null; member: number | string }>(m, ROOM_WITH_ACCESS, [actor.userId, actor.userId, roomId])).rows[0];
+  const forChange = need !== 'read';
+  const row = (
+    await sql<Room & { role: OrgRole | null; member: number | string; webhooks?: number | string }>(
+      m, forChange ? ROOM_WITH_ACCESS_AND_WEBHOOKS : ROOM_WITH_ACCESS, forChange ? [actor.userId, actor.userId, true, roomId] : [actor.userId, actor.userId, roomId],
+    )
+  ).rows[0];
   if (!row || row.organizationId !== actor.organizationId) throw notFound('Room');
-  const { role: orgRoleOfCaller, member: memberCount, ...fields } = row;
-  const room: Room = { ...fields, roomType: Number(fields.roomType) };
+  const { role: orgRoleOfCaller, member: memberCount, webhooks, ...fields } = row;
+  const room: Room & { [WEBHOOKS]?: number } = { ...fields, roomType: Number(fields.roomType) };
+  if (webhooks !== undefined) room[WEBHOOKS] = Number(webhooks);
   const role = room.organizationId ? orgRoleOfCaller : null;
   if (room.organizationId && !role) throw notFound('Room');
   if (room.roomType === 1) throw roomNotFound();

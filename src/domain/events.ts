@@ -18,8 +18,8 @@ export interface EmitEventOptions<T extends EventType = EventType> {
   now: Date;
 }
 
-/** An observer of a new event inside its transaction (the webhook outbox fans out here). */
-export type EventObserver = (m: EntityManager, event: EventRow) => Promise<void>;
+/** An observer of a new event inside its transaction (the webhook outbox fans out here), given the event's room too. */
+export type EventObserver = (m: EntityManager, event: EventRow, room: Room) => Promise<void>;
 
 /** The observers of one runtime's events (`Services.events`); two runtimes in one process never share them. */
 export class EventObservers {
@@ -31,8 +31,8 @@ export class EventObservers {
   }
 
   /** Runs every observer, in order, in the event's transaction: a throw rolls the write back with it. */
-  async notify(m: EntityManager, event: EventRow): Promise<void> {
-    for (const observe of this.#observers) await observe(m, event);
+  async notify(m: EntityManager, event: EventRow, room: Room): Promise<void> {
+    for (const observe of this.#observers) await observe(m, event, room);
   }
 }
 
@@ -67,6 +67,6 @@ export async function emitEvent<T extends EventType>(m: EntityManager, o: EmitEv
     createdAt: iso(o.now),
   });
   await insertEventRow(m, row);
-  await boundObservers.get(m.connection)?.notify(m, row);
+  await boundObservers.get(m.connection)?.notify(m, row, o.room);
   return row;
 }

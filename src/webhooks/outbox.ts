@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../../db/sql.js';
-import type { EventRow } from '../../db/entities/index.js';
+import type { EventRow, Room } from '../../db/entities/index.js';
+import { activeWebhooksOf } from '../domain/access.js';
 import { STABLE_EVENT_TYPES } from '../domain/catalog.js';
 import type { Services } from '../domain/services.js';
 import { afterCommit } from '../../db/transaction.js';
@@ -17,8 +18,9 @@ export const DELIVERED_EVENT_TYPES = STABLE_EVENT_TYPES;
  * at all; the worker delivers from these rows only, never from memory. Once the transaction has committed
  * (never before, never on rollback), this process's workers are woken, so they need not wait for a poll.
  */
-export async function enqueueWebhookDeliveries(m: EntityManager, event: EventRow, committed?: WakeSignal): Promise<void> {
-  if (!DELIVERED_EVENT_TYPES.has(event.type)) return;
+export async function enqueueWebhookDeliveries(m: EntityManager, event: EventRow, room: Room, committed?: WakeSignal): Promise<void> {
+  // a room whose access check for this change counted no active webhook has none to look up
+  if (!DELIVERED_EVENT_TYPES.has(event.type) || activeWebhooksOf(room) === 0) return;
   const hooks = await sql<{ id: string }>(m, 'SELECT "id" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"', [event.roomId, true]);
   if (!hooks.rows.length) return;
   const now = new Date(event.createdAt);
@@ -29,5 +31,5 @@ export async function enqueueWebhookDeliveries(m: EntityManager, event: EventRow
 
 /** Makes the outbox an observer of one runtime's events, waking that runtime's delivery workers (openRuntime). */
 export function registerWebhookOutbox(s: Pick<Services, 'events' | 'wake'>): void {
-  s.events.on((m, event) => enqueueWebhookDeliveries(m, event, s.wake.deliveries));
+  s.events.on((m, event, room) => enqueueWebhookDeliveries(m, event, room, s.wake.deliveries));
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createWorld, startTestServer, type World } from '../helpers/harness.js';
 import type { Actor } from '../../src/domain/actor.js';
+import { activeWebhooksOf, requireRoom, type RoomAccess } from '../../src/domain/access.js';
 import { emitEvent } from '../../src/domain/events.js';
 import { createRecord } from '../../src/domain/records.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -49,6 +50,23 @@ describe('transactional outbox and leases', () => {
       });
     }
     expect(new Set(all.map((d) => d.deliveryId)).size).toBe(2);
+  });
+
+  it("counts the room's active webhooks in a change's access check, and queues nothing once none is left", async () => {
+    await using s = await setup();
+    const off = await addWebhook(s.t.rt, s.w.roomId, `${s.rx.url}?off`);
+    await setWebhookActive(s.t.rt.services, off.id, false);
+    const counted = (need: RoomAccess) => inTransaction(s.t.rt.services, async (m) => activeWebhooksOf(await requireRoom(m, actorOf(s.w), s.w.roomId, need)));
+    // a change reads the count (the paused webhook not in it); a read leaves it unknown, and the outbox looks up
+    expect([await counted('write'), await counted('manage'), await counted('read')]).toEqual([1, 1, undefined]);
+    await setWebhookActive(s.t.rt.services, s.hook.id, false);
+    expect(await counted('write')).toBe(0);
+    await newRecord(s.t.rt, s.w);
+    expect(await s.t.rt.ds.getRepository(EventRow).countBy({ type: 'record.created' })).toBe(1);
+    expect(await s.t.rt.ds.getRepository(WebhookDelivery).count()).toBe(0);
+    await setWebhookActive(s.t.rt.services, off.id, true);
+    await newRecord(s.t.rt, s.w);
+    expect((await s.t.rt.ds.getRepository(WebhookDelivery).find()).map((d) => d.webhookId)).toEqual([off.id]);
   });
 
   it('commits nothing when the write fails: no event, no delivery', async () => {
