@@ -40,7 +40,7 @@ const roomWithAccess = (webhooks: string) =>
   `(SELECT COUNT(*) FROM "room_members" rm WHERE rm."roomId" = r."id" AND rm."userId" = ?) AS "member"${webhooks} ` +
   'FROM "rooms" r WHERE r."id" = ?';
 const ROOM_WITH_ACCESS = roomWithAccess('');
-const ROOM_WITH_ACCESS_AND_WEBHOOKS = roomWithAccess(', (SELECT COUNT(*) FROM "webhooks" w WHERE w."roomId" = r."id" AND w."active" = ?) AS "webhooks"');
+const ROOM_WITH_ACCESS_AND_WEBHOOKS = roomWithAccess(', (SELECT COUNT(*) FROM "webhooks" w WHERE w."roomId" = r."id" AND w."active" = TRUE) AS "webhooks"');
 
 /** Where a room read for a change keeps its count of active webhooks at that read (see `activeWebhooksOf`). */
 const WEBHOOKS = Symbol('activeWebhooks');
@@ -56,12 +56,8 @@ export const activeWebhooksOf = (room: Room): number | undefined => (room as Roo
 export async function requireRoom(m: EntityManager, actor: Actor, roomId: string, need: RoomAccess): Promise<Room> {
   // a room-restricted credential (an agent run's delegated token) sees no other room at all
   if (actor.roomId !== undefined && actor.roomId !== roomId) throw notFound('Room');
-  const forChange = need !== 'read';
-  const row = (
-    await sql<Room & { role: OrgRole | null; member: number | string; webhooks?: number | string }>(
-      m, forChange ? ROOM_WITH_ACCESS_AND_WEBHOOKS : ROOM_WITH_ACCESS, forChange ? [actor.userId, actor.userId, true, roomId] : [actor.userId, actor.userId, roomId],
-    )
-  ).rows[0];
+  const statement = need === 'read' ? ROOM_WITH_ACCESS : ROOM_WITH_ACCESS_AND_WEBHOOKS;
+  const row = (await sql<Room & { role: OrgRole | null; member: number | string; webhooks?: number | string }>(m, statement, [actor.userId, actor.userId, roomId])).rows[0];
   if (!row || row.organizationId !== actor.organizationId) throw notFound('Room');
   const { role: orgRoleOfCaller, member: memberCount, webhooks, ...fields } = row;
   const room: Room & { [WEBHOOKS]?: number } = { ...fields, roomType: Number(fields.roomType) };
