@@ -1,0 +1,137 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../rest/openapi.js';
+import { commands } from '../../src/cli/commands/index.js';
+import { CONFIG_VARIABLES } from '../../src/config.js';
+import { checkCommands, checkEnvVariables, checkLinks, checkOperations, type Doc, docsIn } from './docsDrift.js';
+
+// The guides cannot drift from the code: links resolve, the variables they name are the configuration's (and each
+// of the configuration's is documented), the `svc` commands they show exist with the options they use, and the REST
+// guide's table lists exactly the operations of the OpenAPI document. Each check is a pure function of the texts
+// (docsDrift.ts), so the cases below also prove that each one fails when it should.
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const read = (rel: string): Doc => ({ file: rel, text: readFileSync(path.join(ROOT, rel), 'utf8') });
+const exists = (rel: string) => existsSync(path.join(ROOT, rel));
+
+/** README.md, SECURITY.md and every guide under docs/. */
+const DOCS: Doc[] = ['README.md', 'SECURITY.md', ...docsIn(readdirSync(path.join(ROOT, 'docs'), { recursive: true }) as string[])].map(read);
+const GUIDES = [
+  'rest-api', 'mcp', 'oauth', 'webhooks', 'agents', 'cli', 'configuration', 'operations', 'security-model', 'architecture', 'contributing',
+].map((n) => `docs/${n}.md`);
+
+/**
+ * Variables the guides may name that are not the server's configuration: each with the file that reads it, which
+ * must still mention it (so this list cannot outlive what it excuses).
+ */
+const OTHER_VARIABLES: Record<string, string> = {
+  SVC_URL: 'src/cli/remote/apiClient.ts', // svc listen / svc trigger: the server to call
+  SVC_API_KEY: 'src/cli/remote/apiClient.ts', // svc listen / svc trigger: the key to call it with
+  SVC_NODE_CACHE: 'scripts/node.sh', // where scripts/node.sh keeps the Node it installs
+  MALLOC_ARENA_MAX: 'scripts/serve.mjs', // set by the start script unless the environment sets it
+  TEST_PG_URL: 'vitest.config.ts', // the PostgreSQL of npm run test:all
+  WEBHOOK_SECRETS: 'examples/webhook-receiver.ts',
+  CONNECTOR_SECRETS: 'examples/agent-connector.ts',
+  // standard OpenTelemetry variables the SDK reads itself
+  OTEL_SERVICE_NAME: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
+  OTEL_RESOURCE_ATTRIBUTES: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
+  OTEL_EXPORTER_OTLP_HEADERS: 'node_modules/@opentelemetry/otlp-exporter-base/dist/platform/node/configuration/otlp-node-http-env-configuration.mjs',
+};
+
+/** Commands src/cli/main.ts answers before its registry. */
+const BUILTIN_COMMANDS = ['help'];
+
+const REGISTRY = commands.map((c) => ({ name: c.name, options: Object.keys(c.options) }));
+
+function operations() {
+  const doc = buildOpenApiDocument('http://localhost') as { paths: Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>> };
+  return Object.entries(doc.paths).flatMap(([p, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({
+      method: method.toUpperCase(), path: p, operationId: op.operationId,
+      scopes: [...new Set((op.security ?? []).flatMap((s) => Object.values(s).flat()))],
+    })),
+  );
+}
+
+describe('the guides', () => {
+  it('are all there, and README.md links each of them', () => {
+    for (const g of GUIDES) expect(exists(g), g).toBe(true);
+    const readme = DOCS.find((d) => d.file === 'README.md')!.text;
+    for (const g of GUIDES) expect(readme, `README.md links ${g}`).toContain(`](${g})`);
+  });
+
+  it('README.md stays a five-minute read (at most 150 lines)', () => {
+    expect(DOCS.find((d) => d.file === 'README.md')!.text.split('\n').length).toBeLessThanOrEqual(150);
+  });
+
+  it('every relative link resolves, anchors included', () => {
+    expect(checkLinks(DOCS, exists, read)).toEqual([]);
+  });
+
+  it('every environment variable they name is read, and every configuration variable is documented', () => {
+    const stale = Object.entries(OTHER_VARIABLES).filter(([name, file]) => !exists(file) || !read(file).text.includes(name));
+    expect(stale, 'OTHER_VARIABLES entries whose file no longer reads them').toEqual([]);
+    expect(checkEnvVariables(DOCS, CONFIG_VARIABLES, Object.keys(OTHER_VARIABLES))).toEqual([]);
+  });
+
+  it('every svc command they show exists, with the options it takes', () => {
+    expect(checkCommands(DOCS, REGISTRY, BUILTIN_COMMANDS)).toEqual([]);
+  });
+
+  it("the REST guide's table lists every operation of the OpenAPI document, with its tool name and scope, and no other", () => {
+    expect(checkOperations(read('docs/rest-api.md'), operations())).toEqual([]);
+  });
+});
+
+describe('the drift checks fail when they should', () => {
+  const doc = (file: string, text: string): Doc => ({ file, text });
+  const none = () => false;
+
+  it('a broken link, a missing anchor', () => {
+    const docs = [doc('README.md', '# Title\n\nSee [the guide](docs/nope.md), [here](#title), [gone](#nowhere).\n')];
+    expect(checkLinks(docs, none, read)).toEqual([
+      'README.md: link to docs/nope.md: no such file',
+      'README.md: link to #nowhere: no heading "nowhere" in README.md',
+    ]);
+  });
+
+  it('links inside code are not links', () => {
+    expect(checkLinks([doc('README.md', '`[a](nope.md)`\n\n```md\n[b](nope.md)\n```\n')], none, read)).toEqual([]);
+  });
+
+  it('an undocumented configuration variable, an unknown one', () => {
+    const docs = [doc('docs/configuration.md', '| `PORT`, `HOST` | 3000 |\n\nSet `SVC_NO_SUCH_THING=1`, or `SVC_SECRET` (no row).\n')];
+    expect(checkEnvVariables(docs, ['PORT', 'HOST', 'SVC_SECRET'], [])).toEqual([
+      'docs/configuration.md names SVC_NO_SUCH_THING, which no configuration reads',
+      'SVC_SECRET (src/config.ts) is not in docs/configuration.md',
+    ]);
+  });
+
+  it('an unknown command, an unknown option', () => {
+    const registry = [{ name: 'org create', options: ['name'] }, { name: 'worker', options: [] }];
+    const docs = [doc('docs/cli.md', '```sh\nnpx svc org create --name A --json\nnpx svc org delete --id o\nnpx svc worker --fast\n```\n\nRun `svc worker`.\n')];
+    expect(checkCommands(docs, registry, [])).toEqual([
+      'docs/cli.md: svc org delete: no such command',
+      'docs/cli.md: svc worker: no option --fast',
+    ]);
+  });
+
+  it('an operation missing from the table, a row for no operation, a wrong tool name', () => {
+    const ops = [
+      { method: 'GET', path: '/v1/me', operationId: 'get_me', scopes: ['me:read'] },
+      { method: 'GET', path: '/v1/rooms', operationId: 'list_rooms', scopes: ['rooms:read'] },
+    ];
+    const table = doc('docs/rest-api.md', '| `GET /v1/me` | `get_me` | `me:read` |\n| `GET /v1/nope` | `nope` | `x` |\n');
+    expect(checkOperations(table, ops)).toEqual([
+      'docs/rest-api.md: GET /v1/rooms (list_rooms) has no row in the table',
+      'docs/rest-api.md: a row names GET /v1/nope, which the OpenAPI document does not have',
+    ]);
+    const wrong = doc('docs/rest-api.md', '| `GET /v1/me` | `get_user` | `me:read` |\n| `GET /v1/rooms` | `list_rooms` | `rooms:write` |\n');
+    expect(checkOperations(wrong, ops)).toEqual([
+      'docs/rest-api.md: the row of GET /v1/me does not name its tool get_me',
+      'docs/rest-api.md: the row of GET /v1/rooms does not name its scope rooms:read',
+    ]);
+  });
+});
