@@ -32,6 +32,9 @@ const OTHER_VARIABLES: Record<string, string> = {
   SVC_NODE_CACHE: 'scripts/node.sh', // where scripts/node.sh keeps the Node it installs
   MALLOC_ARENA_MAX: 'scripts/serve.mjs', // set by the start script unless the environment sets it
   TEST_PG_URL: 'vitest.config.ts', // the PostgreSQL of npm run test:all
+  FUZZ_SEED: 'test/robustness/fuzzWorld.ts', // replays a fuzz run
+  FUZZ_RUNS: 'test/robustness/fuzzWorld.ts',
+  SOAK_SECONDS: 'test/robustness/soak.test.ts',
   WEBHOOK_SECRETS: 'examples/webhook-receiver.ts',
   CONNECTOR_SECRETS: 'examples/agent-connector.ts',
   // standard OpenTelemetry variables the SDK reads itself
