@@ -49,7 +49,7 @@ const BUILTIN_COMMANDS = ['help'];
 const REGISTRY = commands.map((c) => ({ name: c.name, options: Object.keys(c.options) }));
 
 function operations() {
-  const doc = buildOpenApiDocument('http://localhost') as { paths: Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>> };
+  const doc = buildOpenApiDocument('http://localhost') as unknown as { paths: Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>> };
   return Object.entries(doc.paths).flatMap(([p, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
       method: method.toUpperCase(), path: p, operationId: op.operationId,
