@@ -1,12 +1,15 @@
 import type { Request } from 'express';
-import type { OAuthClient } from '../../db/entities/index.js';
+import { OAuthClient } from '../../db/entities/index.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
-import { approvedContexts } from './clientApprovals.js';
+import { approvedContexts, approvesContext } from './clientApprovals.js';
 import type { FormParams } from './formParams.js';
-import { findClientById, isClientIdUrl } from './metadataClients.js';
+import { clientIdentity } from './metadataClients.js';
 import { OAuthError } from './OAuthError.js';
 import { basicChallenge } from '../http/challenge.js';
+
+/** The client of a token or revocation request; `metadataUrl` is its client-id URL when it has one. */
+export type AuthenticatedClient = OAuthClient & { readonly metadataUrl: string | null };
 
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
@@ -35,7 +38,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
  * Failures are 401 `invalid_client`, with `WWW-Authenticate: Basic` when Basic was tried. Secrets are
  * compared as SHA-256 in constant time.
  */
-export async function authenticateClient(s: Services, req: Request, p: FormParams): Promise<OAuthClient> {
+export async function authenticateClient(s: Services, req: Request, p: FormParams): Promise<AuthenticatedClient> {
   const basic = basicCredentials(req);
   const bodyId = p.one('client_id');
   const bodySecret = p.one('client_secret');
@@ -46,19 +49,38 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
 
   const id = basic?.id ?? bodyId;
   if (!id) throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
-  const client = await findClientById(s, id);
-  if (!client) throw failed();
-  // a client-id URL (metadata document client) works only while an approval of it stands
-  if (isClientIdUrl(id)) {
-    const contexts = await approvedContexts(s.ds.manager, id);
+  // one identity per client: a metadata-document client by its client-id URL in normal form only
+  const identity = clientIdentity(id);
+  const client = identity ? await s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
+  if (!identity || !client) throw failed();
+  const metadataUrl = identity.url;
+  // a client-id URL works only while an approval of it stands (the grants check their own context too)
+  if (metadataUrl !== null) {
+    const contexts = await approvedContexts(s.ds.manager, metadataUrl);
     if (!contexts.all && !contexts.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
   }
   const secret = basic?.secret ?? bodySecret;
   if (client.type === 'public') {
     if (secret !== undefined && secret !== '') throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);
-    return client;
+    return { ...client, metadataUrl };
   }
   if (secret === undefined || secret === '') throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
   if (!client.secretHash || !safeEqual(sha256Hex(secret), client.secretHash)) throw failed();
-  return client;
+  return { ...client, metadataUrl };
+}
+
+/**
+ * Refuses a code exchange or a refresh of a metadata-document client whose approvals no longer cover the
+ * grant's acting context (its organization, or Personal): withdrawing one organization's approval stops that
+ * organization's grants whatever other organizations approve. Registered clients need no approval.
+ */
+export async function requireApprovedContext(s: Services, client: AuthenticatedClient, organizationId: string | null): Promise<void> {
+  if (client.metadataUrl === null) return;
+  if (approvesContext(await approvedContexts(s.ds.manager, client.metadataUrl), organizationId)) return;
+  throw new OAuthError(
+    'invalid_grant',
+    organizationId === null
+      ? 'The client is not approved server-wide any more, which a grant in the personal context needs'
+      : "The client is not approved for the grant's organization any more",
+  );
 }

@@ -62,6 +62,16 @@ export async function approvedContexts(m: EntityManager, clientUrl: string): Pro
   return { all: false, organizationIds: [...new Set(rows.map((r) => r.organizationId!))] };
 }
 
+/**
+ * Whether approvals let a metadata-document client act in one context: an organization when it or the
+ * operator (server-wide) approved the client, Personal only when the operator did (as the consent step
+ * offers them). Checked at consent, at the code exchange and at every refresh, for the grant's own context.
+ */
+export function approvesContext(contexts: Awaited<ReturnType<typeof approvedContexts>>, organizationId: string | null): boolean {
+  if (contexts.all) return true;
+  return organizationId !== null && contexts.organizationIds.includes(organizationId);
+}
+
 /** Approves a client-id URL or origin for one organization (or server-wide with null); idempotent. */
 export async function approveClient(
   m: EntityManager, now: Date, o: { pattern: string; organizationId: string | null; createdById: string | null },
