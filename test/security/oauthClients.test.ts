@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { OAuthCode } from '../../db/entities/index.js';
 import { createOrganization, createUser } from '../../src/domain/users.js';
 import { approveClient, withdrawApproval } from '../../src/oauth/clientApprovals.js';
 import { configureClientMetadataFetch } from '../../src/oauth/clientMetadataDocument.js';
@@ -198,6 +199,20 @@ describe('security: OAuth clients (penetration test 3)', () => {
       // approved again by A: its grant refreshes again (the grant was refused, not revoked)
       await approve(t, url, w.orgId);
       expect((await refresh(t, url, inA)).status).toBe(200);
+    });
+  });
+
+  it('a consent form edited to pick a context the approvals do not offer (Personal, another organization) gets a page, no code', async () => {
+    await using env = await startOAuthServer();
+    const { t, w } = env;
+    await withSite(env, async (_site, url) => {
+      const other = await otherOrganization(t);
+      await approve(t, url, w.orgId);
+      for (const organization of ['personal', other.orgId]) {
+        await expect(authorizeInBrowser(new Browser(t.baseUrl), authorizeUrl(params(t, url)), { ...w.owner, organization }), organization)
+          .rejects.toThrow(/consent answer 400: .*Choose one of the organizations offered/s);
+      }
+      expect(await t.rt.services.ds.manager.count(OAuthCode)).toBe(0);
     });
   });
 
