@@ -2,14 +2,17 @@ import type { Request } from 'express';
 import { OAuthClient } from '../../db/entities/index.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
-import { approvedContexts, approvesContext } from './clientApprovals.js';
+import { type ApprovedContexts, approvedContexts, approvesContext } from './clientApprovals.js';
 import type { FormParams } from './formParams.js';
 import { clientIdentity } from './metadataClients.js';
 import { OAuthError } from './OAuthError.js';
 import { basicChallenge } from '../http/challenge.js';
 
-/** The client of a token or revocation request; `metadataUrl` is its client-id URL when it has one. */
-export type AuthenticatedClient = OAuthClient & { readonly metadataUrl: string | null };
+/**
+ * The client of a token or revocation request; a metadata-document client's carries its client-id URL and the
+ * approvals of it read at authentication (null for a registered client).
+ */
+export type AuthenticatedClient = OAuthClient & { readonly metadata: { url: string; approvals: ApprovedContexts } | null };
 
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
@@ -53,20 +56,21 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
   const identity = clientIdentity(id);
   const client = identity ? await s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
   if (!identity || !client) throw failed();
-  const metadataUrl = identity.url;
   // a client-id URL works only while an approval of it stands (the grants check their own context too)
-  if (metadataUrl !== null) {
-    const contexts = await approvedContexts(s.ds.manager, metadataUrl);
-    if (!contexts.all && !contexts.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
+  let metadata: AuthenticatedClient['metadata'] = null;
+  if (identity.url !== null) {
+    metadata = { url: identity.url, approvals: await approvedContexts(s.ds.manager, identity.url) };
+    const { approvals } = metadata;
+    if (!approvals.all && !approvals.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
   }
   const secret = basic?.secret ?? bodySecret;
   if (client.type === 'public') {
     if (secret !== undefined && secret !== '') throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);
-    return { ...client, metadataUrl };
+    return { ...client, metadata };
   }
   if (secret === undefined || secret === '') throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
   if (!client.secretHash || !safeEqual(sha256Hex(secret), client.secretHash)) throw failed();
-  return { ...client, metadataUrl };
+  return { ...client, metadata };
 }
 
 /**
@@ -74,9 +78,8 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
  * grant's acting context (its organization, or Personal): withdrawing one organization's approval stops that
  * organization's grants whatever other organizations approve. Registered clients need no approval.
  */
-export async function requireApprovedContext(s: Services, client: AuthenticatedClient, organizationId: string | null): Promise<void> {
-  if (client.metadataUrl === null) return;
-  if (approvesContext(await approvedContexts(s.ds.manager, client.metadataUrl), organizationId)) return;
+export function requireApprovedContext(client: AuthenticatedClient, organizationId: string | null): void {
+  if (!client.metadata || approvesContext(client.metadata.approvals, organizationId)) return;
   throw new OAuthError(
     'invalid_grant',
     organizationId === null

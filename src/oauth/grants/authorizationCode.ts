@@ -32,7 +32,7 @@ async function exchangeAuthorizationCode(
     throw new OAuthError('invalid_target', 'resource does not match the authorization request');
   }
   // the approval may have been withdrawn since consent (the code is then left unused)
-  await requireApprovedContext(s, client, code.organizationId);
+  requireApprovedContext(client, code.organizationId);
 
   const now = s.now();
   const result = await inTransaction(s, async (m) => {

@@ -33,7 +33,7 @@ async function refreshTokens(
   }
   if (Date.parse(grant.expiresAt) <= now.getTime()) throw new OAuthError('invalid_grant', 'The refresh token has expired');
   // refused, not revoked: an approval given again lets the grant go on
-  await requireApprovedContext(s, client, grant.organizationId);
+  requireApprovedContext(client, grant.organizationId);
 
   const scopeParam = p.one('scope');
   const scopes = scopeParam === undefined ? grant.scopes : [...new Set(scopeParam.split(' ').filter(Boolean))];
