@@ -29,7 +29,7 @@ export const slowTier = [
   'test/webhooks/exampleReceiver.test.ts', 'test/security/sessionRevocation.test.ts', 'test/security/abortedBodies.test.ts',
   'test/security/secrets.test.ts', 'test/robustness/killMidRequest.test.ts', 'test/robustness/shutdown.test.ts',
   // soak, fuzzing, the official MCP conformance suite, the OpenAPI linters (subprocesses)
-  'test/robustness/soak.test.ts', 'test/robustness/*Fuzz.test.ts', 'test/mcp/conformance.test.ts', 'test/rest/openapiLint.test.ts',
+  'test/robustness/soak.test.ts', 'test/robustness/*Fuzz.test.ts', 'test/oauth/*Fuzz.test.ts', 'test/mcp/conformance.test.ts', 'test/rest/openapiLint.test.ts',
 ];
 
 /** Test files that replace a module with vi.mock: never in a worker whose modules other files share. */

@@ -1,12 +1,18 @@
 import type { Request } from 'express';
-import type { OAuthClient } from '../../db/entities/index.js';
+import { OAuthClient } from '../../db/entities/index.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
-import { approvedContexts } from './clientApprovals.js';
+import { type ApprovedContexts, approvedContexts, approvesContext } from './clientApprovals.js';
 import type { FormParams } from './formParams.js';
-import { findClientById, isClientIdUrl } from './metadataClients.js';
+import { clientIdentity } from './metadataClients.js';
 import { OAuthError } from './OAuthError.js';
 import { basicChallenge } from '../http/challenge.js';
+
+/**
+ * The client of a token or revocation request; a metadata-document client's carries its client-id URL and the
+ * approvals of it read at authentication (null for a registered client).
+ */
+export type AuthenticatedClient = OAuthClient & { readonly metadata: { url: string; approvals: ApprovedContexts } | null };
 
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
@@ -35,7 +41,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
  * Failures are 401 `invalid_client`, with `WWW-Authenticate: Basic` when Basic was tried. Secrets are
  * compared as SHA-256 in constant time.
  */
-export async function authenticateClient(s: Services, req: Request, p: FormParams): Promise<OAuthClient> {
+export async function authenticateClient(s: Services, req: Request, p: FormParams): Promise<AuthenticatedClient> {
   const basic = basicCredentials(req);
   const bodyId = p.one('client_id');
   const bodySecret = p.one('client_secret');
@@ -46,19 +52,38 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
 
   const id = basic?.id ?? bodyId;
   if (!id) throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
-  const client = await findClientById(s, id);
-  if (!client) throw failed();
-  // a client-id URL (metadata document client) works only while an approval of it stands
-  if (isClientIdUrl(id)) {
-    const contexts = await approvedContexts(s.ds.manager, id);
-    if (!contexts.all && !contexts.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
+  // one identity per client: a metadata-document client by its client-id URL in normal form only
+  const identity = clientIdentity(id);
+  const client = identity ? await s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
+  if (!identity || !client) throw failed();
+  // a client-id URL works only while an approval of it stands (the grants check their own context too)
+  let metadata: AuthenticatedClient['metadata'] = null;
+  if (identity.url !== null) {
+    metadata = { url: identity.url, approvals: await approvedContexts(s.ds.manager, identity.url) };
+    const { approvals } = metadata;
+    if (!approvals.all && !approvals.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
   }
   const secret = basic?.secret ?? bodySecret;
   if (client.type === 'public') {
     if (secret !== undefined && secret !== '') throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);
-    return client;
+    return { ...client, metadata };
   }
   if (secret === undefined || secret === '') throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
   if (!client.secretHash || !safeEqual(sha256Hex(secret), client.secretHash)) throw failed();
-  return client;
+  return { ...client, metadata };
+}
+
+/**
+ * Refuses a code exchange or a refresh of a metadata-document client whose approvals no longer cover the
+ * grant's acting context (its organization, or Personal): withdrawing one organization's approval stops that
+ * organization's grants whatever other organizations approve. Registered clients need no approval.
+ */
+export function requireApprovedContext(client: AuthenticatedClient, organizationId: string | null): void {
+  if (!client.metadata || approvesContext(client.metadata.approvals, organizationId)) return;
+  throw new OAuthError(
+    'invalid_grant',
+    organizationId === null
+      ? 'The client is not approved server-wide any more, which a grant in the personal context needs'
+      : "The client is not approved for the grant's organization any more",
+  );
 }

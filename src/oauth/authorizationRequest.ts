@@ -5,7 +5,7 @@ import { signingKey } from '../signingKey.js';
 import { redirectUriMatches } from './clientRegistry.js';
 import { audienceOf as surfaceAudience, isAudience } from '../http/surfaces.js';
 import { AUTHORIZATION_REQUEST_TTL_S } from './constants.js';
-import { findClientById, isClientIdUrl, resolveMetadataClient } from './metadataClients.js';
+import { findClientById, isClientIdUrl, isMetadataClientRow, metadataClientRowId, resolveMetadataClient, ROW_ID_REFUSED } from './metadataClients.js';
 
 /** A validated authorization request, carried signed from /oauth/authorize through sign-in to consent. */
 export interface AuthorizationRequest {
@@ -60,7 +60,7 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
     client = resolved.client;
   } else {
     client = await findClientById(s, clientId);
-    if (!client) return { kind: 'page', message: 'The client is not registered.' };
+    if (!client) return { kind: 'page', message: isMetadataClientRow(clientId.toLowerCase()) ? ROW_ID_REFUSED : 'The client is not registered.' };
   }
   if (!redirectUri) return { kind: 'page', message: redirectUri === null ? 'redirect_uri is repeated.' : 'redirect_uri is missing.' };
   if (!redirectUriMatches(client.redirectUris, redirectUri)) {
@@ -141,6 +141,8 @@ export async function verifyAuthorizationRequest(
   } catch {
     return null;
   }
+  // a metadata-document client's request carries its URL, whose approvals the consent step reads
+  if (isMetadataClientRow(request.clientId) && (!request.clientUrl || metadataClientRowId(request.clientUrl) !== request.clientId)) return null;
   const client = await s.ds.manager.findOneBy(OAuthClient, { id: request.clientId });
   if (!client || !redirectUriMatches(client.redirectUris, request.redirectUri)) return null;
   if (!request.scopes.every((x) => client.scopes.includes(x))) return null;

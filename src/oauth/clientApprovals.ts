@@ -52,14 +52,27 @@ export async function approvalsFor(m: EntityManager, clientUrl: string): Promise
   return rows;
 }
 
+/** Where a client-id URL may act: everywhere (server-wide), or in the listed organizations (none: not approved). */
+export type ApprovedContexts = { all: true } | { all: false; organizationIds: string[] };
+
 /**
  * The organizations a client-id URL may act in: `all` when an operator approved it server-wide, else the
  * organizations whose administrators approved it (empty: not approved at all).
  */
-export async function approvedContexts(m: EntityManager, clientUrl: string): Promise<{ all: true } | { all: false; organizationIds: string[] }> {
+export async function approvedContexts(m: EntityManager, clientUrl: string): Promise<ApprovedContexts> {
   const rows = await approvalsFor(m, clientUrl);
   if (rows.some((r) => r.organizationId === null)) return { all: true };
   return { all: false, organizationIds: [...new Set(rows.map((r) => r.organizationId!))] };
+}
+
+/**
+ * Whether approvals let a metadata-document client act in one context: an organization when it or the
+ * operator (server-wide) approved the client, Personal only when the operator did (as the consent step
+ * offers them). Checked at consent, at the code exchange and at every refresh, for the grant's own context.
+ */
+export function approvesContext(contexts: ApprovedContexts, organizationId: string | null): boolean {
+  if (contexts.all) return true;
+  return organizationId !== null && contexts.organizationIds.includes(organizationId);
 }
 
 /** Approves a client-id URL or origin for one organization (or server-wide with null); idempotent. */

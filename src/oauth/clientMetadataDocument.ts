@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import type { Services } from '../domain/services.js';
+import { ConcurrencyGate } from '../outbound/concurrencyGate.js';
 import { allowlistOf, checkOutboundUrl, pinnedLookup, type Resolver, systemResolver, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import { redirectUriProblem } from './clientRegistry.js';
 
@@ -8,14 +9,17 @@ import { redirectUriProblem } from './clientRegistry.js';
  * a client whose `client_id` is an https URL publishes its metadata at that URL. The authorization server
  * fetches it through the webhook SSRF guard (only the checked address is connected to), with a size limit,
  * a time limit, no redirects, and caches a valid document in memory for its Cache-Control max-age bounded
- * to [5 min, 24 h]. A failed fetch or an invalid document is never cached.
+ * to [5 min, 24 h]. Since /oauth/authorize needs no sign-in, anyone can make the server fetch any path under
+ * an approved origin: a failed fetch or an invalid document is remembered for 30 s (asked again meanwhile, the
+ * same error without a fetch), requests for a URL being fetched share that fetch, and at most 2 fetches per
+ * origin and 8 in all run at once (beyond them the request is refused at once, never queued).
  */
 
 /** At most this many bytes of a document are read (the draft suggests 5 KB). */
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
 export const MIN_CACHE_S = 5 * 60;
 export const MAX_CACHE_S = 24 * 60 * 60;
-/** Entries kept in the cache of one process; the oldest goes first. */
+/** Entries kept in the cache of one process (and as many failures); the oldest goes first. */
 const MAX_CACHED = 500;
 
 /** A validated document: what the server uses of it. */
@@ -42,23 +46,52 @@ export interface ClientMetadataFetchDeps {
   connectTimeoutMs: number;
   /** The whole fetch, headers and body. */
   totalTimeoutMs: number;
+  /** Fetches running at once for one origin, and in all. */
+  maxFetchesPerOrigin: number;
+  maxFetches: number;
+  /** How long a failed fetch's error is answered without fetching again. */
+  failureCacheMs: number;
 }
 
-const DEFAULT_DEPS: ClientMetadataFetchDeps = { resolver: systemResolver, connectTimeoutMs: 3000, totalTimeoutMs: 5000 };
+const DEFAULT_DEPS: ClientMetadataFetchDeps = {
+  resolver: systemResolver, connectTimeoutMs: 3000, totalTimeoutMs: 5000, maxFetchesPerOrigin: 2, maxFetches: 8, failureCacheMs: 30_000,
+};
 
 const overrides = new WeakMap<Services, Partial<ClientMetadataFetchDeps>>();
-const caches = new WeakMap<Services, Map<string, { doc: ClientMetadata; expiresAt: number }>>();
+const depsOf = (s: Services): ClientMetadataFetchDeps => ({ ...DEFAULT_DEPS, ...overrides.get(s) });
+
+/** What one runtime remembers of documents: valid ones, recent failures, fetches under way, and the caps. */
+interface FetchState {
+  documents: Map<string, { doc: ClientMetadata; expiresAt: number }>;
+  failures: Map<string, { message: string; expiresAt: number }>;
+  inFlight: Map<string, Promise<ClientMetadata>>;
+  gate: ConcurrencyGate;
+}
+const states = new WeakMap<Services, FetchState>();
 
 /** Replaces parts of the fetch deps for one runtime (tests: a resolver without DNS, a test CA, short timeouts). */
 export function configureClientMetadataFetch(s: Services, deps: Partial<ClientMetadataFetchDeps>): void {
   overrides.set(s, { ...overrides.get(s), ...deps });
 }
 
-const cacheOf = (s: Services) => {
-  let c = caches.get(s);
-  if (!c) caches.set(s, (c = new Map()));
-  return c;
-};
+function stateOf(s: Services): FetchState {
+  let st = states.get(s);
+  if (!st) {
+    const gate = new ConcurrencyGate(() => {
+      const d = depsOf(s);
+      return { perKey: d.maxFetchesPerOrigin, total: d.maxFetches };
+    });
+    states.set(s, (st = { documents: new Map(), failures: new Map(), inFlight: new Map(), gate }));
+  }
+  return st;
+}
+
+/** Sets a bounded cache's entry, the oldest entry leaving when it is full. */
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  cache.delete(key);
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
+}
 
 /** The cache lifetime of a response, in seconds; null when it must not be stored (no-store, no-cache, private is fine). */
 export function cacheSeconds(cacheControl: string | undefined): number | null {
@@ -119,7 +152,7 @@ async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, li
 
 /** One fetch of a document, validated; throws ClientMetadataError with what went wrong. Returns its cache lifetime too. */
 async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMetadata; cacheFor: number | null }> {
-  const deps = { ...DEFAULT_DEPS, ...overrides.get(s) };
+  const deps = depsOf(s);
   let target;
   try {
     target = await checkOutboundUrl(url, { allowlist: allowlistOf(s.config), resolver: deps.resolver, resolveTimeoutMs: deps.connectTimeoutMs });
@@ -188,18 +221,42 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
 
 /**
  * The validated document of a client-id URL: from the in-memory cache while fresh, else fetched (and
- * cached when the response allows). Throws ClientMetadataError; nothing is cached then.
+ * cached when the response allows). Throws ClientMetadataError: the fetch's problem (remembered for
+ * `failureCacheMs`, answered again meanwhile without a fetch), or that too many fetches run at once.
  */
 export async function loadClientMetadata(s: Services, url: string): Promise<ClientMetadata> {
-  const cache = cacheOf(s);
-  const hit = cache.get(url);
+  const st = stateOf(s);
   const now = s.now().getTime();
+  const hit = st.documents.get(url);
   if (hit && hit.expiresAt > now) return hit.doc;
-  cache.delete(url);
-  const { doc, cacheFor } = await fetchDocument(s, url);
-  if (cacheFor !== null) {
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(url, { doc, expiresAt: now + cacheFor * 1000 });
+  const failed = st.failures.get(url);
+  if (failed && failed.expiresAt > now) throw new ClientMetadataError(failed.message);
+  const running = st.inFlight.get(url);
+  if (running) return running;
+
+  const origin = new URL(url).origin;
+  const release = st.gate.tryAcquire(origin);
+  if (!release) {
+    throw new ClientMetadataError(
+      `The client metadata document at ${url} cannot be fetched now: too many client metadata documents are being fetched ` +
+      `(from ${origin} or in all); try again in a few seconds.`,
+    );
   }
-  return doc;
+  const fetching = (async () => {
+    try {
+      const { doc, cacheFor } = await fetchDocument(s, url);
+      st.failures.delete(url);
+      if (cacheFor !== null) remember(st.documents, url, { doc, expiresAt: now + cacheFor * 1000 });
+      else st.documents.delete(url);
+      return doc;
+    } catch (err) {
+      if (err instanceof ClientMetadataError) remember(st.failures, url, { message: err.message, expiresAt: now + depsOf(s).failureCacheMs });
+      throw err;
+    } finally {
+      release();
+      st.inFlight.delete(url);
+    }
+  })();
+  st.inFlight.set(url, fetching);
+  return fetching;
 }

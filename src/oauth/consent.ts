@@ -2,7 +2,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { organizationsOf } from '../domain/memberships.js';
 import type { Services } from '../domain/services.js';
 import { type AuthorizationRequest, redirectTo } from './authorizationRequest.js';
-import { approvedContexts } from './clientApprovals.js';
+import { approvedContexts, approvesContext } from './clientApprovals.js';
 import { issueCode } from './codeStore.js';
 import { approvalHint } from './metadataClients.js';
 
@@ -26,9 +26,9 @@ export interface ConsentContexts {
 export async function consentContexts(s: Services, userId: string, request: AuthorizationRequest): Promise<ConsentContexts> {
   const orgs = (await organizationsOf(s.ds.manager, userId)).map(({ id, name }) => ({ id, name }));
   if (!request.clientUrl) return { orgs, personal: true };
+  // the rule the code exchange and every refresh apply again to the grant's context (approvesContext)
   const approved = await approvedContexts(s.ds.manager, request.clientUrl);
-  if (approved.all) return { orgs, personal: true };
-  return { orgs: orgs.filter((o) => approved.organizationIds.includes(o.id)), personal: false };
+  return { orgs: orgs.filter((o) => approvesContext(approved, o.id)), personal: approvesContext(approved, null) };
 }
 
 /** Why a metadata-document client offers no context to this user, and what to do about it. */

@@ -10,16 +10,39 @@ import { ClientMetadataError, loadClientMetadata } from './clientMetadataDocumen
 /** A `client_id` that names a Client ID Metadata Document (an https URL) rather than a registered client. */
 export const isClientIdUrl = (id: string): boolean => /^https:\/\//i.test(id);
 
+const ROW_PREFIX = 'cimd_';
+
 /**
  * The stored row of a metadata-document client: its id is derived from the URL (ids are 64 characters at
- * most), it holds the last validated document (name, redirect URIs), and it is public and `agent`.
+ * most), it holds the last validated document (name, redirect URIs), and it is public and `agent`. The row
+ * id is internal: it is never accepted as a `client_id` (see `clientIdentity`).
  */
-export const metadataClientRowId = (url: string): string => `cimd_${sha256Hex(url).slice(0, 48)}`;
+export const metadataClientRowId = (url: string): string => `${ROW_PREFIX}${sha256Hex(url).slice(0, 48)}`;
 
-/** The stored client for a `client_id` as presented: a registered id, or the row of a client-id URL. */
-export async function findClientById(s: Services, id: string): Promise<OAuthClient | null> {
+/** Whether a stored client is a metadata-document client's row. */
+export const isMetadataClientRow = (id: string): boolean => id.startsWith(ROW_PREFIX);
+
+/**
+ * The one identity of a `client_id` as presented: a registered client's id, or a client-id URL in its normal
+ * form (then `rowId` is its stored row). Null for every other spelling: a metadata-document client is known
+ * by its URL only, since its approvals are granted to the URL; its row id, or the URL respelled (case, port,
+ * encoding, fragment, dot segments), would reach the row without the URL's approval rules.
+ */
+export function clientIdentity(id: string): { rowId: string; url: string | null } | null {
   if (id.includes('\0')) return null;
-  return s.ds.manager.findOneBy(OAuthClient, { id: isClientIdUrl(id) ? metadataClientRowId(id) : id });
+  if (isClientIdUrl(id)) return clientIdUrlProblem(id) ? null : { rowId: metadataClientRowId(id), url: id };
+  if (isMetadataClientRow(id.toLowerCase())) return null;
+  return { rowId: id, url: null };
+}
+
+/** Why a `client_id` that is a metadata-document client's row id is refused (the error page says it). */
+export const ROW_ID_REFUSED =
+  'A client that publishes a client metadata document is identified by its client-id URL (https://…), never by another id.';
+
+/** The stored client for a `client_id` as presented (a registered id, or the row of a client-id URL in normal form); null for any other spelling. */
+export async function findClientById(s: Services, id: string): Promise<OAuthClient | null> {
+  const identity = clientIdentity(id);
+  return identity ? s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
 }
 
 /** Where an organization administrator approves a client, for the error page. */

@@ -153,9 +153,9 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
     }
   });
 
-  it('a bad document or fetch gives a clear error page naming the problem, and nothing is cached', async () => {
+  it('a bad document or fetch gives a clear error page naming the problem, remembered 30 s and no longer', async () => {
     await using env = await startOAuthServer();
-    const { t } = env;
+    const { t, clock } = env;
     const site = await startMetadataServer(t);
     try {
       await approve(t, site.origin, null);
@@ -179,9 +179,12 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
         const page = await errorPage(t, authorizeUrl(params(t, url, pkcePair().challenge)));
         expect(page, p).toContain(`The client metadata document at ${url}`);
         expect(page, p).toContain(problem);
-        // nothing cached: asking again fetches again
+        // asked again within 30 s: the same page without a fetch; after them, fetched again
         const before = site.hits(p);
-        await errorPage(t, authorizeUrl(params(t, url, pkcePair().challenge)));
+        expect(await errorPage(t, authorizeUrl(params(t, url, pkcePair().challenge))), p).toContain(problem);
+        expect(site.hits(p), p).toBe(before);
+        clock.advance(30_001);
+        expect(await errorPage(t, authorizeUrl(params(t, url, pkcePair().challenge))), p).toContain(problem);
         expect(site.hits(p), p).toBe(before + 1);
       }
       // an internal address (SSRF): refused before any connection, the address not named

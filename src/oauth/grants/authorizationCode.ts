@@ -1,6 +1,7 @@
-import { OAuthCode, type OAuthClient } from '../../../db/entities/index.js';
+import { OAuthCode } from '../../../db/entities/index.js';
 import type { Services } from '../../domain/services.js';
 import { inTransaction } from '../../../db/transaction.js';
+import { type AuthenticatedClient, requireApprovedContext } from '../authenticateClient.js';
 import { consumeCode, findCode } from '../codeStore.js';
 import { OAuthError } from '../OAuthError.js';
 import { pkceMatches } from '../pkce.js';
@@ -10,12 +11,13 @@ import { createGrant, issueTokens, revokeGrant } from '../tokenStore.js';
 
 /**
  * `grant_type=authorization_code` (spec 5.6, RFC 6749 §4.1.3, RFC 7636): the code must belong to the
- * client, match the PKCE verifier and the redirect_uri, and be unused and unexpired. The exchange starts a
+ * client, match the PKCE verifier and the redirect_uri, and be unused and unexpired; a metadata-document
+ * client must still be approved for the code's acting context. The exchange starts a
  * grant (a refresh family) in the acting context chosen at consent. A code presented again revokes every
  * token its first exchange issued (RFC 6749 §4.1.2).
  */
 async function exchangeAuthorizationCode(
-  s: Services, client: OAuthClient, params: Readonly<Record<string, string | undefined>>,
+  s: Services, client: AuthenticatedClient, params: Readonly<Record<string, string | undefined>>,
 ): Promise<TokenResponse> {
   const codeValue = params.code!;
   const redirectUri = params.redirect_uri!;
@@ -29,6 +31,8 @@ async function exchangeAuthorizationCode(
   if (resource !== undefined && resource !== code.resource) {
     throw new OAuthError('invalid_target', 'resource does not match the authorization request');
   }
+  // the approval may have been withdrawn since consent (the code is then left unused)
+  requireApprovedContext(client, code.organizationId);
 
   const now = s.now();
   const result = await inTransaction(s, async (m) => {

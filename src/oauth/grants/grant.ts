@@ -1,5 +1,5 @@
-import type { OAuthClient } from '../../../db/entities/index.js';
 import type { Services } from '../../domain/services.js';
+import type { AuthenticatedClient } from '../authenticateClient.js';
 import type { FormParams } from '../formParams.js';
 import type { TokenResponse } from '../tokenResponse.js';
 
@@ -20,5 +20,5 @@ export interface GrantParameter {
 export interface TokenGrant {
   grantType: string;
   parameters: readonly GrantParameter[];
-  handler(s: Services, client: OAuthClient, params: Readonly<Record<string, string | undefined>>, p: FormParams): Promise<TokenResponse>;
+  handler(s: Services, client: AuthenticatedClient, params: Readonly<Record<string, string | undefined>>, p: FormParams): Promise<TokenResponse>;
 }

@@ -1,7 +1,7 @@
-import type { OAuthClient } from '../../../db/entities/index.js';
 import { OAuthGrant } from '../../../db/entities/index.js';
 import type { Services } from '../../domain/services.js';
 import { inTransaction } from '../../../db/transaction.js';
+import { type AuthenticatedClient, requireApprovedContext } from '../authenticateClient.js';
 import type { FormParams } from '../formParams.js';
 import { OAuthError } from '../OAuthError.js';
 import { type TokenResponse, tokenResponse } from '../tokenResponse.js';
@@ -13,11 +13,12 @@ const REUSED = 'The refresh token was already used; every token of its grant is 
 /**
  * `grant_type=refresh_token` (spec 3, 5.6): rotates on every use, a new refresh token and a new access
  * token per call. Presenting a used refresh token revokes the whole family, access tokens included. The
- * family ends 30 days after its start. `scope` may narrow the new access token (RFC 6749 §6); `scope` and
+ * family ends 30 days after its start. A metadata-document client must still be approved for the grant's
+ * acting context (authenticateClient.ts). `scope` may narrow the new access token (RFC 6749 §6); `scope` and
  * `resource` are read only once the refresh token was found valid.
  */
 async function refreshTokens(
-  s: Services, client: OAuthClient, params: Readonly<Record<string, string | undefined>>, p: FormParams,
+  s: Services, client: AuthenticatedClient, params: Readonly<Record<string, string | undefined>>, p: FormParams,
 ): Promise<TokenResponse> {
   const value = params.refresh_token!;
   const token = await findToken(s.ds.manager, value);
@@ -31,6 +32,8 @@ async function refreshTokens(
     throw new OAuthError('invalid_grant', REUSED);
   }
   if (Date.parse(grant.expiresAt) <= now.getTime()) throw new OAuthError('invalid_grant', 'The refresh token has expired');
+  // refused, not revoked: an approval given again lets the grant go on
+  requireApprovedContext(client, grant.organizationId);
 
   const scopeParam = p.one('scope');
   const scopes = scopeParam === undefined ? grant.scopes : [...new Set(scopeParam.split(' ').filter(Boolean))];
