@@ -1,3 +1,5 @@
+import { clip } from '../src/http/inputBounds.js';
+
 /**
  * A JSON-RPC error a request handler throws: the SDK's protocol layer answers with its `code`, `message`
  * and `data` as they are. (The SDK's `McpError` puts `MCP error <code>: ` in front of its message, and the
@@ -5,7 +7,8 @@
  */
 export class RpcError extends Error {
   constructor(readonly code: number, message: string, readonly data?: unknown) {
-    super(message);
+    // a message may quote the request (an unknown tool's name): never more than a few hundred characters of it
+    super(clip(message, 500));
     this.name = 'RpcError';
   }
 }
