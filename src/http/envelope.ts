@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_STATUS, type DomainError, type ErrorCode } from '../domain/errors.js';
-import { clip } from './inputBounds.js';
+import { boundedForError, clip, MAX_ERROR_MESSAGE } from './inputBounds.js';
 
 /** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
 export const ErrorCodeSchema = z
@@ -21,38 +21,15 @@ export const ErrorEnvelope = z
 
 /**
  * The spec's error envelope (2.4): the one body of every refusal, REST, MCP's HTTP answers and tool results.
- * Its message and details are bounded (`boundedValue`): whatever an error quotes of the input, an answer never
+ * Its message and details are bounded (`boundedForError`): whatever an error quotes of the input, an answer never
  * grows with it.
  */
 export const errorEnvelope = (e: DomainError, requestId: string): z.infer<typeof ErrorEnvelope> => ({
   error: {
-    code: e.code, message: clip(e.message, MAX_MESSAGE), requestId,
-    details: e.details ? (boundedValue(e.details, 0) as Record<string, unknown>) : {},
+    code: e.code, message: clip(e.message, MAX_ERROR_MESSAGE), requestId,
+    details: e.details ? (boundedForError(e.details) as Record<string, unknown>) : {},
   },
 });
-
-/** Characters of an error's message, and of any string in its details. */
-const MAX_MESSAGE = 1000;
-const MAX_DETAIL_STRING = 500;
-/** Items of an array, and members of an object, in an error's details; and their nesting. */
-const MAX_DETAIL_ITEMS = 50;
-const MAX_DETAIL_DEPTH = 4;
-
-/** A copy of error details within the bounds above (strings cut, arrays and objects cut to their first items). */
-function boundedValue(v: unknown, depth: number): unknown {
-  if (typeof v === 'string') return clip(v, MAX_DETAIL_STRING);
-  if (!v || typeof v !== 'object') return v;
-  if (depth >= MAX_DETAIL_DEPTH) return Array.isArray(v) ? [] : {};
-  if (Array.isArray(v)) return v.slice(0, MAX_DETAIL_ITEMS).map((x) => boundedValue(x, depth + 1));
-  const out: Record<string, unknown> = {};
-  let n = 0;
-  for (const k in v) {
-    if (!Object.hasOwn(v, k)) continue;
-    if (++n > MAX_DETAIL_ITEMS) break;
-    out[clip(k, MAX_DETAIL_STRING)] = boundedValue((v as Record<string, unknown>)[k], depth + 1);
-  }
-  return out;
-}
 
 /**
  * The `Retry-After` an error answer carries (RFC 9110 §10.2.3), if none was set: a busy database (nothing was

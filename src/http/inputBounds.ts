@@ -143,3 +143,30 @@ export function jsonTextBoundsError(bytes: Uint8Array, limits: InputLimits = INP
   }
   return undefined;
 }
+
+/** Characters of an error's message, and of any string in its details. */
+export const MAX_ERROR_MESSAGE = 1000;
+const MAX_DETAIL_STRING = 500;
+/** Items of an array, and members of an object, in an error's details; and their nesting. */
+const MAX_DETAIL_ITEMS = 50;
+const MAX_DETAIL_DEPTH = 4;
+
+/**
+ * A copy of what an error carries besides its message (REST's `details`, a JSON-RPC error's `data`), within
+ * bounds: strings cut, arrays and objects cut to their first items, nesting cut. Whatever an error quotes of
+ * the input, an answer never grows with it.
+ */
+export function boundedForError(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return clip(v, MAX_DETAIL_STRING);
+  if (!v || typeof v !== 'object') return v;
+  if (depth >= MAX_DETAIL_DEPTH) return Array.isArray(v) ? [] : {};
+  if (Array.isArray(v)) return v.slice(0, MAX_DETAIL_ITEMS).map((x) => boundedForError(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  let n = 0;
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    if (++n > MAX_DETAIL_ITEMS) break;
+    out[clip(k, MAX_DETAIL_STRING)] = boundedForError((v as Record<string, unknown>)[k], depth + 1);
+  }
+  return out;
+}

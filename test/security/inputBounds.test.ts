@@ -66,12 +66,15 @@ describe('a flood of unknown keys answers a small validation_error and the serve
     expect(await count(t, 'rooms')).toBe(rooms);
   });
 
-  it('an unknown tool\'s name of a megabyte is not echoed whole', async () => {
+  it('JSON-RPC errors do not echo a long tool name or resource URI whole', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const r = await postMcp(t, toolCall('x'.repeat(900_000)), { token: w.key });
     expect(r.text.length).toBeLessThan(2048);
     expect(r.body.error.code).toBe(-32602);
+    const read = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: `svc://${'x'.repeat(500_000)}` } }, { token: w.key });
+    expect(read.text.length).toBeLessThan(2048);
+    expect(read.body.error.code).toBe(-32002);
   });
 
   it('REST: a flood of unknown query parameters names five of them', async () => {
