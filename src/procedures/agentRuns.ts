@@ -24,6 +24,7 @@ const runOutput = z.unknown().superRefine((v, ctx) => {
   if (v === undefined) return;
   const json = JSON.stringify(v);
   if (json !== undefined && Buffer.byteLength(json) > MAX_OUTPUT_BYTES) {
+    // (the issue does not carry the value: an error never quotes the output back)
     ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_OUTPUT_BYTES} bytes as JSON`, input: undefined });
   }
 });
@@ -92,14 +93,16 @@ export const agentRunsRouter = router({
     .query(async ({ ctx, input }) => {
       const m = ctx.services.ds.manager;
       const page = await listAgentRuns(m, ctx.actor, input.roomId, input, ctx.services.secret);
-      let runs = page.data;
-      let nextCursor = page.nextCursor;
+      // the page ends before the run whose output passes PAGE_OUTPUT_BYTES (the first run always fits)
       let bytes = 0;
-      const cut = runs.findIndex((r, i) => (bytes += outputBytes(r.output)) > PAGE_OUTPUT_BYTES && i > 0);
-      if (cut > 0) {
-        runs = runs.slice(0, cut);
-        nextCursor = encodeCursor(ctx.services.secret, runs[runs.length - 1].id);
+      let end = 0;
+      for (const r of page.data) {
+        bytes += outputBytes(r.output);
+        if (end > 0 && bytes > PAGE_OUTPUT_BYTES) break;
+        end++;
       }
+      const runs = page.data.slice(0, end);
+      const nextCursor = end < page.data.length ? encodeCursor(ctx.services.secret, runs[end - 1].id) : page.nextCursor;
       return { data: await Promise.all(runs.map(async (r) => toRun(r, await createdByRun(m, r.id)))), nextCursor };
     }),
 
