@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { jsonTextBoundsError } from '../src/http/inputBounds.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 export type McpBody =
@@ -10,7 +11,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const isJson = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
 
 /**
- * Reads and parses a POST body for /mcp, up to `limit` bytes (the rest is drained). Read here rather than
+ * Reads and parses a POST body for /mcp, up to `limit` bytes (the rest is drained), its structure bounded first
+ * as REST's is (src/http/inputBounds.ts: members, nesting). Read here rather than
  * by the transport so that the tool calls inside can be checked for their scopes first (checkToolScopes).
  * A body that is not `application/json` is left unparsed (null) for the transport to refuse with 415. A body
  * that did not arrive in time is a 408, one over its client's limit of bodies in flight a 429; a client gone
@@ -34,6 +36,10 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
   const { bytes, over } = read;
   if (over) return tooLarge;
   if (!isJson(req.headers['content-type'])) return { bytes, body: null };
+  // the structure is bounded before the text is parsed (the SDK's schemas, then the tool's, read all of it); a
+  // large body is only ever a few long strings (upload_file's content)
+  const bounds = jsonTextBoundsError(bytes);
+  if (bounds) return { error: `Parse error: ${bounds.message}`, status: 400, code: 'validation_error' };
   try {
     // RFC 8259 §8.1: JSON is UTF-8; other bytes are a parse error, never text changed by replacement characters
     return { bytes, body: JSON.parse(UTF8.decode(bytes)) };

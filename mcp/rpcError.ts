@@ -1,11 +1,18 @@
+import { boundedForError, clip } from '../src/http/inputBounds.js';
+
 /**
  * A JSON-RPC error a request handler throws: the SDK's protocol layer answers with its `code`, `message`
  * and `data` as they are. (The SDK's `McpError` puts `MCP error <code>: ` in front of its message, and the
  * SDK's client puts it there once more when it rebuilds the error: a client saw it twice.)
  */
 export class RpcError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
-    super(message);
+  readonly data?: unknown;
+
+  constructor(readonly code: number, message: string, data?: unknown) {
+    // a message, or its data, may quote the request (an unknown tool's name, a resource URI): never more than a few
+    // hundred characters of it
+    super(clip(message, 500));
+    if (data !== undefined) this.data = boundedForError(data);
     this.name = 'RpcError';
   }
 }

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { DomainError } from '../src/domain/errors.js';
+import { jsonTextBoundsError } from '../src/http/inputBounds.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 /**
@@ -39,13 +40,18 @@ export function bodyError(err: unknown): DomainError | undefined {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Parses a JSON object body; empty means `{}`. Errors are 400/415 in the envelope, never a 500. */
+/**
+ * Parses a JSON object body; empty means `{}`. Errors are 400/415 in the envelope, never a 500. Its structure is
+ * bounded before it is parsed (src/http/inputBounds.ts), its values by the pipeline's input step.
+ */
 export function parseJsonBody(req: Request, bytes: Buffer): { value: Record<string, unknown> } | { error: DomainError } {
   if (bytes.length === 0) return { value: {} };
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json')) {
     return { error: new DomainError('unsupported_media_type', 'Request body must be application/json', { details: { contentType: type || null } }) };
   }
+  const bounds = jsonTextBoundsError(bytes);
+  if (bounds) return { error: bounds };
   let text: string;
   try {
     // RFC 8259 §8.1: JSON is UTF-8; decoding anything else with replacement characters would change the client's text

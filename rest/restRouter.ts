@@ -2,12 +2,14 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
+import { z } from 'zod';
 import { recordAudit } from '../src/auth/audit.js';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
 import { API_SECURITY_HEADERS, mergeHeaders } from '../src/http/apiHeaders.js';
 import { auditRow } from '../src/http/auditRow.js';
+import { clip } from '../src/http/inputBounds.js';
 import { REPLAYED_HEADER, restHeaders } from '../src/http/headers.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
@@ -64,6 +66,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
   const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]>();
   const queryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query)]));
+  const integerQueryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query.filter((k) => isIntegerField(p.input.shape[k] as z.ZodType)))]));
   for (const proc of procedures) {
     const key = routeKey(proc.meta.http.method, proc.meta.http.path);
     const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
@@ -81,8 +84,10 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       let m: ReturnType<typeof c.match>;
       try {
         m = c.match(path);
-      } catch (err) {
-        return next(err);
+      } catch {
+        // a malformed percent-encoding is the client's mistake: a 400, and nothing for the error log
+        answerMalformedPath(req, res, c.proc.meta.http.path).catch(next);
+        return;
       }
       if (m) {
         req.params = m.params;
@@ -115,8 +120,11 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     // ignored, nor taken for a body field or a path parameter)
     const unknownKeys = Object.keys(query).filter((k) => !queryKeys.get(proc)!.has(k));
     if (unknownKeys.length) ctx.inputError = unknownQueryParameters(unknownKeys);
+    else ctx.inputError = queryProblem(req.url, query, integerQueryKeys.get(proc)!);
     let input: Record<string, unknown> = {};
     for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
+    // an integer parameter travels as its decimal digits (checked above): the schema reads a number
+    for (const k of integerQueryKeys.get(proc)!) if (typeof input[k] === 'string' && DECIMAL.test(input[k])) input[k] = Number(input[k]);
     if (http.method !== 'GET') {
       const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
       let read: Awaited<ReturnType<typeof readBody>>;
@@ -160,6 +168,18 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       return false; // a malformed escape matches nothing
     }
   };
+  /** A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only. */
+  async function answerMalformedPath(req: Request, res: Response, routePattern: string) {
+    const requestId = requestIdOf(header(req, 'x-request-id'));
+    const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', { details: { reason: 'malformed_path' } });
+    services.log.debug({ requestId, route: routePattern }, 'malformed percent-encoding in a path');
+    req.resume();
+    await recordAudit(services, auditRow({
+      requestId, surface: 'rest', method: req.method, routePattern, statusCode: err.status, units: 0, errorCode: err.code,
+    }, undefined));
+    sendError(res, err, requestId);
+  }
+
   async function answerUnmatched(req: Request, res: Response) {
     const requestId = requestIdOf(header(req, 'x-request-id'));
     const matches = known.filter((c) => matchesPath(c, req.path));
@@ -179,13 +199,64 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   return dispatch;
 }
 
+/** Unknown query parameters named in an error: a few, each cut short (the rest are counted). */
+const SHOWN_KEYS = 5;
+
 /** 400 `validation_error` for query parameters the operation does not take, in the shape of zod's own issue. */
 function unknownQueryParameters(keys: string[]): DomainError {
-  const message = `Unrecognized query parameter${keys.length > 1 ? 's' : ''}: ${keys.map((k) => JSON.stringify(k)).join(', ')}`;
+  const shown = keys.slice(0, SHOWN_KEYS).map((k) => clip(k, 64));
+  const more = keys.length > SHOWN_KEYS ? ` (and ${keys.length - SHOWN_KEYS} more)` : '';
+  const message = `Unrecognized query parameter${keys.length > 1 ? 's' : ''}: ${shown.map((k) => JSON.stringify(k)).join(', ')}${more}`;
   return new DomainError('validation_error', 'Invalid input', {
-    details: { issues: [{ path: '', code: 'unrecognized_keys', message, keys }] },
+    details: { issues: [{ path: '', code: 'unrecognized_keys', message, keys: shown, ...(more ? { keyCount: keys.length } : {}) }] },
   });
 }
+
+/** A query value of an integer parameter: decimal digits only (no sign, exponent, point, hex, or space). */
+const DECIMAL = /^[0-9]+$/;
+
+/** Whether a field of an input schema is an integer (`limit`), optional or not. */
+function isIntegerField(schema: z.ZodType | undefined): boolean {
+  let s = schema as z.ZodType | undefined;
+  while (s && (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault)) s = s.unwrap() as z.ZodType;
+  return s instanceof z.ZodNumber;
+}
+
+/**
+ * What is wrong with the query string, beyond its names: a parameter given twice (`limit=5&limit=6`), an integer
+ * parameter that is not plain decimal digits (`1e2`, `0x10`, `+5`, ` 5`), or a percent-encoding that is not UTF-8
+ * (`%FF`, which the query parser would read as U+FFFD: the client's text silently changed). Undefined when fine.
+ */
+function queryProblem(url: string, query: Record<string, unknown>, integers: Set<string>): DomainError | undefined {
+  const issues: { path: string; code: string; message: string }[] = [];
+  for (const k in query) {
+    const v = query[k];
+    if (Array.isArray(v)) issues.push({ path: k, code: 'invalid_type', message: 'is given more than once; give it once' });
+    else if (integers.has(k) && typeof v === 'string' && !DECIMAL.test(v)) issues.push({ path: k, code: 'invalid_type', message: 'must be a decimal integer (digits only)' });
+  }
+  const q = url.indexOf('?');
+  if (q >= 0 && url.includes('%', q)) {
+    for (const part of url.slice(q + 1).split('&')) {
+      try {
+        decodeURIComponent(part.replace(/\+/g, ' '));
+      } catch {
+        const name = part.split('=', 1)[0];
+        issues.push({ path: clip(safeDecode(name), 64), code: 'invalid_format', message: 'is not percent-encoded UTF-8' });
+      }
+    }
+  }
+  if (!issues.length) return undefined;
+  const shown = issues.slice(0, SHOWN_KEYS);
+  return new DomainError('validation_error', `Invalid input: ${shown.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: shown } });
+}
+
+const safeDecode = (s: string) => {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return s;
+  }
+};
 
 function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {
   res.writeHead(200, mergeHeaders(API_SECURITY_HEADERS, headers, {

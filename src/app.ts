@@ -127,9 +127,11 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     // a client gone mid-request: nobody to answer, nothing went wrong here
     if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
-    services.log.error({ err, requestId }, 'unhandled error');
-    if (res.headersSent) return res.destroy();
     const status = (err as { status?: number }).status;
+    // a client's mistake (a 4xx the parser decided) is no server error: one line at info, no stack to flood the log
+    if (status && status >= 400 && status < 500) services.log.info({ requestId, status, reason: (err as Error).message?.slice(0, 200) }, 'bad request');
+    else services.log.error({ err, requestId }, 'unhandled error');
+    if (res.headersSent) return res.destroy();
     const e = status && status >= 400 && status < 500
       ? new DomainError('validation_error', 'Bad request', { status })
       : new DomainError('internal_error', 'Internal server error');

@@ -1,25 +1,15 @@
-import { DomainError } from '../domain/errors.js';
+import type { DomainError } from '../domain/errors.js';
+import { INPUT_LIMITS, inputBoundsError } from '../http/inputBounds.js';
+import type { ProcedureMeta } from '../procedures/meta.js';
 
-const MAX_INPUT_DEPTH = 32;
+/** An upload's content (a file's bytes as base64, or its text) is bounded by SVC_MAX_UPLOAD_BYTES, not by the string limit. */
+const UPLOAD_LIMITS = { ...INPUT_LIMITS, maxStringLength: Infinity };
 
 /**
- * Rejects input no operation can mean, before anything else reads it: nesting deeper than 32 levels, and
- * NUL characters (meaningless in any field, and refused by PostgreSQL text). Iterative, so hostile
- * nesting cannot exhaust the stack.
+ * Rejects input no operation can mean, before anything else reads it (src/http/inputBounds.ts, the one check
+ * every surface's input passes: REST, MCP tool calls, resources, every fast path): more members, deeper nesting,
+ * longer keys or strings than any operation takes, NUL characters, strings that are not well-formed Unicode.
  */
-export function unacceptableInput(input: unknown): DomainError | undefined {
-  const stack: [unknown, string, number][] = [[input, '', 0]];
-  while (stack.length) {
-    const [v, path, depth] = stack.pop()!;
-    if (typeof v === 'string' && v.includes('\u0000')) {
-      return new DomainError('validation_error', 'Strings must not contain NUL characters', { details: { field: path || '(input)' } });
-    }
-    if (v && typeof v === 'object') {
-      if (depth >= MAX_INPUT_DEPTH) {
-        return new DomainError('validation_error', `Input is nested deeper than ${MAX_INPUT_DEPTH} levels`, { details: { field: path } });
-      }
-      for (const [k, child] of Object.entries(v)) stack.push([child, path ? `${path}.${k}` : k, depth + 1]);
-    }
-  }
-  return undefined;
+export function unacceptableInput(input: unknown, meta?: ProcedureMeta): DomainError | undefined {
+  return inputBoundsError(input, meta?.http.rawBody ? UPLOAD_LIMITS : INPUT_LIMITS);
 }

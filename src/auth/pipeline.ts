@@ -19,7 +19,7 @@ import type { UnitsResult } from './units.js';
  *
  *   1. authenticate   (authenticate.ts)  the actor, or 401; a refused credential counts against its address
  *   2. authorize      (authorize.ts)     the audience pin, the surface's and the operation's scopes
- *   3. input          (input.ts)         what the adapter could not read, NUL, nesting
+ *   3. input          (input.ts)         what the adapter could not read; size, nesting, NUL, Unicode
  *   4. meter: count   (meter.ts)         the 60 s window; every authenticated request counts, refused ones
  *                                        too (a refusal of 2–3 is answered after it, with the balance)
  *   5. idempotency    (idempotency.ts)   a write's key claimed; a replay answers the stored response, free
@@ -84,7 +84,7 @@ async function admit(ctx: RequestContext, meta: ProcedureMeta | undefined, getRa
   const actor = await authenticateRequest(ctx, ctx.out);
   ctx.out.actor = actor;
   const denied = authorize(ctx.surface, ctx.services.config.baseUrl, actor, meta?.scope);
-  const refusal = denied?.error ?? ctx.inputError ?? unacceptableInput(await getRawInput());
+  const refusal = denied?.error ?? ctx.inputError ?? unacceptableInput(await getRawInput(), meta);
   const cost = meta?.units ?? 1;
   const claims = meta?.kind === 'write' && ctx.idempotencyKey !== undefined;
   const counted = await count(ctx, actor, cost, chargeWithCount && !refusal && !claims);

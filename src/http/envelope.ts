@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ERROR_STATUS, type DomainError, type ErrorCode } from '../domain/errors.js';
+import { boundedForError, clip, MAX_ERROR_MESSAGE } from './inputBounds.js';
 
 /** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
 export const ErrorCodeSchema = z
@@ -18,9 +19,16 @@ export const ErrorEnvelope = z
   })
   .meta({ id: 'ApiError' });
 
-/** The spec's error envelope (2.4): the one body of every refusal, REST, MCP's HTTP answers and tool results. */
+/**
+ * The spec's error envelope (2.4): the one body of every refusal, REST, MCP's HTTP answers and tool results.
+ * Its message and details are bounded (`boundedForError`): whatever an error quotes of the input, an answer never
+ * grows with it.
+ */
 export const errorEnvelope = (e: DomainError, requestId: string): z.infer<typeof ErrorEnvelope> => ({
-  error: { code: e.code, message: e.message, requestId, details: e.details ?? {} },
+  error: {
+    code: e.code, message: clip(e.message, MAX_ERROR_MESSAGE), requestId,
+    details: e.details ? (boundedForError(e.details) as Record<string, unknown>) : {},
+  },
 });
 
 /**

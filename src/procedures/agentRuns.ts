@@ -1,12 +1,33 @@
 import { z } from 'zod';
 import type { AgentRun } from '../../db/entities/index.js';
 import { cancelAgentRun, completeAgentRun, createAgentRun, createdByRun, getAgentRun, listAgentRuns } from '../agents/runs.js';
+import { encodeCursor } from '../domain/paging.js';
 import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 
 // The agent route (issue 21): run an agent through a connector, as a delegate of the invoking human. A run
 // is created queued (202), invoked by the worker with a delegated token, and ends succeeded, failed or canceled.
+
+/** Bytes of a run's output as JSON: what a connector may store with `complete_agent_run`. */
+export const MAX_OUTPUT_BYTES = 64 * 1024;
+/**
+ * Bytes of output one page of `list_agent_runs` carries: a page ends early (with its `nextCursor`) once its runs'
+ * outputs pass it, so a page of 50 runs of large outputs stays small. Each page holds at least one run.
+ */
+export const PAGE_OUTPUT_BYTES = 512 * 1024;
+
+const outputBytes = (output: string | null) => (output === null ? 0 : Buffer.byteLength(output));
+
+/** Any JSON of at most MAX_OUTPUT_BYTES once serialized. */
+const runOutput = z.unknown().superRefine((v, ctx) => {
+  if (v === undefined) return;
+  const json = JSON.stringify(v);
+  if (json !== undefined && Buffer.byteLength(json) > MAX_OUTPUT_BYTES) {
+    // (the issue does not carry the value: an error never quotes the output back)
+    ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_OUTPUT_BYTES} bytes as JSON`, input: undefined });
+  }
+});
 
 const CreatedObject = z.object({ type: z.enum(['message', 'task']), id: z.string().meta({ example: 'task_01KAR3V6X5Q2Z8N4M7P9W1T3YB' }) });
 
@@ -63,7 +84,8 @@ export const agentRunsRouter = router({
   list: apiProcedure
     .meta({
       http: { method: 'GET', path: runPath }, tool: { name: 'list_agent_runs', title: 'List agent runs' },
-      summary: 'List the agent runs of a room', description: 'Runs of the room, oldest first.',
+      summary: 'List the agent runs of a room',
+      description: `Runs of the room, oldest first. A page ends early, with its nextCursor, once its runs' outputs hold ${PAGE_OUTPUT_BYTES} bytes of JSON (at least one run a page).`,
       tags: ['agents'], scope: 'agent:invoke', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
@@ -71,7 +93,17 @@ export const agentRunsRouter = router({
     .query(async ({ ctx, input }) => {
       const m = ctx.services.ds.manager;
       const page = await listAgentRuns(m, ctx.actor, input.roomId, input, ctx.services.secret);
-      return { data: await Promise.all(page.data.map(async (r) => toRun(r, await createdByRun(m, r.id)))), nextCursor: page.nextCursor };
+      // the page ends before the run whose output passes PAGE_OUTPUT_BYTES (the first run always fits)
+      let bytes = 0;
+      let end = 0;
+      for (const r of page.data) {
+        bytes += outputBytes(r.output);
+        if (end > 0 && bytes > PAGE_OUTPUT_BYTES) break;
+        end++;
+      }
+      const runs = page.data.slice(0, end);
+      const nextCursor = end < page.data.length ? encodeCursor(ctx.services.secret, runs[end - 1].id) : page.nextCursor;
+      return { data: await Promise.all(runs.map(async (r) => toRun(r, await createdByRun(m, r.id)))), nextCursor };
     }),
 
   get: apiProcedure
@@ -113,7 +145,7 @@ export const agentRunsRouter = router({
     .input(z.strictObject({
       ...runIds,
       status: z.enum(['succeeded', 'failed']),
-      output: z.unknown().optional().meta({ description: 'Any JSON: what the run produced' }),
+      output: runOutput.optional().meta({ description: `Any JSON of at most ${MAX_OUTPUT_BYTES} bytes once serialized: what the run produced` }),
       error: text(500).optional().meta({ description: 'Why it failed (status failed)' }),
     }))
     .output(AgentRunView)

@@ -2,29 +2,42 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { isTransientDatabaseError, isUnstorableTextError } from '../../db/databaseErrors.js';
 import { DomainError } from '../domain/errors.js';
+import { clip, shownPath } from '../http/inputBounds.js';
 
+/** How many input problems a validation error shows (its message and `details.issues`), and how many unknown keys of one. */
+const SHOWN_ISSUES = 5;
+const SHOWN_KEYS = 5;
+/** Characters of one problem's message as shown. */
+const ISSUE_MESSAGE_MAX = 200;
+
+/**
+ * The problems of refused input as the error shows them: a few, each cut short, so that an answer never grows
+ * with the input (a call with thousands of unknown keys answers with five of them and their count).
+ */
 function validationDetails(err: z.ZodError) {
-  return {
-    issues: err.issues.map((i) => ({
-      path: i.path.map(String).join('.'),
+  const issues = err.issues.slice(0, SHOWN_ISSUES).map((i) => {
+    const keys = 'keys' in i ? (i.keys as string[]) : undefined;
+    const message = keys && keys.length > SHOWN_KEYS
+      ? `Unrecognized keys: ${keys.slice(0, SHOWN_KEYS).map((k) => JSON.stringify(clip(k, 64))).join(', ')} (and ${keys.length - SHOWN_KEYS} more)`
+      : i.message;
+    return {
+      path: shownPath(i.path as (string | number)[]),
       code: i.code,
-      message: i.message,
-      ...('keys' in i ? { keys: i.keys } : {}),
-    })),
-  };
+      message: clip(message, ISSUE_MESSAGE_MAX),
+      ...(keys ? { keys: keys.slice(0, SHOWN_KEYS).map((k) => clip(k, 64)), ...(keys.length > SHOWN_KEYS ? { keyCount: keys.length } : {}) } : {}),
+    };
+  });
+  return { issues, ...(err.issues.length > SHOWN_ISSUES ? { issueCount: err.issues.length } : {}) };
 }
-
-/** How many input problems a validation error's message lists (all of them stay in `details.issues`). */
-const LISTED_ISSUES = 5;
 
 /**
  * The message of refused input: the problems themselves, a few at most, so that a model reading only the
  * message can correct its call (`Invalid input: roomId: must be a room_ identifier; (input): Unrecognized key: "extra"`).
  */
-function validationMessage(issues: { path: string; message: string }[]): string {
+function validationMessage(issues: { path: string; message: string }[], total: number): string {
   if (!issues.length) return 'Invalid input';
-  const listed = issues.slice(0, LISTED_ISSUES).map((i) => `${i.path || '(input)'}: ${i.message}`);
-  const more = issues.length > LISTED_ISSUES ? ` (and ${issues.length - LISTED_ISSUES} more)` : '';
+  const listed = issues.map((i) => `${i.path || '(input)'}: ${i.message}`);
+  const more = total > issues.length ? ` (and ${total - issues.length} more)` : '';
   return `Invalid input: ${listed.join('; ')}${more}`;
 }
 
@@ -44,7 +57,8 @@ export function toDomainError(err: unknown): DomainError {
     // BAD_REQUEST is tRPC's input-parse failure; output-validation failures are INTERNAL and stay 500
     if (err.code === 'BAD_REQUEST') {
       const details = err.cause instanceof z.ZodError ? validationDetails(err.cause) : undefined;
-      return new DomainError('validation_error', validationMessage(details?.issues ?? []), { details, cause: err });
+      const total = err.cause instanceof z.ZodError ? err.cause.issues.length : 0;
+      return new DomainError('validation_error', validationMessage(details?.issues ?? [], total), { details, cause: err });
     }
   }
   if (isTransientDatabaseError(err)) return serviceUnavailable(err);

@@ -8,7 +8,7 @@ const NOUNS: Record<string, string> = {
 
 /** A prefixed identifier (`room_01J…`). */
 export const idOf = (prefix: string) =>
-  z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), `must be a ${prefix}_ identifier`).meta({
+  z.string().max(prefix.length + 65).regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), `must be a ${prefix}_ identifier`).meta({
     description: `Identifier of a ${NOUNS[prefix] ?? prefix}: \`${prefix}_\` and 1-64 letters or digits`,
     example: `${prefix}_01KAR3V6X5Q2Z8N4M7P9W1T3YB`,
   });
@@ -31,11 +31,14 @@ export const nonBlankText = (max: number) => z.string().min(1).max(max).regex(NO
 /** A name or title: trimmed, then 1 to `max` characters with a non-space one, no NUL. */
 export const trimmedName = (max: number) => z.string().trim().min(1).max(max).regex(NON_BLANK, 'must hold a non-space character and no NUL');
 
-export const date = z.iso.date().meta({ description: 'Calendar date YYYY-MM-DD', example: '2026-12-01' });
+export const date = z.iso.date().max(10).meta({ description: 'Calendar date YYYY-MM-DD', example: '2026-12-01' });
 
-/** `limit` and `cursor` of every list (CONTRACT §4: default 50, max 200). Query strings are coerced. */
+/**
+ * `limit` and `cursor` of every list (CONTRACT §4: default 50, max 200). `limit` is a JSON integer: over REST the
+ * adapter reads a query parameter's plain decimal digits as one (rest/restRouter.ts), and refuses anything else.
+ */
 export const pageInput = {
-  limit: z.coerce
+  limit: z
     .number()
     .int()
     .min(1)
@@ -57,7 +60,7 @@ export const timeListInput = {
     description: 'asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in.',
     example: 'desc',
   }),
-  since: z.iso.datetime({ offset: true }).optional().meta({ description: 'Only items created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }),
+  since: z.iso.datetime({ offset: true }).max(64).optional().meta({ description: 'Only items created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }),
 };
 
 /** `since` as stored times compare: fixed-width ISO 8601 UTC text. */

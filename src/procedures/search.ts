@@ -33,7 +33,7 @@ export const searchRouter = router({
     })
     .input(z.strictObject({
       q: z.string().trim().min(1).max(200).meta({ description: 'Text to look for', examples: ['release notes'] }),
-      types: z.string().regex(/^(messages|tasks)(,(messages|tasks))*$/, 'a comma-separated list of messages and tasks').optional()
+      types: z.string().max(100).regex(/^(messages|tasks)(,(messages|tasks))*$/, 'a comma-separated list of messages and tasks').optional()
         .meta({ description: 'Comma-separated: messages, tasks', examples: ['messages,tasks'] }),
       ...pageInput,
     }))

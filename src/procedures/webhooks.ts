@@ -57,6 +57,7 @@ const webhookPath = '/v1/rooms/{roomId}/webhooks/{webhookId}';
 /** The redeliver path parameter: the history row id; a `Svc-Webhook-Delivery` UUID passes here and gets a 404 saying so. */
 const historyIdOrUuid = z
   .string()
+  .max(68)
   .regex(/^(whd_[0-9A-Za-z]{1,64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/, 'must be a whd_ identifier (the history row id)')
   .meta({ description: 'The history row id (whd_…). The Svc-Webhook-Delivery UUID is answered 404 with a message naming the history id', example: 'whd_01KAR3V6X5Q2Z8N4M7P9W1T3YB' });
 

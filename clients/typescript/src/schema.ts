@@ -593,7 +593,7 @@ export interface paths {
         };
         /**
          * List the agent runs of a room
-         * @description Runs of the room, oldest first.
+         * @description Runs of the room, oldest first. A page ends early, with its nextCursor, once its runs' outputs hold 524288 bytes of JSON (at least one run a page).
          *
          *     Scope: `agent:invoke`. Cost: 1 API unit(s). MCP tool: `list_agent_runs`.
          */
@@ -1446,7 +1446,7 @@ export interface components {
         CompleteAgentRunRequest: {
             /** @enum {string} */
             status: "succeeded" | "failed";
-            /** @description Any JSON: what the run produced */
+            /** @description Any JSON of at most 65536 bytes once serialized: what the run produced */
             output?: unknown;
             /** @description Why it failed (status failed) */
             error?: string;
