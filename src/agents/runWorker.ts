@@ -10,7 +10,7 @@ import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryD
 import { backoffMs } from '../webhooks/retryPolicy.js';
 import { mintDelegatedToken } from './delegatedToken.js';
 import { INVOCATION_RESPONSE_MS, invocationBody, invokeConnector, type InvocationOutcome } from './invokeConnector.js';
-import { finishRun } from './runs.js';
+import { endRunsOfRevokedStarters, finishRun, STARTER_REVOKED } from '../domain/runEnd.js';
 
 export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
   services: Services;
@@ -29,6 +29,15 @@ export interface AgentRunWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * A run the worker claims: live, not leased, and due (its next attempt, or its deadline while it awaits
+ * completion), or started by a credential that no longer stands (ended at once, not at its deadline).
+ * Parameters: now, now.
+ */
+const DUE =
+  'ar."status" IN (\'queued\', \'running\') AND (ar."leaseUntil" IS NULL OR ar."leaseUntil" <= ?) ' +
+  `AND (ar."nextAttemptAt" <= ? OR ${STARTER_REVOKED})`;
+
 type RunRow = Omit<AgentRun, 'awaitingCompletion' | 'scopes' | 'input'> & { awaitingCompletion: boolean | number; scopes: string | string[]; input: string | AgentRun['input'] };
 
 const parsed = (r: RunRow): AgentRun => ({
@@ -45,7 +54,8 @@ const parsed = (r: RunRow): AgentRun => ({
  * and records the outcome only while it still holds the lease. A crash mid-invocation loses nothing: the
  * lease expires and the run is invoked once more (at least once; the connector deduplicates on the run id).
  * Retries like webhooks (4 attempts, backoff base/2×/4×, 3xx not followed), and a run not finished by its
- * deadline fails with `deadline_exceeded`.
+ * deadline fails with `deadline_exceeded`. A run whose starting credential no longer stands (a revoked key or
+ * token, a delegating user gone from the organization) is claimed at once and canceled, `credential_revoked`.
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
@@ -64,18 +74,13 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   async function claim(now: Date): Promise<AgentRun[]> {
     const t = iso(now);
     // a read first: an idle poll takes no write lock (SQLite has one writer, shared with the requests)
-    const due = await sql(
-      s.ds,
-      'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) LIMIT 1',
-      [t, t],
-    );
+    const due = await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ${DUE} LIMIT 1`, [t, t]);
     if (!due.rows.length) return [];
     const rows = await inTransaction(s, (m) =>
       sql<RunRow>(
         m,
         'UPDATE "agent_runs" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
-          'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? ' +
-          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' + LIMIT_PARAM +
+          `SELECT ar."id" FROM "agent_runs" ar WHERE ${DUE} ORDER BY ar."nextAttemptAt", ar."id" ${LIMIT_PARAM}` +
           (isPostgres(s.ds) ? ' FOR UPDATE SKIP LOCKED' : '') + ') RETURNING *',
         [owner, iso(new Date(now.getTime() + leaseMs)), t, t, batchSize],
       ),
@@ -87,9 +92,18 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const fail = (runId: string, error: string, lastStatusCode?: number | null) =>
     inTransaction(s, (m) => finishRun(m, depsNow().now(), runId, { status: 'failed', error, lastStatusCode }, owner));
 
+  /** Ends the run (`credential_revoked`) when the credential that started it no longer stands; true when it did. */
+  async function endedForRevokedStarter(run: AgentRun, now: Date): Promise<boolean> {
+    // a read first: the common case (the credential stands) takes no write lock
+    if (!(await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ar."id" = ? AND ${STARTER_REVOKED}`, [run.id])).rows.length) return false;
+    await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now, { runId: run.id }));
+    return true;
+  }
+
   async function handle(run: AgentRun): Promise<void> {
     const deps = depsNow();
     const now = deps.now();
+    if (await endedForRevokedStarter(run, now)) return;
     if (now.getTime() >= Date.parse(run.deadlineAt)) {
       await fail(run.id, 'deadline_exceeded: the run did not finish before its deadline');
       return;
