@@ -36,25 +36,35 @@ async function snapshot(t: TestServer): Promise<string> {
 type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; enum?: unknown[]; examples?: unknown[]; example?: unknown; anyOf?: Schema[]; $ref?: string };
 
 /**
- * Arguments for a JSON schema: every property named like an id of the second room gets that id (optional ones
- * too: a filter such as list_events' roomId must not open the room either), required ones a valid example.
+ * Arguments for a JSON schema: required properties get the second room's id when named like one (`roomId`,
+ * `taskId`…), else a valid example; `optionalId` (an optional id such as list_events' roomId filter or
+ * upload_file's messageId) is added too, since a filter must not open the room either. Nested objects get all
+ * their id properties.
  */
-function argsFor(schema: Schema, ids: Record<string, string>, resolve: (s: Schema) => Schema = (s) => s): Record<string, unknown> {
+function argsFor(schema: Schema, ids: Record<string, string>, resolve: (s: Schema) => Schema = (s) => s, optionalId?: string | 'all'): Record<string, unknown> {
   const s = resolve(schema);
   const out: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(s.properties ?? {})) {
     const p = resolve(raw);
-    if (ids[name] !== undefined) out[name] = ids[name];
-    else if (s.required?.includes(name)) out[name] = valueFor(name, p, ids, resolve);
+    const required = s.required?.includes(name);
+    if (ids[name] !== undefined && (required || optionalId === 'all' || optionalId === name)) out[name] = ids[name];
+    else if (required) out[name] = valueFor(name, p, ids, resolve);
   }
   return out;
+}
+
+/** One set of arguments per optional id property (and one without any), so each id is tried on its own. */
+function argVariants(schema: Schema, ids: Record<string, string>, resolve: (s: Schema) => Schema = (s) => s): Record<string, unknown>[] {
+  const s = resolve(schema);
+  const optionalIds = Object.keys(s.properties ?? {}).filter((n) => ids[n] !== undefined && !s.required?.includes(n));
+  return [argsFor(s, ids, resolve), ...optionalIds.map((n) => argsFor(s, ids, resolve, n))];
 }
 
 function valueFor(name: string, raw: Schema, ids: Record<string, string>, resolve: (s: Schema) => Schema): unknown {
   const p = raw.anyOf ? resolve(raw.anyOf.find((x) => resolve(x).type !== 'null') ?? raw.anyOf[0]) : raw;
   if (p.enum) return p.enum[0];
   const type = Array.isArray(p.type) ? p.type.find((x) => x !== 'null') : p.type;
-  if (type === 'object') return argsFor(p, ids, resolve);
+  if (type === 'object') return argsFor(p, ids, resolve, 'all');
   if (type === 'array') return [];
   if (type === 'integer' || type === 'number') return 1;
   if (type === 'boolean') return false;
@@ -113,6 +123,46 @@ const codeOf = (r: { status: number; headers: Headers; body: any }): string | un
   r.status === 403 && /insufficient_scope/.test(r.headers.get('www-authenticate') ?? '') ? 'insufficient_scope'
     : r.body?.result?.isError ? (JSON.parse(r.body.result.content[0].text).error.code as string) : r.body?.error ? 'jsonrpc_error' : undefined;
 
+/** Calls every tool of `names` with arguments filled from `fill`, checking each answer as the walk requires. */
+async function walkTools(t: TestServer, token: string, names: Map<string, Schema>, fill: Record<string, string>, target: SecondRoom): Promise<void> {
+  for (const [name, schema] of names) for (const variant of argVariants(schema, fill)) {
+    let args = variant;
+    let r = await postMcp(t, toolCall(name, args), { token });
+    // input refused before any lookup (one of two optional fields, say): add the optional fields one at a time
+    const optional = Object.keys(schema.properties ?? {}).filter((p) => !(p in args) && fill[p] === undefined && !['cursor', 'idempotencyKey'].includes(p));
+    for (const extra of optional) {
+      if (codeOf(r) !== 'validation_error') break;
+      args = { ...variant, [extra]: valueFor(extra, schema.properties![extra], fill, (x) => x) };
+      r = await postMcp(t, toolCall(name, args), { token });
+    }
+    const what = `${name} ${JSON.stringify(args)}: ${r.text.slice(0, 300)}`;
+    if (codeOf(r) === 'insufficient_scope') continue;
+    expect(r.status, what).toBe(200);
+    const result = r.body.result;
+    expect(result, what).toBeDefined();
+    if (result.isError) {
+      if (touchesSecondRoom(args, target.ids)) expect(REFUSALS.has(codeOf(r)!), what).toBe(true);
+      else expect(codeOf(r), what).not.toBe('internal_error');
+    } else {
+      // a success (get_me, list_rooms, search_content, list_events filtered by the second room…) shows nothing of it
+      expect(leaked(JSON.stringify(result), target), what).toEqual([]);
+    }
+  }
+}
+
+/** The second room's own rows (room, members, content, webhook history, runs, events), to show none changed. */
+async function secondRoomRows(t: TestServer, target: SecondRoom): Promise<string> {
+  const { roomId, webhookId } = target.ids;
+  const out: Record<string, unknown[]> = { rooms: (await sql(t.rt.ds, 'SELECT * FROM "rooms" WHERE "id" = ?', [roomId])).rows };
+  for (const table of ROOM_DATA.filter((x) => !['rooms', 'webhook_deliveries', 'webhook_attempts'].includes(x))) {
+    out[table] = (await sql(t.rt.ds, `SELECT * FROM "${table}" WHERE "roomId" = ? ORDER BY "${table === 'events' ? 'seq' : 'id'}"`, [roomId])).rows;
+  }
+  for (const table of ['webhook_deliveries', 'webhook_attempts']) {
+    out[table] = (await sql(t.rt.ds, `SELECT * FROM "${table}" WHERE "webhookId" = ? ORDER BY "id"`, [webhookId])).rows;
+  }
+  return JSON.stringify(out);
+}
+
 describe('security: a delegated agent token sees only its run\'s room (penetration test 3)', () => {
   it('search_content finds the run\'s room only, never another room the human can read', async () => {
     await using t = await startTestServer();
@@ -126,7 +176,7 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
 
   it('walks every MCP tool of tools/list and every resource template against a second room: not found or nothing of it, nothing written', async () => {
     await using t = await startTestServer();
-    const { key, token, rx, target, fill } = await setUp(t);
+    const { key, token, rx, target, fill, w } = await setUp(t);
     await using _rx = rx;
     // the catalog as an invoker sees it and as the delegated token sees it (complete_agent_run is the token's)
     const names = new Map<string, Schema>();
@@ -136,29 +186,7 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
     }
     expect(names.size).toBeGreaterThan(30);
     const before = await snapshot(t);
-    for (const [name, schema] of names) {
-      let args = argsFor(schema, fill);
-      let r = await postMcp(t, toolCall(name, args), { token });
-      // input refused before any lookup (one of two optional fields, say): add the optional fields one at a time
-      const optional = Object.keys(schema.properties ?? {}).filter((p) => !(p in args) && !['cursor', 'idempotencyKey'].includes(p));
-      for (const extra of optional) {
-        if (codeOf(r) !== 'validation_error') break;
-        args = { ...argsFor(schema, fill), [extra]: valueFor(extra, schema.properties![extra], fill, (x) => x) };
-        r = await postMcp(t, toolCall(name, args), { token });
-      }
-      const what = `${name} ${JSON.stringify(args)}: ${r.text.slice(0, 300)}`;
-      if (codeOf(r) === 'insufficient_scope') continue;
-      expect(r.status, what).toBe(200);
-      const result = r.body.result;
-      expect(result, what).toBeDefined();
-      if (result.isError) {
-        if (touchesSecondRoom(args, target.ids)) expect(REFUSALS.has(codeOf(r)!), what).toBe(true);
-        else expect(codeOf(r), what).not.toBe('internal_error');
-      } else {
-        // a success (get_me, list_rooms, search_content, list_events filtered by the second room…) shows nothing of it
-        expect(leaked(JSON.stringify(result), target), what).toEqual([]);
-      }
-    }
+    await walkTools(t, token, names, fill, target);
 
     const templates = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/templates/list', params: {} }, { token });
     const uriTemplates = (templates.body.result.resourceTemplates as { uriTemplate: string }[]).map((x) => x.uriTemplate);
@@ -173,11 +201,16 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
     const listed = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/list', params: {} }, { token });
     expect(leaked(listed.text, target)).toEqual([]);
     expect(await snapshot(t)).toBe(before);
+
+    // the same through the run's own room (IDOR): the second room's objects named under the room the token may use
+    const own = await secondRoomRows(t, target);
+    await walkTools(t, token, names, { ...fill, roomId: w.roomId }, target);
+    expect(await secondRoomRows(t, target)).toBe(own);
   });
 
   it('walks every REST operation of the OpenAPI document against a second room: refused by audience, and by room once the audience is /v1', async () => {
     await using t = await startTestServer();
-    const { token, rx, target, fill, run } = await setUp(t);
+    const { token, rx, target, fill, run, w } = await setUp(t);
     await using _rx = rx;
     const doc = (await call(t, 'GET', '/v1/openapi.json')).body;
     const resolve = (s: Schema): Schema => {
@@ -185,38 +218,59 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
       return resolve(s.$ref.split('/').slice(1).reduce((o: any, k) => o[k], doc));
     };
     type Param = { name: string; in: string; required?: boolean; schema: Schema };
-    const requests: { method: string; path: string; body?: string; headers: Record<string, string>; touches: boolean }[] = [];
-    for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
-      for (const [method, op] of Object.entries(ops)) {
-        if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-        const params = ((op.parameters ?? []) as Schema[]).map((p) => resolve(p) as unknown as Param);
-        const path = template.replace(/\{(\w+)\}/g, (_, v: string) => fill[v as keyof typeof fill] ?? `missing_${v}`);
-        expect(path, template).not.toContain('missing_');
-        const query = new URLSearchParams();
-        for (const p of params.filter((x) => x.in === 'query')) {
-          if (fill[p.name as keyof typeof fill] !== undefined) query.set(p.name, fill[p.name as keyof typeof fill]);
-          else if (p.required) query.set(p.name, String(valueFor(p.name, resolve(p.schema), fill, resolve)));
+    type Request = { method: string; path: string; body?: string; headers: Record<string, string>; touches: boolean };
+    /** Every operation, its path and body filled from `ids`; one request per optional id query parameter besides. */
+    const requestsFor = (ids: Record<string, string>): Request[] => {
+      const out: Request[] = [];
+      for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+        for (const [method, op] of Object.entries(ops)) {
+          if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+          const params = ((op.parameters ?? []) as Schema[]).map((p) => resolve(p) as unknown as Param);
+          const path = template.replace(/\{(\w+)\}/g, (_, v: string) => ids[v] ?? `missing_${v}`);
+          expect(path, template).not.toContain('missing_');
+          const query = new URLSearchParams();
+          for (const p of params.filter((x) => x.in === 'query' && x.required)) query.set(p.name, ids[p.name] ?? String(valueFor(p.name, resolve(p.schema), ids, resolve)));
+          const optionalIds = params.filter((x) => x.in === 'query' && !x.required && ids[x.name] !== undefined).map((x) => x.name);
+          const content = op.requestBody?.content as Record<string, { schema: Schema }> | undefined;
+          let body: string | undefined;
+          const headers: Record<string, string> = {};
+          if (content?.['application/json']) {
+            body = JSON.stringify(argsFor(content['application/json'].schema, ids, resolve));
+            headers['content-type'] = 'application/json';
+          } else if (content) {
+            body = 'needle';
+            headers['content-type'] = 'text/plain';
+          }
+          for (const extra of [undefined, ...optionalIds]) {
+            const q = new URLSearchParams(query);
+            if (extra) q.set(extra, ids[extra]);
+            const full = `${path}${q.size ? `?${q}` : ''}`;
+            out.push({ method: method.toUpperCase(), path: full, body, headers, touches: touchesSecondRoom(`${full} ${body ?? ''}`, target.ids) });
+          }
         }
-        const content = op.requestBody?.content as Record<string, { schema: Schema }> | undefined;
-        let body: string | undefined;
-        const headers: Record<string, string> = {};
-        if (content?.['application/json']) {
-          body = JSON.stringify(argsFor(content['application/json'].schema, fill, resolve));
-          headers['content-type'] = 'application/json';
-        } else if (content) {
-          body = 'needle';
-          headers['content-type'] = 'text/plain';
-        }
-        const full = `${path}${query.size ? `?${query}` : ''}`;
-        requests.push({ method: method.toUpperCase(), path: full, body, headers, touches: touchesSecondRoom(`${full} ${body ?? ''}`, target.ids) });
       }
-    }
-    expect(requests.length).toBeGreaterThan(30);
-    const before = await snapshot(t);
-    const send = async (r: (typeof requests)[number]) => {
+      return out;
+    };
+    const send = async (r: Request) => {
       const res = await t.fetch(r.path, { method: r.method, headers: { ...r.headers, authorization: `Bearer ${token}` }, body: r.body });
       return { status: res.status, text: await res.text() };
     };
+    const walk = async (requests: Request[]) => {
+      for (const r of requests) {
+        const res = await send(r);
+        const what = `${r.method} ${r.path} ${r.body ?? ''}: ${res.status} ${res.text.slice(0, 300)}`;
+        expect(res.status, what).toBeLessThan(500);
+        if (res.status >= 400) {
+          const code = JSON.parse(res.text).error.code as string;
+          if (r.touches) expect(REFUSALS.has(code), what).toBe(true);
+        } else {
+          expect(leaked(res.text, target), what).toEqual([]);
+        }
+      }
+    };
+    const requests = requestsFor(fill);
+    expect(requests.length).toBeGreaterThan(30);
+    const before = await snapshot(t);
     // as minted, the token is for /mcp: every REST operation refuses it
     for (const r of requests) {
       const res = await send(r);
@@ -225,17 +279,11 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
     }
     // the domain refuses too: the same token pinned to the REST audience (as a future delegation to /v1 would be)
     await sql(t.rt.ds, 'UPDATE "oauth_grants" SET "resource" = ? WHERE "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)', [audienceOf(t.baseUrl, 'rest'), run]);
-    for (const r of requests) {
-      const res = await send(r);
-      const what = `${r.method} ${r.path} ${r.body ?? ''}: ${res.status} ${res.text.slice(0, 300)}`;
-      expect(res.status, what).toBeLessThan(500);
-      if (res.status >= 400) {
-        const code = JSON.parse(res.text).error.code as string;
-        if (r.touches) expect(REFUSALS.has(code), what).toBe(true);
-      } else {
-        expect(leaked(res.text, target), what).toEqual([]);
-      }
-    }
+    await walk(requests);
     expect(await snapshot(t)).toBe(before);
+    // and through the run's own room (IDOR): the second room's objects named under the room the token may use
+    const own = await secondRoomRows(t, target);
+    await walk(requestsFor({ ...fill, roomId: w.roomId }));
+    expect(await secondRoomRows(t, target)).toBe(own);
   });
 });
