@@ -106,6 +106,20 @@ describe('agent runs end with the credential that started them (penetration test
     expect((await say(t, tokenOf(b.id), w.roomId, 'after')).status).toBe(401);
   });
 
+  it('revoking the OAuth grant (its refresh token at POST /oauth/revoke) ends the runs its access token started', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const { rx, c, tokenOf } = await acceptingConnector(t, w.orgId);
+    await using _rx = rx;
+    const client = await registerClient(t);
+    const tokens = await obtainTokens(t, w, client, { scope: 'agent:invoke rooms:read messages:read messages:write mcp:tools' });
+    const run = (await startRun(t, tokens.access_token, w.roomId, c.id)).body;
+    await invokeDue(t.rt);
+    expect((await postForm(t, '/oauth/revoke', { token: tokens.refresh_token, client_id: client.clientId })).status).toBe(200);
+    expect((await say(t, tokenOf(run.id), w.roomId, 'after')).status).toBe(401);
+    expect(await runRow(t, run.id)).toMatchObject({ status: 'canceled', error: expect.stringMatching(/^credential_revoked: the OAuth token/) });
+  });
+
   it('the delegating user leaving the organization ends the run as well', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

@@ -287,3 +287,42 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
     expect(await secondRoomRows(t, target)).toBe(own);
   });
 });
+
+describe('security: abuse cases of agent runs (penetration test 3)', () => {
+  it('a run\'s token finishing another run of its own room, another organization\'s member on the run routes, callers without a valid token: all refused, nothing changed', async () => {
+    await using t = await startTestServer();
+    const { key, token, rx, run, w } = await setUp(t);
+    await using _rx = rx;
+    const connectorId = (await sql<{ id: string }>(t.rt.ds, 'SELECT "id" FROM "agent_connectors"')).rows[0].id;
+    const sibling = (await startRun(t, key, w.roomId, connectorId)).body;
+    const rows = async () => JSON.stringify((await sql(t.rt.ds, 'SELECT * FROM "agent_runs" ORDER BY "id"')).rows);
+    const before = await rows();
+
+    // a connector's token ends only its own run (the sibling's status is the invoker's to change)
+    const complete = await postMcp(t, toolCall('complete_agent_run', { roomId: w.roomId, runId: sibling.id, status: 'failed', error: 'x' }), { token });
+    expect(complete.body.result.isError).toBe(true);
+    expect(['forbidden', 'not_found']).toContain(codeOf(complete));
+    const cancel = await postMcp(t, toolCall('cancel_agent_run', { roomId: w.roomId, runId: sibling.id }), { token });
+    expect(codeOf(cancel)).toBe('insufficient_scope');
+
+    // a member of another organization, with every scope: the room, its runs and its connector do not exist for them
+    const other = await createWorld(t.rt, 'Other');
+    const stranger = await invokerKey(t.rt, other);
+    for (const [method, path, body] of [
+      ['GET', `/v1/rooms/${w.roomId}/agent-runs`], ['GET', `/v1/rooms/${w.roomId}/agent-runs/${run}`],
+      ['POST', `/v1/rooms/${w.roomId}/agent-runs/${run}/cancel`], ['POST', `/v1/rooms/${w.roomId}/agent-runs`, { connectorId, input: { text: 'x' } }],
+      ['POST', `/v1/rooms/${other.roomId}/agent-runs`, { connectorId, input: { text: 'x' } }],
+    ] as [string, string, unknown?][]) {
+      const r = await call(t, method, path, { key: stranger, body });
+      expect(r.status, `${method} ${path}`).toBe(404);
+      expect(r.body.error.code).toBe('not_found');
+    }
+
+    // no token, a made-up one, the run's token altered
+    for (const bearer of [undefined, 'svc_at_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', `${token}x`]) {
+      const r = await postMcp(t, toolCall('complete_agent_run', { roomId: w.roomId, runId: run, status: 'succeeded' }), { token: bearer });
+      expect(r.status).toBe(401);
+    }
+    expect(await rows()).toBe(before);
+  });
+});
