@@ -29,14 +29,9 @@ export interface AgentRunWorker {
   stop(): Promise<void>;
 }
 
-/**
- * A run the worker claims: live, not leased, and due (its next attempt, or its deadline while it awaits
- * completion), or started by a credential that no longer stands (ended at once, not at its deadline).
- * Parameters: now, now.
- */
-const DUE =
-  'ar."status" IN (\'queued\', \'running\') AND (ar."leaseUntil" IS NULL OR ar."leaseUntil" <= ?) ' +
-  `AND (ar."nextAttemptAt" <= ? OR ${STARTER_REVOKED})`;
+/** How often, at most, a worker looks for live runs whose starting credential no longer stands. */
+const REVOKED_SWEEP_MS = 5_000;
+const ANY_REVOKED = `SELECT ar."id" FROM "agent_runs" ar WHERE ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED} LIMIT 1`;
 
 type RunRow = Omit<AgentRun, 'awaitingCompletion' | 'scopes' | 'input'> & { awaitingCompletion: boolean | number; scopes: string | string[]; input: string | AgentRun['input'] };
 
@@ -55,7 +50,8 @@ const parsed = (r: RunRow): AgentRun => ({
  * lease expires and the run is invoked once more (at least once; the connector deduplicates on the run id).
  * Retries like webhooks (4 attempts, backoff base/2×/4×, 3xx not followed), and a run not finished by its
  * deadline fails with `deadline_exceeded`. A run whose starting credential no longer stands (a revoked key or
- * token, a delegating user gone from the organization) is claimed at once and canceled, `credential_revoked`.
+ * token, a delegating user gone from the organization) is canceled, `credential_revoked`, when the worker next
+ * handles it or sweeps for such runs.
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
@@ -74,18 +70,35 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   async function claim(now: Date): Promise<AgentRun[]> {
     const t = iso(now);
     // a read first: an idle poll takes no write lock (SQLite has one writer, shared with the requests)
-    const due = await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ${DUE} LIMIT 1`, [t, t]);
+    const due = await sql(
+      s.ds,
+      'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) LIMIT 1',
+      [t, t],
+    );
     if (!due.rows.length) return [];
     const rows = await inTransaction(s, (m) =>
       sql<RunRow>(
         m,
         'UPDATE "agent_runs" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
-          `SELECT ar."id" FROM "agent_runs" ar WHERE ${DUE} ORDER BY ar."nextAttemptAt", ar."id" ${LIMIT_PARAM}` +
+          'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? ' +
+          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' + LIMIT_PARAM +
           (isPostgres(s.ds) ? ' FOR UPDATE SKIP LOCKED' : '') + ') RETURNING *',
         [owner, iso(new Date(now.getTime() + leaseMs)), t, t, batchSize],
       ),
     );
     return rows.rows.map(parsed);
+  }
+
+  let lastSweep = -Infinity;
+  /**
+   * Ends the live runs whose starting credential no longer stands, at most every REVOKED_SWEEP_MS: an OAuth
+   * token revoked or a delegating user gone (a revoked API key ends its runs itself) would otherwise leave a
+   * run awaiting its connector `running` until its deadline. A read first, as in `claim`.
+   */
+  async function sweepRevoked(now: Date): Promise<void> {
+    if (now.getTime() - lastSweep < REVOKED_SWEEP_MS) return;
+    lastSweep = now.getTime();
+    if ((await sql(s.ds, ANY_REVOKED)).rows.length) await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now));
   }
 
   /** Fails the run (only while this worker holds it). */
@@ -190,6 +203,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
 
   async function runOnce(): Promise<number> {
     if (loop.stopping) return 0;
+    await sweepRevoked(depsNow().now());
     const runs = await claim(depsNow().now());
     await Promise.all(runs.map(guarded));
     return runs.length;
@@ -201,6 +215,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     let got = 0;
     if (slots.busy < batchSize) {
       try {
+        await sweepRevoked(depsNow().now());
         const runs = await claim(depsNow().now());
         got = runs.length;
         for (const r of runs) slots.occupy(guarded(r));
