@@ -11,9 +11,6 @@ import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 import { finishRun } from '../domain/runEnd.js';
 
-// (ending a run lives in the domain: revoking an API key there ends the runs it started)
-export { finishRun, revokeRunTokens, type RunEnd } from '../domain/runEnd.js';
-
 /** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
 export const LIVE_STATUSES = ['queued', 'running'] as const;

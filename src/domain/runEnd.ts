@@ -1,10 +1,9 @@
-/**
- * How an agent run (issue 21) ends: once, with every delegated token minted for it. Here, in the domain,
- * because revoking the credential that started a run ends it too (apiKeys.ts); src/agents/ starts and runs them.
- */
 import type { EntityManager } from 'typeorm';
 import { isPostgres, LIMIT_PARAM, sql } from '../../db/sql.js';
 import { iso } from './time.js';
+
+// How an agent run (issue 21) ends: once, with every delegated token minted for it. In the domain, because
+// revoking the credential that started a run ends the run too (apiKeys.ts); src/agents/ starts and invokes runs.
 
 export interface RunEnd {
   status: 'succeeded' | 'failed' | 'canceled';
@@ -50,9 +49,6 @@ export async function revokeRunTokens(m: EntityManager, now: Date, runId: string
 /** Why a run's starting credential no longer stands (see `STARTER_REVOKED`). */
 export type RevokedStarter = 'api_key' | 'token' | 'user';
 
-/** The live statuses of a run, in SQL. */
-const LIVE = '"status" IN (\'queued\', \'running\')';
-
 const KEY_REVOKED = 'ar."apiKeyId" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "api_keys" k WHERE k."id" = ar."apiKeyId" AND k."revokedAt" IS NULL)';
 // a token purged after its expiry counts as gone: purging waits a day past expiry, far beyond a run's deadline
 const TOKEN_REVOKED =
@@ -68,11 +64,11 @@ const USER_GONE =
  * is gone or no longer a member of the run's organization. Such a run's delegated token must not act: the
  * authority it borrowed was withdrawn (`resolveDelegatedToken` refuses it, the worker ends it).
  */
-export const STARTER_REVOKED = `((${KEY_REVOKED}) OR (${TOKEN_REVOKED}) OR ${USER_GONE})`;
+export const STARTER_REVOKED = `((${KEY_REVOKED}) OR (${TOKEN_REVOKED}) OR (${USER_GONE}))`;
 
 /** Which of the three it is, as a column (`RevokedStarter`, or NULL while the credential stands). */
 export const REVOKED_STARTER_COLUMN =
-  `CASE WHEN ${KEY_REVOKED} THEN 'api_key' WHEN ${TOKEN_REVOKED} THEN 'token' WHEN ${USER_GONE} THEN 'user' ELSE NULL END`;
+  `CASE WHEN (${KEY_REVOKED}) THEN 'api_key' WHEN (${TOKEN_REVOKED}) THEN 'token' WHEN (${USER_GONE}) THEN 'user' ELSE NULL END`;
 
 const REVOKED_REASON: Record<RevokedStarter, string> = {
   api_key: 'credential_revoked: the API key that started this run was revoked',
@@ -89,7 +85,7 @@ const MAX_ENDED_AT_ONCE = 1000;
  * Returns the ids of the runs it ended.
  */
 export async function endRunsOfRevokedStarters(m: EntityManager, now: Date, only: { runId?: string; apiKeyId?: string } = {}): Promise<string[]> {
-  let where = `ar.${LIVE} AND ${STARTER_REVOKED}`;
+  let where = `ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED}`;
   const params: unknown[] = [];
   if (only.runId !== undefined) {
     where += ' AND ar."id" = ?';
