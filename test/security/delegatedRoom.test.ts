@@ -289,9 +289,9 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
 });
 
 describe('security: abuse cases of agent runs (penetration test 3)', () => {
-  it('a run\'s token finishing another run of its own room, another organization\'s member on the run routes, callers without a valid token: all refused, nothing changed', async () => {
+  it('a run\'s token finishing another run of its own room or replaying the human\'s idempotency key, another organization\'s member on the run routes, callers without a valid token: all refused, nothing changed', async () => {
     await using t = await startTestServer();
-    const { key, token, rx, run, w } = await setUp(t);
+    const { key, token, rx, run, w, target } = await setUp(t);
     await using _rx = rx;
     const connectorId = (await sql<{ id: string }>(t.rt.ds, 'SELECT "id" FROM "agent_connectors"')).rows[0].id;
     const sibling = (await startRun(t, key, w.roomId, connectorId)).body;
@@ -304,6 +304,13 @@ describe('security: abuse cases of agent runs (penetration test 3)', () => {
     expect(['forbidden', 'not_found']).toContain(codeOf(complete));
     const cancel = await postMcp(t, toolCall('cancel_agent_run', { roomId: w.roomId, runId: sibling.id }), { token });
     expect(codeOf(cancel)).toBe('insufficient_scope');
+
+    // an idempotency key the human used on the second room: never replayed to the token (keys are per credential)
+    const args = { roomId: target.ids.roomId, body: 'needle-second once', idempotencyKey: 'shared-key-1' };
+    expect((await postMcp(t, toolCall('create_message', args), { token: key })).body.result.isError).toBeFalsy();
+    const replay = await postMcp(t, toolCall('create_message', args), { token });
+    expect(codeOf(replay)).toBe('not_found');
+    expect(leaked(replay.text, target)).toEqual([]);
 
     // a member of another organization, with every scope: the room, its runs and its connector do not exist for them
     const other = await createWorld(t.rt, 'Other');
