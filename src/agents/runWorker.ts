@@ -98,7 +98,9 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   async function sweepRevoked(now: Date): Promise<void> {
     if (now.getTime() - lastSweep < REVOKED_SWEEP_MS) return;
     lastSweep = now.getTime();
-    if ((await sql(s.ds, ANY_REVOKED)).rows.length) await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now));
+    if (!(await sql(s.ds, ANY_REVOKED)).rows.length) return;
+    const ended = await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now));
+    for (const agentRunId of ended) s.log.info({ agentRunId }, 'agent run canceled: the credential that started it no longer stands');
   }
 
   /** Fails the run (only while this worker holds it). */
@@ -109,7 +111,9 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   async function endedForRevokedStarter(run: AgentRun, now: Date): Promise<boolean> {
     // a read first: the common case (the credential stands) takes no write lock
     if (!(await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ar."id" = ? AND ${STARTER_REVOKED}`, [run.id])).rows.length) return false;
-    await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now, { runId: run.id }));
+    if ((await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now, { runId: run.id }))).length) {
+      s.log.info({ agentRunId: run.id }, 'agent run canceled: the credential that started it no longer stands');
+    }
     return true;
   }
 

@@ -30,7 +30,8 @@ export async function resolveDelegatedToken(s: Services, token: OAuthToken, gran
   ]);
   if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId) return null;
   if (run.revoked || !user) {
-    await inTransaction(s, (tx) => endRunsOfRevokedStarters(tx, s.now(), { runId: run.id }));
+    const ended = await inTransaction(s, (tx) => endRunsOfRevokedStarters(tx, s.now(), { runId: run.id }));
+    if (ended.length) s.log.info({ agentRunId: run.id, revoked: run.revoked ?? 'user' }, 'agent run canceled: the credential that started it no longer stands');
     return null;
   }
   const plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
