@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRoom } from '../../src/domain/rooms.js';
+import { NEVER_DELEGATED, SCOPES } from '../../src/domain/scopes.js';
 import { audienceOf } from '../../src/http/surfaces.js';
 import { RPC_RESOURCE_NOT_FOUND } from '../../mcp/rpcError.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
@@ -97,10 +98,7 @@ async function setUp(t: TestServer) {
   const rx = await startReceiver();
   rx.script.push(...Array.from({ length: 10 }, () => ({ status: 202 })));
   // the connector may be delegated everything that can be delegated: refusals then come from the room alone
-  const connector = await addConnector(t.rt, w.orgId, rx.url, [
-    'me:read', 'organizations:read', 'rooms:read', 'rooms:write', 'messages:read', 'messages:write', 'tasks:read', 'tasks:write', 'records:read',
-    'records:write', 'files:read', 'files:write', 'webhooks:read', 'webhooks:write', 'events:read', 'mcp:tools',
-  ]);
+  const connector = await addConnector(t.rt, w.orgId, rx.url, SCOPES.filter((x) => !NEVER_DELEGATED.has(x)));
   const started = await startRun(t, key, w.roomId, connector.id);
   expect(started.status).toBe(202);
   await invokeDue(t.rt);
