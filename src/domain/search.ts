@@ -28,8 +28,8 @@ const newerFirst = (a: SearchHit, b: SearchHit) =>
  * Messages (body) and tasks (title, description) containing `q`, case-insensitively, in the rooms the actor
  * can read (`inReadableRooms`, the rules of `requireRoom`), newest first and paged. A plain `LIKE` (with
  * `ESCAPE`, on `LOWER(…)`, the same on SQLite and PostgreSQL) over the readable rooms: no index serves a
- * substring match, so the cost grows with the rows of those rooms. Keyset paging over (createdAt, id) across both tables: each page reads at most limit+1 rows of
- * each type below the cursor and merges them.
+ * substring match, so the cost grows with the rows of those rooms. Keyset paging over (createdAt, id) across
+ * both tables: each page reads at most limit+1 rows of each type below the cursor and merges them.
  */
 export async function search(m: EntityManager, actor: Actor, input: SearchInput, secret: string): Promise<Page<SearchHit>> {
   const limit = input.limit ?? DEFAULT_LIMIT;
