@@ -6,6 +6,7 @@ import { call, createWorld, issueKey, startTestServer, type TestServer } from '.
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { obtainTokens, postForm, registerClient } from '../oauth/oauthHelpers.js';
 import { startReceiver } from '../webhooks/helpers.js';
+import { DevBrowser } from '../web/developerHelpers.js';
 import { addConnector, INVOKER_SCOPES, invokeDue, startRun } from './helpers.js';
 
 // Penetration test 3, finding 6 (SECURITY.md): a run acts on the authority of the credential that started it.
@@ -63,6 +64,22 @@ describe('agent runs end with the credential that started them (penetration test
     const invoked = rx.requests.slice(invocations).map((r) => JSON.parse(r.body.toString('utf8')).run.id);
     expect(invoked).toEqual([other.id]);
     expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "messages" WHERE "agentRunId" = ?', [running.id])).rows[0].n)).toBe(1);
+  });
+
+  it('revoking the key on the developer settings page ends its running run as well', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const { rx, c, tokenOf } = await acceptingConnector(t, w.orgId);
+    await using _rx = rx;
+    const invoker = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: INVOKER_SCOPES });
+    const run = (await startRun(t, invoker.token, w.roomId, c.id)).body;
+    await invokeDue(t.rt);
+    const b = await DevBrowser.signedIn(t, w.owner);
+    await b.page();
+    const done = await b.submit('/settings/developer/keys/revoke', { key: invoker.id, confirm: 'yes' });
+    expect(done.status).toBe(303);
+    expect(await runRow(t, run.id)).toMatchObject({ status: 'canceled', error: expect.stringMatching(/^credential_revoked: the API key/) });
+    expect((await say(t, tokenOf(run.id), w.roomId, 'after')).status).toBe(401);
   });
 
   it('a key revoked behind the domain\'s back (the row changed directly): the token is refused at its next call and the run ends then', async () => {
