@@ -54,14 +54,21 @@ function argsFor(schema: Schema, ids: Record<string, string>, resolve: (s: Schem
   return out;
 }
 
+/** A tool or operation taking a kind of id the walk has no object for fails it, rather than going unwalked. */
+function idKnown(name: string, ids: Record<string, string>): void {
+  if (/Id$/.test(name) && ids[name] === undefined) throw new Error(`the walk has no ${name}: give the second room one in setUp`);
+}
+
 /** One set of arguments per optional id property (and one without any), so each id is tried on its own. */
 function argVariants(schema: Schema, ids: Record<string, string>, resolve: (s: Schema) => Schema = (s) => s): Record<string, unknown>[] {
   const s = resolve(schema);
+  for (const name of Object.keys(s.properties ?? {})) idKnown(name, ids);
   const optionalIds = Object.keys(s.properties ?? {}).filter((n) => ids[n] !== undefined && !s.required?.includes(n));
   return [argsFor(s, ids, resolve), ...optionalIds.map((n) => argsFor(s, ids, resolve, n))];
 }
 
 function valueFor(name: string, raw: Schema, ids: Record<string, string>, resolve: (s: Schema) => Schema): unknown {
+  idKnown(name, ids);
   const p = raw.anyOf ? resolve(raw.anyOf.find((x) => resolve(x).type !== 'null') ?? raw.anyOf[0]) : raw;
   if (p.enum) return p.enum[0];
   const type = Array.isArray(p.type) ? p.type.find((x) => x !== 'null') : p.type;
@@ -228,6 +235,7 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
           expect(path, template).not.toContain('missing_');
           const query = new URLSearchParams();
           for (const p of params.filter((x) => x.in === 'query' && x.required)) query.set(p.name, ids[p.name] ?? String(valueFor(p.name, resolve(p.schema), ids, resolve)));
+          for (const p of params) idKnown(p.name, ids);
           const optionalIds = params.filter((x) => x.in === 'query' && !x.required && ids[x.name] !== undefined).map((x) => x.name);
           const content = op.requestBody?.content as Record<string, { schema: Schema }> | undefined;
           let body: string | undefined;
