@@ -10,7 +10,7 @@ import { deliveryDepsFor, type WebhookDeliveryDeps } from '../webhooks/deliveryD
 import { backoffMs } from '../webhooks/retryPolicy.js';
 import { mintDelegatedToken } from './delegatedToken.js';
 import { INVOCATION_RESPONSE_MS, invocationBody, invokeConnector, type InvocationOutcome } from './invokeConnector.js';
-import { finishRun } from './runs.js';
+import { endRunsOfRevokedStarters, finishRun, STARTER_REVOKED } from '../domain/runEnd.js';
 
 export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
   services: Services;
@@ -29,6 +29,10 @@ export interface AgentRunWorker {
   stop(): Promise<void>;
 }
 
+/** How often, at most, a worker looks for live runs whose starting credential no longer stands. */
+const REVOKED_SWEEP_MS = 5_000;
+const ANY_REVOKED = `SELECT ar."id" FROM "agent_runs" ar WHERE ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED} LIMIT 1`;
+
 type RunRow = Omit<AgentRun, 'awaitingCompletion' | 'scopes' | 'input'> & { awaitingCompletion: boolean | number; scopes: string | string[]; input: string | AgentRun['input'] };
 
 const parsed = (r: RunRow): AgentRun => ({
@@ -45,7 +49,9 @@ const parsed = (r: RunRow): AgentRun => ({
  * and records the outcome only while it still holds the lease. A crash mid-invocation loses nothing: the
  * lease expires and the run is invoked once more (at least once; the connector deduplicates on the run id).
  * Retries like webhooks (4 attempts, backoff base/2×/4×, 3xx not followed), and a run not finished by its
- * deadline fails with `deadline_exceeded`.
+ * deadline fails with `deadline_exceeded`. A run whose starting credential no longer stands (a revoked key or
+ * token, a delegating user gone from the organization) is canceled, `credential_revoked`, when the worker next
+ * handles it or sweeps for such runs.
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
@@ -83,13 +89,38 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     return rows.rows.map(parsed);
   }
 
+  let lastSweep = -Infinity;
+  /**
+   * Ends the live runs whose starting credential no longer stands, at most every REVOKED_SWEEP_MS: an OAuth
+   * token revoked or a delegating user gone (a revoked API key ends its runs itself) would otherwise leave a
+   * run awaiting its connector `running` until its deadline. A read first, as in `claim`.
+   */
+  async function sweepRevoked(now: Date): Promise<void> {
+    if (now.getTime() - lastSweep < REVOKED_SWEEP_MS) return;
+    lastSweep = now.getTime();
+    if (!(await sql(s.ds, ANY_REVOKED)).rows.length) return;
+    const ended = await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now));
+    for (const agentRunId of ended) s.log.info({ agentRunId }, 'agent run canceled: the credential that started it no longer stands');
+  }
+
   /** Fails the run (only while this worker holds it). */
   const fail = (runId: string, error: string, lastStatusCode?: number | null) =>
     inTransaction(s, (m) => finishRun(m, depsNow().now(), runId, { status: 'failed', error, lastStatusCode }, owner));
 
+  /** Ends the run (`credential_revoked`) when the credential that started it no longer stands; true when it did. */
+  async function endedForRevokedStarter(run: AgentRun, now: Date): Promise<boolean> {
+    // a read first: the common case (the credential stands) takes no write lock
+    if (!(await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ar."id" = ? AND ${STARTER_REVOKED}`, [run.id])).rows.length) return false;
+    if ((await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now, { runId: run.id }))).length) {
+      s.log.info({ agentRunId: run.id }, 'agent run canceled: the credential that started it no longer stands');
+    }
+    return true;
+  }
+
   async function handle(run: AgentRun): Promise<void> {
     const deps = depsNow();
     const now = deps.now();
+    if (await endedForRevokedStarter(run, now)) return;
     if (now.getTime() >= Date.parse(run.deadlineAt)) {
       await fail(run.id, 'deadline_exceeded: the run did not finish before its deadline');
       return;
@@ -176,6 +207,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
 
   async function runOnce(): Promise<number> {
     if (loop.stopping) return 0;
+    await sweepRevoked(depsNow().now());
     const runs = await claim(depsNow().now());
     await Promise.all(runs.map(guarded));
     return runs.length;
@@ -187,6 +219,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     let got = 0;
     if (slots.busy < batchSize) {
       try {
+        await sweepRevoked(depsNow().now());
         const runs = await claim(depsNow().now());
         got = runs.length;
         for (const r of runs) slots.occupy(guarded(r));

@@ -1,6 +1,5 @@
 import type { EntityManager } from 'typeorm';
 import { AgentConnector, AgentRun, type AgentRunInput, MeetingRecord, Message, Task } from '../../db/entities/index.js';
-import { isPostgres, sql } from '../../db/sql.js';
 import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
@@ -10,6 +9,7 @@ import { NEVER_DELEGATED } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
+import { finishRun } from '../domain/runEnd.js';
 
 /** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
@@ -86,47 +86,6 @@ export async function createdByRun(m: EntityManager, runId: string): Promise<{ t
   ]);
   return [...msgs.map((x) => ({ type: 'message' as const, id: x.id })), ...tasks.map((x) => ({ type: 'task' as const, id: x.id }))]
     .sort((a, b) => (a.id.slice(a.id.indexOf('_')) < b.id.slice(b.id.indexOf('_')) ? -1 : 1));
-}
-
-export interface RunEnd {
-  status: 'succeeded' | 'failed' | 'canceled';
-  error?: string | null;
-  output?: unknown;
-  lastStatusCode?: number | null;
-}
-
-/**
- * Ends a run, once: only a queued or running run changes (optionally only while `leaseOwner` holds it), and
- * in the same transaction every delegated token minted for it, and their grants, are revoked. True for the
- * one caller that ended it.
- */
-export async function finishRun(m: EntityManager, now: Date, runId: string, end: RunEnd, leaseOwner?: string): Promise<boolean> {
-  const t = iso(now);
-  const output = end.output === undefined || end.output === null ? null : JSON.stringify(end.output);
-  const params: unknown[] = [end.status, end.error ?? null, output, t, t, runId];
-  let where = 'WHERE "id" = ? AND "status" IN (\'queued\', \'running\')';
-  if (leaseOwner) {
-    where += ' AND "leaseOwner" = ?';
-    params.push(leaseOwner);
-  }
-  const statusCode = end.lastStatusCode === undefined ? '' : ', "lastStatusCode" = ?';
-  if (statusCode) params.splice(5, 0, end.lastStatusCode);
-  const r = await sql(
-    m,
-    'UPDATE "agent_runs" SET "status" = ?, "error" = ?, "output" = ?, "finishedAt" = ?, "updatedAt" = ?, ' +
-      `"leaseOwner" = NULL, "leaseUntil" = NULL, "awaitingCompletion" = ${isPostgres(m.connection) ? 'false' : '0'}${statusCode} ${where}`,
-    params,
-  );
-  if (r.affected !== 1) return false;
-  await revokeRunTokens(m, now, runId);
-  return true;
-}
-
-/** Revokes every delegated token of a run and its grant: they stop working at once (issue 21). */
-export async function revokeRunTokens(m: EntityManager, now: Date, runId: string): Promise<void> {
-  const t = iso(now);
-  await sql(m, 'UPDATE "oauth_grants" SET "revokedAt" = ? WHERE "revokedAt" IS NULL AND "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)', [t, runId]);
-  await sql(m, 'UPDATE "oauth_tokens" SET "revokedAt" = ? WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [t, runId]);
 }
 
 const ended = (run: AgentRun) => new DomainError('invalid_state', `This run has already ended (${run.status})`, { details: { status: run.status } });

@@ -17,7 +17,12 @@ import { DomainError, notFound, roomNotFound } from './errors.js';
  * Agents and apps never exceed the human they act for: the checks run on `actor.userId`, read from the
  * database on every request (so a human who loses access mid-run takes the agent's access with them).
  * A room-restricted actor (`actor.roomId`, an agent run's delegated token) sees only that room: any other
- * answers 404 like a room of another organization, and room lists (`listRooms`, `listEvents`) show only it.
+ * answers 404 like a room of another organization.
+ *
+ * Two doors, and every read or write of room data passes one of them: `requireRoom` for one room (by id), and
+ * `readableRoomsWhere` / `inReadableRooms` for whatever reads across rooms (the room list, the event log,
+ * search). Both apply the same rules, the room restriction included; a query of room data that names no
+ * room goes through the second (test/security/delegatedRoom.test.ts walks every tool and operation).
  */
 export type RoomAccess = 'read' | 'write' | 'manage';
 
@@ -73,6 +78,43 @@ export async function requireRoom(m: EntityManager, actor: Actor, roomId: string
     throw new DomainError('forbidden', 'Only the room creator or an organization admin can do this');
   }
   return room;
+}
+
+const IN_ROOMS_OF_USER = ' AND r."id" IN (SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = ?)';
+
+/**
+ * The ordinary rooms the actor can read in its billing entity, as a condition on `"rooms" r` and its `?`
+ * parameters: `requireRoom`'s rules for a list. In an organization, all of its rooms for an owner or admin,
+ * the rooms they are a member of for a member, none without a membership; outside one, the personal rooms
+ * they are a member of; a room-restricted actor (an agent run's delegated token) only its room, whatever else.
+ */
+export async function readableRoomsWhere(m: EntityManager, actor: Actor): Promise<{ where: string; params: unknown[] }> {
+  let where = 'r."roomType" = 0';
+  const params: unknown[] = [];
+  if (actor.roomId !== undefined) {
+    where += ' AND r."id" = ?';
+    params.push(actor.roomId);
+  }
+  if (actor.organizationId) {
+    const role = await orgRole(m, actor.userId, actor.organizationId);
+    where += ' AND r."organizationId" = ?';
+    params.push(actor.organizationId);
+    if (!role) where += ' AND 1 = 0';
+    else if (role === 'member') {
+      where += IN_ROOMS_OF_USER;
+      params.push(actor.userId);
+    }
+  } else {
+    where += ` AND r."organizationId" IS NULL${IN_ROOMS_OF_USER}`;
+    params.push(actor.userId);
+  }
+  return { where, params };
+}
+
+/** `<column> IN (the rooms the actor can read)`, for a table of room data (`x."roomId"`): see `readableRoomsWhere`. */
+export async function inReadableRooms(m: EntityManager, actor: Actor, column: string): Promise<{ where: string; params: unknown[] }> {
+  const rooms = await readableRoomsWhere(m, actor);
+  return { where: `${column} IN (SELECT r."id" FROM "rooms" r WHERE ${rooms.where})`, params: rooms.params };
 }
 
 /** The organization the actor acts in must still count the user as a member (or 404 for foreign ones). */

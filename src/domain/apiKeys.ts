@@ -3,6 +3,7 @@ import { ApiKey, Membership, User } from '../../db/entities/index.js';
 import { notFound, validationError } from './errors.js';
 import { randomToken, sha256Hex } from './hashing.js';
 import { newId } from './ids.js';
+import { endRunsOfRevokedStarters } from './runEnd.js';
 import { SCOPES } from './scopes.js';
 import { iso } from './time.js';
 
@@ -37,11 +38,16 @@ export async function createApiKey(m: EntityManager, now: Date, o: CreateKeyOpti
   return { key, token };
 }
 
-/** Revokes a key; requests with it get 401 from the next one on (spec 3). `userId` limits it to its owner. */
-export async function revokeApiKey(m: EntityManager, now: Date, id: string, userId?: string): Promise<void> {
+/**
+ * Revokes a key; requests with it get 401 from the next one on (spec 3). `userId` limits it to its owner.
+ * The agent runs the key started end with it (`credential_revoked`), and their delegated tokens stop at once:
+ * a run acts on the authority of the credential that started it. Returns the ids of the runs it ended.
+ */
+export async function revokeApiKey(m: EntityManager, now: Date, id: string, userId?: string): Promise<{ runsEnded: string[] }> {
   const key = await m.findOneBy(ApiKey, userId ? { id, userId } : { id });
   if (!key) throw notFound('API key');
   if (!key.revokedAt) await m.update(ApiKey, { id }, { revokedAt: iso(now) });
+  return { runsEnded: await endRunsOfRevokedStarters(m, now, { apiKeyId: id }) };
 }
 
 export async function listApiKeys(m: EntityManager, userId: string): Promise<ApiKey[]> {

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../../db/entities/index.js';
 import type { Actor } from './actor.js';
 import { keysetRows, type PageInput } from './paging.js';
-import { readableRoomsWhere } from './rooms.js';
+import { inReadableRooms } from './access.js';
 
 /** What the event log reads of an event (the view is built from these: procedures/events.ts). */
 export type LoggedEvent = Pick<EventRow, 'seq' | 'id' | 'type' | 'organizationId' | 'roomId' | 'objectType' | 'objectId' | 'actor' | 'createdAt'>;
@@ -17,8 +17,8 @@ const EVENT_COLUMNS = 'e."seq", e."id", e."type", e."organizationId", e."roomId"
  * event to read it through the (organizationId, seq) index in order.
  */
 export async function listEvents(m: EntityManager, actor: Actor, page: PageInput & { type?: string; roomId?: string; since?: string }, secret: string) {
-  const rooms = await readableRoomsWhere(m, actor);
-  const conditions = [`e."roomId" IN (SELECT r."id" FROM "rooms" r WHERE ${rooms.where})`];
+  const rooms = await inReadableRooms(m, actor, 'e."roomId"');
+  const conditions = [rooms.where];
   const params = [...rooms.params];
   const and = (condition: string, ...values: unknown[]) => {
     conditions.push(condition);

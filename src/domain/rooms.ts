@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { Membership, Organization, Room, RoomMember, User } from '../../db/entities/index.js';
-import { orgRole, requireRoom } from './access.js';
+import { readableRoomsWhere, requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
@@ -51,40 +51,7 @@ export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, na
   return room;
 }
 
-/** Subquery of the ids of the rooms `:uid` is a member of (identifiers quoted for PostgreSQL). */
-export const ROOMS_OF_USER = 'SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = :uid';
-
 const ROOM_COLUMNS = 'r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt"';
-const IN_ROOMS_OF_USER = ' AND r."id" IN (SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = ?)';
-
-/**
- * The ordinary rooms the actor can read in its billing entity, as a condition on `"rooms" r` and its parameters
- * (rules: access.ts): in an organization, all of its rooms for an owner or admin, the rooms they are a member
- * of for a member, none without a membership; outside one, the personal rooms they are a member of; a
- * room-restricted actor (an agent run's delegated token) only its room.
- */
-export async function readableRoomsWhere(m: EntityManager, actor: Actor): Promise<{ where: string; params: unknown[] }> {
-  let where = 'r."roomType" = 0';
-  const params: unknown[] = [];
-  if (actor.roomId !== undefined) {
-    where += ' AND r."id" = ?';
-    params.push(actor.roomId);
-  }
-  if (actor.organizationId) {
-    const role = await orgRole(m, actor.userId, actor.organizationId);
-    where += ' AND r."organizationId" = ?';
-    params.push(actor.organizationId);
-    if (!role) where += ' AND 1 = 0';
-    else if (role === 'member') {
-      where += IN_ROOMS_OF_USER;
-      params.push(actor.userId);
-    }
-  } else {
-    where += ` AND r."organizationId" IS NULL${IN_ROOMS_OF_USER}`;
-    params.push(actor.userId);
-  }
-  return { where, params };
-}
 
 /** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
 export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {

@@ -1,8 +1,9 @@
-import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { Message, Task } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import type { Message, Task } from '../../db/entities/index.js';
+import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import { inReadableRooms } from './access.js';
 import type { Actor } from './actor.js';
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, type Page } from './paging.js';
-import { ROOMS_OF_USER } from './rooms.js';
 import { validationError } from './errors.js';
 
 export type SearchType = 'messages' | 'tasks';
@@ -16,21 +17,6 @@ export interface SearchInput {
   cursor?: string;
 }
 
-/**
- * Restricts `alias.roomId` to the ordinary rooms the actor can read in its billing entity: the rules of
- * access.ts `requireRoom` (and of the event log), as one SQL condition: organization owners/admins read every
- * room of their organization, everyone else the rooms they are a member of.
- */
-function readableRooms<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, alias: string, actor: Actor): SelectQueryBuilder<T> {
-  qb.innerJoin('rooms', 'r', `r."id" = ${alias}."roomId" AND r."roomType" = 0`);
-  if (actor.organizationId) {
-    return qb.innerJoin('memberships', 'ms', 'ms."organizationId" = r."organizationId" AND ms."userId" = :uid', { uid: actor.userId })
-      .andWhere('r."organizationId" = :org', { org: actor.organizationId })
-      .andWhere(`(ms."role" IN ('owner','admin') OR r."id" IN (${ROOMS_OF_USER}))`);
-  }
-  return qb.andWhere('r."organizationId" IS NULL').andWhere(`r."id" IN (${ROOMS_OF_USER})`, { uid: actor.userId });
-}
-
 /** `q` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
 const containsPattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -40,10 +26,10 @@ const newerFirst = (a: SearchHit, b: SearchHit) =>
 
 /**
  * Messages (body) and tasks (title, description) containing `q`, case-insensitively, in the rooms the actor
- * can read, newest first and paged. A plain `LIKE` (with `ESCAPE`, on `LOWER(…)`, the same on SQLite and
- * PostgreSQL) over the readable rooms: no index serves a substring match, so the cost grows with the rows of
- * those rooms. Keyset paging over (createdAt, id) across both tables: each page reads at most limit+1 rows of
- * each type below the cursor and merges them.
+ * can read (`inReadableRooms`, the rules of `requireRoom`), newest first and paged. A plain `LIKE` (with
+ * `ESCAPE`, on `LOWER(…)`, the same on SQLite and PostgreSQL) over the readable rooms: no index serves a
+ * substring match, so the cost grows with the rows of those rooms. Keyset paging over (createdAt, id) across
+ * both tables: each page reads at most limit+1 rows of each type below the cursor and merges them.
  */
 export async function search(m: EntityManager, actor: Actor, input: SearchInput, secret: string): Promise<Page<SearchHit>> {
   const limit = input.limit ?? DEFAULT_LIMIT;
@@ -59,17 +45,24 @@ export async function search(m: EntityManager, actor: Actor, input: SearchInput,
     if (!after) throw validationError('Invalid cursor', { field: 'cursor', reason: 'not a search cursor' });
   }
   const pattern = containsPattern(input.q);
-  const page = <T extends Message | Task>(qb: SelectQueryBuilder<T>, columns: string[]) => {
-    readableRooms(qb, 'x', actor).andWhere(`(${columns.map((c) => `LOWER(x.${c}) LIKE :pattern ESCAPE '\\'`).join(' OR ')})`, { pattern });
-    if (after) qb.andWhere('(x.createdAt < :afterAt OR (x.createdAt = :afterAt AND x.id < :afterId))', { afterAt: after[0], afterId: after[1] });
-    return qb.orderBy('x.createdAt', 'DESC').addOrderBy('x.id', 'DESC').limit(limit + 1).getMany();
+  // the rooms the actor can read, by access.ts's one condition (a delegated token's room restriction included)
+  const rooms = await inReadableRooms(m, actor, 'x."roomId"');
+  const page = async <T extends Message | Task>(table: string, columns: string[]): Promise<T[]> => {
+    let text = `SELECT x.* FROM "${table}" x WHERE ${rooms.where} AND (${columns.map((c) => `LOWER(x."${c}") LIKE ? ESCAPE '\\'`).join(' OR ')})`;
+    const params = [...rooms.params, ...columns.map(() => pattern)];
+    if (after) {
+      text += ' AND (x."createdAt" < ? OR (x."createdAt" = ? AND x."id" < ?))';
+      params.push(after[0], after[0], after[1]);
+    }
+    params.push(limit + 1);
+    return (await sql<T>(m, `${text} ORDER BY x."createdAt" DESC, x."id" DESC ${LIMIT_PARAM}`, params)).rows;
   };
   const hits: SearchHit[] = [];
   if (input.types.includes('messages')) {
-    for (const item of await page(m.getRepository(Message).createQueryBuilder('x'), ['body'])) hits.push({ type: 'message', item });
+    for (const item of await page<Message>('messages', ['body'])) hits.push({ type: 'message', item });
   }
   if (input.types.includes('tasks')) {
-    for (const item of await page(m.getRepository(Task).createQueryBuilder('x'), ['title', 'description'])) hits.push({ type: 'task', item });
+    for (const item of await page<Task>('tasks', ['title', 'description'])) hits.push({ type: 'task', item });
   }
   hits.sort(newerFirst);
   const more = hits.length > limit;

@@ -1,28 +1,39 @@
-import { AgentRun, Membership, OAuthGrant, OAuthToken, Organization, User } from '../../db/entities/index.js';
+import { OAuthGrant, OAuthToken, Organization, User } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
+import { inTransaction } from '../../db/transaction.js';
 import type { AuthenticatedActor } from '../domain/actor.js';
+import { endRunsOfRevokedStarters, REVOKED_STARTER_COLUMN, type RevokedStarter } from '../domain/runEnd.js';
 import type { Services } from '../domain/services.js';
 import { ACTOR_USER_COLUMNS, grantActor } from './grantActor.js';
 
 /** Run states in which a run's delegated token works (issue 21): it stops the moment the run ends. */
 const LIVE_RUN = new Set(['queued', 'running']);
 
+/** The run, and whether the credential that started it still stands (runEnd.ts `STARTER_REVOKED`), in one read. */
+const RUN_STANDING = `SELECT ar."id", ar."status", ar."roomId", ar."userId", ${REVOKED_STARTER_COLUMN} AS "revoked" FROM "agent_runs" ar WHERE ar."id" = ?`;
+
 /**
  * The actor of an agent run's delegated token (issue 21, spec 5.2): `agent`, acting for the delegating
  * human (`grant.userId`) in the run's organization, with the token's scopes (the invoker's ∩ the
  * connector's, fixed at the run's creation), restricted to the run's room and stamped with the run id.
- * Null (→ 401) once the run has ended (whatever the token's own expiry says), or when the human has left
- * the organization. The human's room rights are not copied here: `requireRoom` reads them from the
- * database on every request.
+ * Null (→ 401) once the run has ended (whatever the token's own expiry says), and when the credential that
+ * started the run no longer stands: its API key or OAuth token revoked, the human gone from the
+ * organization. The run then ends here (`credential_revoked`), so its list shows it ended. The human's room
+ * rights are not copied here: `requireRoom` reads them from the database on every request.
  */
 export async function resolveDelegatedToken(s: Services, token: OAuthToken, grant: OAuthGrant): Promise<AuthenticatedActor | null> {
   const m = s.ds.manager;
   if (!token.agentRunId || !token.roomId || !grant.organizationId) return null;
-  const [run, user, membership] = await Promise.all([
-    m.findOne(AgentRun, { where: { id: token.agentRunId }, select: { id: true, status: true, roomId: true, userId: true } }),
+  const [run, user] = await Promise.all([
+    sql<{ id: string; status: string; roomId: string; userId: string; revoked: RevokedStarter | null }>(s.ds, RUN_STANDING, [token.agentRunId]).then((r) => r.rows[0]),
     m.findOne(User, { where: { id: grant.userId }, select: ACTOR_USER_COLUMNS }),
-    m.countBy(Membership, { userId: grant.userId, organizationId: grant.organizationId }),
   ]);
-  if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId || !user || !membership) return null;
+  if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId) return null;
+  if (run.revoked || !user) {
+    const ended = await inTransaction(s, (tx) => endRunsOfRevokedStarters(tx, s.now(), { runId: run.id }));
+    if (ended.length) s.log.info({ agentRunId: run.id, revoked: run.revoked ?? 'user' }, 'agent run canceled: the credential that started it no longer stands');
+    return null;
+  }
   const plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
   return grantActor('agent', token, grant, user, plan, { roomId: token.roomId, agentRunId: run.id });
 }
