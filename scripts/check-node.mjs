@@ -71,19 +71,23 @@ const samePath = (a, b) => {
 
 /**
  * What is wrong with running svc on this Node, as one line, or null. `provisioned` is the Node npm installed
- * into node_modules (or null), `platform` like `linux-x64`.
+ * into node_modules (or null), `platform` like `linux-x64`; `afterInstall` when npm install has just run.
  */
-export function nodeProblem({ version = process.version, provisioned = provisionedNode(), platform = `${process.platform}-${process.arch}` } = {}) {
+export function nodeProblem({
+  version = process.version, provisioned = provisionedNode(), platform = `${process.platform}-${process.arch}`, afterInstall = false,
+} = {}) {
   if (satisfies(version, supportedRange)) return null;
   const head = `svc needs Node.js ${supportedRange}; this is Node.js ${version}.`;
-  if (provisioned) {
-    return `${head} Run it through npm (npm start, npm test, npx svc ...): npm scripts use the Node.js ${pinnedRuntime().version} installed in node_modules.`;
-  }
   const pinned = pinnedRuntime();
-  if (pinned.platforms.includes(platform)) {
-    return `${head} npm install did not finish installing Node.js ${pinned.version} into node_modules (a registry error?): run npm install again.`;
+  if (provisioned) {
+    return `${head} Run it through npm (npm start, npm test, npx svc ...): npm scripts use the Node.js ${pinned.version} installed in node_modules.`;
   }
-  return `${head} No Node.js build for ${platform} is pinned in scripts/node-runtime: install Node.js 24 LTS, then run npm install again.`;
+  if (!pinned.platforms.includes(platform)) {
+    return `${head} No Node.js build for ${platform} is pinned in scripts/node-runtime: install Node.js 24 LTS, then run npm install again.`;
+  }
+  // an optional dependency that fails to download is skipped by npm without failing the install
+  if (afterInstall) return `${head} npm install could not download Node.js ${pinned.version} (node-${platform}) into node_modules: run npm install again.`;
+  return `${head} Run npm install: on this Node it installs Node.js ${pinned.version} into node_modules for every npm script.`;
 }
 
 /** The major version of the Node that runs npm itself (the machine's own), when this runs under npm. */
@@ -110,7 +114,7 @@ function staleProvisionNote() {
 if (process.argv[1] && samePath(process.argv[1], fileURLToPath(import.meta.url))) {
   const mode = process.argv[2];
   if (mode === '--supported') process.exit(satisfies(process.version, supportedRange) ? 0 : 1);
-  const problem = nodeProblem();
+  const problem = nodeProblem({ afterInstall: mode === '--installed' });
   if (problem) {
     process.stderr.write(`${problem}\n`);
     process.exit(1);
