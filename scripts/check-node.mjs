@@ -27,7 +27,7 @@ const compare = (a, b) => (a[0] - b[0]) || (a[1] - b[1]) || (a[2] - b[2]);
 
 /**
  * Whether a version satisfies an npm range, for the forms engines fields here use: `||` alternatives of
- * space-separated `>=`, `>`, `<=`, `<`, `=` and `^` comparators on full versions (semver itself is a dependency,
+ * space-separated `>=`, `>`, `<=`, `<`, `=` and `^` comparators (semver itself is a dependency,
  * absent before `npm install`; test/runtime/provisioning.test.ts holds this to it).
  */
 export function satisfies(version, range) {
@@ -35,15 +35,18 @@ export function satisfies(version, range) {
   return range.split('||').some((alternative) => alternative.trim().split(/\s+/).every((term) => {
     const m = /^(\^|>=|<=|>|<|=)?v?(\d+\.\d+\.\d+|\d+\.\d+|\d+)$/.exec(term);
     if (!m) throw new Error(`check-node.mjs cannot read the range term ${JSON.stringify(term)} of ${JSON.stringify(range)}`);
-    const t = parse(m[2]);
-    const d = compare(v, t);
+    // a partial version is a range, as in npm: `>22` is `>=23.0.0`, `<=24.1` is `<24.2.0`, `=22` any 22.x.y
+    const given = m[2].split('.').length;
+    const low = parse(m[2]);
+    const high = low.map((n, i) => (i < given - 1 ? n : i === given - 1 ? n + 1 : 0));
+    const full = given === 3;
     switch (m[1] || '=') {
-      case '^': return d >= 0 && v[0] === t[0];
-      case '>=': return d >= 0;
-      case '>': return d > 0;
-      case '<=': return d <= 0;
-      case '<': return d < 0;
-      default: return d === 0;
+      case '^': return compare(v, low) >= 0 && v[0] === low[0];
+      case '>=': return compare(v, low) >= 0;
+      case '>': return full ? compare(v, low) > 0 : compare(v, high) >= 0;
+      case '<=': return full ? compare(v, low) <= 0 : compare(v, high) < 0;
+      case '<': return compare(v, low) < 0;
+      default: return full ? compare(v, low) === 0 : compare(v, low) >= 0 && compare(v, high) < 0;
     }
   }));
 }
