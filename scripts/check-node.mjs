@@ -89,7 +89,10 @@ export function nodeProblem({
     return `${head} No Node.js build for ${platform} is pinned in scripts/node-runtime: install Node.js 24 LTS, then run npm install again.`;
   }
   // an optional dependency that fails to download is skipped by npm without failing the install
-  if (afterInstall) return `${head} npm install could not download Node.js ${pinned.version} (node-${platform}) into node_modules: run npm install again.`;
+  if (afterInstall) {
+    return `${head} npm install did not install Node.js ${pinned.version} into node_modules (node-${platform}, an optional dependency: `
+      + 'a download error, or optional dependencies omitted): run npm install again.';
+  }
   return `${head} Run npm install: on this Node it installs Node.js ${pinned.version} into node_modules for every npm script.`;
 }
 

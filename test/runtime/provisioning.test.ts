@@ -77,7 +77,7 @@ describe('the Node.js that runs svc', () => {
       // node_modules from an install on a supported Node, then an older Node: install again on it
       [{ version: 'v20.20.2', provisioned: null, platform }, new RegExp(`Run npm install: on this Node it installs Node.js ${version.replace(/\./g, '\\.')}`)],
       // the download failed during npm install (npm skips a failed optional dependency)
-      [{ version: 'v20.20.2', provisioned: null, platform, afterInstall: true }, /npm install could not download .* run npm install again\.$/],
+      [{ version: 'v20.20.2', provisioned: null, platform, afterInstall: true }, /npm install did not install .* run npm install again\.$/],
       // no build pinned for this platform
       [{ version: 'v20.20.2', provisioned: null, platform: 'aix-ppc64' }, /No Node\.js build for aix-ppc64 .* install Node\.js 24 LTS/],
     ];
