@@ -1,4 +1,5 @@
 import http, { type Server } from 'node:http';
+import net from 'node:net';
 import { purgeAudit } from './auth/audit.js';
 import { purgeExpiredIdempotency } from './auth/idempotency.js';
 import { createApp } from './app.js';
@@ -27,6 +28,13 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     throw e;
+  }
+  // a port already taken fails the start before anything is written (the demo data is seeded, and its key
+  // printed, only by a start that will serve it)
+  const portProblem = await probePort(config.port, config.host);
+  if (portProblem) {
+    process.stderr.write(`svc failed to start: ${portProblem}\n`);
+    process.exit(1);
   }
   // the OpenTelemetry SDK is loaded only when OTEL_* asks for traces (config.ts, tracingWanted)
   const stopTracing = config.tracing ? await (await import('./observability/startTracing.js')).startTracing() : null;
@@ -71,7 +79,7 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(listenProblem(err, config.port, config.host))));
   });
   log.info(
     { url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind, metrics: !!services.metrics, tracing: config.tracing },
@@ -147,6 +155,23 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stopOn('SIGTERM'));
   process.on('SIGINT', stopOn('SIGINT'));
+}
+
+/** A listen error as one line that says what to do: a port in use or not allowed; else the error's own words. */
+function listenProblem(err: NodeJS.ErrnoException, port: number, host: string): string {
+  if (err.code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (another svc?): stop it, or set PORT, e.g. PORT=${port + 1} npm start`;
+  if (err.code === 'EACCES') return `not allowed to listen on port ${port} on ${host}: set PORT to a port above 1023, e.g. PORT=3000 npm start`;
+  if (err.code === 'EADDRNOTAVAIL') return `HOST ${host} is not an address of this machine: set HOST, e.g. HOST=127.0.0.1`;
+  return err.message;
+}
+
+/** Binds the port for a moment: the reason it cannot be served on, or null. */
+async function probePort(port: number, host: string): Promise<string | null> {
+  const probe = net.createServer();
+  return new Promise((resolve) => {
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(listenProblem(err, port, host)));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(null)));
+  });
 }
 
 main().catch((err) => {

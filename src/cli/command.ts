@@ -1,12 +1,24 @@
 import type { Runtime } from '../runtime.js';
 
+/**
+ * One option of a command: the node:util parseArgs spec (`multiple` for a repeatable flag) and what it means,
+ * one line, shown by `svc help <command>` and `svc <command> --help`.
+ */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  /** e.g. `the room whose events it receives`: lower case, no final full stop. */
+  description: string;
+}
+
 /** One operator command (`svc <group> <action>`): its options and what it prints as JSON (CONTRACT §2). */
 export interface Command {
   /** e.g. `org create` */
   name: string;
   usage: string;
-  /** node:util parseArgs option spec; `multiple` for repeatable flags. */
-  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+  /** What the command does, one line, for `svc help` (the usage line stands in when it is missing). */
+  summary?: string;
+  options: Record<string, OptionSpec>;
   /** A command on the database (`DATABASE_URL`): most of them. */
   run?(args: Record<string, string | string[] | boolean | undefined>, rt: Runtime): Promise<Record<string, unknown>>;
   /**

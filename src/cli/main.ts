@@ -1,16 +1,11 @@
-import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { DomainError } from '../domain/errors.js';
 import { openRuntime } from '../runtime.js';
 import { type Command, UsageError } from './command.js';
-import { commands } from './commands/index.js';
+import { parseCommandLine } from './usage.js';
 
 /** Retries of a transaction refused as busy: the last waits 1.6 s, each after the database's own 10 s wait. */
 const CLI_TRANSACTION_RETRIES = 5;
-
-function help(): string {
-  return ['Usage: svc <command> [options] [--json]', '', ...commands.map((c) => `  ${c.usage}`)].join('\n');
-}
 
 function printHuman(result: Record<string, unknown>): void {
   const entries = Object.entries(result);
@@ -20,23 +15,16 @@ function printHuman(result: Record<string, unknown>): void {
 
 /** The operator command line (CONTRACT §2). With --json, exactly one JSON object on stdout. */
 async function main(argv: string[]): Promise<number> {
-  // commands are one word (`worker`) or two (`org create`)
-  const cmd: Command | undefined = commands.find((c) => c.name === argv.slice(0, c.name.split(' ').length).join(' '));
-  const name = cmd?.name ?? argv.slice(0, 2).join(' ');
-  if (!cmd) {
-    process.stderr.write(`${argv.length ? `Unknown command: ${name}\n\n` : ''}${help()}\n`);
+  const parsed = parseCommandLine(argv);
+  if (parsed.kind === 'print') {
+    process.stdout.write(`${parsed.text}\n`);
+    return 0;
+  }
+  if (parsed.kind === 'usage') {
+    process.stderr.write(`${parsed.text}\n`);
     return 2;
   }
-  let values: Record<string, string | string[] | boolean | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv.slice(name.split(' ').length), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true, allowPositionals: !!cmd.remote,
-    }));
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\nUsage: ${cmd.usage}\n`);
-    return 2;
-  }
+  const { cmd, values, positionals } = parsed;
   if (cmd.remote) return runRemote(cmd, values, positionals);
   let config;
   try {
@@ -51,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
   // only the long-running worker keeps metrics (served on SVC_METRICS_PORT) and traces. Beside a running server
   // on the same SQLite file: wait for its writes (busy timeout, write lock taken at the start of each transaction:
   // db/transaction.ts) and run a transaction again when the lock stayed busy
-  const rt = await openRuntime(config, { metrics: name === 'worker', transactionRetries: CLI_TRANSACTION_RETRIES });
+  const rt = await openRuntime(config, { metrics: cmd.name === 'worker', transactionRetries: CLI_TRANSACTION_RETRIES });
   try {
     return await printOutcome(cmd, values, () => cmd.run!(values, rt));
   } finally {
@@ -71,7 +59,7 @@ async function printOutcome(cmd: Command, values: Record<string, unknown>, work:
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\nUsage: ${cmd.usage}\n`);
+      process.stderr.write(`${e.message}\nUsage: ${cmd.usage}\nRun svc help ${cmd.name} for every option.\n`);
       return 2;
     }
     if (e instanceof DomainError) {

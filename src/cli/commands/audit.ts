@@ -12,7 +12,13 @@ export const auditCommands: Command[] = [
   {
     name: 'audit list',
     usage: 'svc audit list [--since ISO] [--actor user|app|agent] [--run RUN] [--limit N]',
-    options: { since: { type: 'string' }, actor: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' } },
+    summary: 'list audit log rows, newest first',
+    options: {
+      since: { type: 'string', description: 'only rows from this time on (ISO 8601)' },
+      actor: { type: 'string', description: 'only requests made as user, app or agent' },
+      run: { type: 'string', description: 'only the requests of this agent run' },
+      limit: { type: 'string', description: 'at most this many rows (default 100, at most 10000)' },
+    },
     async run(a, { services: s }) {
       const limitRaw = optional(a, 'limit');
       if (limitRaw !== undefined && !/^\d+$/.test(limitRaw)) throw new UsageError('--limit must be a positive integer');
@@ -35,7 +41,8 @@ export const auditCommands: Command[] = [
   {
     name: 'audit purge',
     usage: 'svc audit purge [--before ISO]   (default: rows older than 7 years)',
-    options: { before: { type: 'string' } },
+    summary: 'delete old audit log rows',
+    options: { before: { type: 'string', description: 'delete rows older than this time (ISO 8601; default: 7 years ago)' } },
     async run(a, { services: s }) {
       return { deleted: await purgeAudit(s, isoOrThrow(optional(a, 'before'), 'before')) };
     },

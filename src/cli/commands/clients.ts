@@ -10,9 +10,13 @@ export const clientCommands: Command[] = [
   {
     name: 'client create',
     usage: 'svc client create --name N --redirect-uri URI [--redirect-uri URI]... --type public|confidential [--kind app|agent] [--scopes a:b,...]',
+    summary: 'register an OAuth client (a confidential one gets a secret, printed once)',
     options: {
-      name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, type: { type: 'string' },
-      kind: { type: 'string' }, scopes: { type: 'string' },
+      name: { type: 'string', description: 'the name users see on the consent page' },
+      'redirect-uri': { type: 'string', multiple: true, description: 'a URI it may redirect to after sign-in; repeat for more' },
+      type: { type: 'string', description: 'public (no secret: PKCE only) or confidential (with a client secret)' },
+      kind: { type: 'string', description: 'app (default), or agent for an LLM/MCP agent whose tokens act as actor=agent' },
+      scopes: { type: 'string', description: 'the scopes it may ask for, comma-separated (default: all)' },
     },
     async run(a, { services: s }) {
       const type = oneOf(required(a, 'type'), ['public', 'confidential'] as const, 'type')!;
@@ -30,7 +34,11 @@ export const clientCommands: Command[] = [
     // Client ID Metadata Document clients (issue 19 item 1): approved once, server-wide or for one organization
     name: 'client allow',
     usage: 'svc client allow --url https://app.example/oauth/client.json|https://app.example [--org ORG]',
-    options: { url: { type: 'string' }, org: { type: 'string' } },
+    summary: "approve an MCP client's metadata document URL, or every one under an origin",
+    options: {
+      url: { type: 'string', description: 'the client metadata document URL, or an origin to approve every document under it' },
+      org: { type: 'string', description: 'approve it for this organization only (default: the whole server)' },
+    },
     async run(a, { services: s }) {
       const organizationId = optional(a, 'org') ?? null;
       const { approval, created } = await inTransaction(s, async (m) => {
@@ -43,7 +51,11 @@ export const clientCommands: Command[] = [
   {
     name: 'client disallow',
     usage: 'svc client disallow --url URL|ORIGIN [--org ORG]',
-    options: { url: { type: 'string' }, org: { type: 'string' } },
+    summary: 'withdraw an approval made with client allow',
+    options: {
+      url: { type: 'string', description: 'the URL or origin as approved' },
+      org: { type: 'string', description: 'the organization it was approved for (default: the server-wide approval)' },
+    },
     async run(a, { services: s }) {
       const organizationId = optional(a, 'org') ?? null;
       const removed = await inTransaction(s, (m) => withdrawApproval(m, { pattern: required(a, 'url'), organizationId }));
@@ -53,7 +65,8 @@ export const clientCommands: Command[] = [
   {
     name: 'client approvals',
     usage: 'svc client approvals --url URL',
-    options: { url: { type: 'string' } },
+    summary: 'list the approvals of a client metadata document URL',
+    options: { url: { type: 'string', description: 'the client metadata document URL or origin' } },
     async run(a, { services: s }) {
       const url = required(a, 'url');
       const rows = await approvalsFor(s.ds.manager, normalizeApprovalPattern(url));

@@ -6,7 +6,14 @@ export const connectorCommands: Command[] = [
   {
     name: 'connector create',
     usage: 'svc connector create --org ORG --name N --url URL --scopes a:b,c:d [--created-by USR]   (prints the signing secret once)',
-    options: { org: { type: 'string' }, name: { type: 'string' }, url: { type: 'string' }, scopes: { type: 'string' }, 'created-by': { type: 'string' } },
+    summary: 'register an agent connector (its signing secret is printed once)',
+    options: {
+      org: { type: 'string', description: 'the organization whose agent runs it receives (org_…)' },
+      name: { type: 'string', description: 'a name to recognise it by' },
+      url: { type: 'string', description: 'the https URL agent runs are sent to' },
+      scopes: { type: 'string', description: 'the scopes its runs may use, comma-separated' },
+      'created-by': { type: 'string', description: 'the user recorded as its creator (usr_…)' },
+    },
     async run(a, { services: s }) {
       const { connector, secret } = await createConnector(s, {
         organizationId: required(a, 'org'), name: required(a, 'name'), url: required(a, 'url'),
@@ -18,7 +25,8 @@ export const connectorCommands: Command[] = [
   {
     name: 'connector list',
     usage: 'svc connector list --org ORG',
-    options: { org: { type: 'string' } },
+    summary: "list an organization's agent connectors",
+    options: { org: { type: 'string', description: 'the organization (org_…)' } },
     async run(a, { services: s }) {
       const rows = await listConnectors(s.ds.manager, required(a, 'org'));
       return { data: rows.map((c) => ({ id: c.id, name: c.name, url: c.url, scopes: c.scopes, active: c.active, createdAt: c.createdAt })) };
@@ -27,7 +35,8 @@ export const connectorCommands: Command[] = [
   ...(['activate', 'deactivate'] as const).map((verb): Command => ({
     name: `connector ${verb}`,
     usage: `svc connector ${verb} --id ACN`,
-    options: { id: { type: 'string' } },
+    summary: verb === 'activate' ? 'send agent runs to a connector again' : 'stop sending agent runs to a connector',
+    options: { id: { type: 'string', description: 'the connector (acn_…)' } },
     async run(a, { services: s }) {
       await setConnectorActive(s, required(a, 'id'), verb === 'activate');
       return {};

@@ -11,7 +11,8 @@ export const directoryCommands: Command[] = [
   {
     name: 'org create',
     usage: 'svc org create --name N',
-    options: { name: { type: 'string' } },
+    summary: 'create an organization',
+    options: { name: { type: 'string', description: "the organization's name" } },
     async run(a, { services: s }) {
       const org = await inTransaction(s, (m) => createOrganization(m, s.now(), required(a, 'name')));
       return { id: org.id };
@@ -20,7 +21,12 @@ export const directoryCommands: Command[] = [
   {
     name: 'org add-member',
     usage: 'svc org add-member --org ORG --user USR [--role owner|admin|member]',
-    options: { org: { type: 'string' }, user: { type: 'string' }, role: { type: 'string' } },
+    summary: 'add a user to an organization',
+    options: {
+      org: { type: 'string', description: 'the organization (org_…)' },
+      user: { type: 'string', description: 'the user to add (usr_…)' },
+      role: { type: 'string', description: 'their role: owner, admin or member (default member)' },
+    },
     async run(a, { services: s }) {
       const role = oneOf(optional(a, 'role'), ROLES, 'role') ?? 'member';
       await inTransaction(s, (m) => addOrgMember(m, s.now(), required(a, 'org'), required(a, 'user'), role));
@@ -30,9 +36,14 @@ export const directoryCommands: Command[] = [
   {
     name: 'user create',
     usage: 'svc user create --email E --name N --password P [--org ORG] [--role owner|admin|member] [--locale L]',
+    summary: 'create a user who signs in with email and password',
     options: {
-      email: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' }, org: { type: 'string' },
-      role: { type: 'string' }, locale: { type: 'string' },
+      email: { type: 'string', description: 'the email address the user signs in with' },
+      name: { type: 'string', description: 'the name shown to others' },
+      password: { type: 'string', description: 'the password the user signs in with' },
+      org: { type: 'string', description: 'an organization to add the user to (org_…)' },
+      role: { type: 'string', description: 'their role in --org: owner, admin or member (default member)' },
+      locale: { type: 'string', description: 'the preferred language of messages, e.g. en or ja' },
     },
     async run(a, { services: s }) {
       const role = oneOf(optional(a, 'role'), ROLES, 'role');
@@ -50,7 +61,11 @@ export const directoryCommands: Command[] = [
   {
     name: 'user set-password',
     usage: 'svc user set-password --user USR --password P   (ends every browser session of the user)',
-    options: { user: { type: 'string' }, password: { type: 'string' } },
+    summary: "set a user's password and end every browser session of theirs",
+    options: {
+      user: { type: 'string', description: 'the user (usr_…)' },
+      password: { type: 'string', description: 'the new password' },
+    },
     async run(a, { services: s }) {
       return inTransaction(s, (m) => setUserPassword(m, s.now(), required(a, 'user'), required(a, 'password')));
     },
@@ -58,9 +73,13 @@ export const directoryCommands: Command[] = [
   {
     name: 'room create',
     usage: 'svc room create --name N --created-by USR [--org ORG] [--type 0|1] [--member USR]...',
+    summary: 'create a room (its creator is a member)',
     options: {
-      name: { type: 'string' }, 'created-by': { type: 'string' }, org: { type: 'string' }, type: { type: 'string' },
-      member: { type: 'string', multiple: true },
+      name: { type: 'string', description: "the room's name" },
+      'created-by': { type: 'string', description: 'the user who creates it and becomes its first member (usr_…)' },
+      org: { type: 'string', description: 'the organization it belongs to (org_…)' },
+      type: { type: 'string', description: '0 for an ordinary room (default), 1 for a direct-message room' },
+      member: { type: 'string', multiple: true, description: 'another member (usr_…); repeat for more' },
     },
     async run(a, { services: s }) {
       const type = oneOf(optional(a, 'type'), ['0', '1'] as const, 'type') ?? '0';
@@ -76,7 +95,11 @@ export const directoryCommands: Command[] = [
   {
     name: 'room add-member',
     usage: 'svc room add-member --room ROOM --user USR',
-    options: { room: { type: 'string' }, user: { type: 'string' } },
+    summary: 'add a user to a room',
+    options: {
+      room: { type: 'string', description: 'the room (room_…)' },
+      user: { type: 'string', description: 'the user to add (usr_…)' },
+    },
     async run(a, { services: s }) {
       await inTransaction(s, (m) => addMemberAsOperator(m, s.now(), required(a, 'room'), required(a, 'user')));
       return {};
@@ -85,7 +108,14 @@ export const directoryCommands: Command[] = [
   {
     name: 'key create',
     usage: 'svc key create --user USR [--org ORG] --name N --scopes a:b,c:d --mode live|test',
-    options: { user: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, mode: { type: 'string' } },
+    summary: 'issue an API key (its token is printed once)',
+    options: {
+      user: { type: 'string', description: 'the user the key acts for (usr_…)' },
+      org: { type: 'string', description: "the organization it is installed for (default: the user's personal scope)" },
+      name: { type: 'string', description: 'a name to recognise it by' },
+      scopes: { type: 'string', description: 'what it may do, comma-separated, e.g. me:read,rooms:read' },
+      mode: { type: 'string', description: 'live, or test for a key whose token starts svc_test_' },
+    },
     async run(a, { services: s }) {
       const mode = oneOf(required(a, 'mode'), ['live', 'test'] as const, 'mode')!;
       const scopes = required(a, 'scopes').split(',').map((x) => x.trim()).filter(Boolean);
@@ -98,7 +128,8 @@ export const directoryCommands: Command[] = [
   {
     name: 'key revoke',
     usage: 'svc key revoke --id KEY',
-    options: { id: { type: 'string' } },
+    summary: 'revoke an API key at once',
+    options: { id: { type: 'string', description: "the key's id, as key create printed it" } },
     async run(a, { services: s }) {
       await inTransaction(s, (m) => revokeApiKey(m, s.now(), required(a, 'id')));
       return {};

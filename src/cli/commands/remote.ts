@@ -3,7 +3,10 @@ import { remoteTarget } from '../remote/apiClient.js';
 import { listen, parseForwardUrl } from '../remote/listen.js';
 import { TRIGGERS, trigger } from '../remote/trigger.js';
 
-const remoteOptions = { url: { type: 'string' as const }, key: { type: 'string' as const } };
+const remoteOptions = {
+  url: { type: 'string' as const, description: "the server's base URL (default: SVC_URL, else BASE_URL, else http://localhost:3000)" },
+  key: { type: 'string' as const, description: 'the API key to call it with (default: SVC_API_KEY)' },
+};
 
 const positiveInt = (raw: string | undefined, name: string, def?: number): number | undefined => {
   if (raw === undefined) return def;
@@ -19,9 +22,16 @@ export const remoteCommands: Command[] = [
   {
     name: 'listen',
     usage: 'svc listen --forward-to URL [--room ROOM] [--events a.b,c.*] [--secret whsec_…] [--since ISO] [--interval-ms 1000] [--max-events N] [--url BASE] [--key KEY]   (key needs events:read; Ctrl-C stops)',
+    summary: "forward a server's events, signed like webhook deliveries, to a local URL",
     options: {
-      ...remoteOptions, 'forward-to': { type: 'string' }, room: { type: 'string' }, events: { type: 'string' }, secret: { type: 'string' },
-      since: { type: 'string' }, 'interval-ms': { type: 'string' }, 'max-events': { type: 'string' },
+      ...remoteOptions,
+      'forward-to': { type: 'string', description: 'the local URL each event is POSTed to, e.g. http://localhost:4000/webhooks' },
+      room: { type: 'string', description: 'only the events of this room (room_…)' },
+      events: { type: 'string', description: 'only these event types, comma-separated; a.* matches a group' },
+      secret: { type: 'string', description: 'the secret that signs forwarded events, at least 16 characters (default: a new one, printed)' },
+      since: { type: 'string', description: 'forward events from this time on (ISO 8601; default: from now)' },
+      'interval-ms': { type: 'string', description: 'milliseconds between two looks for new events (default 1000)' },
+      'max-events': { type: 'string', description: 'stop after forwarding this many events' },
     },
     async remote(a, positionals) {
       if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -55,7 +65,12 @@ export const remoteCommands: Command[] = [
   {
     name: 'trigger',
     usage: `svc trigger <event-type> --room ROOM [--user USR] [--url BASE] [--key KEY]   (event types: ${Object.keys(TRIGGERS).join(', ')})`,
-    options: { ...remoteOptions, room: { type: 'string' }, user: { type: 'string' } },
+    summary: 'make the server emit one event of a type, through the public API',
+    options: {
+      ...remoteOptions,
+      room: { type: 'string', description: 'the room the event happens in (room_…)' },
+      user: { type: 'string', description: 'for room.member.added: the user to add (usr_…)' },
+    },
     async remote(a, positionals) {
       if (positionals.length > 1) throw new UsageError(`one event type, got ${positionals.length}`);
       const roomId = required(a, 'room');
