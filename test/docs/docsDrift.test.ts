@@ -35,6 +35,7 @@ const OTHER_VARIABLES: Record<string, string> = {
   FUZZ_SEED: 'test/robustness/fuzzWorld.ts', // replays a fuzz run
   FUZZ_RUNS: 'test/robustness/fuzzWorld.ts',
   SOAK_SECONDS: 'test/robustness/soak.test.ts',
+  SVC_EXPECT_NODE_MAJOR: 'test/runtime/provisioning.test.ts', // set by .ci/run: the Node major each leg must run on
   WEBHOOK_SECRETS: 'examples/webhook-receiver.ts',
   CONNECTOR_SECRETS: 'examples/agent-connector.ts',
   // standard OpenTelemetry variables the SDK reads itself
