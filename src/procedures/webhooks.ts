@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import { API_VERSIONS } from '../webhooks/constants.js';
 import { listWebhookDeliveries } from '../webhooks/deliveryStore.js';
+import { recoverWebhookDeliveries } from '../webhooks/recover.js';
 import { redeliverWebhookDelivery, sendTestEvent } from '../webhooks/redeliver.js';
 import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
@@ -20,6 +21,14 @@ export const WebhookView = z
     customHeaders: z.array(z.string()).meta({ description: 'Names of the custom headers; values are never shown', example: ['Authorization'] }),
     rotating: z.boolean().meta({ description: 'A secret rotation is in progress: deliveries are signed with both secrets' }),
     rotationEndsAt: timestamp.nullable().meta({ description: 'When the rotation completes by itself (null when not rotating)' }),
+    eventTypes: z.array(z.string()).meta({
+      description: 'The stable event types delivered to this webhook; empty: every stable type. Set with `svc webhook create|update --events` or the developer settings page',
+      example: ['task.created', 'record.updated'],
+    }),
+    maxDeliveriesPerSecond: z.number().int().nullable().meta({
+      description: 'At most this many deliveries per second to this webhook (the worker holds the rest back); null: unlimited',
+      example: 50,
+    }),
     createdAt: timestamp, updatedAt: timestamp,
   })
   .meta({ id: 'Webhook' });
@@ -28,7 +37,8 @@ const toWebhook = (w: Webhook, now: Date): z.infer<typeof WebhookView> => {
   const rotating = isRotating(w, now);
   return {
     id: w.id, roomId: w.roomId, url: w.url, apiVersion: w.apiVersion, active: w.active, customHeaders: w.headerNames,
-    rotating, rotationEndsAt: rotating ? w.rotationEndsAt : null, createdAt: w.createdAt, updatedAt: w.updatedAt,
+    rotating, rotationEndsAt: rotating ? w.rotationEndsAt : null, eventTypes: w.eventTypes ?? [],
+    maxDeliveriesPerSecond: w.maxDeliveriesPerSecond ?? null, createdAt: w.createdAt, updatedAt: w.updatedAt,
   };
 };
 
@@ -142,4 +152,21 @@ export const webhooksRouter = router({
         },
       };
     }),
+
+  recover: apiProcedure
+    .meta({
+      http: { method: 'POST', path: `${webhookPath}/recover`, successStatus: 202 },
+      tool: { name: 'recover_webhook_deliveries', title: 'Recover failed webhook deliveries' },
+      summary: 'Recover failed deliveries',
+      description:
+        'Queues once more every event whose delivery to this webhook finally failed at or after `since` (at most the attempt retention, 30 days by default, ago; not in the future) and answers 202 with how many were queued. Each is a new delivery (same event id, Svc-Webhook-Id and webhook-id; a new deliveryId) sent by the worker with the usual retries. Events with a delivery to this webhook that succeeded or is still pending are skipped, so a second recover over the same span queues only what failed again; test events and types outside the webhook\'s filter are not queued. 404 not_found without the webhook, 409 webhook_inactive, 400 validation_error for a since that is unparseable, in the future or older than the retention.',
+      tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
+      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
+    })
+    .input(z.strictObject({
+      roomId: idOf('room'), webhookId: idOf('wh'),
+      since: z.iso.datetime({ offset: true }).meta({ description: 'Deliveries that finally failed at or after this ISO 8601 time are queued again', example: '2026-11-22T09:30:00Z' }),
+    }))
+    .output(z.object({ queued: z.number().int().meta({ description: 'Deliveries queued (one per failed event)', example: 12 }) }).meta({ id: 'WebhookRecovery' }))
+    .mutation(({ ctx, input }) => recoverWebhookDeliveries(ctx.services, ctx.actor, input)),
 });
