@@ -6,7 +6,7 @@ export interface Command {
   name: string;
   usage: string;
   /** node:util parseArgs option spec; `multiple` for repeatable flags. */
-  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; description?: string }>;
   /** A command on the database (`DATABASE_URL`): most of them. */
   run?(args: Record<string, string | string[] | boolean | undefined>, rt: Runtime): Promise<Record<string, unknown>>;
   /**
