@@ -72,13 +72,14 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     expect(card(page, hook.id)).toContain('<button type="submit" aria-describedby="webhook-' + hook.id + '-title">Save event types and throttle</button>');
 
     const at = { room: s.w.roomId, webhook: hook.id };
-    for (const [fields, message] of [
+    const refusals: [Record<string, string | string[]>, RegExp][] = [
       [{ maxPerSecond: '0' }, /whole number from 1 to 1000/],
       [{ maxPerSecond: '-2' }, /whole number from 1 to 1000/],
       [{ maxPerSecond: '1e9' }, /whole number from 1 to 1000/],
       [{ eventTypes: ['room.created'] }, /preview event type/],
       [{ eventTypes: ['task.exploded'] }, /Unknown event type/],
-    ] as const) {
+    ];
+    for (const [fields, message] of refusals) {
       const r = await s.b.submit('/settings/developer/webhooks/update', { ...at, ...fields });
       expect(r.status, JSON.stringify(fields)).toBe(400);
       expect(r.html).toMatch(message);
