@@ -21,14 +21,8 @@ export const WebhookView = z
     customHeaders: z.array(z.string()).meta({ description: 'Names of the custom headers; values are never shown', example: ['Authorization'] }),
     rotating: z.boolean().meta({ description: 'A secret rotation is in progress: deliveries are signed with both secrets' }),
     rotationEndsAt: timestamp.nullable().meta({ description: 'When the rotation completes by itself (null when not rotating)' }),
-    eventTypes: z.array(z.string()).meta({
-      description: 'The stable event types delivered to this webhook; empty: every stable type. Set with `svc webhook create|update --events` or the developer settings page',
-      example: ['task.created', 'record.updated'],
-    }),
-    maxDeliveriesPerSecond: z.number().int().nullable().meta({
-      description: 'At most this many deliveries per second to this webhook (the worker holds the rest back); null: unlimited',
-      example: 50,
-    }),
+    eventTypes: z.array(z.string()).meta({ description: 'Event types delivered; empty: all', example: ['task.created'] }),
+    maxDeliveriesPerSecond: z.number().int().nullable().meta({ description: 'Throttle; null: unlimited', example: 50 }),
     createdAt: timestamp, updatedAt: timestamp,
   })
   .meta({ id: 'Webhook' });
@@ -136,7 +130,7 @@ export const webhooksRouter = router({
       tool: { name: 'test_webhook', title: 'Send a test event to a webhook' },
       summary: 'Send a test event',
       description:
-        'Sends a signed test event now, through the real sender, and answers with the outcome of that one attempt. The event has type webhook.test (outside the catalog, never fired by a write), data.object is the webhook itself, and it is marked by the Svc-Webhook-Test: true header and "test": true in the body. It becomes a history row like any delivery (no automatic retry). A receiver failure answers 200 with success=false and the error class. 404 not_found without the webhook, 409 webhook_inactive.',
+        'Sends a signed test event now and answers with the outcome of that one attempt. Type webhook.test (never fired by a write), data.object is the webhook, marked by the Svc-Webhook-Test: true header and "test": true in the body. A history row like any delivery (no retry). A receiver failure answers 200 with success=false and the error class.',
       tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
       errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
     })
@@ -159,14 +153,14 @@ export const webhooksRouter = router({
       tool: { name: 'recover_webhook_deliveries', title: 'Recover failed webhook deliveries' },
       summary: 'Recover failed deliveries',
       description:
-        'Queues once more every event whose delivery to this webhook finally failed at or after `since` (at most the attempt retention, 30 days by default, ago; not in the future) and answers 202 with how many were queued. Each is a new delivery (same event id, Svc-Webhook-Id and webhook-id; a new deliveryId) sent by the worker with the usual retries. Events with a delivery to this webhook that succeeded or is still pending are skipped, so a second recover over the same span queues only what failed again; test events and types outside the webhook\'s filter are not queued. 404 not_found without the webhook, 409 webhook_inactive, 400 validation_error for a since that is unparseable, in the future or older than the retention.',
+        'Queues again each event whose delivery finally failed since `since` (same event id, new deliveryId); skips events delivered or pending. 400 rule_violation: since in the future or past the attempt retention.',
       tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
-      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
+      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive', 'rule_violation'],
     })
     .input(z.strictObject({
       roomId: idOf('room'), webhookId: idOf('wh'),
-      since: z.iso.datetime({ offset: true }).meta({ description: 'Deliveries that finally failed at or after this ISO 8601 time are queued again', example: '2026-11-22T09:30:00Z' }),
+      since: z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 time', example: '2026-11-22T09:30:00Z' }),
     }))
-    .output(z.object({ queued: z.number().int().meta({ description: 'Deliveries queued (one per failed event)', example: 12 }) }).meta({ id: 'WebhookRecovery' }))
+    .output(z.object({ queued: z.number().int().meta({ description: 'Deliveries queued', example: 12 }) }).meta({ id: 'WebhookRecovery' }))
     .mutation(({ ctx, input }) => recoverWebhookDeliveries(ctx.services, ctx.actor, input)),
 });

@@ -1,5 +1,5 @@
 import type { Actor } from '../domain/actor.js';
-import { DomainError, validationError } from '../domain/errors.js';
+import { DomainError, ruleViolation, validationError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { sql } from '../../db/sql.js';
@@ -29,11 +29,12 @@ export function recoverSince(s: Services, raw: string): Date {
     throw validationError('since must be an ISO 8601 time, e.g. 2026-11-22T09:30:00Z', { field: 'since' });
   }
   const now = s.now();
-  if (since.getTime() > now.getTime()) throw validationError('since is in the future', { field: 'since', reason: 'future' });
+  // a well-formed time outside the allowed span breaks a rule, not the schema (400 rule_violation)
+  if (since.getTime() > now.getTime()) throw ruleViolation('since is in the future', { field: 'since', reason: 'future' });
   const days = s.config.webhookAttemptRetentionDays;
   const oldest = new Date(now.getTime() - days * DAY_MS);
   if (since.getTime() < oldest.getTime()) {
-    throw validationError(`since is older than the ${days}-day retention of delivery attempts; the oldest allowed is ${iso(oldest)}`, {
+    throw ruleViolation(`since is older than the ${days}-day retention of delivery attempts; the oldest allowed is ${iso(oldest)}`, {
       field: 'since', reason: 'older_than_retention', oldest: iso(oldest),
     });
   }

@@ -81,7 +81,7 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
     expect(await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', new Date(Date.now() - 3_600_000).toISOString()])).toEqual({ queued: 0 });
     const future = await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', '2999-01-01T00:00:00Z']).then(() => null, (e) => e);
     expect(future.code).toBe(1);
-    expect(future.stderr).toMatch(/validation_error: since is in the future/);
+    expect(future.stderr).toMatch(/rule_violation: since is in the future/);
   });
 
   it('svc worker delivers queued events alone and stops on SIGTERM, leaving no lease behind', async () => {

@@ -158,10 +158,10 @@ describe('recover: redeliver every delivery that finally failed since a time', (
     const recover = (body: unknown, key = s.w.key) => call(s.t, 'POST', `${s.base}/recover`, { key, body });
     const future = await recover({ since: '2026-06-10T13:00:00Z' });
     expect(future.status).toBe(400);
-    expect(future.body.error).toMatchObject({ code: 'validation_error', message: expect.stringMatching(/future/) });
+    expect(future.body.error).toMatchObject({ code: 'rule_violation', message: expect.stringMatching(/future/) });
     const old = await recover({ since: '2026-05-01T00:00:00Z' });
     expect(old.status).toBe(400);
-    expect(old.body.error.message).toMatch(/30-day retention/);
+    expect(old.body.error).toMatchObject({ code: 'rule_violation', message: expect.stringMatching(/30-day retention/) });
     for (const bad of [{ since: 'yesterday' }, { since: '' }, { since: 12 }, {}, { since: START, extra: 1 }]) {
       const r = await recover(bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
