@@ -10,11 +10,18 @@ import { insertDeliveryRows, newDeliveryRow } from './deliveryStore.js';
 import { snapshotOf } from './payload.js';
 import { webhookTakes } from './webhookConfig.js';
 
-/** A stored filter as raw SQL reads it: SQL NULL, JSON `null` or a JSON array of types. */
+/**
+ * A stored filter as raw SQL reads it: SQL NULL, JSON `null` or a JSON array of types. A value that is not
+ * one (written by hand) counts as no filter: it must not fail the write whose transaction queues the event.
+ */
 export function parseEventTypes(raw: string | null): string[] | null {
   if (!raw) return null;
-  const v = JSON.parse(raw) as unknown;
-  return Array.isArray(v) ? (v as string[]) : null;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Event types that are delivered: the stable ones of the catalog (spec 6.1; `room.created` is a preview). */

@@ -61,6 +61,14 @@ describe('event-type filters', () => {
     }
   });
 
+  it('a filter value written by hand that is not a list never fails the write that emits the event', async () => {
+    await using s = await setup();
+    const hook = await addWebhook(s.t.rt, s.w.roomId, s.rx.url);
+    await s.t.rt.ds.query('UPDATE "webhooks" SET "eventTypes" = ? WHERE "id" = ?', ['{not json', hook.id]);
+    expect((await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } })).status).toBe(201);
+    expect((await deliveryRows(s.t.rt, hook.id)).map((r) => r.eventType)).toEqual(['record.created']);
+  });
+
   it('refuses a preview or unknown type, through the domain and the CLI; nothing is stored', async () => {
     await using s = await setup();
     const hook = await addWebhook(s.t.rt, s.w.roomId, s.rx.url);

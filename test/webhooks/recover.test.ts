@@ -187,6 +187,8 @@ describe('recover: redeliver every delivery that finally failed since a time', (
     const r = await c.callTool({ name: 'recover_webhook_deliveries', arguments: { roomId: s.w.roomId, webhookId: s.hook.id, since } });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toEqual({ queued: 1 });
+    const listed = await c.callTool({ name: 'list_webhooks', arguments: { roomId: s.w.roomId } });
+    expect((listed.structuredContent as any).data[0]).toMatchObject({ id: s.hook.id, eventTypes: [], maxDeliveriesPerSecond: null });
     const bad = await c.callTool({ name: 'recover_webhook_deliveries', arguments: { roomId: s.w.roomId, webhookId: s.hook.id, since: '2030-01-01T00:00:00Z' } });
     expect(bad.isError).toBe(true);
 
