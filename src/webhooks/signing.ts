@@ -36,9 +36,6 @@ export function standardSignatureHeader(secrets: { current: string; next: string
  */
 export const standardSecret = (secret: string): string => `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;
 
-/** The Standard Webhooks headers, by their lower-case wire names; nothing else may set them. */
-export const STANDARD_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
-
 /** `Sunset` value (RFC 8594, IMF-fixdate): `Thu, 31 Dec 2026 00:00:00 GMT`. */
 export const SUNSET_HTTP_DATE = WEBHOOK_LEGACY_HEADER_SUNSET_AT.toUTCString();
 
