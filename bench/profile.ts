@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   const world = await seedBench({
     env, largeMessages: 1001, extraRooms: 60, webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
   });
-  for (const [hook, secret] of world.webhookSecrets ?? []) receiver!.setSecret(hook, secret);
+  for (const [hook, secret] of world.webhookSecrets ?? []) receiver!.setSecret(hook, secret, world.webhookStandardSecrets?.get(hook));
   const scenario = httpScenarios(world, env.SVC_SECRET).find((x) => x.name === name && x.server === 'product');
   if (!scenario && !receiver) throw new Error(`unknown scenario ${name}`);
   const server = await startChildServer({

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     env, largeMessages: opts.largeMessages, extraRooms: 60,
     webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
   });
-  for (const [hook, s] of world.webhookSecrets ?? []) receiver!.setSecret(hook, s);
+  for (const [hook, s] of world.webhookSecrets ?? []) receiver!.setSecret(hook, s, world.webhookStandardSecrets?.get(hook));
   console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s (${opts.largeMessages.toLocaleString('en')} messages in the large room)`);
 
   // BENCH_DATABASE_URL: the same scenarios on a second product server on PostgreSQL (a database of its own)
@@ -132,6 +132,7 @@ async function main(): Promise<void> {
           seconds: opts.seconds, connections: opts.connections, drainLimitSeconds: 120,
         });
         if (receiver.rejected) console.log(`  WARNING: ${receiver.rejected} deliveries failed signature verification`);
+        console.log(`  ${receiver.standardVerified.toLocaleString('en')} deliveries also verified with the standardwebhooks library (webhook-id, webhook-timestamp, webhook-signature)`);
       }
       rss.set('webhooks', product.takeWindowPeak());
     }

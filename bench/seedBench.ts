@@ -28,6 +28,8 @@ export interface BenchWorld {
   taskId: string;
   /** Hook number → secret, for the receiver. */
   webhookSecrets: Map<number, string> | null;
+  /** Hook number → the same secret in the Standard Webhooks form (`standardSecret` of `svc webhook create`), when printed. */
+  webhookStandardSecrets: Map<number, string> | null;
 }
 
 export interface SeedOptions {
@@ -76,17 +78,20 @@ export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
       user, org, name: 'bench', scopes: SCOPES.join(','), mode: 'test',
     })).token as string;
     let webhookSecrets: Map<number, string> | null = null;
+    let webhookStandardSecrets: Map<number, string> | null = null;
     if (o.webhooks) {
       webhookSecrets = new Map();
+      webhookStandardSecrets = new Map();
       const create = async (hook: number, roomOf: string) => {
         const r = await svc(rt, 'webhook create', { room: roomOf, url: o.webhooks!.urlFor(hook), 'created-by': user });
         webhookSecrets!.set(hook, r.secret as string);
+        if (typeof r.standardSecret === 'string') webhookStandardSecrets!.set(hook, r.standardSecret);
       };
       await create(0, latencyRoomId);
       for (let i = 1; i <= o.webhooks.fanout; i++) await create(i, fanoutRoomId);
     }
     world = {
-      organizationId: org, userId: user, roomId, smallRoomId, largeRoomId, latencyRoomId, fanoutRoomId, apiKey, webhookSecrets,
+      organizationId: org, userId: user, roomId, smallRoomId, largeRoomId, latencyRoomId, fanoutRoomId, apiKey, webhookSecrets, webhookStandardSecrets,
       smallDeepKey: '', largeDeepKey: '', taskId: newId('task'),
     };
   } finally {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { verifyWebhook } from '../src/webhooks/verifyWebhook.js';
 
 /** One signed delivery as the receiver got it. */
@@ -14,14 +15,21 @@ export interface Receipt {
   hook: number;
 }
 
-/** A local webhook receiver on 127.0.0.1: verifies every signature (spec 6.4) and records the receipt time. */
+/**
+ * A local webhook receiver on 127.0.0.1: verifies every signature (spec 6.4) and, for a hook given its
+ * Standard Webhooks secret, the `webhook-*` headers too with the `standardwebhooks` reference library, as a
+ * receiver elsewhere would; records the receipt time.
+ */
 export interface WebhookReceiver {
   /** URL for webhook number `hook` (each webhook gets its own path, so its secret is known). */
   urlFor(hook: number): string;
-  setSecret(hook: number, secret: string): void;
+  /** `standard`: the same secret as `whsec_…` (then both signatures must verify). */
+  setSecret(hook: number, secret: string, standard?: string): void;
   receipts: Receipt[];
-  /** Requests refused because the signature did not verify (must stay 0). */
+  /** Requests refused because a signature did not verify (must stay 0). */
   rejected: number;
+  /** Deliveries whose Standard Webhooks signature verified as well. */
+  standardVerified: number;
   close(): Promise<void>;
 }
 
@@ -39,18 +47,29 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const secrets = new Map<number, string>();
   const receipts: Receipt[] = [];
-  const state = { rejected: 0 };
+  const standards = new Map<number, StandardWebhook>();
+  const state = { rejected: 0, standardVerified: 0 };
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req);
     const at = now();
     const hook = Number(/^\/hook\/(\d+)$/.exec(req.url ?? '')?.[1] ?? -1);
     const secret = secrets.get(hook);
     const v = secret ? verifyWebhook({ rawBody: body, headers: req.headers, secrets: [secret] }) : { ok: false as const };
-    if (!v.ok) {
+    const standard = standards.get(hook);
+    let standardOk = true;
+    if (standard) {
+      try {
+        standard.verify(body.toString('utf8'), req.headers as Record<string, string>);
+      } catch {
+        standardOk = false;
+      }
+    }
+    if (!v.ok || !standardOk) {
       state.rejected++;
       res.writeHead(401).end();
       return;
     }
+    if (standard) state.standardVerified++;
     // only a verified body is parsed (spec 6.4)
     const event = JSON.parse(body.toString('utf8')) as { createdAt: string; data: { object: { id: string } } };
     receipts.push({ at, eventCreatedAt: Date.parse(event.createdAt), objectId: event.data.object.id, deliveryId: v.deliveryId ?? '', hook });
@@ -61,10 +80,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const { port } = server.address() as { port: number };
   return {
     urlFor: (hook) => `http://127.0.0.1:${port}/hook/${hook}`,
-    setSecret: (hook, secret) => void secrets.set(hook, secret),
+    setSecret: (hook, secret, standard) => {
+      secrets.set(hook, secret);
+      if (standard) standards.set(hook, new StandardWebhook(standard));
+    },
     receipts,
     get rejected() {
       return state.rejected;
+    },
+    get standardVerified() {
+      return state.standardVerified;
     },
     close: () =>
       new Promise<void>((r) => {

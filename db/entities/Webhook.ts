@@ -1,5 +1,5 @@
 import { Entity, Index } from 'typeorm';
-import { BoolColumn, IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
+import { BoolColumn, IdColumn, IntColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 /** The two webhook contracts (spec 6.2, 9): v1 `2025-10-23` (existing) and v2 `2026-06-09` (default). */
 export type WebhookApiVersion = '2025-10-23' | '2026-06-09';
@@ -30,6 +30,10 @@ export class Webhook {
   /** Why the service set the webhook inactive by itself (null when active, or deactivated by hand). */
   @TextColumn({ nullable: true }) disabledReason!: string | null;
   @TimeColumn({ nullable: true }) disabledAt!: string | null;
+  /** The stable event types delivered to it; null (or empty) means every stable type. */
+  @JsonColumn({ nullable: true }) eventTypes!: string[] | null;
+  /** At most this many delivery attempts per second (per worker process); null: unlimited. */
+  @IntColumn({ nullable: true }) maxDeliveriesPerSecond!: number | null;
   @RefColumn({ nullable: true }) createdById!: string | null;
   @TimeColumn() createdAt!: string;
   @TimeColumn() updatedAt!: string;

@@ -11,6 +11,7 @@ export type WebhookDeliveryState = 'pending' | 'succeeded' | 'failed';
 @Entity('webhook_deliveries')
 @Index(['state', 'nextAttemptAt'])
 @Index(['webhookId', 'id'])
+@Index(['webhookId', 'eventId'])
 export class WebhookDelivery {
   @IdColumn() id!: string;
   @RefColumn() webhookId!: string;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import { API_VERSIONS } from '../webhooks/constants.js';
 import { listWebhookDeliveries } from '../webhooks/deliveryStore.js';
+import { recoverWebhookDeliveries } from '../webhooks/recover.js';
 import { redeliverWebhookDelivery, sendTestEvent } from '../webhooks/redeliver.js';
 import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
@@ -20,6 +21,8 @@ export const WebhookView = z
     customHeaders: z.array(z.string()).meta({ description: 'Names of the custom headers; values are never shown', example: ['Authorization'] }),
     rotating: z.boolean().meta({ description: 'A secret rotation is in progress: deliveries are signed with both secrets' }),
     rotationEndsAt: timestamp.nullable().meta({ description: 'When the rotation completes by itself (null when not rotating)' }),
+    eventTypes: z.array(z.string()).meta({ description: 'Event types delivered; empty: all', example: ['task.created'] }),
+    maxDeliveriesPerSecond: z.number().int().nullable().meta({ description: 'Throttle; null: unlimited', example: 50 }),
     createdAt: timestamp, updatedAt: timestamp,
   })
   .meta({ id: 'Webhook' });
@@ -28,7 +31,8 @@ const toWebhook = (w: Webhook, now: Date): z.infer<typeof WebhookView> => {
   const rotating = isRotating(w, now);
   return {
     id: w.id, roomId: w.roomId, url: w.url, apiVersion: w.apiVersion, active: w.active, customHeaders: w.headerNames,
-    rotating, rotationEndsAt: rotating ? w.rotationEndsAt : null, createdAt: w.createdAt, updatedAt: w.updatedAt,
+    rotating, rotationEndsAt: rotating ? w.rotationEndsAt : null, eventTypes: w.eventTypes ?? [],
+    maxDeliveriesPerSecond: w.maxDeliveriesPerSecond ?? null, createdAt: w.createdAt, updatedAt: w.updatedAt,
   };
 };
 
@@ -127,7 +131,7 @@ export const webhooksRouter = router({
       tool: { name: 'test_webhook', title: 'Send a test event to a webhook' },
       summary: 'Send a test event',
       description:
-        'Sends a signed test event now, through the real sender, and answers with the outcome of that one attempt. The event has type webhook.test (outside the catalog, never fired by a write), data.object is the webhook itself, and it is marked by the Svc-Webhook-Test: true header and "test": true in the body. It becomes a history row like any delivery (no automatic retry). A receiver failure answers 200 with success=false and the error class. 404 not_found without the webhook, 409 webhook_inactive.',
+        'Sends a signed test event now and answers with the outcome of that one attempt. Type webhook.test (never fired by a write), data.object is the webhook, marked by the Svc-Webhook-Test: true header and "test": true in the body. A history row like any delivery (no retry). A receiver failure answers 200 with success=false and the error class.',
       tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
       errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive'],
     })
@@ -143,4 +147,21 @@ export const webhooksRouter = router({
         },
       };
     }),
+
+  recover: apiProcedure
+    .meta({
+      http: { method: 'POST', path: `${webhookPath}/recover`, successStatus: 202 },
+      tool: { name: 'recover_webhook_deliveries', title: 'Recover failed webhook deliveries' },
+      summary: 'Recover failed deliveries',
+      description:
+        'Queues again each event whose delivery finally failed since `since` (same event id, new deliveryId); skips events delivered or pending. 400 rule_violation: since in the future or past the attempt retention.',
+      tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
+      errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive', 'rule_violation'],
+    })
+    .input(z.strictObject({
+      roomId: idOf('room'), webhookId: idOf('wh'),
+      since: z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 time', example: '2026-11-22T09:30:00Z' }),
+    }))
+    .output(z.object({ queued: z.number().int().meta({ description: 'Deliveries queued', example: 12 }) }).meta({ id: 'WebhookRecovery' }))
+    .mutation(({ ctx, input }) => recoverWebhookDeliveries(ctx.services, ctx.actor, input)),
 });

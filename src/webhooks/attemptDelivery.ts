@@ -8,7 +8,7 @@ import { parseSnapshot, buildBody } from './payload.js';
 import { backoffMs, classifyAttempt } from './retryPolicy.js';
 import { effectiveSecrets } from './rotation.js';
 import { decryptSecret } from './secretBox.js';
-import { unsendableCustomHeader } from './customHeaders.js';
+import { isStandardHeaderName, unsendableCustomHeader } from './customHeaders.js';
 import { buildDeliveryHeaders } from './signing.js';
 import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import { customHeadersOf } from './webhookConfig.js';
@@ -106,7 +106,8 @@ async function sendAttempt(
   try {
     const decrypt = decrypterFor(deps.key, webhook);
     secrets = effectiveSecrets(deps.key, webhook, now, decrypt);
-    customHeaders = customHeadersOf(deps.key, webhook, decrypt);
+    // a Standard Webhooks name stored before such names were refused is dropped, never sent nor recorded
+    customHeaders = customHeadersOf(deps.key, webhook, decrypt).filter(([n]) => !isStandardHeaderName(n));
   } catch {
     log.error({ webhookId: webhook.id }, 'webhook secret cannot be decrypted (SVC_WEBHOOK_KEY or webhook.key changed?)');
     return unsent('secret_unreadable', now, webhook.url);

@@ -21,9 +21,16 @@ const TRANSPORT_NAMES = new Set([
  */
 const canonicalName = (name: string) => name.toLowerCase().replace(/_/g, '-');
 
+/** The Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), after `canonicalName`. */
+const STANDARD_NAMES = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+
+/** True for a name an intermediary would read as one of the Standard Webhooks headers. */
+export const isStandardHeaderName = (name: string): boolean => STANDARD_NAMES.has(canonicalName(name));
+
 /**
  * Names a custom header may never take (spec 6.3 rule 5), compared after `canonicalName`: the signed
- * `Svc-Webhook-*` headers, the legacy `X-Webhook-*`, `Sunset` and `Deprecation`, and the transport's own
+ * `Svc-Webhook-*` headers, the legacy `X-Webhook-*`, `Sunset` and `Deprecation`, the Standard Webhooks
+ * `webhook-id`, `webhook-timestamp` and `webhook-signature`, and the transport's own
  * hop-by-hop and framing headers (`Proxy-*` too), which would let a registration break or smuggle the
  * request. `Content-Type` and `User-Agent` may be overridden (spec 6.3 rule 5).
  */
@@ -31,6 +38,7 @@ export function protectedHeaderReason(name: string): string | null {
   const n = canonicalName(name);
   if (/^svc-webhook(-|$)/.test(n)) return 'Svc-Webhook-* headers are set by the sender';
   if (/^x-webhook(-|$)/.test(n)) return 'X-Webhook-* headers are set by the sender';
+  if (STANDARD_NAMES.has(n)) return `${name} is a Standard Webhooks header, set by the sender`;
   if (n === 'sunset' || n === 'deprecation') return `${name} is set by the sender`;
   if (TRANSPORT_NAMES.has(n) || n.startsWith('proxy-')) return `${name} is controlled by the HTTP client`;
   return null;
@@ -82,6 +90,8 @@ export function validateCustomHeaders(headers: CustomHeader[]): CustomHeader[] {
  */
 export function unsendableCustomHeader(headers: CustomHeader[]): string | null {
   for (const [name, value] of headers) {
+    // stored before the standard's names were refused: the sender drops it rather than failing the delivery
+    if (isStandardHeaderName(name)) continue;
     if (!TOKEN.test(name) || invalidName(name) || protectedHeaderReason(name) || unsendableValue(name, value)) return name;
   }
   return null;

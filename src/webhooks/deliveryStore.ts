@@ -43,7 +43,9 @@ export async function insertDeliveryRows(m: EntityManager, rows: WebhookDelivery
 }
 
 /** What an attempt needs of its webhook (loaded once per claimed batch, not per row). */
-export type DeliveryWebhook = Pick<Webhook, 'id' | 'url' | 'apiVersion' | 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt' | 'headersEnc' | 'active'>;
+export type DeliveryWebhook = Pick<
+  Webhook, 'id' | 'url' | 'apiVersion' | 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt' | 'headersEnc' | 'active' | 'maxDeliveriesPerSecond'
+>;
 
 /** A claimed delivery and its webhook as of the claim (null: deleted meanwhile). */
 export interface ClaimedDelivery {
@@ -80,13 +82,15 @@ export async function claimDueBatch(
     const ids = [...new Set(claimed.rows.map((r) => r.webhookId))];
     const found = await sql<WebhookRecord>(
       m,
-      'SELECT "id", "url", "apiVersion", "secretEnc", "nextSecretEnc", "rotationEndsAt", "headersEnc", "active" FROM "webhooks" ' +
+      'SELECT "id", "url", "apiVersion", "secretEnc", "nextSecretEnc", "rotationEndsAt", "headersEnc", "active", "maxDeliveriesPerSecond" FROM "webhooks" ' +
         `WHERE "id" IN (${ids.map(() => '?').join(', ')})`,
       ids,
     );
     return { rows: claimed.rows, hooks: found.rows };
   });
-  const byId = new Map(hooks.map((w) => [w.id, { ...w, active: Boolean(w.active) } satisfies DeliveryWebhook]));
+  const byId = new Map(hooks.map((w) => [w.id, {
+    ...w, active: Boolean(w.active), maxDeliveriesPerSecond: w.maxDeliveriesPerSecond === null ? null : Number(w.maxDeliveriesPerSecond),
+  } satisfies DeliveryWebhook]));
   return rows
     .sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1))
     .map((row) => ({ row, webhook: byId.get(row.webhookId) ?? null }));
@@ -103,10 +107,12 @@ export async function claimDueDeliveries(
 export type AttemptUpdate = Pick<WebhookDelivery, 'state' | 'attempts' | 'statusCode' | 'durationMs' | 'responseBody' | 'lastError'>
   & Partial<Pick<WebhookDelivery, 'nextAttemptAt' | 'finalizedAt'>>;
 
-/** One row to settle: an attempt's result, or (`update` null) a lease given back untouched. */
+/** One row to settle: an attempt's result, or (`update` null) a lease given back untouched or deferred. */
 export interface Settlement {
   id: string;
   update: AttemptUpdate | null;
+  /** With `update` null: the row is due again at this time (the throttle held it back; no attempt counted). */
+  deferTo?: string;
   /** The attempt itself, for its record and the webhook's failure streak (attemptLog.ts). */
   made?: MadeAttempt;
 }
@@ -116,6 +122,7 @@ const FINISH =
   '"statusCode" = ?, "durationMs" = ?, "responseBody" = ?, "lastError" = ?, "finalizedAt" = COALESCE(?, "finalizedAt"), ' +
   '"leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
 const RELEASE = 'UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
+const DEFER = 'UPDATE "webhook_deliveries" SET "nextAttemptAt" = ?, "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
 
 /**
  * Writes the results of several attempts (and gives back untouched leases) in ONE transaction, each row
@@ -135,10 +142,10 @@ export async function settleDeliveries(s: Services, owner: string, settlements: 
  */
 export async function settleIn(m: EntityManager, owner: string, settlements: Settlement[], books?: AttemptBookkeeping): Promise<boolean[]> {
   const written: boolean[] = [];
-  for (const { id, update: u } of settlements) {
+  for (const { id, update: u, deferTo } of settlements) {
     const r = u
       ? await sql(m, FINISH, [u.state, u.attempts, u.nextAttemptAt ?? null, u.statusCode, u.durationMs, u.responseBody, u.lastError, u.finalizedAt ?? null, id, owner])
-      : await sql(m, RELEASE, [id, owner]);
+      : deferTo ? await sql(m, DEFER, [deferTo, id, owner]) : await sql(m, RELEASE, [id, owner]);
     written.push(r.affected > 0);
   }
   const made = settlements.flatMap((x) => (x.made ? [x.made] : []));

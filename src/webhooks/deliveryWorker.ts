@@ -10,6 +10,8 @@ import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attem
 import { deliveryDepsFor, type ResolvedDeliveryDeps, type WebhookDeliveryDeps } from './deliveryDeps.js';
 import { type AttemptUpdate, claimDueBatch, type ClaimedDelivery, type Settlement, settleDeliveries, settleIn } from './deliveryStore.js';
 import { promoteEndedRotations } from './rotation.js';
+import { DeliveryThrottle } from './throttle.js';
+import { iso } from '../domain/time.js';
 
 export interface WebhookWorkerOptions extends Partial<WebhookDeliveryDeps> {
   services: Services;
@@ -53,11 +55,14 @@ const RECORD_WINDOW_MS = 25;
  */
 type Outcome =
   | { kind: 'attempted'; row: WebhookDelivery; update: AttemptUpdate; result: AttemptResult }
-  | { kind: 'released'; row: WebhookDelivery };
+  | { kind: 'released'; row: WebhookDelivery }
+  | { kind: 'deferred'; row: WebhookDelivery; until: string };
 
-const settlementsOf = (outcomes: Outcome[]): Settlement[] => outcomes.map((x) => (x.kind === 'released'
-  ? { id: x.row.id, update: null }
-  : { id: x.row.id, update: x.update, made: { row: x.row, result: x.result, attemptNumber: x.update.attempts } }));
+const settlementsOf = (outcomes: Outcome[]): Settlement[] => outcomes.map((x) => {
+  if (x.kind === 'released') return { id: x.row.id, update: null };
+  if (x.kind === 'deferred') return { id: x.row.id, update: null, deferTo: x.until };
+  return { id: x.row.id, update: x.update, made: { row: x.row, result: x.result, attemptNumber: x.update.attempts } };
+});
 
 /**
  * The delivery worker of the transactional outbox (ARCHITECTURE "Events and webhooks"): at least once,
@@ -81,6 +86,36 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const rounds = new Set<Promise<number>>();
 
   const depsNow = () => deliveryDepsFor(s, overrides, pool.send);
+
+  // the per-webhook throttle: rows over a webhook's rate go back to the outbox due when they fit, and
+  // those times are kept, so a row claimed again at its time is attempted without being counted twice
+  const throttle = new DeliveryThrottle();
+  const reserved = new Map<string, number>();
+
+  /** Splits a claim into what is attempted now and what the throttle puts back for later. */
+  function admit(deps: ResolvedDeliveryDeps, claimed: ClaimedDelivery[]): { now: ClaimedDelivery[]; deferred: Outcome[] } {
+    const t = deps.now().getTime();
+    const now: ClaimedDelivery[] = [];
+    const deferred: Outcome[] = [];
+    for (const c of claimed) {
+      const rate = c.webhook?.active ? c.webhook.maxDeliveriesPerSecond : null;
+      const held = reserved.get(c.row.id);
+      if (held !== undefined) reserved.delete(c.row.id);
+      if (!rate || (held !== undefined && held <= t)) {
+        now.push(c);
+        continue;
+      }
+      const at = throttle.admit(c.row.webhookId, rate, t);
+      if (at <= t) {
+        now.push(c);
+        continue;
+      }
+      if (reserved.size >= 100_000) reserved.clear(); // rows deleted meanwhile: forget, at worst a row waits once more
+      reserved.set(c.row.id, at);
+      deferred.push({ kind: 'deferred', row: c.row, until: iso(new Date(at)) });
+    }
+    return { now, deferred };
+  }
 
   // the story of one delivery: claimed (with the outcomes waiting to be written) → attempted → recorded
 
@@ -135,8 +170,9 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     const round = (async () => {
       const deps = depsNow();
       const claimed = await claim(deps, batchSize);
-      const outcomes = await Promise.all(claimed.map((c) => attempt(deps, c)));
-      await record(outcomes.filter((x): x is Outcome => x !== null));
+      const { now, deferred } = admit(deps, claimed);
+      const outcomes = await Promise.all(now.map((c) => attempt(deps, c)));
+      await record([...deferred, ...outcomes.filter((x): x is Outcome => x !== null)]);
       return claimed.length;
     })();
     rounds.add(round);
@@ -174,7 +210,9 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
       const deps = depsNow();
       const claimed = await claim(deps, want, settle);
       got = claimed.length;
-      for (const c of claimed) {
+      const admitted = admit(deps, claimed);
+      for (const d of admitted.deferred) outcomes.add(d);
+      for (const c of admitted.now) {
         slots.occupy(attempt(deps, c), (out) => {
           if (out) outcomes.add(out);
         });

@@ -11,6 +11,9 @@ export { disabledReason, listDeliveryAttempts, purgeWebhookAttempts } from './at
 export { HIDDEN_HEADER_VALUE } from './attemptDelivery.js';
 export { completeWebhookRotation, isRotating, rotateWebhookSecret } from './rotation.js';
 export {
-  assertWebhookUrlAllowed, createWebhook, deleteWebhook, listRoomWebhooks, loadWebhook, setWebhookActive, type CreateWebhookInput,
+  assertWebhookUrlAllowed, createWebhook, deleteWebhook, FILTERABLE_EVENT_TYPES, listRoomWebhooks, loadWebhook, MAX_DELIVERIES_PER_SECOND,
+  setWebhookActive, updateWebhook, type CreateWebhookInput,
 } from './webhookConfig.js';
+export { recoverWebhookDeliveries } from './recover.js';
+export { standardSecret } from './signing.js';
 export { verifyWebhook, verifyLegacyWebhookSignature, WEBHOOK_REPLAY_WINDOW_SECONDS } from './verifyWebhook.js';

@@ -8,6 +8,21 @@ import { afterCommit } from '../../db/transaction.js';
 import type { WakeSignal } from '../outbox/wakeSignal.js';
 import { insertDeliveryRows, newDeliveryRow } from './deliveryStore.js';
 import { snapshotOf } from './payload.js';
+import { webhookTakes } from './webhookConfig.js';
+
+/**
+ * A stored filter as raw SQL reads it: SQL NULL, JSON `null` or a JSON array of types. A value that is not
+ * one (written by hand) counts as no filter: it must not fail the write whose transaction queues the event.
+ */
+export function parseEventTypes(raw: string | null): string[] | null {
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : null;
+  } catch {
+    return null;
+  }
+}
 
 /** Event types that are delivered: the stable ones of the catalog (spec 6.1; `room.created` is a preview). */
 export const DELIVERED_EVENT_TYPES = STABLE_EVENT_TYPES;
@@ -21,11 +36,15 @@ export const DELIVERED_EVENT_TYPES = STABLE_EVENT_TYPES;
 export async function enqueueWebhookDeliveries(m: EntityManager, event: EventRow, room: Room, committed?: WakeSignal): Promise<void> {
   // a room whose access check for this change counted no active webhook has none to look up
   if (!DELIVERED_EVENT_TYPES.has(event.type) || activeWebhooksOf(room) === 0) return;
-  const hooks = await sql<{ id: string }>(m, 'SELECT "id" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"', [event.roomId, true]);
-  if (!hooks.rows.length) return;
+  const found = await sql<{ id: string; eventTypes: string | null }>(
+    m, 'SELECT "id", "eventTypes" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"', [event.roomId, true],
+  );
+  // a webhook limited to other types gets no row at all: nothing to send, nothing to count as a failure
+  const hooks = found.rows.filter((h) => webhookTakes(parseEventTypes(h.eventTypes), event.type));
+  if (!hooks.length) return;
   const now = new Date(event.createdAt);
   const snapshot = snapshotOf(event);
-  await insertDeliveryRows(m, hooks.rows.map((h) => newDeliveryRow(m, h.id, snapshot, now)));
+  await insertDeliveryRows(m, hooks.map((h) => newDeliveryRow(m, h.id, snapshot, now)));
   if (committed) afterCommit(m, () => committed.notify());
 }
 

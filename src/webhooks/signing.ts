@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { WebhookApiVersion } from '../../db/entities/index.js';
 import { API_V1, TEST_EVENT_TYPE, TEST_HEADER, USER_AGENT, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
-import type { CustomHeader } from './customHeaders.js';
+import { type CustomHeader, isStandardHeaderName } from './customHeaders.js';
 
 /** Spec 6.4: HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
 export function signPayload(secret: string, timestamp: number, body: Buffer): string {
@@ -13,6 +13,28 @@ export function signatureHeader(secrets: { current: string; next: string | null 
   const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map((s) => `v1=${signPayload(s, timestamp, body)}`);
   return entries.join(',');
 }
+
+/**
+ * Standard Webhooks 1.0 (standardwebhooks.com): HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`,
+ * base64. The key is the same bytes the spec's own signature uses (the secret string's UTF-8 bytes), so
+ * one stored secret gives both; receivers hold it as `standardSecret(secret)`.
+ */
+export function signStandard(secret: string, msgId: string, timestamp: number, body: Buffer): string {
+  return createHmac('sha256', secret).update(`${msgId}.${timestamp}.`).update(body).digest('base64');
+}
+
+/** `webhook-signature`: `v1,<base64>` per secret, separated by spaces (both secrets during rotation). */
+export function standardSignatureHeader(secrets: { current: string; next: string | null }, msgId: string, timestamp: number, body: Buffer): string {
+  const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map((s) => `v1,${signStandard(s, msgId, timestamp, body)}`);
+  return entries.join(' ');
+}
+
+/**
+ * A secret in the Standard Webhooks form: `whsec_` + base64 of the HMAC key bytes. svc's secrets are used
+ * as their UTF-8 bytes, so this is the base64 of the whole secret string (prefix included): the libraries
+ * of the standard then compute exactly the key svc signs with.
+ */
+export const standardSecret = (secret: string): string => `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;
 
 /** `Sunset` value (RFC 8594, IMF-fixdate): `Thu, 31 Dec 2026 00:00:00 GMT`. */
 export const SUNSET_HTTP_DATE = WEBHOOK_LEGACY_HEADER_SUNSET_AT.toUTCString();
@@ -47,6 +69,8 @@ export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, str
   const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT[o.apiVersion] };
   for (const [name, value] of o.customHeaders) {
     const lower = name.toLowerCase();
+    // never one of the standard's names (refused at creation; a value stored before that rule is dropped)
+    if (isStandardHeaderName(name)) continue;
     const existing = Object.keys(headers).find((k) => k.toLowerCase() === lower);
     if (existing) delete headers[existing];
     headers[name] = value;
@@ -60,6 +84,11 @@ export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, str
     'Svc-Webhook-Api-Version': o.apiVersion,
   });
   if (o.eventType === TEST_EVENT_TYPE) headers[TEST_HEADER] = 'true';
+  // Standard Webhooks beside the spec's headers: the event id is the message id, so a retry or a
+  // redelivery keeps it (the standard's idempotency key)
+  headers['webhook-id'] = o.eventId;
+  headers['webhook-timestamp'] = String(timestamp);
+  headers['webhook-signature'] = standardSignatureHeader(o.secrets, o.eventId, timestamp, o.body);
   if (sendsLegacyHeaders(o.apiVersion, o.eventType, o.now)) {
     Object.assign(headers, {
       // rule 4: over the raw body actually sent, current secret only, even during rotation

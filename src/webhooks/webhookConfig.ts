@@ -8,6 +8,7 @@ import { keysetPage, type Page, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../../db/transaction.js';
+import { EVENT_CATALOG, STABLE_EVENT_TYPES } from '../domain/catalog.js';
 import { API_V2, API_VERSIONS } from './constants.js';
 import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
@@ -25,6 +26,10 @@ export interface CreateWebhookInput {
   url: string;
   apiVersion?: string;
   headers?: CustomHeader[];
+  /** Stable event types to deliver; absent or empty: every stable type. */
+  eventTypes?: string[];
+  /** At most this many deliveries per second; absent or null: unlimited. */
+  maxDeliveriesPerSecond?: number | null;
   /** Recorded creator; the actor's user when an actor is given. */
   createdById?: string | null;
   actor?: Actor;
@@ -60,6 +65,8 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
     throw validationError(`apiVersion must be one of ${API_VERSIONS.join(', ')}`, { field: 'apiVersion' });
   }
   const headers = validateCustomHeaders(input.headers ?? []);
+  const eventTypes = validateEventTypes(input.eventTypes ?? []);
+  const maxDeliveriesPerSecond = validateThrottle(input.maxDeliveriesPerSecond ?? null);
   const url = input.url.trim();
   // who may manage the room is settled before the URL is resolved: a caller without the right learns
   // nothing from DNS (no lookup, no timing), and gets the same 404/403 as for any other change
@@ -76,12 +83,79 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
       id: newId('wh', s.now().getTime()), roomId: room.id, organizationId: room.organizationId, url, apiVersion,
       secretEnc: encryptSecret(key, secret), nextSecretEnc: null, rotationEndsAt: null,
       headerNames: headers.map(([n]) => n), headersEnc: headers.length ? encryptSecret(key, JSON.stringify(headers)) : null,
+      eventTypes, maxDeliveriesPerSecond,
       active: true, failingSince: null, disabledReason: null, disabledAt: null, createdById, createdAt: now, updatedAt: now,
     });
     await m.insert(Webhook, w);
     return w;
   });
   return { webhook, secret };
+}
+
+/** The most a throttle may allow; more is no throttle at all and is refused as a likely typo. */
+export const MAX_DELIVERIES_PER_SECOND = 1000;
+
+/** The stable types in catalog order, for the forms and the error messages. */
+export const FILTERABLE_EVENT_TYPES = EVENT_CATALOG.filter((e) => e.stable).map((e) => e.type as string);
+
+/**
+ * Checks an event-type filter: every entry a stable type of the catalog (a preview type is never delivered,
+ * so a filter naming one is refused rather than silently never matching). Returns the types in catalog
+ * order without repeats, or null for an empty filter (every stable type).
+ */
+export function validateEventTypes(types: string[]): string[] | null {
+  const given = new Set(types.map((t) => t.trim()).filter(Boolean));
+  for (const t of given) {
+    if (STABLE_EVENT_TYPES.has(t)) continue;
+    const preview = EVENT_CATALOG.some((e) => e.type === t);
+    throw validationError(
+      preview
+        ? `${t} is a preview event type and is never delivered to webhooks; a filter takes stable types only`
+        : `Unknown event type ${JSON.stringify(t.slice(0, 100))}; the stable types are ${FILTERABLE_EVENT_TYPES.join(', ')}`,
+      { field: 'eventTypes', eventType: t.slice(0, 100), reason: preview ? 'preview_event_type' : 'unknown_event_type' },
+    );
+  }
+  const kept = FILTERABLE_EVENT_TYPES.filter((t) => given.has(t));
+  return kept.length ? kept : null;
+}
+
+/** Checks a throttle: null (unlimited) or a whole number of deliveries per second, 1 to MAX_DELIVERIES_PER_SECOND. */
+export function validateThrottle(max: number | null): number | null {
+  if (max === null) return null;
+  if (!Number.isInteger(max) || max < 1 || max > MAX_DELIVERIES_PER_SECOND) {
+    throw validationError(`maxDeliveriesPerSecond is a whole number from 1 to ${MAX_DELIVERIES_PER_SECOND}, or none for unlimited`, {
+      field: 'maxDeliveriesPerSecond', max: MAX_DELIVERIES_PER_SECOND,
+    });
+  }
+  return max;
+}
+
+/** Whether a webhook with filter `eventTypes` takes events of `type` (no filter: every type). */
+export const webhookTakes = (eventTypes: readonly string[] | null, type: string): boolean =>
+  !eventTypes || eventTypes.length === 0 || eventTypes.includes(type);
+
+export interface UpdateWebhookInput {
+  /** The new filter; undefined keeps it, empty clears it (every stable type). */
+  eventTypes?: string[];
+  /** The new throttle; undefined keeps it, null removes it. */
+  maxDeliveriesPerSecond?: number | null;
+}
+
+/**
+ * Changes a webhook's event-type filter and throttle. Deliveries already queued stay queued; the filter
+ * decides for events written from now on (and for what `recover` queues).
+ */
+export async function updateWebhook(s: Services, id: string, input: UpdateWebhookInput, actor?: Actor): Promise<Webhook> {
+  const change: Partial<Pick<Webhook, 'eventTypes' | 'maxDeliveriesPerSecond'>> = {};
+  if (input.eventTypes !== undefined) change.eventTypes = validateEventTypes(input.eventTypes);
+  if (input.maxDeliveriesPerSecond !== undefined) change.maxDeliveriesPerSecond = validateThrottle(input.maxDeliveriesPerSecond);
+  return inTransaction(s, async (m) => {
+    const w = await loadWebhook(m, id, actor);
+    if (!Object.keys(change).length) return w;
+    const updatedAt = iso(s.now());
+    await m.update(Webhook, { id }, { ...change, updatedAt });
+    return Object.assign(w, change, { updatedAt });
+  });
 }
 
 /** Loads a webhook the caller may manage (operator: any), or 404 `not_found`. */

@@ -111,6 +111,11 @@ describe('the TypeScript client against a running server (issue 20.6)', () => {
     expect(tested.delivery).toMatchObject({ success: true, eventType: 'webhook.test' });
     const testGot = receiver.requests.at(-1)!;
     expect(verifyWebhook({ rawBody: testGot.body, headers: testGot.headers, secrets: [secret] })).toMatchObject({ ok: true, eventId: tested.delivery.eventId });
+    // recover: nothing finally failed in the last hour (the history's deliveries are pending or succeeded)
+    const recovered = await unwrap(api.POST('/v1/rooms/{roomId}/webhooks/{webhookId}/recover', {
+      params: { path: hookPath }, body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    }));
+    expect(recovered).toEqual({ queued: 0 });
 
     // search across the rooms the caller can read, typed hits
     const hits = await unwrap(api.GET('/v1/search', { params: { query: { q: 'two' } } }));

@@ -10,7 +10,8 @@ import { DevBrowser, secretShown, startDeveloperEnv } from './developerHelpers.j
 const POSTS = [
   '/settings/developer/keys', '/settings/developer/keys/revoke', '/settings/developer/webhooks', '/settings/developer/webhooks/activate',
   '/settings/developer/webhooks/deactivate', '/settings/developer/webhooks/rotate', '/settings/developer/webhooks/complete-rotation',
-  '/settings/developer/webhooks/delete', '/settings/developer/webhooks/redeliver',
+  '/settings/developer/webhooks/delete', '/settings/developer/webhooks/redeliver', '/settings/developer/webhooks/update',
+  '/settings/developer/webhooks/recover',
 ];
 const LOGIN = '/login?next=%2Fsettings%2Fdeveloper';
 
@@ -96,6 +97,8 @@ describe('/settings/developer refusals', () => {
         ['/settings/developer/webhooks/deactivate', at], ['/settings/developer/webhooks/activate', at],
         ['/settings/developer/webhooks/rotate', { ...at, periodDays: '7' }], ['/settings/developer/webhooks/complete-rotation', at],
         ['/settings/developer/webhooks/delete', { ...at, confirm: 'yes' }], ['/settings/developer/webhooks/redeliver', { ...at, delivery }],
+        ['/settings/developer/webhooks/update', { ...at, eventTypes: 'task.created', maxPerSecond: '1' }],
+        ['/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:00' }],
       ];
       for (const [path, fields] of attempts) {
         const r = await b.submit(path, fields);
@@ -109,7 +112,7 @@ describe('/settings/developer refusals', () => {
       expect(confirm.html).not.toContain(rx.url);
     }
     const after = await env.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id });
-    expect(after).toMatchObject({ active: true, nextSecretEnc: null, secretEnc: hook.secretEnc });
+    expect(after).toMatchObject({ active: true, nextSecretEnc: null, secretEnc: hook.secretEnc, eventTypes: null, maxDeliveriesPerSecond: null });
     expect(await env.t.rt.ds.getRepository(Webhook).count()).toBe(1);
     expect(rx.requests).toHaveLength(1);
   });

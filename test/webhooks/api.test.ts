@@ -33,7 +33,8 @@ describe('webhooks on /v1 (spec 2.6, 4)', () => {
     expect(r.body).toEqual({
       data: [{
         id: s.hook.id, roomId: s.w.roomId, url: s.rx.url, apiVersion: '2026-06-09', active: true, customHeaders: ['Authorization'],
-        rotating: false, rotationEndsAt: null, createdAt: '2026-06-10T12:00:00.000Z', updatedAt: '2026-06-10T12:00:00.000Z',
+        rotating: false, rotationEndsAt: null, eventTypes: [], maxDeliveriesPerSecond: null,
+        createdAt: '2026-06-10T12:00:00.000Z', updatedAt: '2026-06-10T12:00:00.000Z',
       }],
       nextCursor: null,
     });
@@ -154,10 +155,10 @@ describe('webhooks on /v1 (spec 2.6, 4)', () => {
     expect(s.rx.requests).toHaveLength(1);
   });
 
-  it('is the same operation over MCP: events of MCP writes are delivered, and the four tools exist', async () => {
+  it('is the same operation over MCP: events of MCP writes are delivered, and the five tools exist', async () => {
     await using s = await setup();
     const tools = listProcedures().filter((p) => p.meta.tags.includes('webhooks')).map((p) => p.meta.tool.name);
-    expect(tools).toEqual(['list_webhooks', 'list_webhook_deliveries', 'redeliver_webhook_delivery', 'test_webhook']);
+    expect(tools).toEqual(['list_webhooks', 'list_webhook_deliveries', 'redeliver_webhook_delivery', 'test_webhook', 'recover_webhook_deliveries']);
     await using c = await connectMcp(s.t, { token: s.w.key });
     const rec = await c.callTool({ name: 'create_record', arguments: { roomId: s.w.roomId, title: 'Via MCP' } });
     expect(rec.isError).toBeFalsy();

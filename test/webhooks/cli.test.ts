@@ -30,9 +30,11 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
       'webhook', 'create', '--room', ids.room, '--url', rx.url, '--api-version', '2025-10-23',
       '--header', 'Authorization: Bearer abc', '--header', 'User-Agent: Custom/1', '--created-by', ids.user,
     ]);
-    expect(Object.keys(w).sort()).toEqual(['id', 'secret']);
+    expect(Object.keys(w).sort()).toEqual(['id', 'secret', 'standardSecret']);
     expect(w.id).toMatch(/^wh_/);
     expect(w.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    // the same key for the Standard Webhooks libraries: whsec_ + base64 of the bytes svc signs with
+    expect(w.standardSecret).toBe(`whsec_${Buffer.from(w.secret).toString('base64')}`);
     ids.hook = w.id;
     const db = tmp.db();
     const row = db.prepare('SELECT * FROM webhooks WHERE id = ?').get(w.id) as Record<string, unknown>;
@@ -57,14 +59,29 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
 
   it('rotates (period 1-90 days), completes, deactivates and activates', async () => {
     const r = await svc(tmp.env, ['webhook', 'rotate', '--id', ids.hook, '--period-days', '30']);
-    expect(Object.keys(r).sort()).toEqual(['nextSecret', 'rotationEndsAt']);
+    expect(Object.keys(r).sort()).toEqual(['nextSecret', 'nextStandardSecret', 'rotationEndsAt']);
     expect(r.nextSecret).toMatch(/^whsec_/);
+    expect(r.nextStandardSecret).toBe(`whsec_${Buffer.from(r.nextSecret).toString('base64')}`);
     expect(new Date(r.rotationEndsAt).getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
     await expect(svc(tmp.env, ['webhook', 'rotate', '--id', ids.hook])).rejects.toThrow(/invalid_state/);
     expect(await svc(tmp.env, ['webhook', 'complete-rotation', '--id', ids.hook])).toEqual({});
     expect(await svc(tmp.env, ['webhook', 'deactivate', '--id', ids.hook])).toEqual({});
     expect(await svc(tmp.env, ['webhook', 'activate', '--id', ids.hook])).toEqual({});
     await expect(svc(tmp.env, ['webhook', 'activate', '--id', 'wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB'])).rejects.toThrow(/not_found/);
+  });
+
+  it('svc webhook update sets the filter and throttle, and svc webhook recover prints {"queued":N}', async () => {
+    expect(await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'task.created,record.updated', '--max-per-second', '10']))
+      .toEqual({ id: ids.hook, eventTypes: ['record.updated', 'task.created'], maxDeliveriesPerSecond: 10 });
+    const preview = await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'room.created']).then(() => null, (e) => e);
+    expect(preview.stderr).toMatch(/validation_error: room\.created is a preview event type/);
+    expect((await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--max-per-second', 'lots']).then(() => null, (e) => e)).code).toBe(2);
+    expect(await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'all', '--max-per-second', 'unlimited']))
+      .toEqual({ id: ids.hook, eventTypes: [], maxDeliveriesPerSecond: null });
+    expect(await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', new Date(Date.now() - 3_600_000).toISOString()])).toEqual({ queued: 0 });
+    const future = await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', '2999-01-01T00:00:00Z']).then(() => null, (e) => e);
+    expect(future.code).toBe(1);
+    expect(future.stderr).toMatch(/rule_violation: since is in the future/);
   });
 
   it('svc worker delivers queued events alone and stops on SIGTERM, leaving no lease behind', async () => {

@@ -573,11 +573,33 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Sends a signed test event now, through the real sender, and answers with the outcome of that one attempt. The event has type webhook.test (outside the catalog, never fired by a write), data.object is the webhook itself, and it is marked by the Svc-Webhook-Test: true header and "test": true in the body. It becomes a history row like any delivery (no automatic retry). A receiver failure answers 200 with success=false and the error class. 404 not_found without the webhook, 409 webhook_inactive.
+         * @description Sends a signed test event now and answers with the outcome of that one attempt. Type webhook.test (never fired by a write), data.object is the webhook, marked by the Svc-Webhook-Test: true header and "test": true in the body. A history row like any delivery (no retry). A receiver failure answers 200 with success=false and the error class.
          *
          *     Scope: `webhooks:write`. Cost: 2 API unit(s). MCP tool: `test_webhook`.
          */
         post: operations["test_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/webhooks/{webhookId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Queues again each event whose delivery finally failed since `since` (same event id, new deliveryId); skips events delivered or pending. 400 rule_violation: since in the future or past the attempt retention.
+         *
+         *     Scope: `webhooks:write`. Cost: 2 API unit(s). MCP tool: `recover_webhook_deliveries`.
+         */
+        post: operations["recover_webhook_deliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1267,6 +1289,18 @@ export interface components {
              */
             rotationEndsAt: string | null;
             /**
+             * @description Event types delivered; empty: all
+             * @example [
+             *       "task.created"
+             *     ]
+             */
+            eventTypes: string[];
+            /**
+             * @description Throttle; null: unlimited
+             * @example 50
+             */
+            maxDeliveriesPerSecond: number | null;
+            /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T09:30:00.000Z
@@ -1334,6 +1368,21 @@ export interface components {
              * @example connection_refused
              */
             errorClass: string | null;
+        };
+        WebhookRecovery: {
+            /**
+             * @description Deliveries queued
+             * @example 12
+             */
+            queued: number;
+        };
+        RecoverWebhookDeliveriesRequest: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 time
+             * @example 2026-11-22T09:30:00Z
+             */
+            since: string;
         };
         AgentRun: {
             /**
@@ -3805,6 +3854,62 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["WebhookInactiveOrIdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recover_webhook_deliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                roomId: components["parameters"]["RoomId"];
+                /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description Recover failed deliveries */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrRuleViolation"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
             404: components["responses"]["NotFoundOrRoomNotFound"];

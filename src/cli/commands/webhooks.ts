@@ -5,12 +5,43 @@ import { createAgentRunWorker } from '../../agents/runWorker.js';
 import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
 import { sendTestEvent } from '../../webhooks/redeliver.js';
 import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
-import { createWebhook, deleteWebhook, setWebhookActive } from '../../webhooks/webhookConfig.js';
+import { createWebhook, deleteWebhook, MAX_DELIVERIES_PER_SECOND, setWebhookActive, updateWebhook } from '../../webhooks/webhookConfig.js';
+import { recoverWebhookDeliveries } from '../../webhooks/recover.js';
+import { standardSecret } from '../../webhooks/signing.js';
 import { API_VERSIONS } from '../../webhooks/constants.js';
 import type { Services } from '../../domain/services.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
 const idOnly = { id: { type: 'string' as const, description: 'the webhook, as webhook create printed its id' } };
+
+/** The filter and throttle options of `create` and `update`. */
+const subscriptionOptions = {
+  events: {
+    type: 'string' as const,
+    description: 'comma-separated stable event types delivered to the webhook (e.g. task.created,record.updated); "all" or empty: every type',
+  },
+  'max-per-second': {
+    type: 'string' as const,
+    description: `at most this many deliveries per second to the webhook (1-${MAX_DELIVERIES_PER_SECOND}); "unlimited" removes the limit`,
+  },
+};
+
+/** `--events`: undefined when not given; [] for "all" or an empty value (every stable type). */
+function eventsOption(a: Record<string, unknown>): string[] | undefined {
+  const raw = a.events;
+  if (typeof raw !== 'string') return undefined;
+  if (raw.trim() === '' || raw.trim() === 'all') return [];
+  return raw.split(',').map((t) => t.trim()).filter(Boolean);
+}
+
+/** `--max-per-second`: undefined when not given, null for "unlimited", else a whole number (range checked by the domain). */
+function throttleOption(a: Record<string, unknown>): number | null | undefined {
+  const raw = optional(a, 'max-per-second');
+  if (raw === undefined) return undefined;
+  if (raw === 'unlimited') return null;
+  if (!/^\d{1,9}$/.test(raw)) throw new UsageError(`--max-per-second must be a whole number (1-${MAX_DELIVERIES_PER_SECOND}) or "unlimited"`);
+  return Number(raw);
+}
 
 /** A command that takes only `--id WH`, does one thing to that webhook and prints `{}`. */
 const byId = (name: string, summary: string, act: (s: Services, id: string) => Promise<unknown>): Command => ({
@@ -28,7 +59,7 @@ const byId = (name: string, summary: string, act: (s: Services, id: string) => P
 export const webhookCommands: Command[] = [
   {
     name: 'webhook create',
-    usage: 'svc webhook create --room ROOM --url URL [--api-version 2026-06-09|2025-10-23] [--header "Name: value"]... [--created-by USR]',
+    usage: 'svc webhook create --room ROOM --url URL [--api-version 2026-06-09|2025-10-23] [--header "Name: value"]... [--created-by USR] [--events a.b,c.d] [--max-per-second N]',
     summary: "create a webhook for a room's events (its signing secret is printed once)",
     options: {
       room: { type: 'string', description: 'the room whose events it receives (room_…)' },
@@ -36,14 +67,42 @@ export const webhookCommands: Command[] = [
       'api-version': { type: 'string', description: `the payload format: ${API_VERSIONS.join(' or ')} (default ${API_VERSIONS[0]})` },
       header: { type: 'string', multiple: true, description: 'a custom header sent with every delivery, "Name: value"; repeat for more' },
       'created-by': { type: 'string', description: 'the user recorded as its creator (usr_…)' },
+      ...subscriptionOptions,
     },
     async run(a, { services: s }) {
       const apiVersion = oneOf(optional(a, 'api-version'), API_VERSIONS, 'api-version');
       const headers = ((a.header as string[] | undefined) ?? []).map(parseHeaderLine);
       const { webhook, secret } = await createWebhook(s, {
         roomId: required(a, 'room'), url: required(a, 'url'), apiVersion, headers, createdById: optional(a, 'created-by') ?? null,
+        eventTypes: eventsOption(a), maxDeliveriesPerSecond: throttleOption(a),
       });
-      return { id: webhook.id, secret };
+      // the same key in the Standard Webhooks form (`whsec_` + base64 of the key bytes), for the standard's libraries
+      return { id: webhook.id, secret, standardSecret: standardSecret(secret) };
+    },
+  },
+  {
+    name: 'webhook update',
+    usage: 'svc webhook update --id WH [--events a.b,c.d|all] [--max-per-second N|unlimited]',
+    summary: "change which event types a webhook receives, or its deliveries' rate limit",
+    options: { ...idOnly, ...subscriptionOptions },
+    async run(a, { services: s }) {
+      const eventTypes = eventsOption(a);
+      const maxDeliveriesPerSecond = throttleOption(a);
+      if (eventTypes === undefined && maxDeliveriesPerSecond === undefined) throw new UsageError('give --events and/or --max-per-second');
+      const w = await updateWebhook(s, required(a, 'id'), { eventTypes, maxDeliveriesPerSecond });
+      return { id: w.id, eventTypes: w.eventTypes ?? [], maxDeliveriesPerSecond: w.maxDeliveriesPerSecond ?? null };
+    },
+  },
+  {
+    name: 'webhook recover',
+    usage: 'svc webhook recover --id WH --since ISO',
+    summary: 'send again, once each, every delivery of a webhook that finally failed since a time; prints {"queued":N}',
+    options: {
+      ...idOnly,
+      since: { type: 'string', description: 'ISO 8601 time: deliveries that finally failed at or after it are sent again (at most the attempt retention ago)' },
+    },
+    async run(a, { services: s }) {
+      return recoverWebhookDeliveries(s, undefined, { webhookId: required(a, 'id'), since: required(a, 'since') });
     },
   },
   {
@@ -54,7 +113,8 @@ export const webhookCommands: Command[] = [
     async run(a, { services: s }) {
       const raw = optional(a, 'period-days');
       if (raw !== undefined && !/^\d+$/.test(raw)) throw new UsageError('--period-days must be a whole number of days (1-90)');
-      return rotateWebhookSecret(s, required(a, 'id'), { periodDays: raw === undefined ? undefined : Number(raw) });
+      const r = await rotateWebhookSecret(s, required(a, 'id'), { periodDays: raw === undefined ? undefined : Number(raw) });
+      return { ...r, nextStandardSecret: standardSecret(r.nextSecret) };
     },
   },
   byId('webhook complete-rotation', 'end a rotation now: only the new secret signs', (s, id) => completeWebhookRotation(s, id)),

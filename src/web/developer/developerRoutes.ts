@@ -36,6 +36,8 @@ export function mountDeveloperPages(r: Router, { services, form }: DeveloperRout
   r.post(`${DEVELOPER_PATH}/webhooks/delete`, form, hooks.delete);
   r.post(`${DEVELOPER_PATH}/webhooks/redeliver`, form, hooks.redeliver);
   r.post(`${DEVELOPER_PATH}/webhooks/test`, form, hooks.test);
+  r.post(`${DEVELOPER_PATH}/webhooks/update`, form, hooks.update);
+  r.post(`${DEVELOPER_PATH}/webhooks/recover`, form, hooks.recover);
   r.get(`${DEVELOPER_PATH}/webhooks/delivery`, hooks.delivery);
   r.post(`${DEVELOPER_PATH}/mcp-clients`, form, mcpClients.approve);
   r.post(`${DEVELOPER_PATH}/mcp-clients/remove`, form, mcpClients.remove);

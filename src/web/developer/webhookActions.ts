@@ -4,8 +4,9 @@ import type { Actor } from '../../domain/actor.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Services } from '../../domain/services.js';
 import {
-  API_V2, completeWebhookRotation, createWebhook, deleteWebhook, listDeliveryAttempts, loadWebhook, MAX_ROTATION_DAYS, parseHeaderLine,
-  redeliverWebhookDelivery, rotateWebhookSecret, sendTestEvent, setWebhookActive, type SentNow,
+  API_V2, completeWebhookRotation, createWebhook, deleteWebhook, listDeliveryAttempts, loadWebhook, MAX_DELIVERIES_PER_SECOND, MAX_ROTATION_DAYS,
+  parseHeaderLine, recoverWebhookDeliveries, redeliverWebhookDelivery, rotateWebhookSecret, sendTestEvent, setWebhookActive, updateWebhook,
+  type SentNow,
 } from '../../webhooks/index.js';
 import { csrfToken } from '../csrf.js';
 import { html } from '../html.js';
@@ -15,7 +16,7 @@ import { deliveryView } from './deliveryView.js';
 import { actorForRoom, actorForWebhook, type SignedIn } from './developerAccess.js';
 import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js';
 import type { DeveloperViewState } from './developerView.js';
-import { text } from './formFields.js';
+import { list, text } from './formFields.js';
 import { afterAction, type Notice } from './notices.js';
 import type { WebhookFormValues } from './webhooksSection.js';
 
@@ -28,6 +29,22 @@ function refusal(err: unknown): { status: number; text: string } | null {
   if (err.code === 'not_found' || err.code === 'room_not_found') return { status: 404, text: `${err.message}.` };
   if (err.code === 'validation_error' && err.details?.field === 'url') return { status: 400, text: `This URL cannot receive webhooks: ${err.message}.` };
   return { status: err.status, text: err.message.endsWith('.') ? err.message : `${err.message}.` };
+}
+
+/** The throttle field: empty is unlimited; anything but a whole number is refused here, the range by the domain. */
+function throttleField(raw: string): number | null {
+  const v = raw.trim();
+  if (v === '') return null;
+  if (!/^\d{1,9}$/.test(v)) {
+    throw new DomainError('validation_error', `Max deliveries per second is a whole number from 1 to ${MAX_DELIVERIES_PER_SECOND}, or empty for unlimited`);
+  }
+  return Number(v);
+}
+
+/** A `datetime-local` value (no zone: read as UTC, as the page says) or a full ISO 8601 time. */
+export function sinceField(raw: string): string {
+  const v = raw.trim();
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(v) ? `${v}Z` : v;
 }
 
 /** The outcome of a test event as one sentence. */
@@ -98,12 +115,16 @@ export function webhookActions({ services: s }: { services: Services }) {
       const { who, body } = g;
       const form: WebhookFormValues = {
         room: text(body, 'room'), url: text(body, 'url').trim(), apiVersion: text(body, 'apiVersion') || API_V2, headers: text(body, 'headers'),
+        eventTypes: list(body, 'eventTypes'), maxPerSecond: text(body, 'maxPerSecond'),
       };
       try {
         const headers = form.headers.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).map(parseHeaderLine);
         if (!form.url) return await show(req, res, who, { form, message: { kind: 'error', text: 'Enter the URL of your receiver.' } }, 400);
         const actor = await actorForRoom(s.ds.manager, who, form.room);
-        const { webhook, secret } = await createWebhook(s, { roomId: form.room, url: form.url, apiVersion: form.apiVersion, headers, actor });
+        const { webhook, secret } = await createWebhook(s, {
+          roomId: form.room, url: form.url, apiVersion: form.apiVersion, headers, actor, eventTypes: form.eventTypes,
+          maxDeliveriesPerSecond: throttleField(form.maxPerSecond),
+        });
         s.log.info({ userId: who.user.id, webhookId: webhook.id, roomId: webhook.roomId }, 'webhook created in developer settings');
         await show(req, res, who, { once: { title: `Webhook created: deliveries to ${webhook.url} are signed with this secret.`, secret } });
       } catch (err) {
@@ -175,6 +196,28 @@ export function webhookActions({ services: s }: { services: Services }) {
         await show(req, res, who, { message: { kind: 'error', text: r.text } }, r.status);
       }
     },
+
+    /** POST: the card's event-type filter and throttle. */
+    update: (req: Request, res: Response) =>
+      onWebhook(req, res, async (who, id, actor, body) => {
+        const w = await updateWebhook(s, id, { eventTypes: list(body, 'eventTypes'), maxDeliveriesPerSecond: throttleField(text(body, 'maxPerSecond')) }, actor);
+        s.log.info({ userId: who.user.id, webhookId: id, eventTypes: w.eventTypes, maxDeliveriesPerSecond: w.maxDeliveriesPerSecond }, 'webhook filter and throttle changed in developer settings');
+        const events = w.eventTypes?.length ? w.eventTypes.join(', ') : 'every event type';
+        const rate = w.maxDeliveriesPerSecond ? `at most ${w.maxDeliveriesPerSecond} per second` : 'no limit per second';
+        await show(req, res, who, { message: { kind: 'notice', text: `Saved: ${w.url} receives ${events}, ${rate}.` } });
+      }),
+
+    /** POST: queues again every delivery that finally failed since the given time. */
+    recover: (req: Request, res: Response) =>
+      onWebhook(req, res, async (who, id, actor, body) => {
+        const since = sinceField(text(body, 'since'));
+        const { queued } = await recoverWebhookDeliveries(s, actor, { webhookId: id, since });
+        s.log.info({ userId: who.user.id, webhookId: id, since, queued }, 'webhook deliveries recovered in developer settings');
+        const text_ = queued
+          ? `Recovery started: ${queued} failed ${queued === 1 ? 'delivery was' : 'deliveries were'} queued again; they appear in the delivery history as they are sent.`
+          : 'Nothing to recover: no delivery failed since then, or each is already queued or was delivered.';
+        await show(req, res, who, { message: { kind: 'notice', text: text_ } });
+      }),
 
     redeliver: (req: Request, res: Response) =>
       onWebhook(req, res, async (_who, id, actor, body) => {

@@ -3,6 +3,7 @@ import { DEFAULT_ROTATION_DAYS, isRotating, MAX_ROTATION_DAYS } from '../../webh
 import { html, type SafeHtml } from '../html.js';
 import type { WebhookWithHistory } from './developerData.js';
 import { csrfField, when } from './viewParts.js';
+import { subscriptionFields } from './webhookFields.js';
 
 export interface WebhookCardOptions {
   csrf: string;
@@ -35,6 +36,8 @@ export function webhookCard({ csrf, item, now }: WebhookCardOptions): SafeHtml {
 <p>${w.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge off">Inactive</span>`}
 API version <code>${w.apiVersion}</code> · custom headers: ${w.headerNames.length ? w.headerNames.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`) : 'none'}
 · created ${when(w.createdAt)}</p>
+<p>Event types: ${w.eventTypes?.length ? w.eventTypes.map((t, i) => html`${i ? ', ' : ''}<code>${t}</code>`) : 'all'}
+· max deliveries per second: ${w.maxDeliveriesPerSecond ?? 'unlimited'}</p>
 ${!w.active && w.disabledReason
     ? html`<p class="error" role="alert">Disabled automatically ${when(w.disabledAt)}: ${w.disabledReason}</p>`
     : null}
@@ -45,11 +48,29 @@ ${rotating
 ${w.active ? post('deactivate', 'Deactivate') : post('activate', 'Activate')}
 ${w.active ? post('test#webhooks', 'Send test event') : null}
 ${rotation}
+${w.active ? recoverForm(id, title, hidden, now) : null}
 <form method="get" action="/settings/developer/webhooks/delete"><input type="hidden" name="webhook" value="${w.id}"><button type="submit" aria-describedby="${title}">Delete</button></form>
 </div>
+<details><summary>Event types and throttle</summary>
+<form method="post" action="/settings/developer/webhooks/update#webhooks">${hidden}
+${subscriptionFields(id, w.eventTypes ?? [], w.maxDeliveriesPerSecond === null ? '' : String(w.maxDeliveriesPerSecond))}
+<button type="submit" aria-describedby="${title}">Save event types and throttle</button></form></details>
 <h5>Delivery history</h5>
 ${deliveryTable(item, hidden)}
 </article>`;
+}
+
+/**
+ * `Recover`: every delivery that finally failed since a time (UTC, default an hour ago) is queued again.
+ * The earliest allowed time is left to the server (the retention), which says so when it is passed.
+ */
+function recoverForm(id: string, title: string, hidden: SafeHtml, now: Date): SafeHtml {
+  const hourAgo = new Date(now.getTime() - 3_600_000).toISOString().slice(0, 16);
+  return html`<form method="post" action="/settings/developer/webhooks/recover#webhooks">${hidden}
+<label for="${id}-since">Failed since (UTC)</label>
+<input id="${id}-since" name="since" type="datetime-local" value="${hourAgo}" max="${now.toISOString().slice(0, 16)}" required aria-describedby="${id}-since-hint">
+<button type="submit" aria-describedby="${title}">Recover failed deliveries</button>
+<p class="muted" id="${id}-since-hint">Sends again, once, every event whose delivery finally failed since then (same event id, new delivery id). Events delivered meanwhile or already queued are skipped.</p></form>`;
 }
 
 function deliveryTable(item: WebhookWithHistory, hidden: SafeHtml): SafeHtml {

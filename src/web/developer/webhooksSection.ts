@@ -1,4 +1,5 @@
-import { API_V1, API_V2 } from '../../webhooks/index.js';
+import { API_V1, API_V2, standardSecret } from '../../webhooks/index.js';
+import { subscriptionFields } from './webhookFields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { ManagedRoom } from './developerAccess.js';
 import type { RoomWebhooks } from './developerData.js';
@@ -12,6 +13,10 @@ export interface WebhookFormValues {
   apiVersion: string;
   /** Custom headers, one `Name: value` per line. */
   headers: string;
+  /** The event types ticked (none: every stable type). */
+  eventTypes: string[];
+  /** Max deliveries per second as typed ('' for unlimited). */
+  maxPerSecond: string;
 }
 
 export interface WebhooksSectionOptions {
@@ -41,6 +46,7 @@ ${o.once
       warning: 'This signing secret is shown only once: copy it now into your receiver\'s configuration. It cannot be shown again.',
     })
     : null}
+${o.once ? standardSecretField(o.once.secret) : null}
 ${o.rooms.length ? webhookForm(o.csrf, o.rooms.map((r) => r.room), o.form) : html`<p>You do not administer any room, so there are no webhooks to manage.</p>`}
 ${o.rooms.map((r) => html`<h3>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h3>
 ${r.webhooks.length ? r.webhooks.map((item) => webhookCard({ csrf: o.csrf, item, now: o.now })) : html`<p class="muted">No webhooks in this room.</p>`}`)}
@@ -48,7 +54,7 @@ ${r.webhooks.length ? r.webhooks.map((item) => webhookCard({ csrf: o.csrf, item,
 }
 
 function webhookForm(csrf: string, rooms: ManagedRoom[], f?: WebhookFormValues): SafeHtml {
-  const v = f ?? { room: rooms[0]?.id ?? '', url: '', apiVersion: API_V2, headers: '' };
+  const v = f ?? { room: rooms[0]?.id ?? '', url: '', apiVersion: API_V2, headers: '', eventTypes: [], maxPerSecond: '' };
   const groups = new Map<string, ManagedRoom[]>();
   for (const r of rooms) {
     const label = r.organization ? r.organization.name : 'Personal';
@@ -70,6 +76,21 @@ ${csrfField(csrf)}
 <label for="webhook-headers">Custom headers</label>
 <textarea id="webhook-headers" name="headers" rows="3" spellcheck="false" aria-describedby="webhook-headers-hint">${v.headers}</textarea>
 <p class="muted" id="webhook-headers-hint">Optional, one <code>Name: value</code> per line, sent with every delivery (e.g. <code>Authorization: Bearer …</code>). Values are stored encrypted and never shown again. <code>Svc-Webhook-*</code>, <code>X-Webhook-*</code>, <code>Sunset</code> and <code>Deprecation</code> are set by the sender.</p>
+${subscriptionFields('webhook', v.eventTypes, v.maxPerSecond)}
 <button type="submit">Create webhook</button>
 </form>`;
+}
+
+/**
+ * The same secret in the Standard Webhooks form (`whsec_` + base64 of the key bytes), for receivers that
+ * verify with the standard's libraries; shown once, beside the secret itself.
+ */
+function standardSecretField(secret: string): SafeHtml {
+  const id = 'copy-it-now-standard';
+  return html`<div class="once" role="region" aria-labelledby="${id}-label">
+<label id="${id}-label" for="${id}">Standard Webhooks secret</label>
+<div class="copyrow"><input id="${id}" type="text" readonly value="${standardSecret(secret)}" autocomplete="off" spellcheck="false" aria-describedby="${id}-hint"><button type="button" data-copy="${id}" hidden>Copy</button></div>
+<p class="muted" id="${id}-hint">The same key for the Standard Webhooks libraries (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code> headers). Also shown only once.</p>
+<p class="muted" role="status" aria-live="polite" data-copy-status="${id}"></p>
+</div>`;
 }
