@@ -1,6 +1,7 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  classifyInboundRequest, createMcpHandler, type AuthInfo, type McpRequestContext, type Server, type Transport,
+} from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
@@ -14,19 +15,18 @@ import { EXPOSED_API_HEADERS, outcomeHeaders } from '../src/http/headers.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { MCP_SCOPE } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
+import { hasStandardHeaders, plainToolCallOf, toolCallAnswerJson } from './plainToolCall.js';
 import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
-import { createMcpServer } from './createMcpServer.js';
-import { DirectJsonTransport, directRequestOf } from '../src/fastpaths/directJsonTransport.js';
-import { directAnswer, directToolCallOf } from '../src/fastpaths/directToolCall.js';
-import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import { createMcpServer, type McpServerOptions } from './createMcpServer.js';
+import { echoableId, JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { buildToolCatalog } from './toolCatalog.js';
-import { toCheckedToolResult, toolAnswerJson } from './toolResult.js';
+import { toCheckedToolResult } from './toolResult.js';
 
 export interface McpRouterOptions {
   services: Services;
@@ -37,7 +37,7 @@ export interface McpRouterOptions {
 const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
   exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
@@ -79,6 +79,15 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
 
   // CORS headers are for browsers, which always send Origin on these requests; other clients ignore them
   const corsHeaders = cors(CORS_OPTIONS);
+
+  // The SDK's dual-revision entry, serving only what classifies as 2026-07-28 here (2025 requests are routed
+  // to the legacy leg below before it). Its factory builds the request's server from the context the router
+  // put in the pass-through `authInfo` (the entry never reads a credential itself).
+  const modernHandler = toNodeHandler(createMcpHandler((ctx: McpRequestContext) => createMcpServer(contextOf(ctx.authInfo)), {
+    legacy: 'reject',
+    // its refusals are answered and audited by the router; only a failure is worth a log line
+    onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
+  }), { onerror: (err) => services.log.error({ err }, 'mcp request failed') });
 
   // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
   return (req: Request, res: Response, next: NextFunction) => {
@@ -142,10 +151,39 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       });
     }
 
+    if (read.body === null) {
+      // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 415, errorCode: 'unsupported_media_type', actor });
+      return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json', { 'X-Request-Id': requestId });
+    }
+
+    // Which revision the POST speaks, decided by the SDK's own classifier (the one createMcpHandler runs): a 2025
+    // request (no `_meta` envelope: the `initialize` handshake and what follows it), a 2026-07-28 request, or a
+    // refusal (headers that contradict the body, a malformed envelope, a batch holding a 2026 request …).
+    // Nothing runs before it: a refused request is answered and audited here, its tool never looked at.
+    const mcpHeaders = {
+      protocolVersionHeader: header(req, 'mcp-protocol-version'), mcpMethodHeader: header(req, 'mcp-method'), mcpNameHeader: header(req, 'mcp-name'),
+    };
+    const route = classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body: read.body });
+    if (route.kind === 'reject') {
+      setOperation(res, 'invalid');
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: route.httpStatus, errorCode: ladderErrorCode(route.code), actor });
+      return sendJsonRpcError(res, route.httpStatus, route.code, route.message, { 'X-Request-Id': requestId }, { data: route.data, id: echoableId(read.body) });
+    }
+
+    if (Array.isArray(read.body) && BATCHLESS_REVISIONS.has(mcpHeaders.protocolVersionHeader ?? '')) {
+      // JSON-RPC batches left MCP with 2025-06-18; only a 2025-03-26 client may send one
+      setOperation(res, 'batch');
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 400, errorCode: 'validation_error', actor });
+      const message = `Invalid Request: protocol revision ${mcpHeaders.protocolVersionHeader} does not allow JSON-RPC batches`;
+      return sendJsonRpcError(res, 400, JSONRPC_INVALID_REQUEST, message, { 'X-Request-Id': requestId });
+    }
+
     const calls = toolCallsOf(read.body);
     setOperation(res, operationOf(read.body, calls, catalog));
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
-    const checked = await checkToolScopes(read.body, actor, catalog, call);
+    // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
+    const checked = route.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, catalog, call);
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -160,44 +198,40 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     };
     // JSON unless the client asked for progress notifications, which need the SSE stream
     const sse = wantsProgress(read.body);
-    const postHeaders = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') };
-    const toolCall = sse ? null : directToolCallOf(postHeaders, read.body);
-    const tool = toolCall && catalog.get(toolCall.name);
-    if (toolCall && tool) {
-      // the most common POST, a plain tools/call of a known tool: answered as the MCP server answers it, without
-      // building one (src/fastpaths/directToolCall.ts)
+    const plain = sse ? null : plainToolCallOf(route, mcpHeaders, header(req, 'accept'), read.body);
+    const tool = plain && catalog.get(plain.name);
+    if (plain && tool) {
+      // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
+      // server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one (plainToolCall.ts)
       const aborted = new AbortController();
       // the call's controller on the response and a listener of the module, not a closure here: a closure made
       // in this scope holds all of it (the body, the actor, the answer's headers), and the response kept that
-      // alive until scavenges moved it to the old generation (bench/README.md, issue 23, ninth round)
+      // alive until scavenges moved it to the old generation
       (res as CallResponse)[CALL_ABORT] = aborted;
       res.on('close', abortUnfinishedCall);
-      const answer = await directAnswer(toolCall.id, aborted.signal, async () => {
-        const outcome = await invokeTool(tool.proc, toolCall.arguments, { ...call, signal: aborted.signal });
-        onToolOutcome(outcome.out);
-        return toCheckedToolResult(outcome);
-      });
+      const outcome = await invokeTool(tool.proc, plain.arguments, { ...call, signal: aborted.signal });
+      if (aborted.signal.aborted) return;
+      onToolOutcome(outcome.out);
       try {
-        return writeJsonAnswer(res, answer);
+        return writeJsonAnswer(res, toolCallAnswerJson(plain.id, toCheckedToolResult(outcome), plain.revision));
       } catch (err) {
         return failedExchange(res, err, requestId);
       }
     }
-    const server = createMcpServer({ catalog, actor, call, onToolOutcome });
-    const direct = sse ? null : directRequestOf(postHeaders, read.body);
-    if (direct) {
-      // one valid JSON-RPC request answered with JSON (the same MCP server, without the Web Request/Response round
-      // trip of the SDK's Node transport)
-      const transport = new DirectJsonTransport();
-      return exchange(res, server, transport, false, requestId, async () => writeJsonAnswer(res, await transport.exchange(direct)));
+    const context: McpServerOptions = { catalog, actor, call, onToolOutcome };
+    if (route.kind === 'modern') {
+      // 2026-07-28: the SDK's own entry (envelope, header and capability checks, `server/discover`, `resultType`,
+      // cache fields), handed our per-request context through the pass-through `authInfo` it gives the factory
+      (req as AuthenticatedRequest).auth = { token: '', clientId: actor.clientId ?? '', scopes: [...actor.scopes], extra: { [CONTEXT]: context } };
+      await modernHandler(req, res, read.body);
+    } else {
+      // 2025-11-25 … 2025-03-26: stateless, a server and the SDK's Node transport per POST, JSON unless streaming
+      const server = createMcpServer(context);
+      const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+      await exchange(res, server, transport, sse, requestId, () => transport.handleRequest(req, res, read.body));
     }
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
-    await exchange(res, server, transport, sse, requestId, async () => {
-      Object.assign(req, { rawBody: read.bytes });
-      await transport.handleRequest(req, res, read.body);
-    });
     if (res.statusCode >= 400) {
-      // refused by the SDK's transport (Accept, Content-Type, protocol version …)
+      // refused by the SDK (Accept, protocol version, method, envelope …)
       await auditRejection(services, {
         requestId, method: 'POST', routePattern: '/mcp', statusCode: res.statusCode, errorCode: transportErrorCode(res.statusCode), actor,
       });
@@ -206,9 +240,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
 
   /**
    * Connects the request's MCP server to its transport and runs `serve`, which writes the answer. A JSON
-   * answer sent in full leaves nothing running: both objects are simply dropped (closing them costs the SDK
-   * an error object per request). An SSE stream (`stream`), or a client gone before its answer, is closed,
-   * which aborts the tool calls still in flight. A failure becomes a JSON-RPC internal error, logged.
+   * answer sent in full leaves nothing running: both objects are simply dropped. An SSE stream (`stream`),
+   * or a client gone before its answer, is closed, which aborts the tool calls still in flight. A failure
+   * becomes a JSON-RPC internal error, logged.
    */
   async function exchange(res: Response, server: Server, transport: Transport, stream: boolean, requestId: string, serve: () => Promise<void>) {
     res.on('close', () => {
@@ -231,10 +265,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
   }
 
-  /** A JSON-RPC answer as the body of a 200 (nothing when there is none, or nobody left to read it). */
-  function writeJsonAnswer(res: Response, answer: unknown): void {
-    if (!answer || res.destroyed) return;
-    const body = toolAnswerJson(answer);
+  /** A JSON-RPC answer as the body of a 200 (nothing when nobody is left to read it). */
+  function writeJsonAnswer(res: Response, body: string): void {
+    if (res.destroyed) return;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   }
 
@@ -244,6 +277,28 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
     sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
   }
+}
+
+/** The 2025 revisions that removed JSON-RPC batching (2025-03-26 still has it; 2026-07-28 batches are the classifier's). */
+const BATCHLESS_REVISIONS = new Set(['2025-06-18', '2025-11-25']);
+
+/** The `authInfo.extra` key of the router's per-request context, for the SDK entry's server factory. */
+const CONTEXT = 'svc.context';
+type AuthenticatedRequest = Request & { auth?: AuthInfo };
+
+function contextOf(authInfo: AuthInfo | undefined): McpServerOptions {
+  const context = authInfo?.extra?.[CONTEXT] as McpServerOptions | undefined;
+  // (cannot be: only the router calls the entry, and always with a context)
+  if (!context) throw new Error('an MCP server was asked for without the request context');
+  return context;
+}
+
+/** The audit row's error code for a JSON-RPC refusal of the SDK's classifier (MCP 2026-07-28 error codes). */
+function ladderErrorCode(code: number): string {
+  if (code === -32022) return 'unsupported_protocol_version';
+  if (code === -32020) return 'header_mismatch';
+  if (code === -32601) return 'not_found';
+  return 'validation_error';
 }
 
 const CALL_ABORT = Symbol('svc.mcpCallAbort');
