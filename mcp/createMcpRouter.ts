@@ -1,6 +1,6 @@
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { toWebRequest } from '@modelcontextprotocol/node';
 import {
-  classifyInboundRequest, createMcpHandler, type AuthInfo, type McpRequestContext, type Server, type Transport,
+  classifyInboundRequest, createMcpHandler, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpRequestContext, type Server,
 } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -83,11 +83,11 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   // The SDK's dual-revision entry, serving only what classifies as 2026-07-28 here (2025 requests are routed
   // to the legacy leg below before it). Its factory builds the request's server from the context the router
   // put in the pass-through `authInfo` (the entry never reads a credential itself).
-  const modernHandler = toNodeHandler(createMcpHandler((ctx: McpRequestContext) => createMcpServer(contextOf(ctx.authInfo)), {
+  const modernHandler = createMcpHandler((ctx: McpRequestContext) => createMcpServer(contextOf(ctx.authInfo)), {
     legacy: 'reject',
     // its refusals are answered and audited by the router; only a failure is worth a log line
     onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
-  }), { onerror: (err) => services.log.error({ err }, 'mcp request failed') });
+  });
 
   // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
   return (req: Request, res: Response, next: NextFunction) => {
@@ -219,43 +219,78 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       }
     }
     const context: McpServerOptions = { catalog, actor, call, onToolOutcome };
-    if (route.kind === 'modern') {
-      // 2026-07-28: the SDK's own entry (envelope, header and capability checks, `server/discover`, `resultType`,
-      // cache fields), handed our per-request context through the pass-through `authInfo` it gives the factory
-      (req as AuthenticatedRequest).auth = { token: '', clientId: actor.clientId ?? '', scopes: [...actor.scopes], extra: { [CONTEXT]: context } };
-      await modernHandler(req, res, read.body);
-    } else {
-      // 2025-11-25 … 2025-03-26: stateless, a server and the SDK's Node transport per POST, JSON unless streaming
-      const server = createMcpServer(context);
-      const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
-      await exchange(res, server, transport, sse, requestId, () => transport.handleRequest(req, res, read.body));
+    // Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it
+    const aborted = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) aborted.abort();
+    });
+    let response: globalThis.Response;
+    try {
+      const request = await toWebRequest(req, read.body, { signal: aborted.signal });
+      if (route.kind === 'modern') {
+        // 2026-07-28: the SDK's own entry (envelope, header and capability checks, `server/discover`, `resultType`,
+        // cache fields), handed our per-request context through the pass-through `authInfo` it gives the factory
+        const authInfo: AuthInfo = { token: '', clientId: actor.clientId ?? '', scopes: [...actor.scopes], extra: { [CONTEXT]: context } };
+        response = await modernHandler.fetch(request, { authInfo, parsedBody: read.body });
+      } else {
+        // 2025-11-25 … 2025-03-26: stateless, a server and the SDK's transport per POST, JSON unless streaming
+        response = await legacyExchange(createMcpServer(context), request, read.body, sse, aborted.signal);
+      }
+    } catch (err) {
+      return failedExchange(res, err, requestId);
     }
-    if (res.statusCode >= 400) {
-      // refused by the SDK (Accept, protocol version, method, envelope …)
+    if (response.status >= 400) {
+      // refused by the SDK (Accept, protocol version, method, headers, envelope …)
       await auditRejection(services, {
-        requestId, method: 'POST', routePattern: '/mcp', statusCode: res.statusCode, errorCode: transportErrorCode(res.statusCode), actor,
+        requestId, method: 'POST', routePattern: '/mcp', statusCode: response.status, errorCode: transportErrorCode(response.status), actor,
       });
     }
+    await writeResponse(res, response, aborted.signal);
   }
 
   /**
-   * Connects the request's MCP server to its transport and runs `serve`, which writes the answer. A JSON
-   * answer sent in full leaves nothing running: both objects are simply dropped. An SSE stream (`stream`),
-   * or a client gone before its answer, is closed, which aborts the tool calls still in flight. A failure
-   * becomes a JSON-RPC internal error, logged.
+   * One 2025 exchange: the request's server connected to the SDK's stateless transport. A JSON answer leaves
+   * nothing running; an SSE stream, or a client gone first (`signal`), closes both, which aborts the tool
+   * calls still in flight.
    */
-  async function exchange(res: Response, server: Server, transport: Transport, stream: boolean, requestId: string, serve: () => Promise<void>) {
-    res.on('close', () => {
-      if (!stream && res.writableFinished) return;
-      const closeFailed = (err: unknown) => services.log.warn({ err, requestId }, 'closing an mcp exchange failed');
+  async function legacyExchange(server: Server, request: globalThis.Request, body: unknown, sse: boolean, signal: AbortSignal): Promise<globalThis.Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+    const close = () => {
+      const closeFailed = (err: unknown) => services.log.warn({ err }, 'closing an mcp exchange failed');
       transport.close().catch(closeFailed);
       server.close().catch(closeFailed);
-    });
+    };
+    signal.addEventListener('abort', close, { once: true });
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, { parsedBody: body });
+    if (!sse || !response.body) signal.removeEventListener('abort', close);
+    return response;
+  }
+
+  /** Writes a web Response to the Node response, streaming an SSE body until it ends or the client goes. */
+  async function writeResponse(res: Response, response: globalThis.Response, signal: AbortSignal): Promise<void> {
+    if (res.destroyed) return;
+    const out: Record<string, string> = {};
+    response.headers.forEach((v, k) => (out[k] = v));
+    res.writeHead(response.status, out);
+    if (!response.body) return void res.end();
+    const reader = response.body.getReader();
+    const cancel = () => void reader.cancel().catch(() => undefined);
+    signal.addEventListener('abort', cancel, { once: true });
     try {
-      await server.connect(transport);
-      await serve();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || signal.aborted) break;
+        if (!res.write(value)) await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      }
     } catch (err) {
-      failedExchange(res, err, requestId);
+      services.log.warn({ err }, 'an mcp response stream failed');
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      res.end();
     }
   }
 
@@ -284,7 +319,6 @@ const BATCHLESS_REVISIONS = new Set(['2025-06-18', '2025-11-25']);
 
 /** The `authInfo.extra` key of the router's per-request context, for the SDK entry's server factory. */
 const CONTEXT = 'svc.context';
-type AuthenticatedRequest = Request & { auth?: AuthInfo };
 
 function contextOf(authInfo: AuthInfo | undefined): McpServerOptions {
   const context = authInfo?.extra?.[CONTEXT] as McpServerOptions | undefined;
