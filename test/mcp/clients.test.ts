@@ -50,20 +50,26 @@ describe('the MCP clients people use, with an API key', () => {
     expect(await toolRows(t, 'get_me')).toHaveLength(1);
   });
 
-  it("the Vercel AI SDK's MCP client (@ai-sdk/mcp) lists the tools and calls one", async () => {
+  it("the Vercel AI SDK's MCP client (@ai-sdk/mcp) lists the tools and calls one, on 2026-07-28 (its default) and with initialize", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const client = await createMCPClient({ transport: { type: 'http', url: `${t.baseUrl}/mcp`, headers: { Authorization: `Bearer ${w.key}` } } });
-    try {
-      expect(client.serverInfo).toMatchObject({ name: 'svc' });
-      const tools = await client.tools();
-      expect(Object.keys(tools)).toContain('get_me');
-      const me = await client.callTool({ name: 'get_me', arguments: {} });
-      expect(me.isError).toBeFalsy();
-      expect(me.structuredContent).toMatchObject({ id: w.owner.id });
-    } finally {
-      await client.close();
+    for (const protocolVersionDiscovery of [true, false]) {
+      const client = await createMCPClient({
+        transport: { type: 'http', url: `${t.baseUrl}/mcp`, headers: { Authorization: `Bearer ${w.key}` } }, protocolVersionDiscovery,
+      });
+      try {
+        expect(client.serverInfo).toMatchObject({ name: 'svc' });
+        const tools = await client.tools();
+        expect(Object.keys(tools)).toContain('get_me');
+        const me = await client.callTool({ name: 'get_me', arguments: {} });
+        expect(me.isError).toBeFalsy();
+        expect(me.structuredContent).toMatchObject({ id: w.owner.id });
+        // a 2026-07-28 result names the server in its _meta; a 2025 one does not
+        expect(me._meta?.['io.modelcontextprotocol/serverInfo'] !== undefined).toBe(protocolVersionDiscovery);
+      } finally {
+        await client.close();
+      }
     }
-    expect(await toolRows(t, 'get_me')).toHaveLength(1);
+    expect(await toolRows(t, 'get_me')).toHaveLength(2);
   });
 });
