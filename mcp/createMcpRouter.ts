@@ -157,15 +157,19 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json', { 'X-Request-Id': requestId });
     }
 
-    // Which revision the POST speaks, decided by the SDK's own classifier (the one createMcpHandler runs): a 2025
-    // request (no `_meta` envelope: the `initialize` handshake and what follows it), a 2026-07-28 request, or a
-    // refusal (headers that contradict the body, a malformed envelope, a batch holding a 2026 request …).
-    // Nothing runs before it: a refused request is answered and audited here, its tool never looked at.
     const mcpHeaders = {
       protocolVersionHeader: header(req, 'mcp-protocol-version'), mcpMethodHeader: header(req, 'mcp-method'), mcpNameHeader: header(req, 'mcp-name'),
     };
-    const route = classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body: read.body });
-    if (route.kind === 'reject') {
+    // JSON unless the client asked for progress notifications, which need the SSE stream
+    const sse = wantsProgress(read.body);
+    // the most common POST, a plain tools/call on either revision, is known by its headers and shape (plainToolCall.ts)
+    const plain = sse ? null : plainToolCallOf(mcpHeaders, header(req, 'accept'), read.body);
+    // Any other: which revision it speaks, decided by the SDK's own classifier (the one createMcpHandler runs): a
+    // 2025 request (no `_meta` envelope: the `initialize` handshake and what follows it), a 2026-07-28 request,
+    // or a refusal (headers that contradict the body, a malformed envelope, a batch holding a 2026 request …).
+    // Nothing runs before it: a refused request is answered and audited here, its tool never looked at.
+    const route = plain ? null : classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body: read.body });
+    if (route?.kind === 'reject') {
       setOperation(res, 'invalid');
       await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: route.httpStatus, errorCode: ladderErrorCode(route.code), actor });
       return sendJsonRpcError(res, route.httpStatus, route.code, route.message, { 'X-Request-Id': requestId }, { data: route.data, id: echoableId(read.body) });
@@ -183,7 +187,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     setOperation(res, operationOf(read.body, calls, catalog));
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
     // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
-    const checked = route.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, catalog, call);
+    const checked = route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, catalog, call);
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -196,9 +200,6 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
       for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
     };
-    // JSON unless the client asked for progress notifications, which need the SSE stream
-    const sse = wantsProgress(read.body);
-    const plain = sse ? null : plainToolCallOf(route, mcpHeaders, header(req, 'accept'), read.body);
     const tool = plain && catalog.get(plain.name);
     if (plain && tool) {
       // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
@@ -227,7 +228,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     let response: globalThis.Response;
     try {
       const request = await toWebRequest(req, read.body, { signal: aborted.signal });
-      if (route.kind === 'modern') {
+      if (plain ? plain.revision !== 'legacy' : route?.kind === 'modern') {
         // 2026-07-28: the SDK's own entry (envelope, header and capability checks, `server/discover`, `resultType`,
         // cache fields), handed our per-request context through the pass-through `authInfo` it gives the factory
         const authInfo: AuthInfo = { token: '', clientId: actor.clientId ?? '', scopes: [...actor.scopes], extra: { [CONTEXT]: context } };

@@ -1,5 +1,5 @@
 import {
-  isJSONRPCRequest, SERVER_INFO_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type InboundClassificationOutcome, type RequestId,
+  classifyInboundRequest, SERVER_INFO_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type RequestId,
 } from '@modelcontextprotocol/server';
 import { SERVER_INFO } from './createMcpServer.js';
 import { toolAnswerJson } from './toolResult.js';
@@ -34,35 +34,61 @@ export function hasStandardHeaders(h: McpRequestHeaders, message: { method: stri
   return h.protocolVersionHeader !== undefined && h.mcpMethodHeader !== undefined && (!NAMED_METHODS.has(message.method) || h.mcpNameHeader !== undefined);
 }
 
+const TOP_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const isRequestId = (id: unknown): id is RequestId => typeof id === 'string' || Number.isSafeInteger(id);
+
 /**
- * The one `tools/call` of a POST that the router may answer itself, or null when the SDK must serve the POST.
- * Only sufficient conditions, each read from the SDK's public API or the request itself: anything unusual (a
- * batch, a notification, a task or progress request, a header the SDK would refuse, a base64-encoded
- * `Mcp-Name`) goes to the SDK, so every refusal stays the SDK's own.
- * - 2026-07-28: the SDK's classifier (`route`) found a valid envelope whose headers agree with the body, and
- *   the request names the revision, the method and the tool in `MCP-Protocol-Version`, `Mcp-Method` and
- *   `Mcp-Name`: the headers alone route it (the tool is looked up by `Mcp-Name`).
- * - 2025: a request without envelope whose `MCP-Protocol-Version` is absent or one the SDK supports.
- * Both: an `Accept` listing `application/json` and `text/event-stream`, as both revisions require.
+ * The SDK classifier's verdict on a 2026 envelope (`_meta`) under the standard headers of a plain `tools/call`,
+ * by the envelope's JSON: a client sends the same envelope with every request, and the verdict depends on
+ * nothing else of a request of this shape. Bounded: a client sending endless envelopes only refills it.
  */
-export function plainToolCallOf(route: InboundClassificationOutcome, h: McpRequestHeaders, accept: string | undefined, body: unknown): PlainToolCall | null {
-  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
-  let revision: PlainToolCall['revision'];
-  if (route.kind === 'modern') {
-    if (route.classification.revision !== MODERN_REVISION || h.protocolVersionHeader !== MODERN_REVISION || h.mcpMethodHeader !== 'tools/call') return null;
-    revision = MODERN_REVISION;
-  } else if (route.kind === 'legacy' && route.reason === 'no-claim') {
-    if (h.protocolVersionHeader !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(h.protocolVersionHeader)) return null;
-    revision = 'legacy';
-  } else {
-    return null;
+const envelopeVerdicts = new Map<string, boolean>();
+const ENVELOPE_VERDICTS_MAX = 256;
+
+function validModernEnvelope(meta: Record<string, unknown>): boolean {
+  const key = JSON.stringify(meta);
+  let ok = envelopeVerdicts.get(key);
+  if (ok === undefined) {
+    const route = classifyInboundRequest({
+      httpMethod: 'POST', protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: 'tools/call',
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: meta } },
+    });
+    ok = route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === MODERN_REVISION;
+    if (envelopeVerdicts.size >= ENVELOPE_VERDICTS_MAX) envelopeVerdicts.clear();
+    envelopeVerdicts.set(key, ok);
   }
-  if (!isJSONRPCRequest(body) || body.method !== 'tools/call') return null;
-  const params = body.params as Record<string, unknown> | undefined;
-  if (!params || typeof params.name !== 'string' || !Object.keys(params).every((k) => PLAIN_PARAMS.has(k))) return null;
+  return ok;
+}
+
+/**
+ * The one `tools/call` of a POST that the router may answer itself, or null when the POST goes the general
+ * way (the SDK's classifier, then the SDK's server). Only sufficient conditions, so that every refusal stays
+ * the SDK's own: a single JSON-RPC request (`jsonrpc`, an id, `method`, `params` and nothing else) calling a
+ * tool by name with object arguments, and an `Accept` listing `application/json` and `text/event-stream`, as
+ * both revisions require. Then, by the revision the headers name:
+ * - 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` and a plain `Mcp-Name` equal to the body's: the headers
+ *   route it before anything else is read; the `_meta` envelope gets the SDK classifier's verdict (cached).
+ * - 2025 (no or a 2025 `MCP-Protocol-Version`): no `_meta` at all, hence no envelope claim: the spec's
+ *   definition of a 2025 request, which the SDK classifies `legacy`/`no-claim`.
+ * Anything else (a batch, a notification, progress, a task, a base64 `Mcp-Name` …) goes the general way.
+ * test/mcp/plainToolCall.test.ts holds every request taken here to the SDK classifier's own verdict.
+ */
+export function plainToolCallOf(h: McpRequestHeaders, accept: string | undefined, body: unknown): PlainToolCall | null {
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !isRequestId(body.id)) return null;
+  for (const k in body) if (!TOP_KEYS.has(k)) return null;
+  const params = body.params;
+  if (!isObject(params) || typeof params.name !== 'string') return null;
+  for (const k in params) if (!PLAIN_PARAMS.has(k)) return null;
   if (params.arguments !== undefined && !isObject(params.arguments)) return null;
-  if (revision === MODERN_REVISION && h.mcpNameHeader !== params.name) return null;
-  return { id: body.id, name: params.name, arguments: (params.arguments as Record<string, unknown> | undefined) ?? {}, revision };
+  const call = { id: body.id, name: params.name, arguments: (params.arguments as Record<string, unknown> | undefined) ?? {} };
+  const version = h.protocolVersionHeader;
+  if (version === MODERN_REVISION) {
+    if (h.mcpMethodHeader !== 'tools/call' || h.mcpNameHeader !== params.name || !isObject(params._meta) || !validModernEnvelope(params._meta)) return null;
+    return { ...call, revision: MODERN_REVISION };
+  }
+  if (params._meta !== undefined || (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+  return { ...call, revision: 'legacy' };
 }
 
 /**
