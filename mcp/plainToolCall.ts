@@ -29,9 +29,16 @@ const PLAIN_PARAMS = new Set(['name', 'arguments', '_meta']);
 /** The methods whose 2026 requests must carry `Mcp-Name` (Streamable HTTP, "Standard Request Headers"). */
 const NAMED_METHODS = new Set(['tools/call', 'resources/read', 'prompts/get']);
 
-/** Whether a 2026 request carries every standard header its method needs (their values the classifier has checked). */
-export function hasStandardHeaders(h: McpRequestHeaders, message: { method: string }): boolean {
-  return h.protocolVersionHeader !== undefined && h.mcpMethodHeader !== undefined && (!NAMED_METHODS.has(message.method) || h.mcpNameHeader !== undefined);
+/**
+ * Whether a 2026 request carries every standard header its method needs, `Mcp-Name` plainly equal to the body's
+ * name or URI (the classifier has compared the others with the body). Otherwise the SDK's entry decides, and
+ * refuses a mismatch before any tool is looked at, even one the credential may not call.
+ */
+export function hasStandardHeaders(h: McpRequestHeaders, message: { method: string; params?: Record<string, unknown> }): boolean {
+  if (h.protocolVersionHeader === undefined || h.mcpMethodHeader === undefined) return false;
+  if (!NAMED_METHODS.has(message.method)) return true;
+  const named = message.params?.name ?? message.params?.uri;
+  return h.mcpNameHeader !== undefined && h.mcpNameHeader === named;
 }
 
 const TOP_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);

@@ -78,6 +78,12 @@ describe('MCP 2026-07-28 on /mcp, beside the 2025 revisions', () => {
     const r = await post2026(t, 'tools/call', { name: 'create_message', arguments: { roomId: w.roomId, body: 'hi' } }, { token: narrow.token });
     expect(r.status).toBe(403);
     expect(r.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope", scope="mcp:tools messages:write"/);
+    // headers that contradict the body are refused as such first, the scope never looked at
+    const mismatch = await post2026(t, 'tools/call', { name: 'create_message', arguments: { roomId: w.roomId, body: 'hi' } }, {
+      token: narrow.token, headers: { 'mcp-name': 'get_me' },
+    });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.error.code).toBe(-32020);
     const list = await post2026(t, 'tools/list', {}, { token: narrow.token });
     expect(list.body.result.tools.map((x: { name: string }) => x.name)).toEqual(['get_me']);
     const none = await post2026(t, 'tools/list', {});
