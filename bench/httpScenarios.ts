@@ -24,6 +24,22 @@ export const mcpHeaders = (apiKey: string) => ({
   'mcp-protocol-version': '2025-06-18',
 });
 
+/** The same `tools/call` of `get_me` on MCP 2026-07-28: no initialize, the `_meta` envelope and the standard headers. */
+export const MCP_2026_GET_ME_BODY = JSON.stringify({
+  jsonrpc: '2.0', id: 1, method: 'tools/call', params: {
+    name: 'get_me', arguments: {},
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' } },
+  },
+});
+export const mcp2026Headers = (apiKey?: string) => ({
+  ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'get_me',
+});
+
 /** Every scenario of the load rounds, in the order a round runs them (the bare server first). */
 export function httpScenarios(w: BenchWorld, secret: string): HttpScenario[] {
   const auth = { authorization: `Bearer ${w.apiKey}` };
@@ -32,6 +48,15 @@ export function httpScenarios(w: BenchWorld, secret: string): HttpScenario[] {
   const get = (path: string): LoadTarget => ({ method: 'GET', path, headers: auth });
   return [
     { name: 'bare', label: 'bare Express GET /v1/me', server: 'bare', target: { method: 'GET', path: '/v1/me' } },
+    // the v2 MCP SDK's own stateless server (createMcpHandler) on the bare server: one tool, no credential, no database
+    {
+      name: 'sdk-mcp-get-me', label: 'bare v2 SDK MCP get_me (2025)', server: 'bare',
+      target: { method: 'POST', path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }, body: MCP_GET_ME_BODY },
+    },
+    {
+      name: 'sdk-mcp-get-me-2026', label: 'bare v2 SDK MCP get_me (2026)', server: 'bare',
+      target: { method: 'POST', path: '/mcp', headers: mcp2026Headers(), body: MCP_2026_GET_ME_BODY },
+    },
     { name: 'me', label: 'GET /v1/me', server: 'product', target: get('/v1/me') },
     { name: 'rooms', label: 'GET /v1/rooms?limit=50', server: 'product', target: get('/v1/rooms?limit=50') },
     {
@@ -44,6 +69,10 @@ export function httpScenarios(w: BenchWorld, secret: string): HttpScenario[] {
     {
       name: 'mcp-get-me', label: 'MCP tools/call get_me', server: 'product',
       target: { method: 'POST', path: '/mcp', headers: mcpHeaders(w.apiKey), body: MCP_GET_ME_BODY },
+    },
+    {
+      name: 'mcp-get-me-2026', label: 'MCP 2026 tools/call get_me', server: 'product',
+      target: { method: 'POST', path: '/mcp', headers: mcp2026Headers(w.apiKey), body: MCP_2026_GET_ME_BODY },
     },
     {
       name: 'patch-task', label: 'PATCH /v1/rooms/{id}/tasks/{id}', server: 'product',

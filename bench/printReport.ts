@@ -53,6 +53,19 @@ export function judgeTargets(i: ReportInput): TargetVerdict[] {
     const ratio = mcp.rps / me.rps;
     judge('MCP get_me >= 50% of REST GET /v1/me', ratio >= 0.5, `${(ratio * 100).toFixed(1)}% (${mcp.rps.toFixed(0)} / ${me.rps.toFixed(0)} req/s)`);
   }
+  // both MCP revisions: >= 75% of REST /v1/me, and faster than the v2 SDK's own bare server answering the same JSON
+  for (const [ours, sdk, revision] of [['mcp-get-me', 'sdk-mcp-get-me', '2025'], ['mcp-get-me-2026', 'sdk-mcp-get-me-2026', '2026-07-28']]) {
+    const row = measuredRow(i.rows, ours);
+    const bareSdk = measuredRow(i.rows, sdk);
+    if (row && me) {
+      const ratio = row.rps / me.rps;
+      judge(`MCP ${revision} get_me >= 75% of REST GET /v1/me`, ratio >= 0.75, `${(ratio * 100).toFixed(1)}% (${row.rps.toFixed(0)} / ${me.rps.toFixed(0)} req/s)`);
+    }
+    if (row && bareSdk) {
+      const ratio = row.rps / bareSdk.rps;
+      judge(`MCP ${revision} get_me > the bare v2 SDK server`, ratio > 1, `${ratio.toFixed(2)}x (${row.rps.toFixed(0)} / ${bareSdk.rps.toFixed(0)} req/s)`);
+    }
+  }
   if (typeof i.fanout === 'string') judge('webhook delivery >= 1,000 deliveries/s sustained', null, i.fanout);
   else if (i.fanout) {
     const f = i.fanout;

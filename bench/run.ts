@@ -83,7 +83,7 @@ async function main(): Promise<void> {
       // JIT, statement caches and connection pools warm before anything is recorded
       console.log(`\nwarm-up: ${opts.warmup} s per scenario`);
       for (const s of scenarios) {
-        if (s.name === 'mcp-get-me' && mcpSkip) continue;
+        if (s.name.startsWith('mcp-get-me') && mcpSkip) continue;
         await runLoad(serverOf(s).baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
       }
     }
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= opts.rounds; round++) {
       console.log(`\nround ${round}/${opts.rounds}  (load average ${loadavg()})`);
       for (const s of scenarios) {
-        if (s.name === 'mcp-get-me' && mcpSkip) continue;
+        if (s.name.startsWith('mcp-get-me') && mcpSkip) continue;
         const server = serverOf(s);
         const cpu0 = server.cpuMs();
         const r = await runLoad(server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     }
     const rows: ScenarioRow[] = scenarios.map((s) => {
       const rs = results.get(s.name)!;
-      if (s.name === 'mcp-get-me' && mcpSkip) return { name: s.name, label: s.label, skipped: `skipped: ${mcpSkip}` };
+      if (s.name.startsWith('mcp-get-me') && mcpSkip) return { name: s.name, label: s.label, skipped: `skipped: ${mcpSkip}` };
       return {
         name: s.name, label: s.label, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)),
         p99: median(rs.map((r) => r.p99)), failures: rs.reduce((n, r) => n + r.failures, 0), rssPeak: rss.get(s.name),

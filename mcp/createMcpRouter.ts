@@ -1,6 +1,7 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import {
+  classifyInboundRequest, createMcpHandler, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpRequestContext, type Server,
+} from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RateLimiter } from '../src/auth/rateLimit.js';
@@ -14,19 +15,18 @@ import { EXPOSED_API_HEADERS, outcomeHeaders } from '../src/http/headers.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { MCP_SCOPE } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
+import { hasStandardHeaders, plainToolCallOf, toolCallAnswerJson } from './plainToolCall.js';
 import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
-import { createMcpServer } from './createMcpServer.js';
-import { DirectJsonTransport, directRequestOf } from '../src/fastpaths/directJsonTransport.js';
-import { directAnswer, directToolCallOf } from '../src/fastpaths/directToolCall.js';
-import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import { createMcpServer, type McpServerOptions } from './createMcpServer.js';
+import { echoableId, JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { buildToolCatalog } from './toolCatalog.js';
-import { toCheckedToolResult, toolAnswerJson } from './toolResult.js';
+import { toCheckedToolResult } from './toolResult.js';
 
 export interface McpRouterOptions {
   services: Services;
@@ -37,7 +37,7 @@ export interface McpRouterOptions {
 const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
   exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
@@ -79,6 +79,15 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
 
   // CORS headers are for browsers, which always send Origin on these requests; other clients ignore them
   const corsHeaders = cors(CORS_OPTIONS);
+
+  // The SDK's dual-revision entry, serving only what classifies as 2026-07-28 here (2025 requests are routed
+  // to the legacy leg below before it). Its factory builds the request's server from the context the router
+  // put in the pass-through `authInfo` (the entry never reads a credential itself).
+  const modernHandler = createMcpHandler((ctx: McpRequestContext) => createMcpServer(contextOf(ctx.authInfo)), {
+    legacy: 'reject',
+    // its refusals are answered and audited by the router; only a failure is worth a log line
+    onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
+  });
 
   // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
   return (req: Request, res: Response, next: NextFunction) => {
@@ -142,10 +151,43 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       });
     }
 
+    if (read.body === null) {
+      // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 415, errorCode: 'unsupported_media_type', actor });
+      return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json', { 'X-Request-Id': requestId });
+    }
+
+    const mcpHeaders = {
+      protocolVersionHeader: header(req, 'mcp-protocol-version'), mcpMethodHeader: header(req, 'mcp-method'), mcpNameHeader: header(req, 'mcp-name'),
+    };
+    // JSON unless the client asked for progress notifications, which need the SSE stream
+    const sse = wantsProgress(read.body);
+    // the most common POST, a plain tools/call on either revision, is known by its headers and shape (plainToolCall.ts)
+    const plain = sse ? null : plainToolCallOf(mcpHeaders, header(req, 'accept'), read.body);
+    // Any other: which revision it speaks, decided by the SDK's own classifier (the one createMcpHandler runs): a
+    // 2025 request (no `_meta` envelope: the `initialize` handshake and what follows it), a 2026-07-28 request,
+    // or a refusal (headers that contradict the body, a malformed envelope, a batch holding a 2026 request …).
+    // Nothing runs before it: a refused request is answered and audited here, its tool never looked at.
+    const route = plain ? null : classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body: read.body });
+    if (route?.kind === 'reject') {
+      setOperation(res, 'invalid');
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: route.httpStatus, errorCode: ladderErrorCode(route.code), actor });
+      return sendJsonRpcError(res, route.httpStatus, route.code, route.message, { 'X-Request-Id': requestId }, { data: route.data, id: echoableId(read.body) });
+    }
+
+    if (Array.isArray(read.body) && BATCHLESS_REVISIONS.has(mcpHeaders.protocolVersionHeader ?? '')) {
+      // JSON-RPC batches left MCP with 2025-06-18; only a 2025-03-26 client may send one
+      setOperation(res, 'batch');
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 400, errorCode: 'validation_error', actor });
+      const message = `Invalid Request: protocol revision ${mcpHeaders.protocolVersionHeader} does not allow JSON-RPC batches`;
+      return sendJsonRpcError(res, 400, JSONRPC_INVALID_REQUEST, message, { 'X-Request-Id': requestId });
+    }
+
     const calls = toolCallsOf(read.body);
     setOperation(res, operationOf(read.body, calls, catalog));
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
-    const checked = await checkToolScopes(read.body, actor, catalog, call);
+    // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
+    const checked = route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, catalog, call);
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -158,70 +200,98 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
       for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
     };
-    // JSON unless the client asked for progress notifications, which need the SSE stream
-    const sse = wantsProgress(read.body);
-    const postHeaders = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') };
-    const toolCall = sse ? null : directToolCallOf(postHeaders, read.body);
-    const tool = toolCall && catalog.get(toolCall.name);
-    if (toolCall && tool) {
-      // the most common POST, a plain tools/call of a known tool: answered as the MCP server answers it, without
-      // building one (src/fastpaths/directToolCall.ts)
+    const tool = plain && catalog.get(plain.name);
+    if (plain && tool) {
+      // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
+      // server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one (plainToolCall.ts)
       const aborted = new AbortController();
       // the call's controller on the response and a listener of the module, not a closure here: a closure made
       // in this scope holds all of it (the body, the actor, the answer's headers), and the response kept that
-      // alive until scavenges moved it to the old generation (bench/README.md, issue 23, ninth round)
+      // alive until scavenges moved it to the old generation
       (res as CallResponse)[CALL_ABORT] = aborted;
       res.on('close', abortUnfinishedCall);
-      const answer = await directAnswer(toolCall.id, aborted.signal, async () => {
-        const outcome = await invokeTool(tool.proc, toolCall.arguments, { ...call, signal: aborted.signal });
-        onToolOutcome(outcome.out);
-        return toCheckedToolResult(outcome);
-      });
+      const outcome = await invokeTool(tool.proc, plain.arguments, { ...call, signal: aborted.signal });
+      if (aborted.signal.aborted) return;
+      onToolOutcome(outcome.out);
       try {
-        return writeJsonAnswer(res, answer);
+        return writeJsonAnswer(res, toolCallAnswerJson(plain.id, toCheckedToolResult(outcome), plain.revision));
       } catch (err) {
         return failedExchange(res, err, requestId);
       }
     }
-    const server = createMcpServer({ catalog, actor, call, onToolOutcome });
-    const direct = sse ? null : directRequestOf(postHeaders, read.body);
-    if (direct) {
-      // one valid JSON-RPC request answered with JSON (the same MCP server, without the Web Request/Response round
-      // trip of the SDK's Node transport)
-      const transport = new DirectJsonTransport();
-      return exchange(res, server, transport, false, requestId, async () => writeJsonAnswer(res, await transport.exchange(direct)));
-    }
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
-    await exchange(res, server, transport, sse, requestId, async () => {
-      Object.assign(req, { rawBody: read.bytes });
-      await transport.handleRequest(req, res, read.body);
+    const context: McpServerOptions = { catalog, actor, call, onToolOutcome };
+    // Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it
+    const aborted = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) aborted.abort();
     });
-    if (res.statusCode >= 400) {
-      // refused by the SDK's transport (Accept, Content-Type, protocol version …)
+    let response: globalThis.Response;
+    try {
+      const request = await toWebRequest(req, read.body, { signal: aborted.signal });
+      if (plain ? plain.revision !== 'legacy' : route?.kind === 'modern') {
+        // 2026-07-28: the SDK's own entry (envelope, header and capability checks, `server/discover`, `resultType`,
+        // cache fields), handed our per-request context through the pass-through `authInfo` it gives the factory
+        const authInfo: AuthInfo = { token: '', clientId: actor.clientId ?? '', scopes: [...actor.scopes], extra: { [CONTEXT]: context } };
+        response = await modernHandler.fetch(request, { authInfo, parsedBody: read.body });
+      } else {
+        // 2025-11-25 … 2025-03-26: stateless, a server and the SDK's transport per POST, JSON unless streaming
+        response = await legacyExchange(createMcpServer(context), request, read.body, sse, aborted.signal);
+      }
+    } catch (err) {
+      return failedExchange(res, err, requestId);
+    }
+    if (response.status >= 400) {
+      // refused by the SDK (Accept, protocol version, method, headers, envelope …)
       await auditRejection(services, {
-        requestId, method: 'POST', routePattern: '/mcp', statusCode: res.statusCode, errorCode: transportErrorCode(res.statusCode), actor,
+        requestId, method: 'POST', routePattern: '/mcp', statusCode: response.status, errorCode: transportErrorCode(response.status), actor,
       });
     }
+    await writeResponse(res, response, aborted.signal);
   }
 
   /**
-   * Connects the request's MCP server to its transport and runs `serve`, which writes the answer. A JSON
-   * answer sent in full leaves nothing running: both objects are simply dropped (closing them costs the SDK
-   * an error object per request). An SSE stream (`stream`), or a client gone before its answer, is closed,
-   * which aborts the tool calls still in flight. A failure becomes a JSON-RPC internal error, logged.
+   * One 2025 exchange: the request's server connected to the SDK's stateless transport. A JSON answer leaves
+   * nothing running; an SSE stream, or a client gone first (`signal`), closes both, which aborts the tool
+   * calls still in flight.
    */
-  async function exchange(res: Response, server: Server, transport: Transport, stream: boolean, requestId: string, serve: () => Promise<void>) {
-    res.on('close', () => {
-      if (!stream && res.writableFinished) return;
-      const closeFailed = (err: unknown) => services.log.warn({ err, requestId }, 'closing an mcp exchange failed');
+  async function legacyExchange(server: Server, request: globalThis.Request, body: unknown, sse: boolean, signal: AbortSignal): Promise<globalThis.Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+    const close = () => {
+      const closeFailed = (err: unknown) => services.log.warn({ err }, 'closing an mcp exchange failed');
       transport.close().catch(closeFailed);
       server.close().catch(closeFailed);
-    });
+    };
+    signal.addEventListener('abort', close, { once: true });
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, { parsedBody: body });
+    if (!sse || !response.body) signal.removeEventListener('abort', close);
+    return response;
+  }
+
+  /** Writes a web Response to the Node response, streaming an SSE body until it ends or the client goes. */
+  async function writeResponse(res: Response, response: globalThis.Response, signal: AbortSignal): Promise<void> {
+    if (res.destroyed) return;
+    const out: Record<string, string> = {};
+    response.headers.forEach((v, k) => (out[k] = v));
+    res.writeHead(response.status, out);
+    if (!response.body) return void res.end();
+    const reader = response.body.getReader();
+    const cancel = () => void reader.cancel().catch(() => undefined);
+    signal.addEventListener('abort', cancel, { once: true });
     try {
-      await server.connect(transport);
-      await serve();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || signal.aborted) break;
+        if (!res.write(value)) await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      }
     } catch (err) {
-      failedExchange(res, err, requestId);
+      services.log.warn({ err }, 'an mcp response stream failed');
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      res.end();
     }
   }
 
@@ -231,10 +301,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
   }
 
-  /** A JSON-RPC answer as the body of a 200 (nothing when there is none, or nobody left to read it). */
-  function writeJsonAnswer(res: Response, answer: unknown): void {
-    if (!answer || res.destroyed) return;
-    const body = toolAnswerJson(answer);
+  /** A JSON-RPC answer as the body of a 200 (nothing when nobody is left to read it). */
+  function writeJsonAnswer(res: Response, body: string): void {
+    if (res.destroyed) return;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   }
 
@@ -244,6 +313,27 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
     sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
   }
+}
+
+/** The 2025 revisions that removed JSON-RPC batching (2025-03-26 still has it; 2026-07-28 batches are the classifier's). */
+const BATCHLESS_REVISIONS = new Set(['2025-06-18', '2025-11-25']);
+
+/** The `authInfo.extra` key of the router's per-request context, for the SDK entry's server factory. */
+const CONTEXT = 'svc.context';
+
+function contextOf(authInfo: AuthInfo | undefined): McpServerOptions {
+  const context = authInfo?.extra?.[CONTEXT] as McpServerOptions | undefined;
+  // (cannot be: only the router calls the entry, and always with a context)
+  if (!context) throw new Error('an MCP server was asked for without the request context');
+  return context;
+}
+
+/** The audit row's error code for a JSON-RPC refusal of the SDK's classifier (MCP 2026-07-28 error codes). */
+function ladderErrorCode(code: number): string {
+  if (code === -32022) return 'unsupported_protocol_version';
+  if (code === -32020) return 'header_mismatch';
+  if (code === -32601) return 'not_found';
+  return 'validation_error';
 }
 
 const CALL_ABORT = Symbol('svc.mcpCallAbort');

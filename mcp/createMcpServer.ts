@@ -1,9 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import {
-  CallToolRequestSchema, CreateTaskResultSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
-  McpError, ReadResourceRequestSchema, type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, type CacheHint, type CallToolResult } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newId } from '../src/domain/ids.js';
@@ -12,18 +8,31 @@ import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
-import { toCheckedToolResult, toToolResult } from './toolResult.js';
-import { protocolSetRequestHandler } from '../src/fastpaths/protocolSetRequestHandler.js';
+import { toCheckedToolResult } from './toolResult.js';
 
-/** Name and version the server reports in `initialize`. */
+/** Name and version the server reports in `initialize`, `server/discover` and each 2026-07-28 result's `_meta`. */
 export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };
 
-const INSTRUCTIONS =
+export const INSTRUCTIONS =
   'Tools for a team collaboration service: rooms, messages, tasks, meeting records with approvals, files and events. ' +
   'List tools take `limit` (1-200) and an opaque `cursor` (pass `nextCursor` unchanged). Write tools accept an ' +
   'optional `idempotencyKey`; reuse it when retrying so an action happens once. Errors come back with isError and ' +
   '{"error":{"code","message","requestId","details"}}. Resources: svc://rooms/{roomId}, its recent messages, records and files ' +
   '(resources/templates/list); search finds messages and tasks.';
+
+/**
+ * Cache hints of the 2026-07-28 revision's cacheable results (the SDK writes them as `ttlMs`/`cacheScope`;
+ * 2025 answers never carry them). What a credential sees is `private`: the tool list is filtered by its
+ * scopes, resources are the caller's rooms. The templates and the discovery answer are the same for every
+ * caller. Rooms and their content change at any time, so they are not to be reused.
+ */
+export const CACHE_HINTS: Record<'tools/list' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'server/discover', CacheHint> = {
+  'tools/list': { ttlMs: 300_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+  'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+};
 
 export interface McpServerOptions {
   catalog: ToolCatalog;
@@ -34,22 +43,25 @@ export interface McpServerOptions {
   onToolOutcome?: (out: ResponseState) => void;
 }
 
-/** One validator for every per-request server: building an Ajv instance per POST was ~10% of MCP CPU (bench/README.md). */
+/** One validator for every per-request server: building an Ajv instance per POST costs a tenth of MCP CPU. */
 const sharedValidator = new AjvJsonSchemaValidator();
 
 /**
- * One MCP server for one HTTP request (stateless Streamable HTTP). The low-level `Server` is used so the
- * tool list and schemas come from the procedure catalog as they are, filtered per credential, and every
- * `tools/call` goes through the procedure pipeline (`invokeTool`).
+ * One MCP server for one HTTP request, whichever revision it speaks (stateless Streamable HTTP: a 2025
+ * request with the `initialize` handshake, or a 2026-07-28 request with its `_meta` envelope). The low-level
+ * `Server` is used so the tool list and schemas come from the procedure catalog as they are, filtered per
+ * credential, and every `tools/call` goes through the procedure pipeline (`invokeTool`).
  */
 export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServerOptions): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator,
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator, cacheHints: CACHE_HINTS,
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes, actor.agentRunId) }));
+  // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
+  server.setRequestHandler('tools/list', async () => ({ tools: toolsFor(catalog, actor.scopes, actor.agentRunId).sort(byName) }));
 
-  protocolSetRequestHandler.call(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const entry = catalog.get(request.params.name);
     if (!entry) {
       await auditRejection(call.services, {
@@ -57,27 +69,23 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServ
       });
       throw new RpcError(RPC_INVALID_PARAMS, `Unknown tool: ${request.params.name}`);
     }
-    const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: extra.signal });
+    const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: ctx.mcpReq.signal });
     onToolOutcome?.(outcome.out);
     const progressToken = request.params._meta?.progressToken;
     if (progressToken !== undefined) {
       // the client asked for progress (and so gets an SSE stream): report completion before the result
-      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 1 } });
-    }
-    if (request.params.task) {
-      // as the SDK's override: a task-augmented call must answer with a task, which no tool here creates
-      const task = CreateTaskResultSchema.safeParse(toToolResult(outcome));
-      if (!task.success) throw new McpError(ErrorCode.InvalidParams, `Invalid task creation result: ${task.error.message}`);
-      return task.data as unknown as CallToolResult;
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 1 } });
     }
     return toCheckedToolResult(outcome);
   });
 
   // Resources: read through the same procedures and pipeline as the tools (resources.ts)
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: resourceTemplates() }));
-  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
-    listResources(catalog, { ...call, signal: extra.signal }, request.params?.cursor));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-    readResource(request.params.uri, catalog, { ...call, signal: extra.signal }, (o) => onToolOutcome?.(o.out)));
+  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: resourceTemplates() }));
+  server.setRequestHandler('resources/list', async (request, ctx) =>
+    listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor));
+  server.setRequestHandler('resources/read', async (request, ctx) =>
+    readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)));
   return server;
 }
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -5,6 +5,7 @@ import { REQUEST_ID_HEADER, RETRY_AFTER } from '../src/http/headers.js';
 
 /** JSON-RPC error codes the transport itself answers with (as the SDK's transport does). */
 export const JSONRPC_PARSE_ERROR = -32700;
+export const JSONRPC_INVALID_REQUEST = -32600;
 export const JSONRPC_SERVER_ERROR = -32000;
 
 /** An HTTP-level refusal in the spec's error envelope (2.4), with `X-Request-Id` equal to its requestId. */
@@ -16,8 +17,20 @@ export function sendEnvelope(res: Response, err: DomainError, requestId: string,
   res.status(err.status).json(errorEnvelope(err, requestId));
 }
 
-/** A transport-level refusal as a JSON-RPC error without id, the form the SDK's transport uses. */
-export function sendJsonRpcError(res: Response, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+/**
+ * A transport-level refusal as a JSON-RPC error, the form the SDK's transports use: without id, or with the
+ * id of the single request it refuses (`echoableId`), and the error's `data` when it has some.
+ */
+export function sendJsonRpcError(
+  res: Response, status: number, code: number, message: string, headers: Record<string, string> = {}, o: { data?: unknown; id?: string | number | null } = {},
+): void {
   res.set(headers).set('Cache-Control', 'no-store');
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message, ...(o.data !== undefined && { data: o.data }) }, id: o.id ?? null });
+}
+
+/** The id an error answer to `body` carries: a single request's string or number id, else null (as the SDK's entry). */
+export function echoableId(body: unknown): string | number | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : null;
 }

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from '@modelcontextprotocol/server';
 import { MCP_INLINE_MAX } from '../src/procedures/files.js';
 import { invokeTool, type ToolCallOptions, type ToolOutcome } from './invokeTool.js';
-import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RPC_RESOURCE_NOT_FOUND, RpcError } from './rpcError.js';
+import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import type { ToolCatalog } from './toolCatalog.js';
 import { errorEnvelope } from '../src/http/envelope.js';
 
@@ -54,11 +54,11 @@ const TEMPLATES: Template[] = [
 
 export const resourceTemplates = (): ResourceTemplate[] => TEMPLATES.map((t) => t.template);
 
-/** A refused read as a JSON-RPC error: not found is MCP's -32002, refused input -32602; the REST envelope is the error's data. */
+/** A refused read as a JSON-RPC error: not found and refused input are -32602 (MCP 2026-07-28 "Resources": on every revision); the REST envelope is the error's data. */
 function readError(uri: string, outcome: Extract<ToolOutcome, { ok: false }>): RpcError {
   const { error } = outcome;
   const data = { uri, ...errorEnvelope(error, outcome.requestId) };
-  if (error.code === 'not_found' || error.code === 'room_not_found') return new RpcError(RPC_RESOURCE_NOT_FOUND, `Resource not found: ${error.message}`, data);
+  if (error.code === 'not_found' || error.code === 'room_not_found') return new RpcError(RPC_INVALID_PARAMS, `Resource not found: ${error.message}`, data);
   if (error.code === 'validation_error') return new RpcError(RPC_INVALID_PARAMS, error.message, data);
   return new RpcError(error.status >= 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS, error.message, data);
 }
@@ -92,7 +92,7 @@ export async function readResource(
     const blob = (await fs.promises.readFile(download.path)).toString('base64');
     return { contents: [{ uri, mimeType: download.contentType, blob }], _meta };
   }
-  throw new RpcError(RPC_RESOURCE_NOT_FOUND, `Resource not found: ${uri} matches no resource template`, { uri });
+  throw new RpcError(RPC_INVALID_PARAMS, `Resource not found: ${uri} matches no resource template`, { uri });
 }
 
 /** `resources/list`: the caller's rooms (a page of list_rooms; the cursor passes through), none without rooms:read. */

@@ -2,7 +2,7 @@ import { boundedForError, clip } from '../src/http/inputBounds.js';
 
 /**
  * A JSON-RPC error a request handler throws: the SDK's protocol layer answers with its `code`, `message`
- * and `data` as they are. (The SDK's `McpError` puts `MCP error <code>: ` in front of its message, and the
+ * and `data` as they are. (The v1 SDK's `McpError` puts `MCP error <code>: ` in front of its message, and the
  * SDK's client puts it there once more when it rebuilds the error: a client saw it twice.)
  */
 export class RpcError extends Error {
@@ -17,7 +17,6 @@ export class RpcError extends Error {
   }
 }
 
-/** JSON-RPC codes the MCP server answers with (JSON-RPC 2.0; MCP spec "Resources": -32002). */
+/** JSON-RPC codes the MCP server answers with (JSON-RPC 2.0; a resource not found is -32602 since MCP 2026-07-28). */
 export const RPC_INVALID_PARAMS = -32602;
 export const RPC_INTERNAL_ERROR = -32603;
-export const RPC_RESOURCE_NOT_FOUND = -32002;

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { errorCodesOf } from '../src/procedures/errorCodes.js';
 import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
 import { toToolSchema } from './toolSchema.js';
@@ -41,7 +41,8 @@ export function toolOf(proc: ProcedureInfo): Tool {
     name: meta.tool.name,
     title: meta.tool.title,
     description: meta.description,
-    inputSchema,
+    // (the SDK types a schema's values as JSON values; toToolSchema's are that, typed as objects)
+    inputSchema: inputSchema as Tool['inputSchema'],
     // the success shape only: an error is an isError result without structuredContent (toolResult.ts)
     ...(outputSchema ? { outputSchema } : {}),
     annotations: {

@@ -1,4 +1,4 @@
-import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, specTypeSchemas, type CallToolResult } from '@modelcontextprotocol/server';
 import { errorEnvelope } from '../src/http/envelope.js';
 import type { ToolOutcome } from './invokeTool.js';
 
@@ -36,7 +36,7 @@ const structuredJson = new WeakMap<object, string>();
 
 /**
  * The tool result exactly as the SDK's `Server` would send it after its own check of a `tools/call`
- * result (`CallToolResultSchema`, @modelcontextprotocol/sdk 1.32.2 `server/index.js`, `setRequestHandler`),
+ * result (the spec's `CallToolResult` schema, `specTypeSchemas` of @modelcontextprotocol/server),
  * made once instead of twice. The common success (an object output, no content blocks of its own) is
  * built directly in the shape that check returns (`_meta`, `content`, `structuredContent`: the schema's
  * key order, what the wire has always carried), and the JSON text of the output is kept for
@@ -54,9 +54,9 @@ export function toCheckedToolResult(outcome: ToolOutcome): CallToolResult {
     structuredJson.set(result, text);
     return result;
   }
-  const checked = CallToolResultSchema.safeParse(toToolResult(outcome));
-  if (!checked.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${checked.error.message}`);
-  return checked.data;
+  const checked = specTypeSchemas.CallToolResult['~standard'].validate(toToolResult(outcome));
+  if (checked.issues) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/call result: ${checked.issues.map((i) => i.message).join('; ')}`);
+  return checked.value as CallToolResult;
 }
 
 const sameKeys = (o: object, keys: readonly string[]): boolean => {
@@ -71,12 +71,15 @@ const sameKeys = (o: object, keys: readonly string[]): boolean => {
  * is not exactly that, is simply `JSON.stringify`'d.
  */
 export function toolAnswerJson(answer: unknown): string {
-  const a = answer as { result?: { _meta: unknown; content: unknown; structuredContent: unknown }; id?: unknown };
+  const a = answer as { result?: { _meta: unknown; content: unknown; structuredContent: unknown; resultType?: unknown }; id?: unknown };
   const json = a && typeof a === 'object' && a.result ? structuredJson.get(a.result) : undefined;
-  if (json === undefined || (a as { jsonrpc?: unknown }).jsonrpc !== '2.0' || !sameKeys(a, ['result', 'jsonrpc', 'id']) || !sameKeys(a.result!, ['_meta', 'content', 'structuredContent'])) {
+  // (a 2026-07-28 answer ends its result with `resultType`)
+  const modern = json !== undefined && a.result!.resultType === 'complete';
+  if (json === undefined || (a as { jsonrpc?: unknown }).jsonrpc !== '2.0' || !sameKeys(a, ['result', 'jsonrpc', 'id']) ||
+    !sameKeys(a.result!, modern ? ['_meta', 'content', 'structuredContent', 'resultType'] : ['_meta', 'content', 'structuredContent'])) {
     return JSON.stringify(answer);
   }
   const r = a.result!;
-  return `{"result":{"_meta":${JSON.stringify(r._meta)},"content":${JSON.stringify(r.content)},"structuredContent":${json}},` +
+  return `{"result":{"_meta":${JSON.stringify(r._meta)},"content":${JSON.stringify(r.content)},"structuredContent":${json}${modern ? ',"resultType":"complete"' : ''}},` +
     `"jsonrpc":"2.0","id":${JSON.stringify(a.id)}}`;
 }

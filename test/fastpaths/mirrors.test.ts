@@ -2,16 +2,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import express from 'express';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { RateLimiterSQLite } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
 
 // Every file of src/fastpaths/ copies what a library does inside (a loop, a set of checks, a statement) to do it
 // for less. Each is pinned here to the exact version it mirrors and to a fingerprint of the library code it
-// copies: when an upgrade changes either, this fails and says what to re-read before updating the numbers.
+// copies: when an upgrade changes either, this fails and says what to re-read before updating the numbers. The MCP
+// fast path (plainToolCall.ts) copies nothing of the SDK: it uses its public API, and test/mcp/fastToolCall.test.ts
+// holds its answers to the SDK's own.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
@@ -60,15 +59,6 @@ const MIRRORS: Mirror[] = [
     recheck: 'app.handle: what it sets on the request and response (prototypes, req.res/res.req, locals, X-Powered-By) before router.handle',
   },
   {
-    file: 'src/fastpaths/directJsonTransport.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
-    code: () => {
-      const proto = WebStandardStreamableHTTPServerTransport.prototype as unknown as Record<string, () => void>;
-      return ['handlePostRequest', 'validateProtocolVersion'].map((m) => proto[m].toString());
-    },
-    sha: '9b0d3223e7303e62',
-    recheck: 'handlePostRequest/validateProtocolVersion: the Accept, Content-Type, protocol-version and message checks made before dispatch, and what JSON-response mode sends',
-  },
-  {
     file: 'src/fastpaths/sqliteRateLimiter.ts', pkg: 'rate-limiter-flexible', version: '11.4.0',
     code: () => {
       const proto = RateLimiterSQLite.prototype as unknown as Record<string, () => void>;
@@ -85,26 +75,6 @@ const MIRRORS: Mirror[] = [
     },
     sha: 'be82cf9e7e7d8524',
     recheck: "AbstractSqliteQueryRunner's start/commit/rollbackTransaction (isTransactionActive, transactionDepth, the statements it sends) and BetterSqlite3Driver's databaseConnection",
-  },
-  {
-    file: 'src/fastpaths/protocolSetRequestHandler.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
-    code: () => [(Server.prototype as unknown as { setRequestHandler: () => void }).setRequestHandler.toString()],
-    sha: 'a48bb920e9db4930',
-    recheck: "Server.setRequestHandler's tools/call override: how it parses the request, checks a task-augmented result and parses CallToolResultSchema",
-  },
-  {
-    file: 'src/fastpaths/directToolCall.ts', pkg: '@modelcontextprotocol/sdk', version: '1.32.2',
-    code: () => {
-      const types = path.join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/types.js');
-      return [
-        (Protocol.prototype as unknown as { _onrequest: () => void })._onrequest.toString(),
-        slice(types, 'export const RequestSchema = z', '});'),
-        slice(types, 'export const RequestIdSchema', '.strict();'),
-        slice(types, 'export const CallToolRequestParamsSchema', 'params: CallToolRequestParamsSchema'),
-      ];
-    },
-    sha: 'ca8af3a0fef15cb6',
-    recheck: "Protocol._onrequest (what it answers for a handler's result or error, and when it answers nothing) and the JSON-RPC request and tools/call schemas (which requests reach a tools/call handler, with what name and arguments)",
   },
 ];
 

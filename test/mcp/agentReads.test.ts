@@ -164,10 +164,10 @@ describe('MCP resources', () => {
     const link = (await c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId: bin.id } })).content as { uri: string }[];
     expect((await read(link[0].uri)).blob).toBe(binBytes.toString('base64'));
 
-    // not found (another room, a direct-message room, no template) is -32002, prefixed once
+    // not found (another room, a direct-message room, no template) is -32602 on every revision (MCP 2026-07-28), prefixed once
     for (const uri of [`svc://rooms/${w.dmRoomId}`, `svc://rooms/room_01KAR3V6X5Q2Z8N4M7P9W1T3YB/messages`, 'svc://nothing', 'https://example.com/']) {
       const err = await c.readResource({ uri }).catch((e: Error & { code?: number }) => e);
-      expect(err, uri).toMatchObject({ code: -32002, message: expect.stringMatching(/^MCP error -32002: Resource not found/) });
+      expect(err, uri).toMatchObject({ code: -32602, message: expect.stringMatching(/^MCP error -32602: Resource not found/) });
     }
 
     // every read is one audited call of the procedure, surface mcp

@@ -52,3 +52,24 @@ export const toolCall = (name: string, args: Record<string, unknown> = {}, id = 
  */
 export const bodyOf = (r: Record<string, unknown>): any =>
   r.isError ? JSON.parse((r.content as { type: string; text: string }[])[0].text) : r.structuredContent;
+
+/** The 2026-07-28 `_meta` envelope every request of that revision carries. */
+export const ENVELOPE_2026 = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'svc-test', version: '1.0.0' },
+};
+
+/**
+ * A raw 2026-07-28 request: the envelope in `params._meta` and the standard headers (`MCP-Protocol-Version`,
+ * `Mcp-Method`, and `Mcp-Name` for the methods that name something), each overridable to test refusals.
+ */
+export function post2026(
+  t: TestServer, method: string, params: Record<string, unknown> = {}, o: { token?: string; headers?: Record<string, string>; id?: number } = {},
+): ReturnType<typeof postMcp> {
+  const name = (params.name ?? params.uri) as string | undefined;
+  const headers: Record<string, string> = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name !== undefined && { 'mcp-name': name }), ...o.headers };
+  for (const k of Object.keys(headers)) if (headers[k] === '') delete headers[k];
+  const body = { jsonrpc: '2.0', id: o.id ?? 1, method, params: { ...params, _meta: { ...ENVELOPE_2026, ...(params._meta as object | undefined) } } };
+  return postMcp(t, body, { token: o.token, headers });
+}

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedErrorV2 } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { approveClient } from '../../src/oauth/clientApprovals.js';
@@ -10,7 +11,7 @@ import { createClient } from '../../src/oauth/clientRegistry.js';
 import { inTransaction } from '../../db/transaction.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
-import { bodyOf, postMcp, toolCall } from './mcpClient.js';
+import { bodyOf, post2026, postMcp, toolCall } from './mcpClient.js';
 import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js';
 
 const REDIRECT = 'http://127.0.0.1:8976/callback';
@@ -59,6 +60,11 @@ async function registerAgent(t: TestServer, scopes?: string[]) {
 
 /** A token obtained by hand (PKCE S256) for a chosen resource and scopes. */
 async function tokenFor(t: TestServer, clientId: string, user: { email: string; password: string }, resource: string, scope: string) {
+  return (await tokensFor(t, clientId, user, resource, scope)).access_token;
+}
+
+/** The tokens (access and refresh) of a code flow for `user`, through the consent page. */
+async function tokensFor(t: TestServer, clientId: string, user: { email: string; password: string }, resource: string, scope: string) {
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL('/oauth/authorize', t.baseUrl);
   url.search = new URLSearchParams({
@@ -71,7 +77,7 @@ async function tokenFor(t: TestServer, clientId: string, user: { email: string; 
     body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }).toString(),
   });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
+  return (await res.json()) as { access_token: string; refresh_token: string; token_type: string; scope: string };
 }
 
 describe('MCP with OAuth: an administrator-registered agent client', () => {
@@ -239,3 +245,79 @@ describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2
   });
 });
 
+
+describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK does on a step-up', () => {
+  it('runs the flow with the v2 client (discovery, PKCE, consent, token) and calls tools on 2026-07-28 as actor=agent', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const provider = new HostProvider(await registerAgent(t));
+    const mcpUrl = new URL(`${t.baseUrl}/mcp`);
+    const first = new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await expect(first.connect(new TransportV2(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedErrorV2);
+    const auth = provider.authorizationUrl!;
+    expect(Object.fromEntries(auth.searchParams)).toMatchObject({ client_id: provider.clientId, resource: `${t.baseUrl}/mcp`, code_challenge_method: 'S256' });
+    const back = await consentInBrowser(t, auth, w.member);
+    // (the v2 SDK checks the callback's `iss` against the issuer it discovered, RFC 9207)
+    await new TransportV2(mcpUrl, { authProvider: provider }).finishAuth(back.searchParams);
+    expect(provider.saved?.access_token).toMatch(/^svc_at_/);
+
+    const c = new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await c.connect(new TransportV2(mcpUrl, { authProvider: provider }));
+    try {
+      expect(c.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      expect((await c.callTool({ name: 'get_me', arguments: {} })).structuredContent).toMatchObject({ id: w.member.id });
+    } finally {
+      await c.close();
+    }
+    const [row] = (await listAudit(t.rt.services, { actor: 'agent' })).filter((a) => a.method === 'TOOL');
+    expect(row).toMatchObject({ surface: 'mcp', routePattern: 'get_me', actor: 'agent', authMethod: 'oauth_bearer', delegatingUserId: w.member.id });
+  });
+
+  it('refuses a token of /v1 on 2026-07-28 too (403 invalid_audience), before the body is read', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const clientId = await registerAgent(t);
+    const v1Token = await tokenFor(t, clientId, w.member, `${t.baseUrl}/v1`, 'mcp:tools me:read');
+    const r = await post2026(t, 'tools/call', { name: 'get_me', arguments: {} }, { token: v1Token });
+    expect(r.status).toBe(403);
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+    expect(r.body.error).toMatchObject({ code: 'invalid_audience' });
+  });
+
+  it('on a step-up with a stored refresh token: the v1 SDK (1.32.2) refreshes and stops, the v2 SDK asks the user for the wider scope', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const clientId = await registerAgent(t);
+    const narrow = await tokensFor(t, clientId, w.member, `${t.baseUrl}/mcp`, 'mcp:tools me:read');
+    const write = { name: 'create_message', arguments: { roomId: w.roomId, body: 'x' } };
+
+    // v1: the 403 insufficient_scope makes it run its auth flow, which refreshes the token (same narrow scope)
+    // rather than asking the user; the retried call is refused again and the error reaches the caller
+    const v1 = new HostProvider(clientId);
+    v1.saved = { ...narrow };
+    const c1 = new Client({ name: 'desk', version: '1' });
+    await c1.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { authProvider: v1 }));
+    try {
+      const err = await c1.callTool(write).catch((e: Error) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(v1.authorizationUrl).toBeUndefined();
+      expect(v1.saved?.refresh_token).not.toBe(narrow.refresh_token);
+    } finally {
+      await c1.close();
+    }
+
+    // v2: it sends the user to authorize the challenged scope with the scopes the token holds (a union, in its own order)
+    const v2 = new HostProvider(clientId);
+    v2.saved = { ...narrow };
+    const c2 = new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await c2.connect(new TransportV2(new URL(`${t.baseUrl}/mcp`), { authProvider: v2 }));
+    try {
+      const err = await c2.callTool(write).catch((e: Error) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(v2.authorizationUrl?.searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:tools', 'me:read', 'messages:write']);
+    } finally {
+      await c2.close();
+    }
+    expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/messages`, { key: w.key })).body.data).toEqual([]);
+  });
+});

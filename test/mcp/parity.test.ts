@@ -21,7 +21,7 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     const tools = new Map((await c.listTools()).tools.map((tool) => [tool.name, tool]));
     // (completing an agent run is listed to the run's own delegated token only: there, from the catalog)
     const catalog = buildToolCatalog();
-    for (const tool of catalog.values()) if (tool.proc.meta.runOnly) tools.set(tool.tool.name, tool.tool);
+    for (const tool of catalog.values()) if (tool.proc.meta.runOnly) tools.set(tool.tool.name, tool.tool as never);
     for (const op of operations) {
       expect(tools.has(op.operationId), op.operationId).toBe(true);
       expect(op['x-mcp-tool']).toBe(op.operationId);

