@@ -9,7 +9,7 @@ const NOUNS: Record<string, string> = {
 /** A prefixed identifier (`room_01J…`). */
 export const idOf = (prefix: string) =>
   z.string().max(prefix.length + 65).regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), `must be a ${prefix}_ identifier`).meta({
-    description: `Identifier of a ${NOUNS[prefix] ?? prefix}: \`${prefix}_\` and 1-64 letters or digits`,
+    description: `Identifier of a ${NOUNS[prefix] ?? prefix} (\`${prefix}_…\`)`,
     example: `${prefix}_01KAR3V6X5Q2Z8N4M7P9W1T3YB`,
   });
 
@@ -52,7 +52,7 @@ export const pageInput = {
 
 /** The list envelope of spec 2.3. */
 export const listOf = <T extends z.ZodType>(item: T) =>
-  z.object({ data: z.array(item), nextCursor: z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last page' }) });
+  z.object({ data: z.array(item), nextCursor: z.string().nullable().meta({ description: 'The next page\'s cursor; null on the last page' }) });
 
 /** `order` and `since` of the time-ordered lists (messages, tasks, events). */
 export const timeListInput = {

@@ -160,7 +160,7 @@ export const webhooksRouter = router({
     })
     .input(z.strictObject({
       roomId: idOf('room'), webhookId: idOf('wh'),
-      since: z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 time', example: '2026-11-22T09:30:00Z' }),
+      since: z.iso.datetime({ offset: true }).max(64).meta({ description: 'ISO 8601 time', example: '2026-11-22T09:30:00Z' }),
     }))
     .output(z.object({ queued: z.number().int().meta({ description: 'Deliveries queued', example: 12 }) }).meta({ id: 'WebhookRecovery' }))
     .mutation(({ ctx, input }) => recoverWebhookDeliveries(ctx.services, ctx.actor, input)),

@@ -76,7 +76,7 @@ describe('a flood of unknown keys answers a small validation_error and the serve
     expect(r.body.error.code).toBe(-32602);
     const read = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: `svc://${'x'.repeat(500_000)}` } }, { token: w.key });
     expect(read.text.length).toBeLessThan(2048);
-    expect(read.body.error.code).toBe(-32002);
+    expect(read.body.error.code).toBe(-32602);
   });
 
   it('REST: a flood of unknown query parameters names five of them', async () => {
