@@ -1,21 +1,22 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { errorCodesOf } from '../src/procedures/errorCodes.js';
-import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
+import { ownErrorCodesOf } from '../src/procedures/errorCodes.js';
+import { listProcedures, type ProcedureInfo, type ProcedureMeta } from '../src/procedures/index.js';
 import { toToolSchema } from './toolSchema.js';
 
 /** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
 export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
 
+// (its bounds, 1-255 printable ASCII, are the pipeline's to enforce and report; the model needs what it is for)
 const idempotencyKeySchema = {
   type: 'string',
-  minLength: 1,
-  maxLength: 255,
-  pattern: '^[\\x20-\\x7e]+$',
-  description:
-    'Optional idempotency key (1-255 printable ASCII characters). Retrying with the same key and the same arguments within 24 hours replays the first result instead of acting twice.',
+  description: 'Reuse on retry: same key and arguments within 24 h replay the first result',
 };
 
-/** `_meta` key of a tool's error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`). */
+/**
+ * `_meta` key of a tool's own error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`): those
+ * every call can answer (validation, credential, scope, rate limit, units, 5xx) and every write's idempotency
+ * answers are left out, as the MCP guide says.
+ */
 export const ERRORS_META = 'svc/errors';
 
 /** One procedure as an MCP tool: the tool definition and the procedure it calls. */
@@ -36,23 +37,32 @@ export function toolOf(proc: ProcedureInfo): Tool {
     inputSchema.properties = { ...inputSchema.properties, [IDEMPOTENCY_ARGUMENT]: idempotencyKeySchema };
   }
   const outputSchema = toToolSchema(proc.output, 'output');
+  const errors = ownErrorCodesOf(meta, 'mcp');
   const read = meta.kind === 'read';
   return {
     name: meta.tool.name,
     title: meta.tool.title,
-    description: meta.description,
+    description: meta.tool.description ?? meta.description,
     inputSchema,
     // the success shape only: an error is an isError result without structuredContent (toolResult.ts)
     ...(outputSchema ? { outputSchema } : {}),
-    annotations: {
-      title: meta.tool.title,
-      readOnlyHint: read,
-      destructiveHint: !read && meta.destructive === true,
-      idempotentHint: read || meta.idempotent === true,
-      openWorldHint: false,
-    },
-    // the error codes a call can answer, by HTTP status: the same list the OpenAPI document gives the operation
-    _meta: { [ERRORS_META]: errorCodesOf(meta, 'mcp') },
+    annotations: annotationsOf(meta),
+    // the tool's own error codes, by HTTP status: the OpenAPI document's list less the codes every call shares
+    ...(Object.keys(errors).length ? { _meta: { [ERRORS_META]: errors } } : {}),
+  };
+}
+
+/**
+ * The tool's behaviour hints, each written only where it differs from the MCP default (readOnlyHint false,
+ * destructiveHint true, idempotentHint false, openWorldHint true); the destructive and idempotent hints mean
+ * something only for a tool that is not read-only (MCP spec, ToolAnnotations). The title is the tool's own.
+ */
+export function annotationsOf(meta: ProcedureMeta): NonNullable<Tool['annotations']> {
+  if (meta.kind === 'read') return { readOnlyHint: true, openWorldHint: false };
+  return {
+    ...(meta.destructive === true ? {} : { destructiveHint: false }),
+    ...(meta.idempotent === true ? { idempotentHint: true } : {}),
+    openWorldHint: false,
   };
 }
 

@@ -21,8 +21,11 @@ export interface ProcedureMeta {
     /** The REST response streams a file instead of JSON. */
     download?: boolean;
   };
-  /** MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title. */
-  tool: { name: string; title: string };
+  /**
+   * MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
+   * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
+   */
+  tool: { name: string; title: string; description?: string };
   summary: string;
   description: string;
   tags: string[];
