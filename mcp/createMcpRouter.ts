@@ -21,12 +21,14 @@ import { createMcpServer } from './createMcpServer.js';
 import { DirectJsonTransport, directRequestOf } from '../src/fastpaths/directJsonTransport.js';
 import { directAnswer, directToolCallOf } from '../src/fastpaths/directToolCall.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import { RPC_INVALID_PARAMS } from './rpcError.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
 import { buildToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult, toolAnswerJson } from './toolResult.js';
+import { parseToolSelection, selectTools } from './toolsets.js';
 
 export interface McpRouterOptions {
   services: Services;
@@ -37,7 +39,7 @@ export interface McpRouterOptions {
 const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id', 'X-MCP-Toolsets', 'X-MCP-Readonly'],
   exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
@@ -128,6 +130,15 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
     }
 
+    // toolsets (mcp/toolsets.ts): the connection's selection of tools, from X-MCP-Toolsets / X-MCP-Readonly or ?toolsets= / ?readonly=
+    const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
+    if ('error' in selection) {
+      req.resume();
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 400, errorCode: 'validation_error', actor });
+      return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { 'X-Request-Id': requestId });
+    }
+    const tools = selectTools(catalog, selection);
+
     let read: Awaited<ReturnType<typeof readMcpBody>>;
     try {
       read = await readMcpBody(req, bodyLimit);
@@ -143,9 +154,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     }
 
     const calls = toolCallsOf(read.body);
-    setOperation(res, operationOf(read.body, calls, catalog));
+    setOperation(res, operationOf(read.body, calls, tools));
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
-    const checked = await checkToolScopes(read.body, actor, catalog, call);
+    const checked = await checkToolScopes(read.body, actor, tools, call);
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -162,7 +173,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const sse = wantsProgress(read.body);
     const postHeaders = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') };
     const toolCall = sse ? null : directToolCallOf(postHeaders, read.body);
-    const tool = toolCall && catalog.get(toolCall.name);
+    const tool = toolCall && tools.get(toolCall.name);
     if (toolCall && tool) {
       // the most common POST, a plain tools/call of a known tool: answered as the MCP server answers it, without
       // building one (src/fastpaths/directToolCall.ts)
@@ -183,7 +194,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
         return failedExchange(res, err, requestId);
       }
     }
-    const server = createMcpServer({ catalog, actor, call, onToolOutcome });
+    const server = createMcpServer({ catalog, actor, call, onToolOutcome, selection });
     const direct = sse ? null : directRequestOf(postHeaders, read.body);
     if (direct) {
       // one valid JSON-RPC request answered with JSON (the same MCP server, without the Web Request/Response round

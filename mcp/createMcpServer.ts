@@ -13,6 +13,7 @@ import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult, toToolResult } from './toolResult.js';
+import { selectTools, unknownToolMessage, type ToolSelection } from './toolsets.js';
 import { protocolSetRequestHandler } from '../src/fastpaths/protocolSetRequestHandler.js';
 
 /** Name and version the server reports in `initialize`. */
@@ -32,6 +33,8 @@ export interface McpServerOptions {
   call: Omit<ToolCallOptions, 'signal'>;
   /** Told the response state of each tool call (its rate-limit and unit headers). */
   onToolOutcome?: (out: ResponseState) => void;
+  /** The connection's toolsets and read-only mode (mcp/toolsets.ts): the tools it lists and may call. */
+  selection?: ToolSelection;
 }
 
 /** One validator for every per-request server: building an Ajv instance per POST was ~10% of MCP CPU (bench/README.md). */
@@ -42,20 +45,22 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * tool list and schemas come from the procedure catalog as they are, filtered per credential, and every
  * `tools/call` goes through the procedure pipeline (`invokeTool`).
  */
-export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServerOptions): Server {
+export function createMcpServer({ catalog, actor, call, onToolOutcome, selection }: McpServerOptions): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator,
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(catalog, actor.scopes, actor.agentRunId) }));
+  // toolsets (mcp/toolsets.ts): tools/list and tools/call see the selected tools only; resources read through the whole catalog
+  const tools = selectTools(catalog, selection);
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsFor(tools, actor.scopes, actor.agentRunId) }));
 
   protocolSetRequestHandler.call(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const entry = catalog.get(request.params.name);
+    const entry = tools.get(request.params.name); // toolsets
     if (!entry) {
       await auditRejection(call.services, {
         requestId: call.requestId ?? newId('req'), method: 'TOOL', routePattern: '(unknown tool)', statusCode: 404, errorCode: 'not_found', actor,
       });
-      throw new RpcError(RPC_INVALID_PARAMS, `Unknown tool: ${request.params.name}`);
+      throw new RpcError(RPC_INVALID_PARAMS, unknownToolMessage(request.params.name, catalog, selection)); // toolsets
     }
     const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: extra.signal });
     onToolOutcome?.(outcome.out);

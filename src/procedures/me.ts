@@ -43,7 +43,7 @@ export const organizationsRouter = router({
       summary: 'Organizations of the acting context',
       description:
         'The organization the credential acts in, with the caller\'s role. A credential of the individual context sees none (spec 5.3: other organizations answer as if they did not exist).',
-      tags: ['organizations'], scope: 'organizations:read', units: 1, kind: 'read',
+      tags: ['organizations'], toolset: 'me', scope: 'organizations:read', units: 1, kind: 'read',
     })
     .input(z.strictObject({}))
     .output(z.object({ data: z.array(OrganizationView), nextCursor: z.null() }))

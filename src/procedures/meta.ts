@@ -29,6 +29,8 @@ export interface ProcedureMeta {
   summary: string;
   description: string;
   tags: string[];
+  /** The MCP toolset (mcp/toolsets.ts) when it is not the first tag. */
+  toolset?: string;
   /** Scope the credential must hold (spec 5.4); null only for the public OpenAPI document. */
   scope: Scope | null;
   /** API units this operation costs (spec 8); also in OpenAPI as `x-api-units`. */
