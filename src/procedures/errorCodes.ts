@@ -59,10 +59,11 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
  */
 export function ownErrorCodesOf(meta: ProcedureMeta, surface: Surface): ErrorCodesByStatus {
   const common = new Set<ErrorCode>([...EVERY_CALL_CODES, 'idempotency_key_in_use', 'idempotency_key_reused']);
-  const own = (meta.errors ?? []).map((e) => (typeof e === 'string' ? e : e.code));
+  // a common code stays where the operation declares it at its own status (422 validation_error of a stored payload)
+  const declared = new Set((meta.errors ?? []).map((e) => (typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`)));
   const out: ErrorCodesByStatus = {};
   for (const [status, codes] of Object.entries(errorCodesOf(meta, surface))) {
-    const kept = codes.filter((c) => !common.has(c) || own.includes(c));
+    const kept = codes.filter((c) => !common.has(c) || declared.has(`${status} ${c}`));
     if (kept.length) out[Number(status)] = kept;
   }
   return out;
