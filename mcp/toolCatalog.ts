@@ -38,7 +38,6 @@ export function toolOf(proc: ProcedureInfo): Tool {
   }
   const outputSchema = toToolSchema(proc.output, 'output');
   const errors = ownErrorCodesOf(meta, 'mcp');
-  const read = meta.kind === 'read';
   return {
     name: meta.tool.name,
     title: meta.tool.title,
