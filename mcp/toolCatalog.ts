@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ownErrorCodesOf } from '../src/procedures/errorCodes.js';
 import { listProcedures, type ProcedureInfo, type ProcedureMeta } from '../src/procedures/index.js';
 import { toToolSchema } from './toolSchema.js';
+import { FIELDS_ARGUMENT, listFieldsOf } from './toolText.js';
 
 /** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
 export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
@@ -35,6 +36,14 @@ export function toolOf(proc: ProcedureInfo): Tool {
   if (!inputSchema) throw new Error(`Procedure ${proc.path} has no object input`);
   if (meta.kind === 'write') {
     inputSchema.properties = { ...inputSchema.properties, [IDEMPOTENCY_ARGUMENT]: idempotencyKeySchema };
+  }
+  const fields = listFieldsOf(proc);
+  if (fields) {
+    // the model's budget for a list (with `limit`): which item fields its text shows (toolText.ts)
+    inputSchema.properties = {
+      ...inputSchema.properties,
+      [FIELDS_ARGUMENT]: { type: 'string', description: `Comma-separated item fields to show, e.g. ${fields.slice(0, 2).join(',')}` },
+    };
   }
   const outputSchema = toToolSchema(proc.output, 'output');
   const errors = ownErrorCodesOf(meta, 'mcp');
