@@ -7,7 +7,7 @@ import type { Services } from '../src/domain/services.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
-import { FIELDS_ARGUMENT, listFieldsOf, parseFields, userIdsOf, userNames, type TextView } from './toolText.js';
+import { explainValidation, FIELDS_ARGUMENT, listFieldsOf, parseFields, userIdsOf, userNames, type TextView } from './toolText.js';
 
 /** What a tool call knows of the HTTP request that carried it. */
 export interface ToolCallOptions {
@@ -42,9 +42,9 @@ export async function invokeTool(proc: ProcedureInfo, args: Record<string, unkno
   if (fields instanceof DomainError) return { ok: false, error: fields, requestId: ctx.requestId, out: ctx.out };
   try {
     const data = await proc.call({ ctx, getRawInput: async () => input, signal: o.signal });
-    return { ok: true, data, requestId: ctx.requestId, out: ctx.out, view: { args: input, fields, names: await namesIn(data, o) } };
+    return { ok: true, data, requestId: ctx.requestId, out: ctx.out, view: { args: input, fields, omits: proc.meta.tool.textOmits, names: await namesIn(data, o) } };
   } catch (err) {
-    const error = toDomainError(err);
+    const error = explainValidation(toDomainError(err), proc);
     if (error.status >= 500) o.services.log.error({ err, requestId: ctx.requestId, tool: name }, 'tool call failed');
     withRetryAfter(error, o.services.now());
     return { ok: false, error, requestId: ctx.requestId, out: ctx.out };

@@ -107,17 +107,25 @@ export interface TextView {
   args: Record<string, unknown>;
   /** The item fields the caller chose for a list (`fields`), in its order. */
   fields?: readonly string[];
+  /** Item fields the text leaves out unless `fields` names them (the procedure's `tool.textOmits`); the text says so. */
+  omits?: readonly string[];
   /** User id → name. */
   names: ReadonlyMap<string, string>;
 }
 
-/** A cell or a value: strings as they are unless they would blur the line (then JSON), nested values as compact JSON. */
-function cell(v: unknown, view: TextView): string {
+/**
+ * A cell or a value: strings as they are unless they would blur the line (then JSON), nested values as compact
+ * JSON without what their row already says (`row`: a search hit's roomId and createdAt).
+ */
+function cell(v: unknown, view: TextView, row: Record<string, unknown> = {}): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return /^$|^[\s"]|\s$|[|\n\r]/.test(v) ? JSON.stringify(v) : v;
-  if (typeof v === 'object') return JSON.stringify(compactValue(v, view));
+  if (typeof v === 'object') return JSON.stringify(compactValue(v, view, row));
   return String(v);
 }
+
+/** An instant as stored: ISO 8601 UTC with milliseconds. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** A nested value without nulls and defaults, user ids as `Name (usr_…)`. */
 function compactValue(v: unknown, view: TextView, known: Record<string, unknown> = {}): unknown {
@@ -161,7 +169,8 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
   const header = [`${rows.length} item${rows.length === 1 ? '' : 's'}`];
   header.push(list.nextCursor ? `truncated: more with cursor=${list.nextCursor}` : 'last page');
   if (!rows.length) return header.join('; ');
-  const keys = view.fields ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const omitted = view.fields ? [] : (view.omits ?? []).filter((k) => rows.some((r) => k in r));
+  const keys = view.fields ?? [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => !omitted.includes(k));
   const value = (r: Record<string, unknown>, k: string) => {
     const v = r[k];
     if (view.fields) return v ?? null;
@@ -187,9 +196,27 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
     columns.push(k);
   }
   const { label, line: legend } = legendOf(userIds, view.names);
-  const show = (k: string, v: unknown) => (isUserField(k, v) ? label.get(v as string) ?? (v as string) : cell(v, view));
-  const head = (k: string) => (rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k);
-  if (shared.length) header.push(`all rows: ${shared.map((k) => `${head(k)}=${show(k, value(rows[0], k))}`).join(', ')}`);
+  // a time column whose values share a day says the day once, in its heading, and each row the time (ISO 8601 both)
+  const day = new Map<string, string>();
+  for (const k of columns) {
+    const values = rows.map((r) => value(r, k));
+    const first = values.find((v) => v !== null);
+    const d = typeof first === 'string' && ISO_INSTANT.test(first) ? first.slice(0, 10) : undefined;
+    if (d && values.every((v) => v === null || (typeof v === 'string' && ISO_INSTANT.test(v) && v.startsWith(d)))) day.set(k, d);
+  }
+  const show = (k: string, v: unknown) => {
+    if (isUserField(k, v)) return label.get(v as string) ?? (v as string);
+    if (day.has(k) && typeof v === 'string') return v.slice(11);
+    return cell(v, view, rowOf.get(v as object));
+  };
+  const rowOf = new WeakMap<object, Record<string, unknown>>();
+  for (const r of rows) for (const v of Object.values(r)) if (v && typeof v === 'object') rowOf.set(v, r);
+  const head = (k: string) => {
+    const name = rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k;
+    return day.has(k) ? `${name} on ${day.get(k)}` : name;
+  };
+  if (shared.length) header.push(`all rows: ${shared.map((k) => `${rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k}=${isUserField(k, value(rows[0], k)) ? show(k, value(rows[0], k)) : cell(value(rows[0], k), view)}`).join(', ')}`);
+  if (omitted.length) header.push(`not shown: ${omitted.join(', ')} (ask with fields)`);
   const lines = [header.join('; ')];
   if (legend) lines.push(legend);
   lines.push(columns.map(head).join('|'));
@@ -204,4 +231,47 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
 export function resultText(data: Record<string, unknown>, json: string, view: TextView): string {
   const text = isListOutput(data) ? listText(data, view) : JSON.stringify(compactValue(data, view, view.args));
   return text.length <= json.length ? text : json;
+}
+
+type JsonNode = { properties?: Record<string, JsonNode>; items?: JsonNode; anyOf?: JsonNode[]; example?: unknown; examples?: unknown[]; enum?: unknown[]; type?: unknown; format?: string };
+const inputSchemas = new WeakMap<object, JsonNode>();
+
+/** A valid value of an argument (by its path in the input), from the schema's examples, enum or format. */
+function exampleOf(proc: ProcedureInfo, path: string): unknown {
+  let schema = inputSchemas.get(proc.input);
+  if (!schema) inputSchemas.set(proc.input, (schema = z.toJSONSchema(proc.input, { io: 'input', unrepresentable: 'any' }) as JsonNode));
+  let node: JsonNode | undefined = schema;
+  for (const seg of path.split('.')) {
+    node = node?.anyOf?.find((a) => a.properties) ?? node;
+    node = /^\d+$/.test(seg) ? node?.items : node?.properties?.[seg];
+  }
+  if (!node) return undefined;
+  const alt = node.anyOf?.find((a) => a.type !== 'null') ?? node;
+  if (alt.examples?.length) return alt.examples[0];
+  if (alt.example !== undefined) return alt.example;
+  if (alt.enum?.length) return alt.enum[0];
+  if (alt.format === 'date') return '2026-12-01';
+  if (alt.format === 'date-time') return '2026-11-22T09:30:00.000Z';
+  return undefined;
+}
+
+/**
+ * A schema refusal as a model can act on it: per argument, what was wrong and a valid value, a sentence each
+ * (`roomId: must be a room_ identifier; for example "room_01…".`); an unknown argument names the valid ones.
+ */
+export function explainValidation(error: DomainError, proc: ProcedureInfo): DomainError {
+  const issues = (error.details?.issues ?? []) as { path: string; code: string; message: string; keys?: string[] }[];
+  if (error.code !== 'validation_error' || !Array.isArray(issues) || !issues.length) return error;
+  const args = Object.keys(proc.input.shape);
+  const sentences = issues.slice(0, 5).map((i) => {
+    if (i.code === 'unrecognized_keys' && i.keys?.length) {
+      const where = i.path ? `${i.path}: ` : '';
+      return `${where}${i.keys.map((k) => JSON.stringify(k)).join(', ')} ${i.keys.length > 1 ? 'are not arguments' : 'is not an argument'} of ${proc.meta.tool.name}; valid ones are ${i.path ? 'in its schema' : args.join(', ')}.`;
+    }
+    const example = i.path ? exampleOf(proc, i.path) : undefined;
+    const tail = example === undefined ? '' : `; for example ${JSON.stringify(example)}`;
+    return `${i.path || '(arguments)'}: ${i.message}${tail}.`;
+  });
+  const more = issues.length > 5 ? ` (${issues.length - 5} more in details.issues)` : '';
+  return new DomainError('validation_error', `Invalid input: ${sentences.join(' ')}${more}`, { details: error.details, cause: error.cause });
 }

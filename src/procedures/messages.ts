@@ -8,7 +8,7 @@ import { checkedListOf, MessageView, toMessage } from './views.js';
 export const messagesRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages', description: 'Messages of a room, oldest first (order=desc: newest first; since: from a time). Use to read a conversation; rows carry author names.' },
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages', description: 'Messages of a room, oldest first (order=desc: newest first; since: from a time). Use to read a conversation; rows carry author names; ask for ids with fields.', textOmits: ['id'] },
       summary: 'List messages', description: 'Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
       tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })

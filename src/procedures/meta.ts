@@ -25,7 +25,11 @@ export interface ProcedureMeta {
    * MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
    * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
    */
-  tool: { name: string; title: string; description?: string };
+  tool: {
+    name: string; title: string; description?: string;
+    /** A list's item fields its text leaves out unless the call's `fields` names them (the text says which). */
+    textOmits?: string[];
+  };
   summary: string;
   description: string;
   tags: string[];
