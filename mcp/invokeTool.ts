@@ -6,8 +6,9 @@ import { newId } from '../src/domain/ids.js';
 import type { Services } from '../src/domain/services.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
+import { explainValidation } from '../src/procedures/validationHint.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
-import { explainValidation, FIELDS_ARGUMENT, listFieldsOf, parseFields, userIdsOf, userNames, type TextView } from './toolText.js';
+import { FIELDS_ARGUMENT, listFieldsOf, parseFields, userIdsOf, userNames, type TextView } from './toolText.js';
 
 /** What a tool call knows of the HTTP request that carried it. */
 export interface ToolCallOptions {
