@@ -35,11 +35,12 @@ export interface SelectionError {
 
 const isToolset = (s: string): s is Toolset => (TOOLSETS as readonly string[]).includes(s);
 
-/** A procedure's toolset: its `toolset`, else its first tag (organizations are the caller's own: `me`). */
-export function toolsetOf(meta: ProcedureMeta): Toolset {
-  const name = meta.toolset ?? meta.tags[0];
-  if (!isToolset(name)) throw new Error(`Procedure ${meta.tool.name} has no toolset (tags ${meta.tags.join(',')}; set meta.toolset)`);
-  return name;
+/**
+ * A procedure's toolset: its `toolset`, else its first tag (organizations are the caller's own: `me`). A tag
+ * that is no toolset leaves the tool reachable with `all` only (test/mcp/toolsets.test.ts flags it).
+ */
+export function toolsetOf(meta: ProcedureMeta): string {
+  return meta.toolset ?? meta.tags[0] ?? '';
 }
 
 type Source = { header?: string | string[]; query?: unknown };
@@ -90,7 +91,7 @@ export function parseToolSelection(headers: Record<string, string | string[] | u
 /** Whether a selection shows a tool. */
 export function isSelected(meta: ProcedureMeta, selection: ToolSelection): boolean {
   if (selection.readOnly && meta.kind !== 'read') return false;
-  return !selection.toolsets || selection.toolsets.has(toolsetOf(meta));
+  return !selection.toolsets || selection.toolsets.has(toolsetOf(meta) as Toolset);
 }
 
 const keyOf = (s: ToolSelection) => `${s.readOnly ? 'ro' : 'rw'}:${s.toolsets ? [...s.toolsets].sort().join(',') : 'all'}`;
