@@ -119,7 +119,7 @@ export interface TextView {
  */
 function cell(v: unknown, view: TextView, row: Record<string, unknown> = {}): string {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return /^$|^[\s"]|\s$|[|\n\r]/.test(v) ? JSON.stringify(v) : v;
+  if (typeof v === 'string') return /^$|^[\s"]|\s$|[|\n\r\u2028\u2029]/.test(v) ? JSON.stringify(v) : v;
   if (typeof v === 'object') return JSON.stringify(compactValue(v, view, row));
   return String(v);
 }
