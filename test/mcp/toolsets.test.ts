@@ -116,6 +116,17 @@ describe('MCP toolsets and read-only mode', () => {
     expect(anon.status).toBe(401);
   });
 
+  it('lets a browser-based client send the selection headers (CORS preflight)', async () => {
+    await using t = await startTestServer({ env: { SVC_MCP_ALLOWED_ORIGINS: 'https://inspector.example.com' } });
+    const r = await t.fetch('/mcp', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://inspector.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, x-mcp-toolsets, x-mcp-readonly' },
+    });
+    expect(r.status).toBe(204);
+    const allowed = r.headers.get('access-control-allow-headers')!.toLowerCase().split(',').map((h) => h.trim());
+    expect(allowed).toEqual(expect.arrayContaining(['x-mcp-toolsets', 'x-mcp-readonly']));
+  });
+
   it('never grants: a toolset names only tools the scopes already allow, and a call still needs its scope', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
