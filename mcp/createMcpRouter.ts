@@ -39,7 +39,7 @@ export interface McpRouterOptions {
 const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id', 'X-MCP-Toolsets', 'X-MCP-Readonly'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id', 'X-MCP-Toolsets', 'X-MCP-Readonly'], // (toolsets)
   exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
@@ -154,9 +154,9 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     }
 
     const calls = toolCallsOf(read.body);
-    setOperation(res, operationOf(read.body, calls, tools));
+    setOperation(res, operationOf(read.body, calls, tools)); // toolsets
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
-    const checked = await checkToolScopes(read.body, actor, tools, call);
+    const checked = await checkToolScopes(read.body, actor, tools, call); // toolsets
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -173,7 +173,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const sse = wantsProgress(read.body);
     const postHeaders = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version') };
     const toolCall = sse ? null : directToolCallOf(postHeaders, read.body);
-    const tool = toolCall && tools.get(toolCall.name);
+    const tool = toolCall && tools.get(toolCall.name); // toolsets: a tool outside the selection goes to the server, which refuses it
     if (toolCall && tool) {
       // the most common POST, a plain tools/call of a known tool: answered as the MCP server answers it, without
       // building one (src/fastpaths/directToolCall.ts)
@@ -194,7 +194,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
         return failedExchange(res, err, requestId);
       }
     }
-    const server = createMcpServer({ catalog, actor, call, onToolOutcome, selection });
+    const server = createMcpServer({ catalog, actor, call, onToolOutcome, selection }); // toolsets
     const direct = sse ? null : directRequestOf(postHeaders, read.body);
     if (direct) {
       // one valid JSON-RPC request answered with JSON (the same MCP server, without the Web Request/Response round
