@@ -7,7 +7,10 @@ import { FIELDS_ARGUMENT, listFieldsOf } from './toolText.js';
 /** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
 export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
 
-// (its bounds, 1-255 printable ASCII, are the pipeline's to enforce and report; the model needs what it is for)
+/** What the pipeline accepts as an idempotency key (1-255 printable ASCII characters). */
+export const IDEMPOTENCY_KEY_RULES = { minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' };
+
+// (its bounds, IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report; the model needs what it is for)
 const idempotencyKeySchema = {
   type: 'string',
   description: 'Reuse on retry: same key and arguments within 24 h replay the first result',

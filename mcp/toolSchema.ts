@@ -155,7 +155,13 @@ function nullableScalar(node: Json): Json {
  * (`io: 'input'`) or the output (`io: 'output'`) of an MCP tool, in the compact form a model reads.
  * Null when the root is not an object, which MCP cannot carry as `inputSchema`/`outputSchema`.
  */
-export function toToolSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject | null {
+export function toToolSchema(schema: z.ZodType, io: 'input' | 'output', o: { compact?: boolean } = {}): JsonSchemaObject | null {
+  // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that generate arguments
+  if (o.compact === false) {
+    const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;
+    const full = standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)) as Json;
+    return full.type === 'object' ? (full as JsonSchemaObject) : null;
+  }
   const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: toolOverride }) as Json;
   const full = compact(standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)), io);
   const out = (io === 'output' ? outputShape(full) : full) as Json;
