@@ -13,7 +13,7 @@ export const IDEMPOTENCY_KEY_RULES = { minLength: 1, maxLength: 255, pattern: '^
 // (its bounds, IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report; the model needs what it is for)
 const idempotencyKeySchema = {
   type: 'string',
-  description: 'Reuse on retry: same key and arguments within 24 h replay the first result',
+  description: 'Retry key: a repeat within 24 h replays the first result',
 };
 
 /**
@@ -45,7 +45,7 @@ export function toolOf(proc: ProcedureInfo): Tool {
     // the model's budget for a list (with `limit`): which item fields its text shows (toolText.ts)
     inputSchema.properties = {
       ...inputSchema.properties,
-      [FIELDS_ARGUMENT]: { type: 'string', description: `Comma-separated item fields to show, e.g. ${fields.slice(0, 2).join(',')}` },
+      [FIELDS_ARGUMENT]: { type: 'string', description: `Item fields to show, e.g. ${fields.slice(0, 2).join(',')}` },
     };
   }
   const outputSchema = toToolSchema(proc.output, 'output');
