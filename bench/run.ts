@@ -13,6 +13,7 @@ import { median, runLoad, type LoadResult } from './runLoad.js';
 import { provisionBenchPostgres, seedBench, webhooksAvailable } from './seedBench.js';
 import { measureWebhooks, type WebhookFigures } from './webhookBench.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
+import { measureTokens, printTokens } from './tokens.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -21,6 +22,9 @@ const loadavg = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 async function main(): Promise<void> {
   const opts = readBenchOptions();
   const want = (name: string) => !opts.only.length || opts.only.includes(name);
+  // what an LLM agent pays in tokens over MCP (in-process, seconds): first, and alone with BENCH_ONLY=tokens
+  if (want('tokens')) printTokens(await measureTokens());
+  if (opts.only.length && opts.only.every((n) => n === 'tokens')) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   const [port, barePort] = [await freePort(), await freePort()];
   // the delivery worker as the product runs it (on, unless this environment says otherwise): the webhook scenarios need it

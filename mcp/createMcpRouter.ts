@@ -25,8 +25,10 @@ import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { readMcpBody } from './readMcpBody.js';
+import { RPC_INVALID_PARAMS } from './rpcError.js';
 import { buildToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult } from './toolResult.js';
+import { parseToolSelection, selectTools } from './toolsets.js';
 
 export interface McpRouterOptions {
   services: Services;
@@ -37,7 +39,7 @@ export interface McpRouterOptions {
 const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id', 'X-MCP-Toolsets', 'X-MCP-Readonly'],
   exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
@@ -137,6 +139,15 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
     }
 
+    // toolsets (mcp/toolsets.ts): the connection's selection of tools, from X-MCP-Toolsets / X-MCP-Readonly or ?toolsets= / ?readonly=
+    const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
+    if ('error' in selection) {
+      req.resume();
+      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 400, errorCode: 'validation_error', actor });
+      return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { 'X-Request-Id': requestId });
+    }
+    const tools = selectTools(catalog, selection);
+
     let read: Awaited<ReturnType<typeof readMcpBody>>;
     try {
       read = await readMcpBody(req, bodyLimit);
@@ -184,10 +195,10 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     }
 
     const calls = toolCallsOf(read.body);
-    setOperation(res, operationOf(read.body, calls, catalog));
+    setOperation(res, operationOf(read.body, calls, tools)); // toolsets
     const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
     // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
-    const checked = route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, catalog, call);
+    const checked = route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, tools, call); // toolsets
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -200,7 +211,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
       for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
     };
-    const tool = plain && catalog.get(plain.name);
+    const tool = plain && tools.get(plain.name); // toolsets: a tool outside the selection goes to the server, which refuses it
     if (plain && tool) {
       // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
       // server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one (plainToolCall.ts)
@@ -219,7 +230,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
         return failedExchange(res, err, requestId);
       }
     }
-    const context: McpServerOptions = { catalog, actor, call, onToolOutcome };
+    const context: McpServerOptions = { catalog, actor, call, onToolOutcome, selection }; // toolsets
     // Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it
     const aborted = new AbortController();
     res.on('close', () => {

@@ -9,6 +9,7 @@ import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult } from './toolResult.js';
+import { selectTools, unknownToolMessage, type ToolSelection } from './toolsets.js';
 
 /** Name and version the server reports in `initialize`, `server/discover` and each 2026-07-28 result's `_meta`. */
 export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };
@@ -41,6 +42,8 @@ export interface McpServerOptions {
   call: Omit<ToolCallOptions, 'signal'>;
   /** Told the response state of each tool call (its rate-limit and unit headers). */
   onToolOutcome?: (out: ResponseState) => void;
+  /** The connection's toolsets and read-only mode (mcp/toolsets.ts): the tools it lists and may call. */
+  selection?: ToolSelection;
 }
 
 /** One validator for every per-request server: building an Ajv instance per POST costs a tenth of MCP CPU. */
@@ -52,22 +55,24 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * `Server` is used so the tool list and schemas come from the procedure catalog as they are, filtered per
  * credential, and every `tools/call` goes through the procedure pipeline (`invokeTool`).
  */
-export function createMcpServer({ catalog, actor, call, onToolOutcome }: McpServerOptions): Server {
+export function createMcpServer({ catalog, actor, call, onToolOutcome, selection }: McpServerOptions): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
     instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator, cacheHints: CACHE_HINTS,
   });
 
+  // toolsets (mcp/toolsets.ts): tools/list and tools/call see the selected tools only; resources read through the whole catalog
+  const tools = selectTools(catalog, selection);
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
-  server.setRequestHandler('tools/list', async () => ({ tools: toolsFor(catalog, actor.scopes, actor.agentRunId).sort(byName) }));
+  server.setRequestHandler('tools/list', async () => ({ tools: toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName) }));
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
-    const entry = catalog.get(request.params.name);
+    const entry = tools.get(request.params.name); // toolsets
     if (!entry) {
       await auditRejection(call.services, {
         requestId: call.requestId ?? newId('req'), method: 'TOOL', routePattern: '(unknown tool)', statusCode: 404, errorCode: 'not_found', actor,
       });
-      throw new RpcError(RPC_INVALID_PARAMS, `Unknown tool: ${request.params.name}`);
+      throw new RpcError(RPC_INVALID_PARAMS, unknownToolMessage(request.params.name, catalog, selection)); // toolsets
     }
     const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: ctx.mcpReq.signal });
     onToolOutcome?.(outcome.out);

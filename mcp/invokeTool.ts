@@ -1,12 +1,14 @@
 import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Credentials } from '../src/auth/credentials.js';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
-import type { DomainError } from '../src/domain/errors.js';
+import { DomainError } from '../src/domain/errors.js';
 import { newId } from '../src/domain/ids.js';
 import type { Services } from '../src/domain/services.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
+import { explainValidation } from '../src/procedures/validationHint.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
+import { FIELDS_ARGUMENT, listFieldsOf, parseFields, userIdsOf, userNames, type TextView } from './toolText.js';
 
 /** What a tool call knows of the HTTP request that carried it. */
 export interface ToolCallOptions {
@@ -22,7 +24,8 @@ export interface ToolCallOptions {
 }
 
 export type ToolOutcome =
-  | { ok: true; data: unknown; requestId: string; out: ResponseState }
+  /** `view`: what the result's text is made from besides the output (toolText.ts) */
+  | { ok: true; data: unknown; requestId: string; out: ResponseState; view?: TextView }
   | { ok: false; error: DomainError; requestId: string; out: ResponseState };
 
 /**
@@ -32,21 +35,56 @@ export type ToolOutcome =
  * row with surface `mcp`. `idempotencyKey` is taken out of the arguments and passed as the key.
  */
 export async function invokeTool(proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions): Promise<ToolOutcome> {
-  const { ctx, input } = toolCallContext(proc, args, o);
+  const { ctx, input, fields: rawFields } = toolCallContext(proc, args, o);
   const name = proc.meta.tool.name;
+  const valid = listFieldsOf(proc);
+  const fields = rawFields === undefined || !valid ? undefined : parseFields(rawFields, valid);
+  // a bad `fields` is refused before the call: nothing runs, nothing is charged
+  if (fields instanceof DomainError) return { ok: false, error: fields, requestId: ctx.requestId, out: ctx.out };
   try {
     const data = await proc.call({ ctx, getRawInput: async () => input, signal: o.signal });
-    return { ok: true, data, requestId: ctx.requestId, out: ctx.out };
+    return { ok: true, data, requestId: ctx.requestId, out: ctx.out, view: { args: input, fields, omits: proc.meta.tool.textOmits, names: await namesIn(data, o) } };
   } catch (err) {
-    const error = toDomainError(err);
+    const error = explainValidation(toDomainError(err), proc);
     if (error.status >= 500) o.services.log.error({ err, requestId: ctx.requestId, tool: name }, 'tool call failed');
+    withRetryAfter(error, o.services.now());
     return { ok: false, error, requestId: ctx.requestId, out: ctx.out };
   }
 }
 
+/** The names of the users an output names, for its text; a failed lookup leaves the ids alone (the call succeeded). */
+async function namesIn(data: unknown, o: ToolCallOptions): Promise<Map<string, string>> {
+  const ids = userIdsOf(data);
+  if (!ids.size) return new Map();
+  try {
+    return await userNames(o.services, ids);
+  } catch (err) {
+    o.services.log.warn({ err }, 'user names for a tool result failed');
+    return new Map();
+  }
+}
+
+/**
+ * An agent retries on its own: a refusal that lifts with time says when, in seconds (`details.retryAfterSeconds`),
+ * as the rate limit's already does; spent monthly units lift at the next month's start.
+ */
+export function withRetryAfter(error: DomainError, now: Date): void {
+  const details = error.details;
+  if (error.code !== 'api_units_exhausted' || !details || details.retryAfterSeconds !== undefined || typeof details.resetsAt !== 'string') return;
+  details.retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(details.resetsAt) - now.getTime()) / 1000));
+}
+
 /** The context of a tool call (surface `mcp`) and its input, the `idempotencyKey` argument taken out as the key. */
-export function toolCallContext(proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions): { ctx: RequestContext; input: Record<string, unknown> } {
+export function toolCallContext(
+  proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions,
+): { ctx: RequestContext; input: Record<string, unknown>; fields?: unknown } {
   const { [IDEMPOTENCY_ARGUMENT]: rawKey, ...input } = args;
+  // a list tool's `fields` shapes the text of its result, not the procedure's input (toolText.ts)
+  let fields: unknown;
+  if (FIELDS_ARGUMENT in input && listFieldsOf(proc)) {
+    fields = input[FIELDS_ARGUMENT];
+    delete input[FIELDS_ARGUMENT];
+  }
   const name = proc.meta.tool.name;
   const ctx: RequestContext = {
     services: o.services, rateLimiter: o.rateLimiter, surface: 'mcp', requestId: o.requestId ?? newId('req'), method: 'TOOL',
@@ -59,5 +97,5 @@ export function toolCallContext(proc: ProcedureInfo, args: Record<string, unknow
     // reads take no key: leave it in, so the strict input schema reports it like any unknown argument
     input[IDEMPOTENCY_ARGUMENT] = rawKey;
   }
-  return { ctx, input };
+  return { ctx, input, fields };
 }

@@ -1,21 +1,26 @@
 import type { Tool } from '@modelcontextprotocol/server';
-import { errorCodesOf } from '../src/procedures/errorCodes.js';
-import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
+import { ownErrorCodesOf } from '../src/procedures/errorCodes.js';
+import { listProcedures, type ProcedureInfo, type ProcedureMeta } from '../src/procedures/index.js';
 import { toToolSchema } from './toolSchema.js';
+import { FIELDS_ARGUMENT, listFieldsOf } from './toolText.js';
 
 /** The argument every write tool takes besides the procedure's input (REST: the `Idempotency-Key` header). */
 export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
 
+/** What the pipeline accepts as an idempotency key (1-255 printable ASCII characters). */
+export const IDEMPOTENCY_KEY_RULES = { minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' };
+
+// (its bounds, IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report; the model needs what it is for)
 const idempotencyKeySchema = {
   type: 'string',
-  minLength: 1,
-  maxLength: 255,
-  pattern: '^[\\x20-\\x7e]+$',
-  description:
-    'Optional idempotency key (1-255 printable ASCII characters). Retrying with the same key and the same arguments within 24 hours replays the first result instead of acting twice.',
+  description: 'Retry key: a repeat within 24 h replays the first result',
 };
 
-/** `_meta` key of a tool's error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`). */
+/**
+ * `_meta` key of a tool's own error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`): those
+ * every call can answer (validation, credential, scope, rate limit, units, 5xx) and every write's idempotency
+ * answers are left out, as the MCP guide says.
+ */
 export const ERRORS_META = 'svc/errors';
 
 /** One procedure as an MCP tool: the tool definition and the procedure it calls. */
@@ -35,25 +40,41 @@ export function toolOf(proc: ProcedureInfo): Tool {
   if (meta.kind === 'write') {
     inputSchema.properties = { ...inputSchema.properties, [IDEMPOTENCY_ARGUMENT]: idempotencyKeySchema };
   }
+  const fields = listFieldsOf(proc);
+  if (fields) {
+    // the model's budget for a list (with `limit`): which item fields its text shows (toolText.ts)
+    inputSchema.properties = {
+      ...inputSchema.properties,
+      [FIELDS_ARGUMENT]: { type: 'string', description: `Item fields to show, e.g. ${fields.slice(0, 2).join(',')}` },
+    };
+  }
   const outputSchema = toToolSchema(proc.output, 'output');
-  const read = meta.kind === 'read';
+  const errors = ownErrorCodesOf(meta, 'mcp');
   return {
     name: meta.tool.name,
     title: meta.tool.title,
-    description: meta.description,
+    description: meta.tool.description ?? meta.description,
     // (the SDK types a schema's values as JSON values; toToolSchema's are that, typed as objects)
     inputSchema: inputSchema as Tool['inputSchema'],
     // the success shape only: an error is an isError result without structuredContent (toolResult.ts)
     ...(outputSchema ? { outputSchema } : {}),
-    annotations: {
-      title: meta.tool.title,
-      readOnlyHint: read,
-      destructiveHint: !read && meta.destructive === true,
-      idempotentHint: read || meta.idempotent === true,
-      openWorldHint: false,
-    },
-    // the error codes a call can answer, by HTTP status: the same list the OpenAPI document gives the operation
-    _meta: { [ERRORS_META]: errorCodesOf(meta, 'mcp') },
+    annotations: annotationsOf(meta),
+    // the tool's own error codes, by HTTP status: the OpenAPI document's list less the codes every call shares
+    ...(Object.keys(errors).length ? { _meta: { [ERRORS_META]: errors } } : {}),
+  };
+}
+
+/**
+ * The tool's behaviour hints, each written only where it differs from the MCP default (readOnlyHint false,
+ * destructiveHint true, idempotentHint false, openWorldHint true); the destructive and idempotent hints mean
+ * something only for a tool that is not read-only (MCP spec, ToolAnnotations). The title is the tool's own.
+ */
+export function annotationsOf(meta: ProcedureMeta): NonNullable<Tool['annotations']> {
+  if (meta.kind === 'read') return { readOnlyHint: true, openWorldHint: false };
+  return {
+    ...(meta.destructive === true ? {} : { destructiveHint: false }),
+    ...(meta.idempotent === true ? { idempotentHint: true } : {}),
+    openWorldHint: false,
   };
 }
 

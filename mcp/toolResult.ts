@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, specTypeSchemas, type CallToolResult } from '@modelcontextprotocol/server';
 import { errorEnvelope } from '../src/http/envelope.js';
 import type { ToolOutcome } from './invokeTool.js';
+import { resultText } from './toolText.js';
 
 /** `_meta` key carrying the request id of the call (the audit row's `requestId`). */
 export const REQUEST_ID_META = 'svc/requestId';
@@ -25,10 +26,15 @@ export function toToolResult(outcome: ToolOutcome): CallToolResult {
     return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true, _meta };
   }
   return {
-    content: outcome.out.toolContent ?? [{ type: 'text', text: JSON.stringify(outcome.data ?? null) }],
+    content: outcome.out.toolContent ?? [{ type: 'text', text: textOf(outcome.data, JSON.stringify(outcome.data ?? null), outcome) }],
     ...(isObject(outcome.data) ? { structuredContent: outcome.data } : {}),
     _meta,
   };
+}
+
+/** The text block of a success: the compact text a model reads (toolText.ts), or the JSON of an output that is not an object. */
+function textOf(data: unknown, json: string, outcome: ToolOutcome & { ok: true }): string {
+  return isObject(data) && outcome.view ? resultText(data, json, outcome.view) : json;
 }
 
 /** The JSON text of the `structuredContent` of a result built by `toCheckedToolResult` (the text block's own). */
@@ -49,9 +55,9 @@ export function toCheckedToolResult(outcome: ToolOutcome): CallToolResult {
   if (outcome.ok && !outcome.out.toolContent && isObject(outcome.data)) {
     const _meta: Record<string, unknown> = { [REQUEST_ID_META]: outcome.requestId };
     if (outcome.out.replayed) _meta[REPLAYED_META] = true;
-    const text = JSON.stringify(outcome.data);
-    const result = { _meta, content: [{ type: 'text' as const, text }], structuredContent: outcome.data };
-    structuredJson.set(result, text);
+    const json = JSON.stringify(outcome.data);
+    const result = { _meta, content: [{ type: 'text' as const, text: textOf(outcome.data, json, outcome) }], structuredContent: outcome.data };
+    structuredJson.set(result, json);
     return result;
   }
   const checked = specTypeSchemas.CallToolResult['~standard'].validate(toToolResult(outcome));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelTextOf } from '../src/procedures/schemas.js';
 
 /** A JSON Schema object as MCP tools carry it (`type: "object"` at the root, MCP spec "Tools"). */
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, object>; required?: string[] } & Record<string, unknown>;
@@ -66,13 +67,103 @@ function coercedNumbers(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) 
   }
 }
 
+/** The override of every tool schema: coerced numbers, and a field's model-facing text (`forModel`) in place of its description. */
+function toolOverride(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
+  coercedNumbers(ctx);
+  const text = modelTextOf(ctx.zodSchema as unknown as z.ZodType);
+  if (!text) return;
+  if (text.description === null) delete ctx.jsonSchema.description;
+  else ctx.jsonSchema.description = text.description;
+  if (text.default !== undefined) ctx.jsonSchema.default = text.default;
+}
+
+/** Keywords a model reading an input schema gains nothing from (the server validates them and says so when a value breaks one). */
+const INPUT_NOISE = new Set(['examples', 'pattern', 'minLength', 'maxLength']);
+/** Keywords an output schema keeps: what a program reading `structuredContent` needs to trust its shape. */
+const OUTPUT_KEPT = new Set(['type', 'properties', 'required', 'items', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref', '$defs', 'contentEncoding']);
+const SAFE_BOUND = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The compact form of a tool schema, for a model's context: outputs keep only their shape (types, enums,
+ * required, nesting), inputs drop examples and patterns (ids, NUL guards, date regexes beside their
+ * `format`) and zod's ±2^53 bounds, and a nullable scalar is written `type: [T, "null"]` instead of an
+ * `anyOf`. The OpenAPI document keeps the full form; both come from the same zod schema.
+ */
+function compact(node: unknown, io: 'input' | 'output', named = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, io));
+  if (!node || typeof node !== 'object') return node;
+  const src = node as Json;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(src)) {
+    if (named) {
+      out[k] = compact(v, io);
+      continue;
+    }
+    if (io === 'output' ? !OUTPUT_KEPT.has(k) : INPUT_NOISE.has(k)) continue;
+    if ((k === 'maximum' && v === SAFE_BOUND) || (k === 'minimum' && v === -SAFE_BOUND)) continue;
+    if (k === 'description' && typeof v === 'string' && /^Identifier of an? /.test(v)) continue; // the name says it
+    if (VALUES.has(k)) out[k] = v;
+    else out[k] = compact(v, io, NAMED_SCHEMAS.has(k));
+  }
+  return nullableScalar(out);
+}
+
+/**
+ * An output object as a model's context can afford it: every field named (`required`, so a program can
+ * rely on each being there) and the nesting of its arrays and objects described; a scalar's type, enum and
+ * nullability are the OpenAPI document's to state (a tool list pays for each of them on every tool).
+ */
+function outputShape(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(outputShape);
+  if (!node || typeof node !== 'object') return node;
+  const src = node as Json;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(src)) {
+    if (k === 'properties' && v && typeof v === 'object') {
+      const nested = Object.entries(v as Json).filter(([, p]) => isStructured(p)).map(([name, p]) => [name, outputShape(p)]);
+      if (nested.length) out.properties = Object.fromEntries(nested);
+    } else if (k === 'items' || k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = outputShape(v);
+    else if (k === 'type' || k === 'required' || k === 'const') out[k] = v;
+  }
+  return out;
+}
+
+/** An array or an object, possibly nullable: its structure is part of an output's shape. */
+const isStructured = (p: unknown): boolean => {
+  const s = p as Json;
+  const types = Array.isArray(s?.type) ? s.type : [s?.type];
+  return types.includes('object') || types.includes('array') || !!s?.properties || !!s?.items ||
+    (Array.isArray(s?.anyOf) && s.anyOf.some(isStructured));
+};
+
+/** `anyOf: [{type: T, …}, {type: "null"}]` as `{type: [T, "null"], …}` (and an enum gains `null`). */
+function nullableScalar(node: Json): Json {
+  const alts = node.anyOf;
+  if (!Array.isArray(alts) || alts.length !== 2) return node;
+  const nullAt = alts.findIndex((a) => (a as Json)?.type === 'null' && Object.keys(a as Json).length === 1);
+  if (nullAt < 0) return node;
+  const other = alts[1 - nullAt] as Json;
+  if (typeof other?.type !== 'string' || other.type === 'object' || other.type === 'array') return node;
+  const { anyOf: _anyOf, ...rest } = node;
+  const merged: Json = { ...other, ...rest, type: [other.type, 'null'] };
+  if (Array.isArray(other.enum)) merged.enum = [...other.enum, null];
+  return merged;
+}
+
 /**
  * The JSON Schema (2020-12, inline: no `$ref`, no `$defs`) of a procedure's zod schema, as the input
- * (`io: 'input'`) or the output (`io: 'output'`) of an MCP tool. Null when the root is not an object,
- * which MCP cannot carry as `inputSchema`/`outputSchema`.
+ * (`io: 'input'`) or the output (`io: 'output'`) of an MCP tool, in the compact form a model reads.
+ * Null when the root is not an object, which MCP cannot carry as `inputSchema`/`outputSchema`.
  */
-export function toToolSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject | null {
-  const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;
-  const out = standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)) as Json;
+export function toToolSchema(schema: z.ZodType, io: 'input' | 'output', o: { compact?: boolean } = {}): JsonSchemaObject | null {
+  // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that generate arguments
+  if (o.compact === false) {
+    const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;
+    const full = standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)) as Json;
+    return full.type === 'object' ? (full as JsonSchemaObject) : null;
+  }
+  const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: toolOverride }) as Json;
+  const full = compact(standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)), io);
+  const out = (io === 'output' ? outputShape(full) : full) as Json;
   return out.type === 'object' ? (out as JsonSchemaObject) : null;
 }

@@ -14,6 +14,7 @@ import { REPLAYED_HEADER, restHeaders } from '../src/http/headers.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { setOperation } from '../src/observability/observeRequests.js';
+import { explainValidation } from '../src/procedures/validationHint.js';
 import {
   listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
 } from '../src/procedures/index.js';
@@ -152,7 +153,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       if (http.download && ctx.out.download && !headers[REPLAYED_HEADER]) return streamFile(res, ctx.out.download, headers);
       sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
     } catch (err) {
-      const e = toDomainError(err);
+      const e = explainValidation(toDomainError(err), proc); // an argument's problem with a valid example, as MCP says it
       if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
       sendError(res, e, requestId, restHeaders(ctx.out, services.config.baseUrl, requestId));
     }

@@ -60,7 +60,7 @@ const runIds = { roomId: idOf('room'), runId: idOf('run') };
 export const agentRunsRouter = router({
   create: apiProcedure
     .meta({
-      http: { method: 'POST', path: runPath, successStatus: 202 }, tool: { name: 'create_agent_run', title: 'Run an agent' },
+      http: { method: 'POST', path: runPath, successStatus: 202 }, tool: { name: 'create_agent_run', title: 'Run an agent', description: 'Queues a run of the organization\'s agent connector on this room, acting for you with your scopes; returns the queued run.' },
       summary: 'Run an agent through a connector',
       description:
         'Queues a run of the organization\'s agent connector on this room and answers 202 with it. The service then invokes the connector (a signed request carrying a delegated token: actor=agent for the calling human, the caller\'s scopes ∩ the connector\'s, this room only, valid until the run ends). 404 not_found for an unknown connector, record or task; 409 connector_inactive.',
@@ -83,7 +83,8 @@ export const agentRunsRouter = router({
 
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: runPath }, tool: { name: 'list_agent_runs', title: 'List agent runs' },
+      http: { method: 'GET', path: runPath },
+      tool: { name: 'list_agent_runs', title: 'List agent runs', description: 'Agent runs of a room, oldest first; a page ends early when its outputs are large.' },
       summary: 'List the agent runs of a room',
       description: `Runs of the room, oldest first. A page ends early, with its nextCursor, once its runs' outputs hold ${PAGE_OUTPUT_BYTES} bytes of JSON (at least one run a page).`,
       tags: ['agents'], scope: 'agent:invoke', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
@@ -108,7 +109,7 @@ export const agentRunsRouter = router({
 
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: `${runPath}/{runId}` }, tool: { name: 'get_agent_run', title: 'Get an agent run' },
+      http: { method: 'GET', path: `${runPath}/{runId}` }, tool: { name: 'get_agent_run', title: 'Get an agent run', description: 'One agent run: status, error, output and the objects it created.' },
       summary: 'Get an agent run', description: 'Status, timestamps, error, output and the objects the run created.',
       tags: ['agents'], scope: 'agent:invoke', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
@@ -122,7 +123,7 @@ export const agentRunsRouter = router({
 
   cancel: apiProcedure
     .meta({
-      http: { method: 'POST', path: `${runPath}/{runId}/cancel` }, tool: { name: 'cancel_agent_run', title: 'Cancel an agent run' },
+      http: { method: 'POST', path: `${runPath}/{runId}/cancel` }, tool: { name: 'cancel_agent_run', title: 'Cancel an agent run', description: 'Cancels a queued or running agent run (invalid_state once it has ended); returns the run.' },
       summary: 'Cancel an agent run',
       description: 'Cancels a queued or running run: its delegated token stops working at once. 409 invalid_state when the run has already ended.',
       tags: ['agents'], scope: 'agent:invoke', units: 1, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
@@ -136,7 +137,7 @@ export const agentRunsRouter = router({
 
   complete: apiProcedure
     .meta({
-      http: { method: 'POST', path: `${runPath}/{runId}/complete` }, tool: { name: 'complete_agent_run', title: 'Complete an agent run' },
+      http: { method: 'POST', path: `${runPath}/{runId}/complete` }, tool: { name: 'complete_agent_run', title: 'Complete an agent run', description: 'Called by a connector with its run\'s own token to finish the run as succeeded or failed, with output or error.' },
       summary: 'Complete an agent run (the connector)',
       description:
         'The connector finishes its run later than its answer to the invocation, with the run\'s own delegated token (an MCP-audience token: call it as the MCP tool complete_agent_run). Any other credential answers 403 forbidden. The token stops working once the run has ended.',

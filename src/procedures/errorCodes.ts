@@ -18,11 +18,14 @@ const CATALOG_ORDER = Object.keys(ERROR_STATUS) as ErrorCode[];
  *   the body read (413 `payload_too_large`; 408 `request_timeout`; 415 `unsupported_media_type` for a JSON body);
  * - the operation's own `meta.errors` (business rules, `forbidden`, …), with the status the spec gives them.
  */
+/** The codes any call can answer, whatever the operation (the pipeline's own). */
+export const EVERY_CALL_CODES = ['validation_error', 'unauthorized', 'insufficient_scope', 'invalid_audience', 'rate_limited', 'api_units_exhausted',
+  'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+
 export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): ErrorCodesByStatus {
   const codes: { code: ErrorCode; status: number }[] = [];
   const add = (code: ErrorCode, status: number = ERROR_STATUS[code]) => codes.push({ code, status });
-  for (const c of ['validation_error', 'unauthorized', 'insufficient_scope', 'invalid_audience', 'rate_limited', 'api_units_exhausted',
-    'internal_error', 'service_unavailable'] as const) add(c);
+  for (const c of EVERY_CALL_CODES) add(c);
   if (meta.http.path.startsWith('/v1/rooms/{roomId}')) {
     add('not_found');
     add('room_not_found');
@@ -47,4 +50,21 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
   }
   for (const list of Object.values(byStatus)) list.sort((a, b) => CATALOG_ORDER.indexOf(a) - CATALOG_ORDER.indexOf(b));
   return Object.fromEntries(Object.entries(byStatus).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+/**
+ * `errorCodesOf` without the codes every call can answer (EVERY_CALL_CODES) nor, for a write, the
+ * idempotency answers every write can give: what sets this operation apart, as an MCP tool lists it
+ * (a model's context pays for each repetition; the MCP guide names the common codes once).
+ */
+export function ownErrorCodesOf(meta: ProcedureMeta, surface: Surface): ErrorCodesByStatus {
+  const common = new Set<ErrorCode>([...EVERY_CALL_CODES, 'idempotency_key_in_use', 'idempotency_key_reused']);
+  // a common code stays where the operation declares it at its own status (422 validation_error of a stored payload)
+  const declared = new Set((meta.errors ?? []).map((e) => (typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`)));
+  const out: ErrorCodesByStatus = {};
+  for (const [status, codes] of Object.entries(errorCodesOf(meta, surface))) {
+    const kept = codes.filter((c) => !common.has(c) || declared.has(`${status} ${c}`));
+    if (kept.length) out[Number(status)] = kept;
+  }
+  return out;
 }

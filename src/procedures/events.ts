@@ -21,7 +21,7 @@ export const EventView = z
 export const eventsRouter = router({
   types: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/event-types' }, tool: { name: 'list_event_types', title: 'List event types' },
+      http: { method: 'GET', path: '/v1/event-types' }, tool: { name: 'list_event_types', title: 'List event types', description: 'Event types that can be subscribed to; preview types (stable=false) never fire.' },
       summary: 'The event catalog', description: 'Event types that can be subscribed to. Preview types (stable=false) never fire.',
       tags: ['events'], scope: 'events:read', units: 1, kind: 'read',
     })
@@ -31,7 +31,7 @@ export const eventsRouter = router({
 
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/events' }, tool: { name: 'list_events', title: 'List events' },
+      http: { method: 'GET', path: '/v1/events' }, tool: { name: 'list_events', title: 'List events', description: 'The event log of rooms you can read (id-only payloads), oldest first; filter by type, roomId or since.' },
       summary: 'The event log', description: 'Events of the rooms the caller can read, oldest first (`order=desc`: newest first). ID-only payloads; fetch details through the API. `since` keeps events created at or after that time (how `svc listen` follows the log).',
       tags: ['events'], scope: 'events:read', units: 1, kind: 'read',
     })

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import { discardUpload, filePath, getFile, uploadFile } from '../domain/files.js';
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
-import { idOf } from './schemas.js';
+import { forModel, idOf } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 import { FileView, toFile } from './views.js';
@@ -19,7 +19,7 @@ export const filesRouter = router({
   upload: apiProcedure
     .meta({
       http: { method: 'POST', path: '/v1/rooms/{roomId}/files', successStatus: 201, rawBody: { field: 'contentBase64', contentTypeField: 'contentType', mcpOnly: ['text'] } },
-      tool: { name: 'upload_file', title: 'Upload a file' },
+      tool: { name: 'upload_file', title: 'Upload a file', description: 'Stores a file in a room from `text` or `contentBase64` (exactly one), optionally attached to a message or a task. Returns its metadata.' },
       summary: 'Upload a file',
       description:
         'REST: the request body is the file\'s bytes, with their Content-Type (any media type; it is stored and served back on download); `filename` and optionally `messageId` or `taskId` are query parameters. MCP: exactly one of `text` (the content as UTF-8 text) or `contentBase64` (the bytes as base64). A file attaches to a message or a task of the room, not both (both: 400 rule_violation). Fires file.uploaded when attached to a message or task.',
@@ -30,10 +30,10 @@ export const filesRouter = router({
         roomId: idOf('room'),
         filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must not contain path separators')
           .refine((f) => !LONE_SURROGATE.test(f), 'must be well-formed Unicode').meta({ description: 'The file\'s name, without / or \\', example: 'minutes.pdf' }),
-        contentType: z.string().max(MAX_MEDIA_TYPE).refine(isMediaType, 'must be a media type (RFC 9110: type/subtype; name=value)').meta({
+        contentType: forModel(z.string().max(MAX_MEDIA_TYPE).refine(isMediaType, 'must be a media type (RFC 9110: type/subtype; name=value)').meta({
           description: 'A media type (RFC 9110): `type/subtype` and `; name=value` parameters (token or quoted-string values), no control characters, Latin-1 only. Stored normalized.',
           example: 'application/pdf',
-        }),
+        }), 'Media type, e.g. text/markdown'),
         contentBase64: z.base64().optional().meta({ description: 'The bytes, base64 (MCP; give this or `text`); REST sends the raw body instead' }),
         text: z.string().max(16 * 1024 * 1024).optional().meta({ description: 'The content as text, stored as UTF-8 (MCP; give this or `contentBase64`)' }),
         messageId: idOf('msg').optional().meta({ description: 'Attach to this message of the room (not with taskId)' }),
@@ -66,7 +66,7 @@ export const filesRouter = router({
 
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/files/{fileId}' }, tool: { name: 'get_file', title: 'Get file metadata' },
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/files/{fileId}' }, tool: { name: 'get_file', title: 'Get file metadata', description: 'Metadata of one file.' },
       summary: 'Get file metadata', description: 'Metadata of one file.',
       tags: ['files'], scope: 'files:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
@@ -77,7 +77,7 @@ export const filesRouter = router({
   content: apiProcedure
     .meta({
       http: { method: 'GET', path: '/v1/rooms/{roomId}/files/{fileId}/content', download: true },
-      tool: { name: 'get_file_content', title: 'Download a file' },
+      tool: { name: 'get_file_content', title: 'Download a file', description: 'A file\'s content as an image, embedded text or a resource link, by size and type; structuredContent says which.' },
       summary: 'Download a file',
       description:
         `REST streams the bytes with their Content-Type. The MCP tool returns them as content blocks: an image (images up to ${MCP_INLINE_MAX} bytes), ` +

@@ -19,7 +19,7 @@ export const OrganizationView = z
 export const meRouter = router({
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/me' }, tool: { name: 'get_me', title: 'Get the current user' },
+      http: { method: 'GET', path: '/v1/me' }, tool: { name: 'get_me', title: 'Get the current user', description: 'The user and organization this credential acts for (organization null in the individual context). Call first to learn who you are.' },
       summary: 'The current user and acting context',
       description: 'Who the credential acts for: the user, and the organization (null in the individual context).',
       tags: ['me'], scope: 'me:read', units: 1, kind: 'read',
@@ -39,11 +39,11 @@ export const meRouter = router({
 export const organizationsRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/organizations' }, tool: { name: 'list_organizations', title: 'List organizations' },
+      http: { method: 'GET', path: '/v1/organizations' }, tool: { name: 'list_organizations', title: 'List organizations', description: 'The organization the credential acts in, with your role; empty in the individual context.' },
       summary: 'Organizations of the acting context',
       description:
         'The organization the credential acts in, with the caller\'s role. A credential of the individual context sees none (spec 5.3: other organizations answer as if they did not exist).',
-      tags: ['organizations'], scope: 'organizations:read', units: 1, kind: 'read',
+      tags: ['organizations'], toolset: 'me', scope: 'organizations:read', units: 1, kind: 'read',
     })
     .input(z.strictObject({}))
     .output(z.object({ data: z.array(OrganizationView), nextCursor: z.null() }))

@@ -8,7 +8,7 @@ import { checkedListOf, MessageView, toMessage } from './views.js';
 export const messagesRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages' },
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages', description: 'Messages of a room, oldest first (order=desc: newest first; since: from a time). Use to read a conversation; rows carry author names; ask for ids with fields.', textOmits: ['id'] },
       summary: 'List messages', description: 'Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
       tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
@@ -22,7 +22,7 @@ export const messagesRouter = router({
   create: apiProcedure
     .meta({
       http: { method: 'POST', path: '/v1/rooms/{roomId}/messages', successStatus: 201 },
-      tool: { name: 'create_message', title: 'Send a message' },
+      tool: { name: 'create_message', title: 'Send a message', description: 'Posts a message in a room as you; returns it.' },
       summary: 'Send a message', description: 'Posts a message in a room as the calling user. Fires message.created.',
       tags: ['messages'], scope: 'messages:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
     })

@@ -21,11 +21,20 @@ export interface ProcedureMeta {
     /** The REST response streams a file instead of JSON. */
     download?: boolean;
   };
-  /** MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title. */
-  tool: { name: string; title: string };
+  /**
+   * MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
+   * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
+   */
+  tool: {
+    name: string; title: string; description?: string;
+    /** A list's item fields its text leaves out unless the call's `fields` names them (the text says which). */
+    textOmits?: string[];
+  };
   summary: string;
   description: string;
   tags: string[];
+  /** The MCP toolset (mcp/toolsets.ts) when it is not the first tag. */
+  toolset?: string;
   /** Scope the credential must hold (spec 5.4); null only for the public OpenAPI document. */
   scope: Scope | null;
   /** API units this operation costs (spec 8); also in OpenAPI as `x-api-units`. */

@@ -12,18 +12,18 @@ const body = text(200_000).meta({ description: 'Markdown text of the minutes', e
 const recordPath = '/v1/rooms/{roomId}/records/{recordId}';
 const recordErrors: ProcedureMeta['errors'] = ['not_found', 'room_not_found', 'forbidden'];
 
-const approvalDocs: Record<ApprovalAction, { tool: string; title: string; description: string }> = {
-  request: { tool: 'request_record_approval', title: 'Request approval of a record', description: 'Any room member may request approval while none is pending. Fires approval.requested and record.approval_requested.' },
-  approve: { tool: 'approve_record', title: 'Approve a record', description: 'A room member other than the requester approves the pending request. Fires approval.approved and record.approved.' },
-  reject: { tool: 'reject_record', title: 'Reject a record', description: 'A room member other than the requester rejects the pending request. Fires approval.rejected.' },
-  withdraw: { tool: 'withdraw_record_approval', title: 'Withdraw an approval request', description: 'The requester withdraws their pending request. Fires approval.withdrawn.' },
+const approvalDocs: Record<ApprovalAction, { tool: string; title: string; description: string; forModel: string }> = {
+  request: { tool: 'request_record_approval', title: 'Request approval of a record', description: 'Any room member may request approval while none is pending. Fires approval.requested and record.approval_requested.', forModel: 'Requests approval of a record while none is pending; returns the record and the approval.' },
+  approve: { tool: 'approve_record', title: 'Approve a record', description: 'A room member other than the requester approves the pending request. Fires approval.approved and record.approved.', forModel: 'Approves a record\'s pending approval (not as its requester); returns the record and the approval.' },
+  reject: { tool: 'reject_record', title: 'Reject a record', description: 'A room member other than the requester rejects the pending request. Fires approval.rejected.', forModel: 'Rejects a record\'s pending approval (not as its requester); returns the record and the approval.' },
+  withdraw: { tool: 'withdraw_record_approval', title: 'Withdraw an approval request', description: 'The requester withdraws their pending request. Fires approval.withdrawn.', forModel: 'Withdraws your own pending approval request; returns the record and the approval.' },
 };
 
 const approvalProcedure = (action: ApprovalAction) =>
   apiProcedure
     .meta({
       http: { method: 'POST', path: `${recordPath}/approval/${action}` },
-      tool: { name: approvalDocs[action].tool, title: approvalDocs[action].title },
+      tool: { name: approvalDocs[action].tool, title: approvalDocs[action].title, description: approvalDocs[action].forModel },
       summary: approvalDocs[action].title, description: approvalDocs[action].description,
       tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: [...recordErrors!, 'invalid_state'],
     })
@@ -39,7 +39,7 @@ const approvalProcedure = (action: ApprovalAction) =>
 export const recordsRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/records' }, tool: { name: 'list_records', title: 'List records' },
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/records' }, tool: { name: 'list_records', title: 'List records', description: 'Meeting records (minutes) of a room, oldest first, with their approval state.' },
       summary: 'List meeting records', description: 'Records (meeting minutes) of a room, oldest first.',
       tags: ['records'], scope: 'records:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
@@ -52,7 +52,7 @@ export const recordsRouter = router({
 
   create: apiProcedure
     .meta({
-      http: { method: 'POST', path: '/v1/rooms/{roomId}/records', successStatus: 201 }, tool: { name: 'create_record', title: 'Create a record' },
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/records', successStatus: 201 }, tool: { name: 'create_record', title: 'Create a record', description: 'Creates a meeting record (markdown minutes) in a room; returns it.' },
       summary: 'Create a meeting record', description: 'Creates a record in a room. Fires record.created.',
       tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: recordErrors,
     })
@@ -64,7 +64,7 @@ export const recordsRouter = router({
 
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: recordPath }, tool: { name: 'get_record', title: 'Get a record' },
+      http: { method: 'GET', path: recordPath }, tool: { name: 'get_record', title: 'Get a record', description: 'One meeting record with its approval state.' },
       summary: 'Get a meeting record', description: 'One record with its approval state.',
       tags: ['records'], scope: 'records:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
     })
@@ -74,7 +74,7 @@ export const recordsRouter = router({
 
   update: apiProcedure
     .meta({
-      http: { method: 'PATCH', path: recordPath }, tool: { name: 'update_record', title: 'Update a record' },
+      http: { method: 'PATCH', path: recordPath }, tool: { name: 'update_record', title: 'Update a record', description: 'Changes a record\'s title or body; a content change resets its approval state. Returns the record.' },
       summary: 'Update a meeting record',
       description: 'Changes title or body. A content change resets the approval state to none (a pending request is withdrawn). Fires record.updated.',
       tags: ['records'], scope: 'records:write', units: 2, kind: 'write', idempotent: true, errors: recordErrors,
@@ -88,7 +88,7 @@ export const recordsRouter = router({
 
   delete: apiProcedure
     .meta({
-      http: { method: 'DELETE', path: recordPath }, tool: { name: 'delete_record', title: 'Delete a record' },
+      http: { method: 'DELETE', path: recordPath }, tool: { name: 'delete_record', title: 'Delete a record', description: 'Deletes a meeting record and its approvals.' },
       summary: 'Delete a meeting record', description: 'Deletes a record and its approvals. Fires record.deleted.',
       tags: ['records'], scope: 'records:write', units: 2, kind: 'write', destructive: true, idempotent: true, errors: recordErrors,
     })

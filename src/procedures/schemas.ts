@@ -1,6 +1,25 @@
 import { z } from 'zod';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/paging.js';
 
+/** How a schema reads in MCP tool schemas where it differs from OpenAPI: its text (null: none) and a default to state. */
+export interface ModelText {
+  description: string | null;
+  default?: unknown;
+}
+const modelTexts = new WeakMap<z.ZodType, ModelText>();
+
+/**
+ * Gives a schema its own text in MCP tool schemas (a model's context is paid per token), while the OpenAPI
+ * document keeps its `description`. Call it last: `.meta()`, `.optional()` … return new schemas.
+ */
+export function forModel<T extends z.ZodType>(schema: T, description: string | null, extra: Omit<ModelText, 'description'> = {}): T {
+  modelTexts.set(schema, { description, ...extra });
+  return schema;
+}
+
+/** What `forModel` gave this schema, if anything. */
+export const modelTextOf = (schema: z.ZodType): ModelText | undefined => modelTexts.get(schema);
+
 const NOUNS: Record<string, string> = {
   usr: 'user', org: 'organization', room: 'room', msg: 'message', task: 'task', rec: 'meeting record', apr: 'approval',
   file: 'file', wh: 'webhook', whd: 'webhook delivery',
@@ -38,16 +57,16 @@ export const date = z.iso.date().max(10).meta({ description: 'Calendar date YYYY
  * adapter reads a query parameter's plain decimal digits as one (rest/restRouter.ts), and refuses anything else.
  */
 export const pageInput = {
-  limit: z
+  limit: forModel(z
     .number()
     .int()
     .min(1)
     .max(MAX_LIMIT)
     .optional()
-    .meta({ description: `Page size, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT})`, example: 50 }),
-  cursor: z.string().min(1).max(1024).regex(NO_NUL).optional().meta({
+    .meta({ description: `Page size, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT})`, example: 50 }), null, { default: DEFAULT_LIMIT }),
+  cursor: forModel(z.string().min(1).max(1024).regex(NO_NUL).optional().meta({
     description: 'Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error.',
-  }),
+  }), 'nextCursor of the previous page'),
 };
 
 /** The list envelope of spec 2.3. */
@@ -56,11 +75,11 @@ export const listOf = <T extends z.ZodType>(item: T) =>
 
 /** `order` and `since` of the time-ordered lists (messages, tasks, events). */
 export const timeListInput = {
-  order: z.enum(['asc', 'desc']).optional().meta({
+  order: forModel(z.enum(['asc', 'desc']).optional().meta({
     description: 'asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in.',
     example: 'desc',
-  }),
-  since: z.iso.datetime({ offset: true }).max(64).optional().meta({ description: 'Only items created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }),
+  }), 'desc: newest first', { default: 'asc' }),
+  since: forModel(z.iso.datetime({ offset: true }).max(64).optional().meta({ description: 'Only items created at or after this ISO 8601 time', example: '2026-11-22T09:30:00.000Z' }), 'Created at or after'),
 };
 
 /** `since` as stored times compare: fixed-width ISO 8601 UTC text. */

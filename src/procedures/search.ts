@@ -24,7 +24,7 @@ export const SearchHitView = z
 export const searchRouter = router({
   query: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/search' }, tool: { name: 'search_content', title: 'Search messages and tasks' },
+      http: { method: 'GET', path: '/v1/search' }, tool: { name: 'search_content', title: 'Search messages and tasks', description: 'Finds messages and tasks containing `q` (case-insensitive) across rooms you can read, newest first.' },
       summary: 'Search messages and tasks',
       description:
         'Messages (body) and tasks (title, description) containing `q` (case-insensitive substring) in the rooms the caller can read, newest first. ' +

@@ -6,7 +6,7 @@ import { recoverWebhookDeliveries } from '../webhooks/recover.js';
 import { redeliverWebhookDelivery, sendTestEvent } from '../webhooks/redeliver.js';
 import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
-import { idOf, listOf, pageInput, timestamp } from './schemas.js';
+import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 
 // Webhooks on /v1 (spec 4, CONTRACT §4): list, delivery history, redeliver. Creation, rotation and deletion
@@ -64,6 +64,7 @@ const historyIdOrUuid = z
   .max(68)
   .regex(/^(whd_[0-9A-Za-z]{1,64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/, 'must be a whd_ identifier (the history row id)')
   .meta({ description: 'The history row id (whd_…). The Svc-Webhook-Delivery UUID is answered 404 with a message naming the history id', example: 'whd_01KAR3V6X5Q2Z8N4M7P9W1T3YB' });
+forModel(historyIdOrUuid, 'The history row id (whd_…)');
 
 /** What a test event's one attempt gave. */
 const TestOutcomeView = z
@@ -81,7 +82,7 @@ const TestOutcomeView = z
 export const webhooksRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/webhooks' }, tool: { name: 'list_webhooks', title: 'List webhooks' },
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/webhooks' }, tool: { name: 'list_webhooks', title: 'List webhooks', description: 'Webhooks of a room (secrets and header values never shown); needs room manage access.' },
       summary: 'List the webhooks of a room',
       description: 'Webhooks subscribed to the room, oldest first. Never shows a secret or a custom header value. Needs room manage access (the room creator or an organization owner/admin).',
       tags: ['webhooks'], scope: 'webhooks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found', 'forbidden'],
@@ -97,7 +98,7 @@ export const webhooksRouter = router({
   deliveries: apiProcedure
     .meta({
       http: { method: 'GET', path: `${webhookPath}/deliveries` },
-      tool: { name: 'list_webhook_deliveries', title: 'List webhook deliveries' },
+      tool: { name: 'list_webhook_deliveries', title: 'List webhook deliveries', description: 'Deliveries of a webhook, newest first, pending ones included.' },
       summary: 'Delivery history of a webhook',
       description: 'Deliveries of the webhook, newest first (pending ones included, with finalizedAt null). The receiver\'s response body is never returned.',
       tags: ['webhooks'], scope: 'webhooks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found', 'forbidden'],
@@ -114,7 +115,7 @@ export const webhooksRouter = router({
   redeliver: apiProcedure
     .meta({
       http: { method: 'POST', path: `${webhookPath}/deliveries/{deliveryId}/redeliver` },
-      tool: { name: 'redeliver_webhook_delivery', title: 'Redeliver a webhook delivery' },
+      tool: { name: 'redeliver_webhook_delivery', title: 'Redeliver a webhook delivery', description: 'Sends a delivery\'s event again now, as a new history row; takes the whd_ history id. A failed send answers success=false.' },
       summary: 'Redeliver a webhook delivery',
       description:
         'Sends the delivery\'s event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, and for a Svc-Webhook-Delivery UUID given in place of the whd_ history id (the message names the id the path takes, and the history id when the UUID belongs to this webhook), 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.',
@@ -128,7 +129,7 @@ export const webhooksRouter = router({
   test: apiProcedure
     .meta({
       http: { method: 'POST', path: `${webhookPath}/test` },
-      tool: { name: 'test_webhook', title: 'Send a test event to a webhook' },
+      tool: { name: 'test_webhook', title: 'Send a test event to a webhook', description: 'Sends a signed webhook.test event now and returns that attempt\'s outcome (success=false and the error class on failure).' },
       summary: 'Send a test event',
       description:
         'Sends a signed test event now and answers with the outcome of that one attempt. Type webhook.test (never fired by a write), data.object is the webhook, marked by the Svc-Webhook-Test: true header and "test": true in the body. A history row like any delivery (no retry). A receiver failure answers 200 with success=false and the error class.',
@@ -151,7 +152,10 @@ export const webhooksRouter = router({
   recover: apiProcedure
     .meta({
       http: { method: 'POST', path: `${webhookPath}/recover`, successStatus: 202 },
-      tool: { name: 'recover_webhook_deliveries', title: 'Recover failed webhook deliveries' },
+      tool: {
+        name: 'recover_webhook_deliveries', title: 'Recover failed webhook deliveries',
+        description: 'After a receiver outage: sends again, once each, every event whose delivery finally failed since `since`; returns how many were queued.',
+      },
       summary: 'Recover failed deliveries',
       description:
         'Queues again each event whose delivery finally failed since `since` (same event id, new deliveryId); skips events delivered or pending. 400 rule_violation: since in the future or past the attempt retention.',

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildToolCatalog } from '../../mcp/toolCatalog.js';
+import { buildToolCatalog, IDEMPOTENCY_KEY_RULES } from '../../mcp/toolCatalog.js';
+import { toToolSchema } from '../../mcp/toolSchema.js';
+import { listFieldsOf } from '../../mcp/toolText.js';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
 import {
   absurdHeaderValue, deepJsonText, flawedObject, junkJson, nastyString, shortNastyString, valueFor, type Schema,
@@ -76,13 +78,25 @@ describe('MCP tools/call fuzzing (issue 10.1)', () => {
       text: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       headers: { authorization: `Bearer ${w.a.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
     });
-    for (const tool of list.messages[0].result.tools) schemas.set(tool.name, tool.inputSchema);
+    for (const tool of list.messages[0].result.tools) schemas.set(tool.name, withFullSchema(tool.name, tool.inputSchema));
     listed.push(...schemas.keys());
     // tools listed to an agent run's own delegated token only (complete_agent_run): called all the same
-    for (const tool of runOnly) schemas.set(tool.name, tool.inputSchema);
+    for (const tool of runOnly) schemas.set(tool.name, withFullSchema(tool.name, tool.inputSchema));
   });
   const listed: string[] = [];
   const runOnly = [...buildToolCatalog().values()].filter((e) => e.proc.meta.runOnly).map((e) => e.tool);
+  // the listed schema is compact for a model (no patterns nor examples); arguments are generated from the full one,
+  // whose id patterns name real objects, with the tool's own arguments (idempotencyKey, fields) beside
+  const catalog = buildToolCatalog();
+  const withFullSchema = (name: string, listedSchema: Schema): Schema => {
+    const proc = catalog.get(name)!.proc;
+    const full = toToolSchema(proc.input, 'input', { compact: false }) as Schema;
+    const fields = listFieldsOf(proc);
+    // `fields` as the grammar it accepts: comma-separated item fields
+    const fieldsSchema = fields ? { fields: { type: 'string', pattern: `^(${fields.join('|')})(,(${fields.join('|')}))*$` } } : {};
+    const key = 'idempotencyKey' in (listedSchema.properties ?? {}) ? { idempotencyKey: { type: 'string', ...IDEMPOTENCY_KEY_RULES } } : {};
+    return { ...full, properties: { ...listedSchema.properties, ...full.properties, ...fieldsSchema, ...key } };
+  };
   afterAll(async () => {
     await w?.close();
   });

@@ -34,7 +34,7 @@ async function snapshot(t: TestServer): Promise<string> {
   return JSON.stringify(out);
 }
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; enum?: unknown[]; examples?: unknown[]; example?: unknown; anyOf?: Schema[]; $ref?: string };
+type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; enum?: unknown[]; examples?: unknown[]; example?: unknown; format?: string; anyOf?: Schema[]; $ref?: string };
 
 /**
  * Arguments for a JSON schema: required properties get the second room's id when named like one (`roomId`,
@@ -78,6 +78,9 @@ function valueFor(name: string, raw: Schema, ids: Record<string, string>, resolv
   if (type === 'boolean') return false;
   if (p.examples?.length) return p.examples[0];
   if (p.example !== undefined) return p.example;
+  // the MCP schemas carry no examples: a time or a date the input would accept, so the call reaches the room check
+  if (p.format === 'date-time') return new Date(Date.now() - 3_600_000).toISOString();
+  if (p.format === 'date') return '2026-12-01';
   return name === 'filename' ? 'needle.txt' : 'needle';
 }
 
@@ -116,7 +119,8 @@ async function setUp(t: TestServer) {
     roomId: second.id, messageId: msg.id, taskId: task.id, recordId: rec.id, fileId: file.id, webhookId: hook, deliveryId: delivery, runId: otherRun.id,
   };
   // `q`: what both rooms' content holds, so a search is a real probe
-  const fill = { ...ids, connectorId: connector.id, userId: w.member.id, assigneeId: w.member.id, q: 'needle' };
+  // (the MCP schemas carry no examples: arguments with a format of their own get a valid value here)
+  const fill = { ...ids, connectorId: connector.id, userId: w.member.id, assigneeId: w.member.id, q: 'needle', contentType: 'text/plain' };
   const target: SecondRoom = { ids, markers: [...Object.values(ids), 'needle-second'] };
   return { w, key, token, rx, target, fill, run: started.body.id as string };
 }

@@ -203,7 +203,7 @@ describe('numeric query parameters are plain decimal integers', () => {
     }
     const twice = await call(t, 'GET', '/v1/rooms?limit=5&limit=6', { key: w.key });
     expect(twice.status).toBe(400);
-    expect(twice.body.error.message).toBe('Invalid input: limit: is given more than once; give it once');
+    expect(twice.body.error.message).toBe('Invalid input: limit: is given more than once; give it once; for example 50.');
     expect(JSON.stringify(twice.body)).not.toContain('NaN');
     expect((await call(t, 'GET', '/v1/rooms?limit=05', { key: w.key })).status).toBe(200);
   });

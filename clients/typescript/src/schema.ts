@@ -727,7 +727,7 @@ export interface components {
         ErrorCode: "unauthorized" | "insufficient_scope" | "invalid_audience" | "forbidden" | "not_found" | "room_not_found" | "method_not_allowed" | "validation_error" | "rule_violation" | "invalid_state" | "conflict" | "webhook_inactive" | "connector_inactive" | "idempotency_key_in_use" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_units_exhausted" | "internal_error" | "insufficient_storage" | "service_unavailable";
         Me: {
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
@@ -755,7 +755,7 @@ export interface components {
         };
         Organization: {
             /**
-             * @description Identifier of a organization: `org_` and 1-64 letters or digits
+             * @description Identifier of a organization (`org_…`)
              * @example org_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
@@ -771,12 +771,12 @@ export interface components {
         };
         ListRoomsResponse: {
             data: components["schemas"]["Room"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         Room: {
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
@@ -787,12 +787,12 @@ export interface components {
              */
             roomType: 0;
             /**
-             * @description Identifier of a organization: `org_` and 1-64 letters or digits
+             * @description Identifier of a organization (`org_…`)
              * @example org_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             organizationId: string | null;
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             createdById: string;
@@ -825,17 +825,17 @@ export interface components {
         };
         ListRoomMembersResponse: {
             data: components["schemas"]["RoomMember"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         RoomMember: {
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             userId: string;
@@ -848,29 +848,29 @@ export interface components {
         };
         AddRoomMemberRequest: {
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             userId: string;
         };
         ListMessagesResponse: {
             data: components["schemas"]["Message"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         Message: {
             /**
-             * @description Identifier of a message: `msg_` and 1-64 letters or digits
+             * @description Identifier of a message (`msg_…`)
              * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             authorId: string;
@@ -901,17 +901,17 @@ export interface components {
         };
         ListTasksResponse: {
             data: components["schemas"]["Task"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         Task: {
             /**
-             * @description Identifier of a task: `task_` and 1-64 letters or digits
+             * @description Identifier of a task (`task_…`)
              * @example task_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
@@ -920,14 +920,14 @@ export interface components {
             /** @enum {string} */
             status: "todo" | "in_progress" | "done";
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             assigneeId: string | null;
             startDate: string | null;
             dueDate: string | null;
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             createdById: string;
@@ -1007,17 +1007,17 @@ export interface components {
         };
         ListRecordsResponse: {
             data: components["schemas"]["MeetingRecord"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         MeetingRecord: {
             /**
-             * @description Identifier of a meeting record: `rec_` and 1-64 letters or digits
+             * @description Identifier of a meeting record (`rec_…`)
              * @example rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
@@ -1026,7 +1026,7 @@ export interface components {
             /** @enum {string} */
             approvalState: "none" | "pending" | "approved" | "rejected" | "withdrawn";
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             createdById: string;
@@ -1071,7 +1071,7 @@ export interface components {
         };
         DeleteRecordResponse: {
             /**
-             * @description Identifier of a meeting record: `rec_` and 1-64 letters or digits
+             * @description Identifier of a meeting record (`rec_…`)
              * @example rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
@@ -1084,24 +1084,24 @@ export interface components {
         };
         Approval: {
             /**
-             * @description Identifier of a approval: `apr_` and 1-64 letters or digits
+             * @description Identifier of a approval (`apr_…`)
              * @example apr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a meeting record: `rec_` and 1-64 letters or digits
+             * @description Identifier of a meeting record (`rec_…`)
              * @example rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             recordId: string;
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "withdrawn";
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             requestedById: string;
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             decidedById: string | null;
@@ -1149,22 +1149,22 @@ export interface components {
         };
         FileMetadata: {
             /**
-             * @description Identifier of a file: `file_` and 1-64 letters or digits
+             * @description Identifier of a file (`file_…`)
              * @example file_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
             /**
-             * @description Identifier of a message: `msg_` and 1-64 letters or digits
+             * @description Identifier of a message (`msg_…`)
              * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             messageId: string | null;
             /**
-             * @description Identifier of a task: `task_` and 1-64 letters or digits
+             * @description Identifier of a task (`task_…`)
              * @example task_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             taskId: string | null;
@@ -1173,7 +1173,7 @@ export interface components {
             size: number;
             sha256: string;
             /**
-             * @description Identifier of a user: `usr_` and 1-64 letters or digits
+             * @description Identifier of a user (`usr_…`)
              * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             uploadedById: string;
@@ -1196,7 +1196,7 @@ export interface components {
         };
         ListEventsResponse: {
             data: components["schemas"]["EventObject"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         EventObject: {
@@ -1210,12 +1210,12 @@ export interface components {
              */
             createdAt: string;
             /**
-             * @description Identifier of a organization: `org_` and 1-64 letters or digits
+             * @description Identifier of a organization (`org_…`)
              * @example org_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             organizationId: string | null;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
@@ -1231,7 +1231,7 @@ export interface components {
         };
         SearchContentResponse: {
             data: components["schemas"]["SearchHit"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         /** @description A message (`message` set, when type is message) or a task (`task` set, when type is task) */
@@ -1239,7 +1239,7 @@ export interface components {
             /** @enum {string} */
             type: "message" | "task";
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
@@ -1254,17 +1254,17 @@ export interface components {
         };
         ListWebhooksResponse: {
             data: components["schemas"]["Webhook"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         Webhook: {
             /**
-             * @description Identifier of a webhook: `wh_` and 1-64 letters or digits
+             * @description Identifier of a webhook (`wh_…`)
              * @example wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
@@ -1315,7 +1315,7 @@ export interface components {
         };
         ListWebhookDeliveriesResponse: {
             data: components["schemas"]["PublicWebhookDelivery"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         PublicWebhookDelivery: {
@@ -1386,17 +1386,17 @@ export interface components {
         };
         AgentRun: {
             /**
-             * @description Identifier of a run: `run_` and 1-64 letters or digits
+             * @description Identifier of a run (`run_…`)
              * @example run_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
             /**
-             * @description Identifier of a room: `room_` and 1-64 letters or digits
+             * @description Identifier of a room (`room_…`)
              * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             roomId: string;
             /**
-             * @description Identifier of a acn: `acn_` and 1-64 letters or digits
+             * @description Identifier of a acn (`acn_…`)
              * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             connectorId: string;
@@ -1405,12 +1405,12 @@ export interface components {
             input: {
                 text: string;
                 /**
-                 * @description Identifier of a meeting record: `rec_` and 1-64 letters or digits
+                 * @description Identifier of a meeting record (`rec_…`)
                  * @example rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB
                  */
                 recordId: string | null;
                 /**
-                 * @description Identifier of a task: `task_` and 1-64 letters or digits
+                 * @description Identifier of a task (`task_…`)
                  * @example task_01KAR3V6X5Q2Z8N4M7P9W1T3YB
                  */
                 taskId: string | null;
@@ -1465,7 +1465,7 @@ export interface components {
         };
         CreateAgentRunRequest: {
             /**
-             * @description Identifier of a acn: `acn_` and 1-64 letters or digits
+             * @description Identifier of a acn (`acn_…`)
              * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             connectorId: string;
@@ -1489,7 +1489,7 @@ export interface components {
         };
         ListAgentRunsResponse: {
             data: components["schemas"]["AgentRun"][];
-            /** @description Pass as cursor for the next page; null on the last page */
+            /** @description The next page's cursor; null on the last page */
             nextCursor: string | null;
         };
         CompleteAgentRunRequest: {
@@ -2187,21 +2187,21 @@ export interface components {
         LimitQuery: number;
         /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
         CursorQuery: string;
-        /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+        /** @description Identifier of a room (`room_…`) */
         RoomId: string;
         /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
         OrderQuery: "asc" | "desc";
         /** @description Only items created at or after this ISO 8601 time */
         SinceQuery: string;
-        /** @description Identifier of a task: `task_` and 1-64 letters or digits */
+        /** @description Identifier of a task (`task_…`) */
         TaskId: string;
-        /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+        /** @description Identifier of a meeting record (`rec_…`) */
         RecordId: string;
-        /** @description Identifier of a file: `file_` and 1-64 letters or digits */
+        /** @description Identifier of a file (`file_…`) */
         FileId: string;
-        /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+        /** @description Identifier of a webhook (`wh_…`) */
         WebhookId: string;
-        /** @description Identifier of a run: `run_` and 1-64 letters or digits */
+        /** @description Identifier of a run (`run_…`) */
         RunId: string;
     };
     requestBodies: never;
@@ -2410,7 +2410,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2454,7 +2454,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2510,7 +2510,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2554,7 +2554,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2614,7 +2614,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2658,7 +2658,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2718,7 +2718,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2762,7 +2762,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2813,9 +2813,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a task: `task_` and 1-64 letters or digits */
+                /** @description Identifier of a task (`task_…`) */
                 taskId: components["parameters"]["TaskId"];
             };
             cookie?: never;
@@ -2859,9 +2859,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a task: `task_` and 1-64 letters or digits */
+                /** @description Identifier of a task (`task_…`) */
                 taskId: components["parameters"]["TaskId"];
             };
             cookie?: never;
@@ -2917,7 +2917,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -2961,7 +2961,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -3012,9 +3012,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3058,9 +3058,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3110,9 +3110,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3166,9 +3166,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3222,9 +3222,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3278,9 +3278,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3334,9 +3334,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a meeting record: `rec_` and 1-64 letters or digits */
+                /** @description Identifier of a meeting record (`rec_…`) */
                 recordId: components["parameters"]["RecordId"];
             };
             cookie?: never;
@@ -3397,7 +3397,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -3449,9 +3449,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a file: `file_` and 1-64 letters or digits */
+                /** @description Identifier of a file (`file_…`) */
                 fileId: components["parameters"]["FileId"];
             };
             cookie?: never;
@@ -3492,9 +3492,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a file: `file_` and 1-64 letters or digits */
+                /** @description Identifier of a file (`file_…`) */
                 fileId: components["parameters"]["FileId"];
             };
             cookie?: never;
@@ -3677,7 +3677,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -3723,9 +3723,9 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+                /** @description Identifier of a webhook (`wh_…`) */
                 webhookId: components["parameters"]["WebhookId"];
             };
             cookie?: never;
@@ -3769,9 +3769,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+                /** @description Identifier of a webhook (`wh_…`) */
                 webhookId: components["parameters"]["WebhookId"];
                 /** @description The history row id (whd_…). The Svc-Webhook-Delivery UUID is answered 404 with a message naming the history id */
                 deliveryId: string;
@@ -3823,9 +3823,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+                /** @description Identifier of a webhook (`wh_…`) */
                 webhookId: components["parameters"]["WebhookId"];
             };
             cookie?: never;
@@ -3875,9 +3875,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a webhook: `wh_` and 1-64 letters or digits */
+                /** @description Identifier of a webhook (`wh_…`) */
                 webhookId: components["parameters"]["WebhookId"];
             };
             cookie?: never;
@@ -3933,7 +3933,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -3977,7 +3977,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
             };
             cookie?: never;
@@ -4028,9 +4028,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run: `run_` and 1-64 letters or digits */
+                /** @description Identifier of a run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
@@ -4074,9 +4074,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run: `run_` and 1-64 letters or digits */
+                /** @description Identifier of a run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
@@ -4126,9 +4126,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of a room: `room_` and 1-64 letters or digits */
+                /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run: `run_` and 1-64 letters or digits */
+                /** @description Identifier of a run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { measureTokens, TOKEN_LIMITS } from '../../bench/tokens.js';
+
+// The figures bench/tokens.ts prints (`npm run bench`), held to the limits an agent's context can afford.
+describe('MCP token budget (o200k_base)', () => {
+  it('keeps the tool list, a toolset, read-only mode and an agent session within their limits', async () => {
+    const f = await measureTokens();
+    const list = Object.fromEntries(f.toolList.map((r) => [r.label, r]));
+    expect(list['every scope'].tools).toBeGreaterThanOrEqual(37);
+    expect(list['every scope'].tokens).toBeLessThanOrEqual(TOKEN_LIMITS.toolList);
+    expect(list['toolset messages'].tokens).toBeLessThan(list['every scope'].tokens / 10);
+    expect(list['read-only'].tokens).toBeLessThan(list['every scope'].tokens / 2 + 200);
+
+    const page = f.session.find((s) => s.tool === 'list_messages')!;
+    expect(page.rows).toBe(20);
+    expect(page.text).toBeLessThanOrEqual(TOKEN_LIMITS.messagePage);
+    // the page's text within twice its user content and 20 a row; every step's text no larger than its structuredContent
+    expect(page.text).toBeLessThanOrEqual(2 * page.user + 20 * page.rows!);
+    for (const s of [...f.session, ...f.lists]) expect(s.text, s.step).toBeLessThanOrEqual(s.structured);
+  });
+});
