@@ -4,6 +4,8 @@
 // agents, domain → db. web/ renders the consent page over oauth/'s rules; oauth/ renders no page.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const transport = ['express', 'express/*', '@trpc/*', '@modelcontextprotocol/*', 'helmet', '@scalar/*'];
 
@@ -32,6 +34,15 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
       '@typescript-eslint/no-misused-promises': 'error',
     },
+  },
+  {
+    // No import cycles among the server's modules: a cycle is two layers that each need the other, which the
+    // boundaries below then cannot order. import-x skips type-only imports; test/architecture/imports.test.ts
+    // checks those too.
+    files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts', 'db/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: { ...importX.flatConfigs.typescript.settings, 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })] },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     files: ['src/config.ts', 'src/cli/**', 'src/main.ts', 'test/**', 'bench/**', 'bin/**', 'scripts/**', 'vitest.config.ts', 'examples/**'],
@@ -64,7 +75,12 @@ export default tseslint.config(
     // the wire module (envelope, request ids, headers, challenges, surfaces) and the spec 5.5 steps belong
     // to neither adapter: both adapters import them, never the other way round
     files: ['src/http/**', 'src/auth/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', 'express', 'express/*', '@trpc/*', '@modelcontextprotocol/*'], message: 'src/http and src/auth belong to neither adapter (nor to tRPC).' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/procedures/**', 'express', 'express/*', '@trpc/*', '@modelcontextprotocol/*'], message: 'src/http and src/auth belong to neither adapter (nor to tRPC): procedures import the pipeline, never the reverse; what both need is in src/contract.ts.' }] }] },
+  },
+  {
+    // the call contract is the bottom of the call: the pipeline, the procedures and the adapters import it
+    files: ['src/contract.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...transport, '**/auth/**', '**/procedures/**', '**/rest/**', '**/mcp/**', '**/web/**', '**/oauth/**', '**/cli/**', '**/webhooks/**', '**/agents/**', '**/fastpaths/**'], message: 'src/contract.ts imports the domain, db and the wire\'s plain facts, nothing above them.' }] }] },
   },
   {
     files: ['src/fastpaths/**'],

@@ -5,16 +5,11 @@ import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { auditRow } from '../http/auditRow.js';
-import type { RequestContext } from '../procedures/context.js';
-import { toDomainError } from '../procedures/errors.js';
-import type { ProcedureMeta } from '../procedures/meta.js';
+import type { AuditInput, ErrorMapping, ProcedureMeta, RequestContext } from '../contract.js';
 import { annotateActiveSpan } from '../observability/tracing.js';
 
 /** Audit retention (spec 5.7, 8): 7 years. */
 export const AUDIT_RETENTION_YEARS = 7;
-
-/** `agentRunId`: the run a delegated token acted for (issue 21); absent for every other credential. */
-export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt' | 'agentRunId'> & { agentRunId?: string | null };
 
 const AUDIT_INSERT =
   'INSERT INTO "audit_log" ("id", "requestId", "surface", "method", "routePattern", "statusCode", "authMethod", "actor", ' +
@@ -79,9 +74,9 @@ export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
  * the answer goes out with, written after everything else. A failed write is logged, never the caller's failure.
  */
 export async function auditCall(
-  ctx: RequestContext, meta: ProcedureMeta | undefined, outcome: { ok: true } | { ok: false; error: unknown },
+  ctx: RequestContext, meta: ProcedureMeta | undefined, outcome: { ok: true } | { ok: false; error: unknown }, toError: ErrorMapping,
 ): Promise<void> {
-  const error = outcome.ok ? undefined : toDomainError(outcome.error);
+  const error = outcome.ok ? undefined : toError(outcome.error);
   const statusCode = error ? error.status : (ctx.out.status ?? meta?.http.successStatus ?? 200);
   await recordAudit(ctx.services, auditRow({
     requestId: ctx.requestId, surface: ctx.surface, method: ctx.method, routePattern: ctx.routePattern, statusCode,

@@ -5,7 +5,7 @@ import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import type { RateLimiter } from './rateLimit.js';
-import type { ResponseState } from '../procedures/context.js';
+import type { ResponseState } from '../contract.js';
 import { type Credentials, presentedToken } from './credentials.js';
 import { countAddress } from './meter.js';
 

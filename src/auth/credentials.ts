@@ -1,8 +1,6 @@
-/** The credential a request carries (spec 5.1): `Authorization: Bearer …` or `X-Api-Key`. */
-export interface Credentials {
-  authorization?: string;
-  apiKey?: string;
-}
+import type { Credentials } from '../contract.js';
+
+export type { Credentials } from '../contract.js';
 
 /** The presented token, or null when none or a malformed header. Authorization wins over X-Api-Key. */
 export function presentedToken(c: Credentials): string | null {

@@ -5,8 +5,7 @@ import { DomainError, validationError } from '../domain/errors.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import type { RequestContext } from '../procedures/context.js';
-import type { ProcedureMeta } from '../procedures/meta.js';
+import type { ProcedureMeta, RequestContext } from '../contract.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** No request runs this long: an unfinished claim older than this is abandoned. */

@@ -2,7 +2,7 @@ import type { Actor } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { isoWithOffset, nextMonthStart } from '../domain/time.js';
-import type { BalanceState, RateState, RequestContext, ResponseState } from '../procedures/context.js';
+import type { BalanceState, RateState, RequestContext, ResponseState } from '../contract.js';
 import { RATE_WINDOW_SECONDS, type RateLimitResult } from './rateLimit.js';
 import { chargeUnits, refundUnits, type UnitsResult } from './units.js';
 

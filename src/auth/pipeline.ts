@@ -1,8 +1,6 @@
 import type { AuthenticatedActor } from '../domain/actor.js';
 import type { DomainError } from '../domain/errors.js';
-import type { RequestContext } from '../procedures/context.js';
-import { toDomainError } from '../procedures/errors.js';
-import type { ProcedureMeta } from '../procedures/meta.js';
+import { domainErrorOf, type ErrorMapping, type ProcedureMeta, type RequestContext } from '../contract.js';
 import { auditCall } from './audit.js';
 import { authenticateRequest } from './authenticate.js';
 import { authorize } from './authorize.js';
@@ -39,8 +37,10 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
   next: () => Promise<R>;
   /** The result of a replayed write: its stored body. */
   replayed: (body: unknown) => R;
+  /** Maps what `next` failed with to the domain error: the caller knows how its framework wraps a handler's error. */
+  toError: ErrorMapping;
 }): Promise<R> {
-  const { ctx, meta, getRawInput } = o;
+  const { ctx, meta, getRawInput, toError } = o;
   try {
     const { actor, cost, claims, counted } = await admit(ctx, meta, getRawInput, true);
     let claimId: string | undefined;
@@ -53,7 +53,7 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
       if (claim.kind === 'replay') {
         await recordUnchargedBalance(ctx, actor);
         const replayed = o.replayed(claim.body);
-        await auditCall(ctx, meta, replayed);
+        await auditCall(ctx, meta, replayed, toError);
         return replayed;
       }
       claimId = claim.claimId;
@@ -66,12 +66,12 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
     // (a defineProperty per key) once more on every call. Handlers see it as `ctx.actor`.
     (ctx as RequestContext & { actor: AuthenticatedActor }).actor = actor;
     const result = await o.next();
-    if (!result.ok) await refundIfNothingDone(ctx, actor, units, toDomainError(result.error).code);
+    if (!result.ok) await refundIfNothingDone(ctx, actor, units, toError(result.error).code);
     if (claimId) await settleKey(ctx, meta, claimId, result);
-    await auditCall(ctx, meta, result);
+    await auditCall(ctx, meta, result, toError);
     return result;
   } catch (err) {
-    await auditCall(ctx, meta, { ok: false, error: err });
+    await auditCall(ctx, meta, { ok: false, error: err }, toError);
     throw err;
   }
 }
@@ -109,7 +109,8 @@ export async function refuseBeforeDispatch(
     await admit(ctx, meta, getRawInput, false);
     return undefined;
   } catch (err) {
-    await auditCall(ctx, meta, { ok: false, error: err });
-    return toDomainError(err);
+    // steps 1–4 run no handler, so nothing here comes wrapped by a framework
+    await auditCall(ctx, meta, { ok: false, error: err }, domainErrorOf);
+    return domainErrorOf(err);
   }
 }

@@ -1,35 +1,12 @@
 import { RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
 import { isPostgres } from '../../db/sql.js';
+import type { RateLimiter } from '../contract.js';
 import { createSqliteRateLimiter } from '../fastpaths/sqliteRateLimiter.js';
 
+export type { RateLimiter, RateLimitResult, SqlCondition } from '../contract.js';
+
 export const RATE_WINDOW_SECONDS = 60;
-
-export interface RateLimitResult {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until the window resets. */
-  resetSeconds: number;
-}
-
-/** A condition a later statement can carry (`… WHERE <sql>`), with its parameters. */
-export interface SqlCondition {
-  sql: string;
-  params: unknown[];
-}
-
-export interface RateLimiter {
-  /** Counts one request for `subject` against `limit` per 60 s window. */
-  consume(subject: string, limit: number): Promise<RateLimitResult>;
-  /**
-   * "The window `consume(subject, limit)` has just counted still allows the request", as a condition for a
-   * statement queued right after that `consume`, in the same turn. Only where that statement is sure to run
-   * after the count and see it: on SQLite, whose writes of one turn run in order in one transaction
-   * (db/sql.ts). Absent on PostgreSQL, where statements run on pooled connections in no set order.
-   */
-  allowedAfterConsume?(subject: string, limit: number): SqlCondition;
-}
 
 /**
  * The short-window rate limit (spec 5.5 condition 5), stored in the service's own database: on PostgreSQL

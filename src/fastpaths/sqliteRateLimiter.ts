@@ -4,7 +4,7 @@
 // sequence of requests) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
 import type { DataSource } from 'typeorm';
 import { sql } from '../../db/sql.js';
-import type { RateLimiter } from '../auth/rateLimit.js';
+import type { RateLimiter } from '../contract.js';
 
 /**
  * RateLimiterSQLite's upsert: a window starts with the first request and counts until `expire`; a request

@@ -1,4 +1,4 @@
-import type { AuditInput } from '../auth/audit.js';
+import type { AuditInput } from '../contract.js';
 import type { Actor } from '../domain/actor.js';
 
 /** What an answer's audit row says besides who asked (spec 5.7). */

@@ -1,4 +1,4 @@
-import type { ResponseState } from '../procedures/context.js';
+import type { ResponseState } from '../contract.js';
 import { challengeHeader } from './challenge.js';
 import type { SurfaceName } from './surfaces.js';
 

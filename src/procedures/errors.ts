@@ -1,8 +1,10 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { isTransientDatabaseError, isUnstorableTextError } from '../../db/databaseErrors.js';
 import { DomainError } from '../domain/errors.js';
 import { clip, shownPath } from '../http/inputBounds.js';
+import { domainErrorOf } from '../contract.js';
+
+export { serviceUnavailable } from '../contract.js';
 
 /** How many input problems a validation error shows (its message and `details.issues`), and how many unknown keys of one. */
 const SHOWN_ISSUES = 5;
@@ -41,10 +43,6 @@ function validationMessage(issues: { path: string; message: string }[], total: n
   return `Invalid input: ${listed.join('; ')}${more}`;
 }
 
-/** 503 `service_unavailable`: the database was busy; nothing was written (the transaction rolled back). */
-export const serviceUnavailable = (cause: unknown) =>
-  new DomainError('service_unavailable', 'The service is busy; retry the request shortly', { details: { retryAfterSeconds: 1 }, cause });
-
 /**
  * Maps anything a procedure call threw to the one domain error: domain errors as they are, input that
  * failed its schema as 400 `validation_error` with the issues, a busy database as 503 `service_unavailable`
@@ -61,7 +59,5 @@ export function toDomainError(err: unknown): DomainError {
       return new DomainError('validation_error', validationMessage(details?.issues ?? [], total), { details, cause: err });
     }
   }
-  if (isTransientDatabaseError(err)) return serviceUnavailable(err);
-  if (isUnstorableTextError(err)) return new DomainError('validation_error', 'Strings must not contain NUL characters', { cause: err });
-  return new DomainError('internal_error', 'Internal server error', { cause: err });
+  return domainErrorOf(err);
 }

@@ -1,6 +1,7 @@
 import { initTRPC } from '@trpc/server';
 import { pipeline } from '../auth/pipeline.js';
 import type { AuthenticatedActor } from '../domain/actor.js';
+import { toDomainError } from './errors.js';
 import type { RequestContext } from './context.js';
 import type { ProcedureMeta } from './meta.js';
 
@@ -20,6 +21,7 @@ const spec55 = t.middleware(({ ctx, meta, next, getRawInput }) =>
     ctx, meta, getRawInput,
     next: next as unknown as () => ReturnType<typeof next<{ actor: AuthenticatedActor }>>,
     replayed: (body) => ({ ok: true as const, data: body, ctx, marker: 'middlewareMarker' as never }),
+    toError: toDomainError,
   }));
 
 /** Every /v1 operation and MCP tool: the spec 5.5 pipeline around the handler. */

@@ -12,30 +12,10 @@ import { isStandardHeaderName, unsendableCustomHeader } from './customHeaders.js
 import { buildDeliveryHeaders } from './signing.js';
 import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import { customHeadersOf } from './webhookConfig.js';
+import type { AttemptResult } from './attemptLog.js';
 
-/** The outcome of one attempt, before it is written. */
-export interface AttemptResult {
-  statusCode: number | null;
-  durationMs: number | null;
-  responseBody: string | null;
-  error: string | null;
-  /** The worker was stopped mid-attempt: the attempt does not count. */
-  aborted?: boolean;
-  /** What the attempt record keeps (issue 22); absent only on aborted attempts. */
-  record?: AttemptRecordData;
-}
-
-/** An attempt as its record keeps it (webhook_attempts). */
-export interface AttemptRecordData {
-  startedAt: string;
-  /** Why it failed without a 2xx: `timeout`, `connection_refused`, `tls`, `ssrf_refused`, `redirect_not_followed`, … */
-  errorClass: string | null;
-  requestUrl: string;
-  /** Headers exactly as sent, custom header values hidden; null when nothing was sent. */
-  requestHeaders: Record<string, string> | null;
-  requestBody: string | null;
-  responseHeaders: Record<string, string> | null;
-}
+// the attempt's result types live with the attempt log that writes them, so the log imports nothing of this module
+export type { AttemptRecordData, AttemptResult } from './attemptLog.js';
 
 /** Shown instead of a custom header's value in attempt records: such values are often a receiver's credential. */
 export const HIDDEN_HEADER_VALUE = '(custom header value hidden)';

@@ -5,9 +5,32 @@ import { WebhookAttempt, type WebhookAttemptKind, type WebhookDelivery } from '.
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import type { AttemptResult } from './attemptDelivery.js';
 import { TEST_EVENT_TYPE } from './constants.js';
 import { classifyAttempt } from './retryPolicy.js';
+
+/** The outcome of one attempt, before it is written. */
+export interface AttemptResult {
+  statusCode: number | null;
+  durationMs: number | null;
+  responseBody: string | null;
+  error: string | null;
+  /** The worker was stopped mid-attempt: the attempt does not count. */
+  aborted?: boolean;
+  /** What the attempt record keeps (issue 22); absent only on aborted attempts. */
+  record?: AttemptRecordData;
+}
+
+/** An attempt as its record keeps it (webhook_attempts). */
+export interface AttemptRecordData {
+  startedAt: string;
+  /** Why it failed without a 2xx: `timeout`, `connection_refused`, `tls`, `ssrf_refused`, `redirect_not_followed`, … */
+  errorClass: string | null;
+  requestUrl: string;
+  /** Headers exactly as sent, custom header values hidden; null when nothing was sent. */
+  requestHeaders: Record<string, string> | null;
+  requestBody: string | null;
+  responseHeaders: Record<string, string> | null;
+}
 
 // Issue 22: every attempt on record (webhook_attempts), and the automatic disable of a webhook whose
 // deliveries have all failed for SVC_WEBHOOK_DISABLE_AFTER_HOURS.

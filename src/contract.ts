@@ -1,0 +1,214 @@
+// The call contract: what an adapter hands the spec 5.5 pipeline (the request context), what the pipeline hands
+// back (the response state), what each operation declares about itself (its metadata), the audit row's input and
+// the mapping of anything thrown to the one domain error. It sits below the pipeline (src/auth/) and the
+// procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
+import type { AuditEntry } from '../db/entities/index.js';
+import { isTransientDatabaseError, isUnstorableTextError } from '../db/databaseErrors.js';
+import type { Actor, AuthenticatedActor } from './domain/actor.js';
+import { DomainError, type ErrorCode } from './domain/errors.js';
+import type { Scope } from './domain/scopes.js';
+import type { Services } from './domain/services.js';
+import type { Challenge } from './http/challenge.js';
+import type { SurfaceName } from './http/surfaces.js';
+
+/** The credential a request carries (spec 5.1): `Authorization: Bearer …` or `X-Api-Key`. */
+export interface Credentials {
+  authorization?: string;
+  apiKey?: string;
+}
+
+/** A file the REST adapter streams after the procedure authorized the download. */
+export interface FileDownload {
+  path: string;
+  contentType: string;
+  size: number;
+  filename: string;
+  sha256: string;
+}
+
+/**
+ * A content block of an MCP tool result, as the MCP spec (2025-11-25) shapes it; declared here because
+ * procedures stay transport-free (they import no MCP SDK).
+ */
+export type ToolContentBlock =
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'resource'; resource: { uri: string; mimeType: string; text: string } }
+  | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; size?: number };
+
+/** The 60 s window a request was counted in (spec 5.5 condition 5), for the RateLimit headers. */
+export interface RateState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  windowSeconds: number;
+  /** Whom the window counts: the API key, the user behind an OAuth token, or the address of an unauthenticated request. */
+  scope: 'api_key' | 'user' | 'ip';
+}
+
+/** The billing entity's monthly units after this request (spec 5.5 condition 6), for the Svc-Api-Units headers. */
+export interface BalanceState {
+  limit: number;
+  used: number;
+  remaining: number;
+  /** Units charged to this request: 0 when refused or refunded. */
+  cost: number;
+  /** ISO 8601 with offset: the next monthly reset. */
+  resetsAt: string;
+}
+
+/**
+ * What a procedure call hands back to its surface besides the output. The pipeline's steps record data
+ * here and never headers: the adapters render them (src/http/headers.ts).
+ */
+export interface ResponseState {
+  /** Overrides the success status (idempotent replays). */
+  status?: number;
+  rate?: RateState;
+  balance?: BalanceState;
+  /** Seconds to wait before retrying (a spent window). */
+  retryAfter?: number;
+  /** Why the credential was refused, for the `WWW-Authenticate` challenge. */
+  challenge?: Challenge;
+  /** Set when a write's Idempotency-Key replayed a stored response: its stored headers. */
+  replayed?: { headers: Record<string, string> };
+  download?: FileDownload;
+  /**
+   * MCP only: the content blocks of the tool result (a file's bytes as an image, an embedded text resource or
+   * a resource link), in place of the output as JSON text; `structuredContent` still carries the output.
+   */
+  toolContent?: ToolContentBlock[];
+  /** Filled once authenticated, for the audit row. */
+  actor?: Actor;
+  /** Units charged, net of a refund: the audit row's `units`. */
+  units: number;
+}
+
+/**
+ * The transport-bound context of one call, built by an adapter (REST or MCP); the pipeline middlewares and
+ * the handlers see only this.
+ */
+export interface RequestContext {
+  services: Services;
+  rateLimiter: RateLimiter;
+  /** The surface the call came in on: its audience and own scopes are in src/http/surfaces.ts. */
+  surface: SurfaceName;
+  requestId: string;
+  /** HTTP method, or `TOOL` for MCP calls. */
+  method: string;
+  /** Concrete path (REST) or tool name (MCP): the idempotency scope. */
+  path: string;
+  /** The template (`/v1/rooms/{roomId}`) or tool name: the audit's route pattern. */
+  routePattern: string;
+  clientIp: string;
+  credentials: Credentials;
+  /**
+   * The actor the surface already authenticated from these same credentials in this HTTP request (MCP checks
+   * the credential at the door before reading JSON-RPC): the pipeline then does not look it up again.
+   */
+  authenticated?: AuthenticatedActor;
+  idempotencyKey?: string;
+  /** A body the adapter could not read (malformed, oversized, wrong type), reported after authentication. */
+  inputError?: DomainError;
+  out: ResponseState;
+}
+
+export const newResponseState = (): ResponseState => ({ units: 0 });
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * What each procedure declares about itself; the REST and MCP adapters and the pipeline read nothing else.
+ */
+export interface ProcedureMeta {
+  /** REST binding under /v1: path in OpenAPI form (`/v1/rooms/{roomId}`). */
+  http: {
+    method: HttpMethod;
+    path: string;
+    /** Status of a success (default 200). */
+    successStatus?: number;
+    /**
+     * The body is raw bytes (file upload): carried to this input field as base64, with its Content-Type.
+     * `mcpOnly`: input fields that stand for the body over MCP (`text`), not REST query parameters.
+     */
+    rawBody?: { field: string; contentTypeField: string; mcpOnly?: string[] };
+    /** The REST response streams a file instead of JSON. */
+    download?: boolean;
+  };
+  /**
+   * MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
+   * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
+   */
+  tool: {
+    name: string; title: string; description?: string;
+    /** A list's item fields its text leaves out unless the call's `fields` names them (the text says which). */
+    textOmits?: string[];
+  };
+  summary: string;
+  description: string;
+  tags: string[];
+  /** The MCP toolset (mcp/toolsets.ts) when it is not the first tag. */
+  toolset?: string;
+  /** Scope the credential must hold (spec 5.4); null only for the public OpenAPI document. */
+  scope: Scope | null;
+  /** API units this operation costs (spec 8); also in OpenAPI as `x-api-units`. */
+  units: number;
+  /** Writes take `Idempotency-Key` and are never read-only tools. */
+  kind: 'read' | 'write';
+  /** MCP annotations beyond read/write. */
+  destructive?: boolean;
+  /** Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else. */
+  runOnly?: boolean;
+  idempotent?: boolean;
+  /** Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the status. */
+  errors?: (ErrorCode | { code: ErrorCode; status: number })[];
+  /** Not exposed as an MCP tool (only `openapi.json`). */
+  restOnly?: boolean;
+}
+
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+/** A condition a later statement can carry (`… WHERE <sql>`), with its parameters. */
+export interface SqlCondition {
+  sql: string;
+  params: unknown[];
+}
+
+export interface RateLimiter {
+  /** Counts one request for `subject` against `limit` per 60 s window. */
+  consume(subject: string, limit: number): Promise<RateLimitResult>;
+  /**
+   * "The window `consume(subject, limit)` has just counted still allows the request", as a condition for a
+   * statement queued right after that `consume`, in the same turn. Only where that statement is sure to run
+   * after the count and see it: on SQLite, whose writes of one turn run in order in one transaction
+   * (db/sql.ts). Absent on PostgreSQL, where statements run on pooled connections in no set order.
+   */
+  allowedAfterConsume?(subject: string, limit: number): SqlCondition;
+}
+
+/** `agentRunId`: the run a delegated token acted for (issue 21); absent for every other credential. */
+export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt' | 'agentRunId'> & { agentRunId?: string | null };
+
+/** 503 `service_unavailable`: the database was busy; nothing was written (the transaction rolled back). */
+export const serviceUnavailable = (cause: unknown) =>
+  new DomainError('service_unavailable', 'The service is busy; retry the request shortly', { details: { retryAfterSeconds: 1 }, cause });
+
+/** Maps anything a call threw to the one domain error; the procedures' (src/procedures/errors.ts) also reads tRPC's. */
+export type ErrorMapping = (err: unknown) => DomainError;
+
+/**
+ * The mapping below tRPC: domain errors as they are, a busy database as 503 `service_unavailable` (to
+ * retry), text the database cannot store as 400, anything else as a generic 500 that leaks nothing (the
+ * cause is kept for the log).
+ */
+export function domainErrorOf(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  if (isTransientDatabaseError(err)) return serviceUnavailable(err);
+  if (isUnstorableTextError(err)) return new DomainError('validation_error', 'Strings must not contain NUL characters', { cause: err });
+  return new DomainError('internal_error', 'Internal server error', { cause: err });
+}
