@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { sqliteGroupStatements } from '../src/fastpaths/sqliteTransaction.js';
+import { driverPostgresPool, driverSqliteConnection } from '../src/fastpaths/typeormDriver.js';
 
 export interface SqlResult<T> {
   rows: T[];
@@ -170,7 +171,7 @@ export async function sql<T = Record<string, unknown>>(
   const ds = 'connection' in db ? db.connection : db;
   const inOwnTransaction = 'connection' in db && !!db.queryRunner;
   if (isPostgres(ds)) return runPostgres<T>(ds, inOwnTransaction ? (db as EntityManager).queryRunner! : null, text, params);
-  const conn = (ds.driver as unknown as { databaseConnection?: SqliteConnection }).databaseConnection;
+  const conn = driverSqliteConnection<SqliteConnection>(ds);
   if (conn) {
     const stmt = preparedStatement(conn, text);
     if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
@@ -227,7 +228,7 @@ function pgStatement(text: string): { name?: string; text: string } {
  */
 async function runPostgres<T>(ds: DataSource, runner: { connect(): Promise<unknown> } | null, text: string, params: unknown[]): Promise<SqlResult<T>> {
   const st = pgStatement(text);
-  const on = (runner ? await runner.connect() : (ds.driver as unknown as { master: unknown }).master) as PgQueryable;
+  const on = (runner ? await runner.connect() : driverPostgresPool(ds)) as PgQueryable;
   const r = await on.query({ ...st, values: params });
   return { rows: r.rows as T[], affected: r.rowCount ?? 0 };
 }

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { isPostgres } from '../../db/sql.js';
 import type { RateLimiter } from '../contract.js';
 import { createSqliteRateLimiter } from '../fastpaths/sqliteRateLimiter.js';
+import { driverPostgresPool } from '../fastpaths/typeormDriver.js';
 
 export type { RateLimiter, RateLimitResult, SqlCondition } from '../contract.js';
 
@@ -17,14 +18,13 @@ export const RATE_WINDOW_SECONDS = 60;
 export function createRateLimiter(ds: DataSource): RateLimiter {
   if (!isPostgres(ds)) return createSqliteRateLimiter(ds, RATE_WINDOW_SECONDS);
   const limiters = new Map<number, Promise<RateLimiterAbstract>>();
-  const driver = ds.driver as unknown as { databaseConnection?: unknown; master?: unknown };
   const make = (points: number) =>
     new Promise<RateLimiterAbstract>((resolve, reject) => {
       const common = { points, duration: RATE_WINDOW_SECONDS, keyPrefix: `rl${points}`, tableName: 'rate_limits', tableCreated: true };
       // the library may call back synchronously, inside its constructor: settle after it returns
       const done = (err?: unknown) => queueMicrotask(() => (err ? reject(err) : resolve(limiter)));
       const limiter: RateLimiterAbstract = new RateLimiterPostgres(
-        { ...common, storeClient: driver.master, storeType: 'pool', clearExpiredByTimeout: false },
+        { ...common, storeClient: driverPostgresPool<unknown>(ds), storeType: 'pool', clearExpiredByTimeout: false },
         done,
       );
     });

@@ -3,6 +3,7 @@
 // BetterSqlite3Driver's `databaseConnection`. test/fastpaths/mirrors.test.ts pins the version and the code;
 // test/db/** and test/cli/besideServer.test.ts run every transaction of the suite through it.
 import type { DataSource, EntityManager } from 'typeorm';
+import { driverSqliteConnection } from './typeormDriver.js';
 
 /** The part of better-sqlite3's connection a transaction uses. */
 export interface SqliteConnection {
@@ -12,7 +13,7 @@ export interface SqliteConnection {
 
 /** The open better-sqlite3 connection under TypeORM's SQLite driver, if it is that driver. */
 export function sqliteConnectionOf(ds: DataSource): SqliteConnection | undefined {
-  const conn = (ds.driver as unknown as { databaseConnection?: Partial<SqliteConnection> }).databaseConnection;
+  const conn = driverSqliteConnection<Partial<SqliteConnection>>(ds);
   return conn && typeof conn.prepare === 'function' && typeof conn.inTransaction === 'boolean' ? (conn as SqliteConnection) : undefined;
 }
 

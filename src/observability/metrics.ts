@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { sql } from '../../db/sql.js';
+import { driverPostgresPool } from '../fastpaths/typeormDriver.js';
 
 /** Where a request came in: the four surfaces an operator tells apart. */
 export type Surface = 'rest' | 'mcp' | 'oauth' | 'pages';
@@ -107,7 +108,7 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
   });
 
   if (ds.options.type === 'postgres') {
-    const pool = () => (ds.driver as unknown as { master?: { totalCount: number; idleCount: number; waitingCount: number } }).master;
+    const pool = () => driverPostgresPool<{ totalCount: number; idleCount: number; waitingCount: number } | undefined>(ds);
     new Gauge({
       name: 'svc_db_pool_connections', help: 'PostgreSQL pool connections by state', registers, labelNames: ['state'] as const,
       collect() {

@@ -76,6 +76,18 @@ const MIRRORS: Mirror[] = [
     sha: 'be82cf9e7e7d8524',
     recheck: "AbstractSqliteQueryRunner's start/commit/rollbackTransaction (isTransactionActive, transactionDepth, the statements it sends) and BetterSqlite3Driver's databaseConnection",
   },
+  {
+    file: 'src/fastpaths/typeormDriver.ts', pkg: 'typeorm', version: '1.1.1',
+    code: () => {
+      const driver = (d: string) => path.join(ROOT, 'node_modules/typeorm/driver', d);
+      return [
+        slice(driver('sqlite-abstract/AbstractSqliteDriver.js'), 'async connect() {', 'this.databaseConnection = await this.createDatabaseConnection();'),
+        slice(driver('postgres/PostgresDriver.js'), 'async connect() {', 'this.master = await this.createPool(this.options, this.options);'),
+      ];
+    },
+    sha: '457efa301301f21c',
+    recheck: "AbstractSqliteDriver.connect (the field that keeps better-sqlite3's connection) and PostgresDriver.connect (the field that keeps the node-postgres pool)",
+  },
 ];
 
 describe('the fast paths of src/fastpaths/ are pinned to the library code they mirror', () => {
