@@ -13,7 +13,7 @@ import type { ResponseState } from '../src/procedures/context.js';
 import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/http/apiHeaders.js';
 import { EXPOSED_API_HEADERS, outcomeHeaders } from '../src/http/headers.js';
 import { requestIdOf } from '../src/http/requestId.js';
-import { MCP_SCOPE } from '../src/http/surfaces.js';
+import { MCP_SCOPE, SURFACES, surfacePattern } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
 import { hasStandardHeaders, plainToolCallOf, toolCallAnswerJson } from './plainToolCall.js';
 import { auditRejection } from './auditRejection.js';
@@ -50,8 +50,8 @@ const header = (req: Request, name: string) => {
 };
 
 /** The endpoint, and everything below it (matched as an Express mount path would be: any case, optional trailing slash). */
-const MCP_ENDPOINT = /^\/mcp\/?$/i;
-const UNDER_MCP = /^\/mcp(?:\/|$)/i;
+const MCP_ENDPOINT = new RegExp(`${surfacePattern('mcp')}\\/?$`, 'i');
+const UNDER_MCP = new RegExp(`${surfacePattern('mcp')}(?:\\/|$)`, 'i');
 
 const wantsProgress = (body: unknown) =>
   (Array.isArray(body) ? body : [body]).some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } })?.params?._meta?.progressToken !== undefined);
@@ -74,7 +74,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   const refuse = async (req: Request, res: Response, o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor }) => {
     if (o.error.status >= 500) services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
     await auditRejection(services, {
-      requestId: o.requestId, method: req.method, routePattern: '/mcp', statusCode: o.error.status, errorCode: o.error.code, actor: o.actor,
+      requestId: o.requestId, method: req.method, routePattern: SURFACES.mcp.path, statusCode: o.error.status, errorCode: o.error.code, actor: o.actor,
     });
     sendEnvelope(res, o.error, o.requestId, o.headers);
   };
@@ -134,7 +134,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       // protocol negotiation, not a refusal, and is not audited; any other method is.
       req.resume();
       if (req.method !== 'GET') {
-        await auditRejection(services, { requestId, method: req.method, routePattern: '/mcp', statusCode: 405, errorCode: 'method_not_allowed', actor });
+        await auditRejection(services, { requestId, method: req.method, routePattern: SURFACES.mcp.path, statusCode: 405, errorCode: 'method_not_allowed', actor });
       }
       return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
     }
@@ -143,7 +143,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
     if ('error' in selection) {
       req.resume();
-      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 400, errorCode: 'validation_error', actor });
+      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: 400, errorCode: 'validation_error', actor });
       return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { 'X-Request-Id': requestId });
     }
     const tools = selectTools(catalog, selection);
@@ -156,7 +156,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       throw err;
     }
     if ('error' in read) {
-      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: read.status, errorCode: read.code, actor });
+      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: read.status, errorCode: read.code, actor });
       return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, {
         ...read.headers, 'X-Request-Id': requestId,
       });
@@ -164,7 +164,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
 
     if (read.body === null) {
       // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
-      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 415, errorCode: 'unsupported_media_type', actor });
+      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: 415, errorCode: 'unsupported_media_type', actor });
       return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json', { 'X-Request-Id': requestId });
     }
 
@@ -182,14 +182,14 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const route = plain ? null : classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body: read.body });
     if (route?.kind === 'reject') {
       setOperation(res, 'invalid');
-      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: route.httpStatus, errorCode: ladderErrorCode(route.code), actor });
+      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: route.httpStatus, errorCode: ladderErrorCode(route.code), actor });
       return sendJsonRpcError(res, route.httpStatus, route.code, route.message, { 'X-Request-Id': requestId }, { data: route.data, id: echoableId(read.body) });
     }
 
     if (Array.isArray(read.body) && BATCHLESS_REVISIONS.has(mcpHeaders.protocolVersionHeader ?? '')) {
       // JSON-RPC batches left MCP with 2025-06-18; only a 2025-03-26 client may send one
       setOperation(res, 'batch');
-      await auditRejection(services, { requestId, method: 'POST', routePattern: '/mcp', statusCode: 400, errorCode: 'validation_error', actor });
+      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: 400, errorCode: 'validation_error', actor });
       const message = `Invalid Request: protocol revision ${mcpHeaders.protocolVersionHeader} does not allow JSON-RPC batches`;
       return sendJsonRpcError(res, 400, JSONRPC_INVALID_REQUEST, message, { 'X-Request-Id': requestId });
     }
@@ -254,7 +254,7 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     if (response.status >= 400) {
       // refused by the SDK (Accept, protocol version, method, headers, envelope …)
       await auditRejection(services, {
-        requestId, method: 'POST', routePattern: '/mcp', statusCode: response.status, errorCode: transportErrorCode(response.status), actor,
+        requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: response.status, errorCode: transportErrorCode(response.status), actor,
       });
     }
     await writeResponse(res, response, aborted.signal);

@@ -13,6 +13,7 @@ import { clip } from '../src/http/inputBounds.js';
 import { REPLAYED_HEADER, restHeaders } from '../src/http/headers.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
+import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
 import { explainValidation } from '../src/procedures/validationHint.js';
 import {
@@ -29,8 +30,8 @@ export interface RestRouterOptions {
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
-const UNDER_V1 = /^\/v1(\/.*)?$/;
-const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
+const UNDER_V1 = new RegExp(`${surfacePattern('rest')}(\\/.*)?$`);
+const OPENAPI_PATH = new RegExp(`^${OPENAPI_JSON_PATH.replace(/[/.]/g, '\\$&')}\\/?$`, 'i');
 const OPENAPI_OPERATION = 'GET /v1/openapi.json';
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 const header = (req: Request, name: string) => {

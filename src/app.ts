@@ -9,6 +9,7 @@ import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from './http/render.js';
 import { requestIdOf } from './http/requestId.js';
+import { OPENAPI_JSON_PATH, SURFACES } from './http/surfaces.js';
 import type { RateLimiter } from './auth/rateLimit.js';
 import { DomainError } from './domain/errors.js';
 import type { Services } from './domain/services.js';
@@ -37,7 +38,7 @@ const DOCS_BUNDLE = path.join(path.dirname(require.resolve('@scalar/api-referenc
  * proxy.scalar.com); no button that opens the vendor's hosted client, no developer tools, no AI chat or MCP panel.
  */
 const DOCS_CONFIG = {
-  url: '/v1/openapi.json', cdn: '/docs/standalone.js', pageTitle: 'svc API reference',
+  url: OPENAPI_JSON_PATH, cdn: '/docs/standalone.js', pageTitle: 'svc API reference',
   withDefaultFonts: false, telemetry: false, hideClientButton: true, showDeveloperTools: 'never', persistAuth: false,
   // none of the vendor's AI chat or MCP panel (they reach the vendor); the API-key scheme preselected for "try it"
   agent: { disabled: true }, mcp: { disabled: true }, authentication: { preferredSecurityScheme: 'apiKey' },
@@ -53,7 +54,7 @@ const docsPolicy = (nonce: string) =>
   `connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 /** A request line in origin form for one of the API surfaces: /v1… or /mcp…, any case. */
-const API_LANE = /^\/(?:v1|mcp)(?:[/?]|$)/i;
+const API_LANE = new RegExp(`^\\/(?:${SURFACES.rest.path.slice(1)}|${SURFACES.mcp.path.slice(1)})(?:[/?]|$)`, 'i');
 
 /**
  * Composes the HTTP surface: REST /v1 with OpenAPI, MCP at /mcp, health, the reference page, OAuth and the

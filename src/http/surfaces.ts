@@ -41,3 +41,9 @@ export const resourceMetadataUrl = (baseUrl: string, surface: SurfaceName): stri
 /** True when `resource` is the audience of one of the surfaces (an authorization request's `resource`). */
 export const isAudience = (baseUrl: string, resource: string): boolean =>
   (Object.keys(SURFACES) as SurfaceName[]).some((s) => audienceOf(baseUrl, s) === resource);
+
+/** `^` and a surface's path escaped for a regular expression (`^\/v1`): the start of every matcher of its requests. */
+export const surfacePattern = (surface: SurfaceName): string => `^${SURFACES[surface].path.replace(/[/.]/g, '\\$&')}`;
+
+/** The path of the OpenAPI document (CONTRACT §4), under the REST surface. */
+export const OPENAPI_JSON_PATH = `${SURFACES.rest.path}/openapi.json`;

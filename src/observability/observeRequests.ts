@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { context } from '@opentelemetry/api';
+import { SURFACES, surfacePattern } from '../http/surfaces.js';
 import type { Metrics, Surface } from './metrics.js';
 import { endRequestSpan, startRequestSpan, tracingEnabled } from './tracing.js';
 
@@ -19,11 +20,17 @@ export function setOperation(res: ServerResponse, operation: string): void {
 /** Operator endpoints, not counted: a scrape or a probe every few seconds would drown the traffic. */
 const OPERATOR_PATHS = /^\/(?:metrics|healthz|readyz)\/?(?:\?|$)/;
 
+/** The surfaces' paths (src/http/surfaces.ts), any case, and their first letters in lower case for a cheap first test. */
+const REST_PATH = new RegExp(`${surfacePattern('rest')}(?:[/?]|$)`, 'i');
+const MCP_PATH = new RegExp(`${surfacePattern('mcp')}(?:[/?]|$)`, 'i');
+const REST_INITIAL = SURFACES.rest.path.charCodeAt(1) | 0x20;
+const MCP_INITIAL = SURFACES.mcp.path.charCodeAt(1) | 0x20;
+
 function surfaceOf(url: string): Surface | null {
   const c = url.charCodeAt(1) | 0x20; // the first letter, any case (paths match case-insensitively)
-  if (c === 0x76 /* v */ && /^\/v1(?:[/?]|$)/i.test(url)) return 'rest';
-  if (c === 0x6d /* m */) {
-    if (/^\/mcp(?:[/?]|$)/i.test(url)) return 'mcp';
+  if (c === REST_INITIAL && REST_PATH.test(url)) return 'rest';
+  if (c === MCP_INITIAL) {
+    if (MCP_PATH.test(url)) return 'mcp';
     if (OPERATOR_PATHS.test(url)) return null;
   }
   if ((c === 0x68 /* h */ || c === 0x72 /* r */) && OPERATOR_PATHS.test(url)) return null;
