@@ -10,7 +10,7 @@ import type { Services } from '../src/domain/services.js';
 import { API_SECURITY_HEADERS, mergeHeaders } from '../src/http/apiHeaders.js';
 import { auditRow } from '../src/http/auditRow.js';
 import { clip } from '../src/http/inputBounds.js';
-import { REPLAYED_HEADER, restHeaders } from '../src/http/headers.js';
+import { API_KEY_IN, IDEMPOTENCY_KEY_IN, REPLAYED_HEADER, REQUEST_ID_IN, restHeaders } from '../src/http/headers.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';
@@ -109,13 +109,13 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   };
 
   async function handle(proc: ProcedureInfo, req: Request, res: Response) {
-    const requestId = requestIdOf(header(req, 'x-request-id'));
+    const requestId = requestIdOf(header(req, REQUEST_ID_IN));
     const { http } = proc.meta;
     const ctx: RequestContext = {
       services, rateLimiter, surface: 'rest', requestId, method: req.method, path: req.path, routePattern: http.path,
       clientIp: req.ip ?? 'unknown',
-      credentials: { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') },
-      idempotencyKey: header(req, 'idempotency-key'), out: newResponseState(),
+      credentials: { authorization: header(req, 'authorization'), apiKey: header(req, API_KEY_IN) },
+      idempotencyKey: header(req, IDEMPOTENCY_KEY_IN), out: newResponseState(),
     };
     const query = req.query as Record<string, unknown>;
     // a query parameter the document does not name is refused, as an unknown body field is (never silently
@@ -172,7 +172,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   };
   /** A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only. */
   async function answerMalformedPath(req: Request, res: Response, routePattern: string) {
-    const requestId = requestIdOf(header(req, 'x-request-id'));
+    const requestId = requestIdOf(header(req, REQUEST_ID_IN));
     const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', { details: { reason: 'malformed_path' } });
     services.log.debug({ requestId, route: routePattern }, 'malformed percent-encoding in a path');
     req.resume();
@@ -183,7 +183,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   }
 
   async function answerUnmatched(req: Request, res: Response) {
-    const requestId = requestIdOf(header(req, 'x-request-id'));
+    const requestId = requestIdOf(header(req, REQUEST_ID_IN));
     const matches = known.filter((c) => matchesPath(c, req.path));
     const err = matches.length
       ? new DomainError('method_not_allowed', `Method ${req.method} is not allowed here`, {

@@ -8,6 +8,7 @@ import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from './http/render.js';
+import { REQUEST_ID_IN } from './http/headers.js';
 import { requestIdOf } from './http/requestId.js';
 import { OPENAPI_JSON_PATH, SURFACES } from './http/surfaces.js';
 import type { RateLimiter } from './auth/rateLimit.js';
@@ -125,7 +126,7 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
 
   // Last resort: nothing escapes as a stack trace or an HTML error page.
   const lastResort = (err: unknown, req: Request, res: Response) => {
-    const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
+    const requestId = requestIdOf(req.headers[REQUEST_ID_IN] as string | undefined);
     // a client gone mid-request: nobody to answer, nothing went wrong here
     if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
     const status = (err as { status?: number }).status;

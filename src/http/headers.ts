@@ -9,6 +9,13 @@ export const UNIT_HEADERS = ['Svc-Api-Units-Limit', 'Svc-Api-Units-Remaining', '
 export const RETRY_AFTER = 'Retry-After';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const REQUEST_ID_HEADER = 'X-Request-Id';
+/** The request headers of a call (spec 5.1, 5.8), as written; Node hands them over in lower case (`*_IN`). */
+export const API_KEY_HEADER = 'X-Api-Key';
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const WWW_AUTHENTICATE = 'WWW-Authenticate';
+export const REQUEST_ID_IN = REQUEST_ID_HEADER.toLowerCase();
+export const API_KEY_IN = API_KEY_HEADER.toLowerCase();
+export const IDEMPOTENCY_KEY_IN = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 
 /** The API's own response headers a browser client must be able to read (CORS `Access-Control-Expose-Headers`), in this order. */
 export const EXPOSED_API_HEADERS = [REQUEST_ID_HEADER, RETRY_AFTER, ...RATE_LIMIT_HEADERS, ...UNIT_HEADERS];
@@ -29,7 +36,7 @@ export function outcomeHeaders(out: ResponseState, baseUrl: string, surface: Sur
     h['RateLimit-Policy'] = `${rate.limit};w=${rate.windowSeconds}`;
     h['Svc-RateLimit-Scope'] = rate.scope;
   }
-  if (out.challenge?.kind === 'audience') h['WWW-Authenticate'] = challengeHeader(baseUrl, surface, out.challenge)!;
+  if (out.challenge?.kind === 'audience') h[WWW_AUTHENTICATE] = challengeHeader(baseUrl, surface, out.challenge)!;
   if (balance) {
     h['Svc-Api-Units-Limit'] = String(balance.limit);
     h['Svc-Api-Units-Remaining'] = String(balance.remaining);
@@ -48,7 +55,7 @@ export function outcomeHeaders(out: ResponseState, baseUrl: string, surface: Sur
 /** The answer's headers on REST: the outcome's, the challenge of a refused credential (401), the request id. */
 export function restHeaders(out: ResponseState, baseUrl: string, requestId: string): Record<string, string> {
   const h = outcomeHeaders(out, baseUrl, 'rest');
-  if (out.challenge?.kind === 'unauthorized') h['WWW-Authenticate'] = challengeHeader(baseUrl, 'rest', out.challenge)!;
+  if (out.challenge?.kind === 'unauthorized') h[WWW_AUTHENTICATE] = challengeHeader(baseUrl, 'rest', out.challenge)!;
   h[REQUEST_ID_HEADER] = requestId;
   return h;
 }
