@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedErrorV2 } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
@@ -12,44 +12,10 @@ import { inTransaction } from '../../db/transaction.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
 import { bodyOf, post2026, postMcp, toolCall } from './mcpClient.js';
+import { HostProvider, REDIRECT } from './hostProvider.js';
 import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js';
 
-const REDIRECT = 'http://127.0.0.1:8976/callback';
 
-/** An MCP host's OAuth state for one pre-registered client: what a desktop assistant keeps. */
-class HostProvider implements OAuthClientProvider {
-  saved?: OAuthTokens;
-  verifier?: string;
-  authorizationUrl?: URL;
-  constructor(readonly clientId: string) {}
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Desk assistant', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] };
-  }
-  state() {
-    return 'state-123';
-  }
-  clientInformation(): OAuthClientInformationMixed {
-    return { client_id: this.clientId }; // registered by an administrator: no dynamic registration
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier!;
-  }
-}
 
 async function registerAgent(t: TestServer, scopes?: string[]) {
   const { client } = await inTransaction(t.rt.services, (m) =>

@@ -1,7 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { createClient } from '../../src/oauth/clientRegistry.js';
@@ -12,6 +11,7 @@ import { TOOLSETS, toolsetOf } from '../../mcp/toolsets.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
 import { postMcp, toolCall } from './mcpClient.js';
+import { HostProvider, REDIRECT } from './hostProvider.js';
 
 /** An SDK client on a URL of our choosing (the URL form of a selection), with headers. */
 async function connectAt(t: TestServer, path: string, o: { token?: string; headers?: Record<string, string>; authProvider?: OAuthClientProvider } = {}) {
@@ -141,42 +141,7 @@ describe('MCP toolsets and read-only mode', () => {
   });
 });
 
-const REDIRECT = 'http://127.0.0.1:8976/callback';
 
-/** An MCP host's OAuth state for one pre-registered client. */
-class HostProvider implements OAuthClientProvider {
-  saved?: OAuthTokens;
-  verifier?: string;
-  authorizationUrl?: URL;
-  constructor(readonly clientId: string) {}
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Desk assistant', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] };
-  }
-  state() {
-    return 'state-123';
-  }
-  clientInformation(): OAuthClientInformationMixed {
-    return { client_id: this.clientId };
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier!;
-  }
-}
 
 describe('MCP toolsets in the URL with OAuth', () => {
   it('the SDK client discovers, authorizes and connects on /mcp?toolsets=…: the resource stays /mcp, the selection applies', async () => {
