@@ -4,6 +4,7 @@ import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newId } from '../src/domain/ids.js';
 import { auditRejection } from './auditRejection.js';
+import { complete } from './completions.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
@@ -57,7 +58,7 @@ const sharedValidator = new AjvJsonSchemaValidator();
  */
 export function createMcpServer({ catalog, actor, call, onToolOutcome, selection }: McpServerOptions): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, completions: {} },
     instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator, cacheHints: CACHE_HINTS,
   });
 
@@ -90,6 +91,8 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome, selection
     listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor));
   server.setRequestHandler('resources/read', async (request, ctx) =>
     readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)));
+  // completion/complete: the resource templates' ids, within the caller's rights (completions.ts)
+  server.setRequestHandler('completion/complete', async (request) => complete(request.params, call, onToolOutcome));
   return server;
 }
 
