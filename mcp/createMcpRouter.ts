@@ -17,6 +17,7 @@ import { MCP_SCOPE } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
 import { hasStandardHeaders, MODERN_REVISION, plainToolCallOf, toolCallAnswerJson } from './plainToolCall.js';
 import { needsConfirmation } from './confirm.js';
+import { declaresTasks, TASK_TOOL } from './tasks.js';
 import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
@@ -214,7 +215,10 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     };
     const tool = plain && tools.get(plain.name); // toolsets: a tool outside the selection goes to the server, which refuses it
     // a destructive call the human confirms first is the server's (confirm.ts): it answers input_required
-    if (plain && tool && !(plain.revision === MODERN_REVISION && needsConfirmation(tool.proc, actor, plainCapabilities(read.body)))) {
+    // so is a run started by a client of the tasks extension: it answers a task (tasks.ts)
+    const serverOnly = plain?.revision === MODERN_REVISION && tool
+      && (needsConfirmation(tool.proc, actor, plainCapabilities(read.body)) || (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(read.body))));
+    if (plain && tool && !serverOnly) {
       // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
       // server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one (plainToolCall.ts)
       const aborted = new AbortController();
