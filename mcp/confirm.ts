@@ -7,7 +7,7 @@ import { sql } from '../db/sql.js';
 import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
 import { requireRoom } from '../src/domain/access.js';
 import { DomainError } from '../src/domain/errors.js';
-import { hmacHex } from '../src/domain/hashing.js';
+import { hmacHex, safeEqual } from '../src/domain/hashing.js';
 import type { Services } from '../src/domain/services.js';
 import { errorEnvelope } from '../src/http/envelope.js';
 import type { ProcedureInfo } from '../src/procedures/index.js';
@@ -133,7 +133,7 @@ export async function confirm(
     if (!target) return { kind: 'run' };
     return { kind: 'answer', result: await ask(tool, target, args, ctx, o.codec) };
   }
-  if (typeof state !== 'object' || state === null || state.tool !== tool || state.args !== digest(args)) {
+  if (typeof state !== 'object' || state === null || state.tool !== tool || typeof state.args !== 'string' || !safeEqual(state.args, digest(args))) {
     return { kind: 'answer', result: refusal('validation_error', 'This confirmation was given for another call: call the tool again without requestState to be asked again. Nothing was changed.') };
   }
   if (!target || target.id !== state.target || target.version !== state.version) {

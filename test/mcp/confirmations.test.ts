@@ -1,3 +1,4 @@
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -148,5 +149,34 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const done = await callTool(t, token, 'approve_record', args, { requestState: asked.body.result.requestState, inputResponses: ACCEPT });
     expect(done.body.result.isError).toBeFalsy();
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${rec.id}`, { key: w.key })).body.approvalState).toBe('approved');
+  });
+
+  it('the v2 SDK client with an elicitation handler: asked, answered, retried for it, one write', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const token = await personToken(t, w);
+    const kept = await newRecord(t, w, 'Keep me');
+    const gone = await newRecord(t, w, 'Delete me');
+    const client = new ClientV2({ name: 'svc-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      const message = (request.params as { message: string }).message;
+      asked.push(message);
+      return message.includes('Keep me') ? { action: 'decline' } : { action: 'accept', content: { confirm: true } };
+    });
+    await client.connect(new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const declined = await client.callTool({ name: 'delete_record', arguments: { roomId: w.roomId, recordId: kept.id } });
+      expect(declined.structuredContent).toMatchObject({ confirmed: false, action: 'decline' });
+      const deleted = await client.callTool({ name: 'delete_record', arguments: { roomId: w.roomId, recordId: gone.id } });
+      expect(deleted.structuredContent).toMatchObject({ id: gone.id, deleted: true });
+    } finally {
+      await client.close();
+    }
+    expect(asked).toEqual([expect.stringContaining('"Keep me"'), expect.stringContaining('"Delete me"')]);
+    expect(await recordStatus(t, w, kept.id)).toBe(200);
+    expect(await recordStatus(t, w, gone.id)).toBe(404);
+    expect(await auditOf(t, 'delete_record')).toHaveLength(1);
   });
 });
