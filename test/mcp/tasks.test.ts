@@ -1,3 +1,4 @@
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { addConnector, getRun, INVOKER_SCOPES, invokeDue, invokerKey } from '../agents/helpers.js';
@@ -76,5 +77,22 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
     }
     expect((await taskCall(t, sameOwnerOtherKey, 'tasks/get', taskId)).body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown task/) });
     expect((await getRun(t, key, roomId, runId)).body.status).toBe('queued');
+  });
+
+  it('the v2 SDK client (which does not declare the extension) gets the queued run as before', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using rx = await startReceiver();
+    const connector = await addConnector(t.rt, w.orgId, rx.url);
+    const key = await invokerKey(t.rt, w);
+    const client = new ClientV2({ name: 'svc-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    try {
+      expect(client.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+      const r = await client.callTool({ name: 'create_agent_run', arguments: { roomId: w.roomId, connectorId: connector.id, input: { text: 'one' } } });
+      expect(r.structuredContent).toMatchObject({ status: 'queued', roomId: w.roomId });
+    } finally {
+      await client.close();
+    }
   });
 });
