@@ -7,16 +7,18 @@ import { createClient } from '../../src/oauth/clientRegistry.js';
 import { createGrant, issueTokens } from '../../src/oauth/tokenStore.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { post2026, postMcp, toolCall } from './mcpClient.js';
+import { addConnector, INVOKER_SCOPES, invokerKey, startRun } from '../agents/helpers.js';
+import { startReceiver } from '../webhooks/helpers.js';
 
 type World = Awaited<ReturnType<typeof createWorld>>;
 
 /** A person's OAuth access token for /mcp (what a desktop client holds after consent). */
-async function personToken(t: TestServer, w: World): Promise<string> {
+async function personToken(t: TestServer, w: World, scopes: string[] = ALL_SCOPES): Promise<string> {
   const s = t.rt.services;
   return inTransaction(s, async (m) => {
     const { client } = await createClient(m, s.now(), { name: 'Desk', redirectUris: ['http://127.0.0.1:7777/cb'], type: 'public' });
     const grant = await createGrant(m, s.now(), {
-      clientId: client.id, userId: w.owner.id, organizationId: w.orgId, scopes: ALL_SCOPES, resource: audienceOf(s.config.baseUrl, 'mcp'),
+      clientId: client.id, userId: w.owner.id, organizationId: w.orgId, scopes, resource: audienceOf(s.config.baseUrl, 'mcp'),
     });
     return (await issueTokens(m, s.now(), grant)).accessToken;
   });
@@ -178,5 +180,22 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     expect(await recordStatus(t, w, kept.id)).toBe(200);
     expect(await recordStatus(t, w, gone.id)).toBe(404);
     expect(await auditOf(t, 'delete_record')).toHaveLength(1);
+  });
+
+  it('cancel_agent_run shows the run\'s status; the replay after the cancel is a conflict', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    await using rx = await startReceiver();
+    const connector = await addConnector(t.rt, w.orgId, rx.url);
+    const run = (await startRun(t, await invokerKey(t.rt, w), w.roomId, connector.id)).body as { id: string };
+    const token = await personToken(t, w, INVOKER_SCOPES);
+    const args = { roomId: w.roomId, runId: run.id };
+    const asked = await callTool(t, token, 'cancel_agent_run', args);
+    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(new RegExp(`cancel_agent_run will change the agent run ${run.id} .*\\(status: queued\\)`));
+    const retry = { requestState: asked.body.result.requestState, inputResponses: ACCEPT };
+    expect((await callTool(t, token, 'cancel_agent_run', args, retry)).body.result.structuredContent).toMatchObject({ status: 'canceled' });
+    const replay = await callTool(t, token, 'cancel_agent_run', args, retry);
+    expect(JSON.parse(replay.body.result.content[0].text).error).toMatchObject({ code: 'conflict' });
+    expect(await auditOf(t, 'cancel_agent_run')).toHaveLength(1);
   });
 });
