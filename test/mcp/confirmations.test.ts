@@ -9,6 +9,7 @@ import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServ
 import { post2026, postMcp, toolCall } from './mcpClient.js';
 import { addConnector, INVOKER_SCOPES, invokerKey, startRun } from '../agents/helpers.js';
 import { startReceiver } from '../webhooks/helpers.js';
+import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 
 type World = Awaited<ReturnType<typeof createWorld>>;
 
@@ -197,5 +198,22 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const replay = await callTool(t, token, 'cancel_agent_run', args, retry);
     expect(JSON.parse(replay.body.result.content[0].text).error).toMatchObject({ code: 'conflict' });
     expect(await auditOf(t, 'cancel_agent_run')).toHaveLength(1);
+  });
+
+  it('redeliver_webhook_delivery shows the delivery; the replay after the redelivery is a conflict', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const hook = (await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', createdById: w.owner.id })).webhook.id;
+    await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hello' } });
+    const delivery = (await call(t, 'GET', `/v1/rooms/${w.roomId}/webhooks/${hook}/deliveries`, { key: w.key })).body.data[0].id as string;
+    const token = await personToken(t, w);
+    const args = { roomId: w.roomId, webhookId: hook, deliveryId: delivery };
+    const asked = await callTool(t, token, 'redeliver_webhook_delivery', args);
+    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(new RegExp(`delivery ${delivery} \\(state: \\w+, 0 redeliveries so far\\)`));
+    const retry = { requestState: asked.body.result.requestState, inputResponses: ACCEPT };
+    expect((await callTool(t, token, 'redeliver_webhook_delivery', args, retry)).body.result.isError).toBeFalsy();
+    const replay = await callTool(t, token, 'redeliver_webhook_delivery', args, retry);
+    expect(JSON.parse(replay.body.result.content[0].text).error).toMatchObject({ code: 'conflict' });
+    expect(await auditOf(t, 'redeliver_webhook_delivery')).toHaveLength(1);
   });
 });
