@@ -1,6 +1,6 @@
 import { toWebRequest } from '@modelcontextprotocol/node';
 import {
-  classifyInboundRequest, createMcpHandler, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpRequestContext, type Server,
+  CLIENT_CAPABILITIES_META_KEY, classifyInboundRequest, createMcpHandler, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpRequestContext, type Server,
 } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -15,7 +15,9 @@ import { EXPOSED_API_HEADERS, outcomeHeaders } from '../src/http/headers.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { MCP_SCOPE, SURFACES, surfacePattern } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
-import { hasStandardHeaders, plainToolCallOf, toolCallAnswerJson } from './plainToolCall.js';
+import { hasStandardHeaders, MODERN_REVISION, plainToolCallOf, toolCallAnswerJson } from './plainToolCall.js';
+import { needsConfirmation } from './confirm.js';
+import { declaresTasks, TASK_TOOL } from './tasks.js';
 import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
@@ -212,7 +214,11 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       for (const k in rendered) if (k !== 'WWW-Authenticate') headers[k] = rendered[k];
     };
     const tool = plain && tools.get(plain.name); // toolsets: a tool outside the selection goes to the server, which refuses it
-    if (plain && tool) {
+    // a destructive call the human confirms first is the server's (confirm.ts): it answers input_required
+    // so is a run started by a client of the tasks extension: it answers a task (tasks.ts)
+    const serverOnly = plain?.revision === MODERN_REVISION && tool
+      && (needsConfirmation(tool.proc, actor, plainCapabilities(read.body)) || (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(read.body))));
+    if (plain && tool && !serverOnly) {
       // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
       // server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one (plainToolCall.ts)
       const aborted = new AbortController();
@@ -379,3 +385,7 @@ function transportErrorCode(status: number): string {
   const codes: Record<number, string> = { 400: 'validation_error', 404: 'not_found', 406: 'not_acceptable', 413: 'payload_too_large', 415: 'unsupported_media_type' };
   return codes[status] ?? 'internal_error';
 }
+
+/** The client capabilities a plain 2026 tools/call's envelope declares. */
+const plainCapabilities = (body: unknown): unknown =>
+  ((body as { params?: { _meta?: Record<string, unknown> } }).params?._meta ?? {})[CLIENT_CAPABILITIES_META_KEY];

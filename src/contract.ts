@@ -154,7 +154,7 @@ export interface ProcedureMeta {
   units: number;
   /** Writes take `Idempotency-Key` and are never read-only tools. */
   kind: 'read' | 'write';
-  /** MCP annotations beyond read/write. */
+  /** MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first (mcp/confirm.ts). */
   destructive?: boolean;
   /** Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else. */
   runOnly?: boolean;

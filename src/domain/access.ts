@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { OrgRole, Room } from '../../db/entities/index.js';
-import { sql } from '../../db/sql.js';
+import { LIMIT_PARAM, sql } from '../../db/sql.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, roomNotFound } from './errors.js';
 
@@ -123,4 +123,22 @@ export async function requireOrgMember(m: EntityManager, actor: Actor, organizat
   const role = await orgRole(m, actor.userId, organizationId);
   if (!role) throw notFound('Organization');
   return role;
+}
+
+/** `value` as a LIKE prefix pattern (ESCAPE '\'): `%`, `_` and `\` typed by a caller match themselves. */
+export const likePrefix = (value: string): string => `${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * The rooms the actor can read whose name (case-insensitive) or id starts with `prefix`, by name, at most
+ * `limit`: what MCP `completion/complete` offers for a `roomId`. The condition is `readableRoomsWhere`'s,
+ * so a completion never names a room the room list would not show.
+ */
+export async function readableRoomsByPrefix(
+  m: EntityManager, actor: Actor, prefix: string, limit: number,
+): Promise<{ id: string; name: string }[]> {
+  const rooms = await readableRoomsWhere(m, actor);
+  const pattern = likePrefix(prefix);
+  return (await sql<{ id: string; name: string }>(m,
+    `SELECT r."id", r."name" FROM "rooms" r WHERE ${rooms.where} AND (LOWER(r."name") LIKE ? ESCAPE '\\' OR r."id" LIKE ? ESCAPE '\\') ` +
+    `ORDER BY LOWER(r."name"), r."id" ${LIMIT_PARAM}`, [...rooms.params, pattern.toLowerCase(), pattern, limit])).rows;
 }

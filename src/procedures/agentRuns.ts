@@ -126,7 +126,8 @@ export const agentRunsRouter = router({
       http: { method: 'POST', path: `${runPath}/{runId}/cancel` }, tool: { name: 'cancel_agent_run', title: 'Cancel an agent run', description: 'Cancels a queued or running agent run (invalid_state once it has ended); returns the run.' },
       summary: 'Cancel an agent run',
       description: 'Cancels a queued or running run: its delegated token stops working at once. 409 invalid_state when the run has already ended.',
-      tags: ['agents'], scope: 'agent:invoke', units: 1, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
+      // a cancelled run cannot be resumed: a person confirms it over MCP (mcp/confirm.ts)
+      tags: ['agents'], scope: 'agent:invoke', units: 1, kind: 'write', destructive: true, errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
     })
     .input(z.strictObject(runIds))
     .output(AgentRunView)

@@ -25,7 +25,8 @@ const approvalProcedure = (action: ApprovalAction) =>
       http: { method: 'POST', path: `${recordPath}/approval/${action}` },
       tool: { name: approvalDocs[action].tool, title: approvalDocs[action].title, description: approvalDocs[action].forModel },
       summary: approvalDocs[action].title, description: approvalDocs[action].description,
-      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: [...recordErrors!, 'invalid_state'],
+      // approving, rejecting or withdrawing decides a record's fate: a person confirms it over MCP (mcp/confirm.ts)
+      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', destructive: action !== 'request', errors: [...recordErrors!, 'invalid_state'],
     })
     .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), comment: text(2000).optional().meta({ description: 'Recorded with the approval step' }) }))
     .output(z.object({ record: RecordView, approval: ApprovalView }))

@@ -119,7 +119,8 @@ export const webhooksRouter = router({
       summary: 'Redeliver a webhook delivery',
       description:
         'Sends the delivery\'s event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, and for a Svc-Webhook-Delivery UUID given in place of the whd_ history id (the message names the id the path takes, and the history id when the UUID belongs to this webhook), 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.',
-      tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write',
+      // a redelivery reaches another system again: a person confirms it over MCP (mcp/confirm.ts)
+      tags: ['webhooks'], scope: 'webhooks:write', units: 2, kind: 'write', destructive: true,
       errors: ['not_found', 'room_not_found', 'forbidden', 'webhook_inactive', { code: 'validation_error', status: 422 }],
     })
     .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), deliveryId: historyIdOrUuid }))

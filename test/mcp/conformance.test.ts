@@ -35,7 +35,7 @@ const APPLICABLE: Record<string, Record<string, string[]>> = {
   },
 };
 
-/** Scenarios that need what svc does not have: the reference server's tools, prompts, logging, completions, subscriptions, sessions. */
+/** Scenarios that need what svc does not have: the reference server's tools, prompts (completion-complete completes a prompt's argument), logging, subscriptions, sessions. */
 const NOT_APPLICABLE = [
   'server-session-lifecycle', 'server-sse-polling', 'logging-set-level', 'completion-complete', 'json-schema-2020-12',
   'tools-call-simple-text', 'tools-call-image', 'tools-call-audio', 'tools-call-embedded-resource', 'tools-call-mixed-content',
