@@ -5,6 +5,7 @@ import { UsageError } from '../../src/cli/command.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { createWebhook, updateWebhook } from '../../src/webhooks/webhookConfig.js';
 import { Webhook } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
 import { addWebhook, deliveryRows, startReceiver, testClock } from './helpers.js';
 
 const START = '2026-06-10T12:00:00.000Z';
@@ -64,7 +65,7 @@ describe('event-type filters', () => {
   it('a filter value written by hand that is not a list never fails the write that emits the event', async () => {
     await using s = await setup();
     const hook = await addWebhook(s.t.rt, s.w.roomId, s.rx.url);
-    await s.t.rt.ds.query('UPDATE "webhooks" SET "eventTypes" = ? WHERE "id" = ?', ['{not json', hook.id]);
+    await sql(s.t.rt.ds.manager, 'UPDATE "webhooks" SET "eventTypes" = ? WHERE "id" = ?', ['{not json', hook.id]);
     expect((await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } })).status).toBe(201);
     expect((await deliveryRows(s.t.rt, hook.id)).map((r) => r.eventType)).toEqual(['record.created']);
   });
