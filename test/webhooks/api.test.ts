@@ -5,24 +5,15 @@ import { listProcedures } from '../../src/procedures/index.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { setWebhookActive } from '../../src/webhooks/webhookConfig.js';
 import { WebhookDelivery } from '../../db/entities/index.js';
-import { addWebhook, deliveryRows, startReceiver, testClock } from './helpers.js';
+import { addWebhook, deliveryRows, startReceiver, testClock, startWebhookWorld } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 async function setup() {
   const clock = testClock('2026-06-10T12:00:00.000Z');
-  const t = await startTestServer({ now: clock.now });
-  const w = await createWorld(t.rt);
-  const rx = await startReceiver();
-  const hook = await addWebhook(t.rt, w.roomId, rx.url, { headers: [['Authorization', 'Bearer receiver-credential']] });
-  const worker = createWebhookWorker({ services: t.rt.services });
-  const base = `/v1/rooms/${w.roomId}/webhooks/${hook.id}`;
-  const close = async () => {
-    await worker.stop();
-    await rx.close();
-    await t.close();
-  };
-  return { clock, t, w, rx, hook, worker, base, [Symbol.asyncDispose]: close };
+  const world = await startWebhookWorld({ clock });
+  const hook = await addWebhook(world.t.rt, world.w.roomId, world.rx.url, { headers: [['Authorization', 'Bearer receiver-credential']] });
+  return { ...world, clock, hook, base: `/v1/rooms/${world.w.roomId}/webhooks/${hook.id}` };
 }
 
 describe('webhooks on /v1 (spec 2.6, 4)', () => {

@@ -4,7 +4,7 @@ import { call, createWorld, startTestServer } from '../helpers/harness.js';
 import { WEBHOOK_LEGACY_HEADER_SUNSET_AT } from '../../src/webhooks/constants.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
-import { addWebhook, type Captured, startReceiver, testClock } from './helpers.js';
+import { addWebhook, type Captured, startReceiver, testClock, startWebhookWorld } from './helpers.js';
 
 const hmac = (key: string, data: string | Buffer) => createHmac('sha256', key).update(data).digest('hex');
 const PROTECTED = /^(svc-webhook-|x-webhook-|sunset$|deprecation$)/;
@@ -15,18 +15,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 async function setup(start: string) {
   const clock = testClock(start);
-  const t = await startTestServer({ now: clock.now });
-  const w = await createWorld(t.rt);
-  const rx = await startReceiver();
-  const v2 = await addWebhook(t.rt, w.roomId, `${rx.url}?v=2`);
-  const v1 = await addWebhook(t.rt, w.roomId, `${rx.url}?v=1`, { apiVersion: '2025-10-23' });
-  const worker = createWebhookWorker({ services: t.rt.services });
-  const close = async () => {
-    await worker.stop();
-    await rx.close();
-    await t.close();
-  };
-  return { clock, t, w, rx, v1, v2, worker, [Symbol.asyncDispose]: close };
+  const world = await startWebhookWorld({ clock });
+  const v2 = await addWebhook(world.t.rt, world.w.roomId, `${world.rx.url}?v=2`);
+  const v1 = await addWebhook(world.t.rt, world.w.roomId, `${world.rx.url}?v=1`, { apiVersion: '2025-10-23' });
+  return { ...world, clock, v1, v2 };
 }
 
 describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {

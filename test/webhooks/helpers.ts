@@ -1,6 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
+import { createWorld, startTestServer } from '../helpers/harness.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { CustomHeader } from '../../src/webhooks/customHeaders.js';
 
@@ -103,4 +105,22 @@ export async function addWebhook(
 /** Deliveries of a webhook straight from the table (operators' view, includes what the API never shows). */
 export async function deliveryRows(rt: Runtime, webhookId: string) {
   return rt.ds.getRepository('WebhookDelivery').find({ where: { webhookId }, order: { id: 'ASC' } }) as Promise<any[]>;
+}
+
+/**
+ * A test server (on a hand-moved clock when given one, else the real time), a world, a local receiver and a
+ * delivery worker, closed together with `await using`.
+ */
+export async function startWebhookWorld(o: { clock?: TestClock; dataDir?: string } = {}) {
+  const clock = o.clock;
+  const t = await startTestServer({ now: clock?.now, dataDir: o.dataDir });
+  const w = await createWorld(t.rt);
+  const rx = await startReceiver();
+  const worker = createWebhookWorker({ services: t.rt.services });
+  const close = async () => {
+    await worker.stop();
+    await rx.close();
+    await t.close();
+  };
+  return { t, w, rx, worker, [Symbol.asyncDispose]: close };
 }

@@ -7,7 +7,7 @@ import { connectMcp } from '../mcp/mcpClient.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { recoverWebhookDeliveries } from '../../src/webhooks/recover.js';
 import { setWebhookActive } from '../../src/webhooks/webhookConfig.js';
-import { addWebhook, deliveryRows, startReceiver, testClock, type TestClock } from './helpers.js';
+import { addWebhook, deliveryRows, startReceiver, testClock, type TestClock, startWebhookWorld } from './helpers.js';
 import type { TestServer } from '../helpers/harness.js';
 
 // `POST /v1/rooms/{roomId}/webhooks/{webhookId}/recover`: every event whose delivery finally failed since a
@@ -17,18 +17,9 @@ const START = '2026-06-10T12:00:00.000Z';
 
 async function setup(o: { dataDir?: string; clock?: TestClock } = {}) {
   const clock = o.clock ?? testClock(START);
-  const t = await startTestServer({ now: clock.now, dataDir: o.dataDir });
-  const w = await createWorld(t.rt);
-  const rx = await startReceiver();
-  const hook = await addWebhook(t.rt, w.roomId, rx.url);
-  const worker = createWebhookWorker({ services: t.rt.services });
-  const base = `/v1/rooms/${w.roomId}/webhooks/${hook.id}`;
-  const close = async () => {
-    await worker.stop();
-    await rx.close();
-    await t.close();
-  };
-  return { clock, t, w, rx, hook, worker, base, [Symbol.asyncDispose]: close };
+  const world = await startWebhookWorld({ clock, dataDir: o.dataDir });
+  const hook = await addWebhook(world.t.rt, world.w.roomId, world.rx.url);
+  return { ...world, clock, hook, base: `/v1/rooms/${world.w.roomId}/webhooks/${hook.id}` };
 }
 
 /** Writes `n` records; each is one event for the room's webhooks. */

@@ -9,7 +9,7 @@ import { encryptSecret, loadWebhookKey } from '../../src/webhooks/secretBox.js';
 import { standardSecret } from '../../src/webhooks/signing.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { Webhook } from '../../db/entities/index.js';
-import { addWebhook, type Captured, startReceiver } from './helpers.js';
+import { addWebhook, type Captured, startReceiver, startWebhookWorld } from './helpers.js';
 
 // Standard Webhooks 1.0 beside the spec's own headers, checked with verification libraries written
 // elsewhere: `standardwebhooks` (the specification's reference implementation) and svix's `Webhook`.
@@ -39,18 +39,10 @@ function verifyWithLibraries(secret: string, c: Captured): { standard: unknown; 
 }
 
 async function setup() {
-  const t = await startTestServer();
-  const w = await createWorld(t.rt);
-  const rx = await startReceiver();
-  const v2 = await addWebhook(t.rt, w.roomId, `${rx.url}?v=2`);
-  const v1 = await addWebhook(t.rt, w.roomId, `${rx.url}?v=1`, { apiVersion: '2025-10-23' });
-  const worker = createWebhookWorker({ services: t.rt.services });
-  const close = async () => {
-    await worker.stop();
-    await rx.close();
-    await t.close();
-  };
-  return { t, w, rx, v1, v2, worker, [Symbol.asyncDispose]: close };
+  const world = await startWebhookWorld();
+  const v2 = await addWebhook(world.t.rt, world.w.roomId, `${world.rx.url}?v=2`);
+  const v1 = await addWebhook(world.t.rt, world.w.roomId, `${world.rx.url}?v=1`, { apiVersion: '2025-10-23' });
+  return { ...world, v1, v2 };
 }
 
 const byVersion = (reqs: Captured[], v: string) => reqs.filter((r) => r.path.endsWith(`?v=${v}`));
