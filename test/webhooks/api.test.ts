@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, issueKey } from '../helpers/harness.js';
 import { connectMcp } from '../mcp/mcpClient.js';
 import { listProcedures } from '../../src/procedures/index.js';
-import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { setWebhookActive } from '../../src/webhooks/webhookConfig.js';
 import { WebhookDelivery } from '../../db/entities/index.js';
-import { addWebhook, deliveryRows, startReceiver, testClock, startWebhookWorld } from './helpers.js';
+import { addWebhook, deliveryRows, testClock, startWebhookWorld } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

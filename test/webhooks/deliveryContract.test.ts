@@ -1,10 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { call } from '../helpers/harness.js';
 import { WEBHOOK_LEGACY_HEADER_SUNSET_AT } from '../../src/webhooks/constants.js';
-import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
-import { addWebhook, type Captured, startReceiver, testClock, startWebhookWorld } from './helpers.js';
+import { addWebhook, type Captured, testClock, startWebhookWorld } from './helpers.js';
 
 const hmac = (key: string, data: string | Buffer) => createHmac('sha256', key).update(data).digest('hex');
 const PROTECTED = /^(svc-webhook-|x-webhook-|sunset$|deprecation$)/;

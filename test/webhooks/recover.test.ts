@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { call, createWorld, issueKey, startTestServer, type World } from '../helpers/harness.js';
+import { call, issueKey, startTestServer, type World } from '../helpers/harness.js';
 import { connectMcp } from '../mcp/mcpClient.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { recoverWebhookDeliveries } from '../../src/webhooks/recover.js';

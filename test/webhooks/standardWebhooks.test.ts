@@ -2,14 +2,13 @@ import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it, vi } from 'vitest';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
-import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
+import { call } from '../helpers/harness.js';
 import { rotateWebhookSecret } from '../../src/webhooks/rotation.js';
 import { encryptSecret, loadWebhookKey } from '../../src/webhooks/secretBox.js';
 import { standardSecret } from '../../src/webhooks/signing.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { Webhook } from '../../db/entities/index.js';
-import { addWebhook, type Captured, startReceiver, startWebhookWorld } from './helpers.js';
+import { addWebhook, type Captured, startWebhookWorld } from './helpers.js';
 
 // Standard Webhooks 1.0 beside the spec's own headers, checked with verification libraries written
 // elsewhere: `standardwebhooks` (the specification's reference implementation) and svix's `Webhook`.
