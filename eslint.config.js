@@ -14,14 +14,24 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', fetch: 'readonly' },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
-      'no-restricted-syntax': ['error',
-        { selector: "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))", message: 'Read the environment once, in src/config.ts (loadConfig).' },
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))",
+          message: 'Read the environment once, in src/config.ts (loadConfig).',
+        },
         // db/sql.ts LIMIT_PARAM: SQLite compiles a kept statement again on every run when its LIMIT is a bare parameter
-        ...['Literal[value=/LIMIT \\?/]', 'TemplateElement[value.raw=/LIMIT \\?/]'].map((selector) => ({ selector, message: 'Write LIMIT_PARAM (db/sql.ts) for a LIMIT given as a parameter.' })),
+        ...['Literal[value=/LIMIT \\?/]', 'TemplateElement[value.raw=/LIMIT \\?/]'].map((selector) => ({
+          selector,
+          message: 'Write LIMIT_PARAM (db/sql.ts) for a LIMIT given as a parameter.',
+        })),
       ],
     },
   },
@@ -41,11 +51,24 @@ export default tseslint.config(
     // checks those too.
     files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts', 'db/**/*.ts'],
     plugins: { 'import-x': importX },
-    settings: { ...importX.flatConfigs.typescript.settings, 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })] },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })],
+    },
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
-    files: ['src/config.ts', 'src/cli/**', 'src/main.ts', 'test/**', 'bench/**', 'bin/**', 'scripts/**', 'vitest.config.ts', 'examples/**'],
+    files: [
+      'src/config.ts',
+      'src/cli/**',
+      'src/main.ts',
+      'test/**',
+      'bench/**',
+      'bin/**',
+      'scripts/**',
+      'vitest.config.ts',
+      'examples/**',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
@@ -55,70 +78,273 @@ export default tseslint.config(
   {
     files: ['src/domain/**', 'db/**'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: transport, message: 'The domain and db know nothing of HTTP, tRPC or MCP.' },
-          { group: ['**/rest/**', '**/mcp/**', '**/procedures/**', '**/auth/**', '**/oauth/**', '**/web/**', '**/cli/**', '**/webhooks/**', '**/agents/**'], message: 'Imports point one way: adapters → procedures → domain → db.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: transport, message: 'The domain and db know nothing of HTTP, tRPC or MCP.' },
+            {
+              group: [
+                '**/rest/**',
+                '**/mcp/**',
+                '**/procedures/**',
+                '**/auth/**',
+                '**/oauth/**',
+                '**/web/**',
+                '**/cli/**',
+                '**/webhooks/**',
+                '**/agents/**',
+              ],
+              message: 'Imports point one way: adapters → procedures → domain → db.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['rest/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/mcp/**', '@modelcontextprotocol/*'], message: 'rest/ and mcp/ stay apart: what both need is in src/http/.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/mcp/**', '@modelcontextprotocol/*'],
+              message: 'rest/ and mcp/ stay apart: what both need is in src/http/.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['mcp/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**'], message: 'rest/ and mcp/ stay apart: what both need is in src/http/.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group: ['**/rest/**'], message: 'rest/ and mcp/ stay apart: what both need is in src/http/.' }],
+        },
+      ],
+    },
   },
   {
     // the wire module (envelope, request ids, headers, challenges, surfaces) and the spec 5.5 steps belong
     // to neither adapter: both adapters import them, never the other way round
     files: ['src/http/**', 'src/auth/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/procedures/**', 'express', 'express/*', '@trpc/*', '@modelcontextprotocol/*'], message: 'src/http and src/auth belong to neither adapter (nor to tRPC): procedures import the pipeline, never the reverse; what both need is in src/contract.ts.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/rest/**',
+                '**/mcp/**',
+                '**/procedures/**',
+                'express',
+                'express/*',
+                '@trpc/*',
+                '@modelcontextprotocol/*',
+              ],
+              message:
+                'src/http and src/auth belong to neither adapter (nor to tRPC): procedures import the pipeline, never the reverse; what both need is in src/contract.ts.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // the call contract is the bottom of the call: the pipeline, the procedures and the adapters import it
     files: ['src/contract.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...transport, '**/auth/**', '**/procedures/**', '**/rest/**', '**/mcp/**', '**/web/**', '**/oauth/**', '**/cli/**', '**/webhooks/**', '**/agents/**', '**/fastpaths/**'], message: 'src/contract.ts imports the domain, db and the wire\'s plain facts, nothing above them.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                ...transport,
+                '**/auth/**',
+                '**/procedures/**',
+                '**/rest/**',
+                '**/mcp/**',
+                '**/web/**',
+                '**/oauth/**',
+                '**/cli/**',
+                '**/webhooks/**',
+                '**/agents/**',
+                '**/fastpaths/**',
+              ],
+              message: "src/contract.ts imports the domain, db and the wire's plain facts, nothing above them.",
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/fastpaths/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/procedures/**', '**/domain/**', '**/web/**', '**/oauth/**', '**/webhooks/**', '**/agents/**', '**/cli/**'], message: 'src/fastpaths mirrors libraries: it imports those libraries (and db/sql, the RateLimiter interface), never the layers that use it.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/rest/**',
+                '**/mcp/**',
+                '**/procedures/**',
+                '**/domain/**',
+                '**/web/**',
+                '**/oauth/**',
+                '**/webhooks/**',
+                '**/agents/**',
+                '**/cli/**',
+              ],
+              message:
+                'src/fastpaths mirrors libraries: it imports those libraries (and db/sql, the RateLimiter interface), never the layers that use it.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/oauth/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'], message: 'oauth/ is the protocol: pages are web/\'s, adapters import oauth/, never the reverse.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'],
+              message: "oauth/ is the protocol: pages are web/'s, adapters import oauth/, never the reverse.",
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/webhooks/**'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: transport, message: 'Webhooks deliver over their own HTTP client; they know nothing of the server\'s surfaces.' },
-          { group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/oauth/**', '**/procedures/**', '**/cli/**'], message: 'Imports point one way: surfaces and procedures → webhooks → domain → db.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: transport,
+              message: "Webhooks deliver over their own HTTP client; they know nothing of the server's surfaces.",
+            },
+            {
+              group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/oauth/**', '**/procedures/**', '**/cli/**'],
+              message: 'Imports point one way: surfaces and procedures → webhooks → domain → db.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['src/outbound/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...transport, '**/webhooks/**', '**/agents/**', '**/oauth/**', '**/procedures/**', '**/domain/**', '**/web/**', '**/rest/**', '**/mcp/**', '**/cli/**'], message: 'The SSRF guard serves webhooks, agents and OAuth alike: it imports none of them.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                ...transport,
+                '**/webhooks/**',
+                '**/agents/**',
+                '**/oauth/**',
+                '**/procedures/**',
+                '**/domain/**',
+                '**/web/**',
+                '**/rest/**',
+                '**/mcp/**',
+                '**/cli/**',
+              ],
+              message: 'The SSRF guard serves webhooks, agents and OAuth alike: it imports none of them.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/agents/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/web/**', '**/rest/**', '**/mcp/**', '**/procedures/**', '**/cli/**', 'express', '@modelcontextprotocol/*'], message: 'Imports point one way: surfaces and procedures → agents → domain → db.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/web/**',
+                '**/rest/**',
+                '**/mcp/**',
+                '**/procedures/**',
+                '**/cli/**',
+                'express',
+                '@modelcontextprotocol/*',
+              ],
+              message: 'Imports point one way: surfaces and procedures → agents → domain → db.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/web/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'], message: 'The pages are one adapter: they use procedures, oauth and the domain, never another adapter.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/rest/**', '**/mcp/**', '**/cli/**', '@modelcontextprotocol/*'],
+              message: 'The pages are one adapter: they use procedures, oauth and the domain, never another adapter.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/cli/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/web/**'], message: 'The command line is one adapter: it uses the domain and services, never another adapter.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/rest/**', '**/mcp/**', '**/web/**'],
+              message: 'The command line is one adapter: it uses the domain and services, never another adapter.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/procedures/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/mcp/**', '**/web/**', '**/cli/**', 'express', '@modelcontextprotocol/*'], message: 'Procedures are transport-free.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/rest/**', '**/mcp/**', '**/web/**', '**/cli/**', 'express', '@modelcontextprotocol/*'],
+              message: 'Procedures are transport-free.',
+            },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -21,15 +21,27 @@ const postgresOnly = ['test/multiprocess/**'];
  * file-name conventions the suite uses (`cli`, `crash`, `Cli`), so a new test of that kind lands here by its name.
  */
 export const slowTier = [
-  ...sqliteOnly, ...postgresOnly,
+  ...sqliteOnly,
+  ...postgresOnly,
   // Chromium
   'test/security/docsPage.test.ts',
   // processes: the operator CLI, the server as a child process, crash and kill
-  'test/**/cli.test.ts', 'test/**/*Cli.test.ts', 'test/**/crash.test.ts', 'test/webhooks/keyFile.test.ts',
-  'test/webhooks/exampleReceiver.test.ts', 'test/security/sessionRevocation.test.ts', 'test/security/abortedBodies.test.ts',
-  'test/security/secrets.test.ts', 'test/robustness/killMidRequest.test.ts', 'test/robustness/shutdown.test.ts',
+  'test/**/cli.test.ts',
+  'test/**/*Cli.test.ts',
+  'test/**/crash.test.ts',
+  'test/webhooks/keyFile.test.ts',
+  'test/webhooks/exampleReceiver.test.ts',
+  'test/security/sessionRevocation.test.ts',
+  'test/security/abortedBodies.test.ts',
+  'test/security/secrets.test.ts',
+  'test/robustness/killMidRequest.test.ts',
+  'test/robustness/shutdown.test.ts',
   // soak, fuzzing, the official MCP conformance suite, the OpenAPI linters (subprocesses)
-  'test/robustness/soak.test.ts', 'test/robustness/*Fuzz.test.ts', 'test/oauth/*Fuzz.test.ts', 'test/mcp/conformance.test.ts', 'test/rest/openapiLint.test.ts',
+  'test/robustness/soak.test.ts',
+  'test/robustness/*Fuzz.test.ts',
+  'test/oauth/*Fuzz.test.ts',
+  'test/mcp/conformance.test.ts',
+  'test/rest/openapiLint.test.ts',
 ];
 
 /** Test files that replace a module with vi.mock: never in a worker whose modules other files share. */
@@ -41,16 +53,29 @@ export default defineConfig({
       // the fast tier shares each worker's modules between its files (isolate: false: the app's module graph is
       // loaded once per worker, not once per file, a third of the CPU); files that replace a module (vi.mock) run
       // isolated beside it
-      { test: { ...shared, name: 'fast', include: ['test/**/*.test.ts'], exclude: [...slowTier, ...replacesModules], isolate: false } },
+      {
+        test: {
+          ...shared,
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...slowTier, ...replacesModules],
+          isolate: false,
+        },
+      },
       { test: { ...shared, name: 'fast-isolated', include: replacesModules } },
       { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly } },
       ...(process.env.TEST_PG_URL
-        ? [{
-            test: {
-              ...shared, name: 'postgres', include: ['test/**/*.test.ts'], exclude: sqliteOnly,
-              env: { TEST_DATABASE_URL: process.env.TEST_PG_URL },
+        ? [
+            {
+              test: {
+                ...shared,
+                name: 'postgres',
+                include: ['test/**/*.test.ts'],
+                exclude: sqliteOnly,
+                env: { TEST_DATABASE_URL: process.env.TEST_PG_URL },
+              },
             },
-          }]
+          ]
         : []),
     ],
   },

@@ -9,15 +9,24 @@ const out = process.env.ALLOC_PROBE_OUT;
 if (out) {
   const session = new Session();
   session.connect();
-  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
-  const started = post('HeapProfiler.enable').then(() => post('HeapProfiler.startSampling', {
-    samplingInterval: Number(process.env.ALLOC_PROBE_INTERVAL ?? 4096), includeObjectsCollectedByMajorGC: true, // ALLOC_PROBE_OLD=1: leave out what scavenges collect, so only what reached the old generation is counted
-    includeObjectsCollectedByMinorGC: process.env.ALLOC_PROBE_OLD !== '1',
-  }));
+  const post = (method, params) =>
+    new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
+  const started = post('HeapProfiler.enable').then(() =>
+    post('HeapProfiler.startSampling', {
+      samplingInterval: Number(process.env.ALLOC_PROBE_INTERVAL ?? 4096),
+      includeObjectsCollectedByMajorGC: true, // ALLOC_PROBE_OLD=1: leave out what scavenges collect, so only what reached the old generation is counted
+      includeObjectsCollectedByMinorGC: process.env.ALLOC_PROBE_OLD !== '1',
+    }),
+  );
   process.on('SIGUSR2', () => {
-    started.then(() => post('HeapProfiler.stopSampling')).then(({ profile }) => {
-      fs.writeFileSync(`${out}.tmp`, JSON.stringify(profile));
-      fs.renameSync(`${out}.tmp`, out);
-    }, (err) => process.stderr.write(`allocProbe: ${err}\n`));
+    started
+      .then(() => post('HeapProfiler.stopSampling'))
+      .then(
+        ({ profile }) => {
+          fs.writeFileSync(`${out}.tmp`, JSON.stringify(profile));
+          fs.renameSync(`${out}.tmp`, out);
+        },
+        (err) => process.stderr.write(`allocProbe: ${err}\n`),
+      );
   });
 }

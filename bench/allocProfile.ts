@@ -57,7 +57,10 @@ export function summarizeAllocations(p: HeapProfile) {
     }
   }
   const top = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
-    [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, n);
+    [...m]
+      .filter(([k]) => filter(k))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n);
   return { total, self: top(self, 40), areas: top(areas, 20), inclusive: top(incl, 60) };
 }
 
@@ -73,12 +76,24 @@ async function main(): Promise<void> {
   const world = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const scenario = httpScenarios(world, env.SVC_SECRET).find((x) => x.name === name && x.server === 'product');
   if (!scenario) throw new Error(`unknown scenario ${name}`);
-  const server = await startChildServer({ name: 'product', args: ['--import', path.join(ROOT, 'bench/allocProbe.mjs'), ...productArgs(ROOT)], env, port, cwd: ROOT });
+  const server = await startChildServer({
+    name: 'product',
+    args: ['--import', path.join(ROOT, 'bench/allocProbe.mjs'), ...productArgs(ROOT)],
+    env,
+    port,
+    cwd: ROOT,
+  });
   let requests = 0;
   try {
     // the profile covers the warm-up too: its requests are counted as well (both runs are the same scenario)
-    const warm = await runLoad(server.baseUrl, scenario.target, { seconds: opts.warmup || 2, connections: opts.connections });
-    const measured = await runLoad(server.baseUrl, scenario.target, { seconds: opts.seconds, connections: opts.connections });
+    const warm = await runLoad(server.baseUrl, scenario.target, {
+      seconds: opts.warmup || 2,
+      connections: opts.connections,
+    });
+    const measured = await runLoad(server.baseUrl, scenario.target, {
+      seconds: opts.seconds,
+      connections: opts.connections,
+    });
     requests = warm.total + measured.total;
     process.kill(server.pid, 'SIGUSR2');
     for (let i = 0; i < 100 && !fs.existsSync(out); i++) await pause(100);
@@ -88,11 +103,17 @@ async function main(): Promise<void> {
   if (!fs.existsSync(out)) throw new Error('no heap profile written');
   const s = summarizeAllocations(JSON.parse(fs.readFileSync(out, 'utf8')) as HeapProfile);
   console.log(`${scenario.label}: profile ${out}`);
-  const line = ([k, b]: [string, number]) => `  ${(b / requests).toFixed(0).padStart(8)} B/req ${((b / s.total) * 100).toFixed(1).padStart(5)}%  ${k}`;
-  console.log(`${(s.total / requests / 1024).toFixed(1)} KB allocated per request (${requests} requests, start-up included)`);
-  console.log('\nby area'); s.areas.forEach((e) => console.log(line(e)));
-  console.log('\nby allocating function'); s.self.forEach((e) => console.log(line(e)));
-  console.log('\ninclusive'); s.inclusive.forEach((e) => console.log(line(e)));
+  const line = ([k, b]: [string, number]) =>
+    `  ${(b / requests).toFixed(0).padStart(8)} B/req ${((b / s.total) * 100).toFixed(1).padStart(5)}%  ${k}`;
+  console.log(
+    `${(s.total / requests / 1024).toFixed(1)} KB allocated per request (${requests} requests, start-up included)`,
+  );
+  console.log('\nby area');
+  s.areas.forEach((e) => console.log(line(e)));
+  console.log('\nby allocating function');
+  s.self.forEach((e) => console.log(line(e)));
+  console.log('\ninclusive');
+  s.inclusive.forEach((e) => console.log(line(e)));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -15,7 +15,12 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string;
-    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, string>,
+    ) => void;
   }
   export interface Options {
     url: string;

@@ -25,11 +25,16 @@ app.get('/v1/me', (_req, res) => {
   res.json(ME);
 });
 
-const mcp = toNodeHandler(createMcpHandler(() => {
-  const server = new McpServer({ name: 'bare', version: '1.0.0' });
-  server.registerTool('get_me', { description: 'The caller' }, async () => ({ content: [{ type: 'text', text: JSON.stringify(ME) }], structuredContent: ME }));
-  return server;
-}));
+const mcp = toNodeHandler(
+  createMcpHandler(() => {
+    const server = new McpServer({ name: 'bare', version: '1.0.0' });
+    server.registerTool('get_me', { description: 'The caller' }, async () => ({
+      content: [{ type: 'text', text: JSON.stringify(ME) }],
+      structuredContent: ME,
+    }));
+    return server;
+  }),
+);
 app.post('/mcp', express.json(), (req, res) => void mcp(req, res, req.body));
 
 const port = Number(process.env.PORT ?? 3100);

@@ -25,7 +25,8 @@ export interface BenchOptions {
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 
@@ -38,7 +39,10 @@ export function readBenchOptions(env: NodeJS.ProcessEnv = process.env): BenchOpt
     largeMessages: int(env, 'BENCH_LARGE_MESSAGES', 1_000_000, 1_001),
     webhookFanout: int(env, 'BENCH_WEBHOOK_FANOUT', 10),
     webhookRate: int(env, 'BENCH_WEBHOOK_RATE', 150),
-    only: (env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    only: (env.BENCH_ONLY ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     keep: env.BENCH_KEEP === '1',
     jsonFile: env.BENCH_JSON || undefined,
   };

@@ -38,9 +38,17 @@ export interface StartChildOptions {
 export function productEnv(dir: string, port: number, extra: Record<string, string> = {}): Record<string, string> {
   return {
     ...(process.env as Record<string, string>),
-    NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SECRET: randomBytes(32).toString('base64url'), LOG_LEVEL: 'warn',
-    SVC_RATE_LIMIT: '1000000000', SVC_MONTHLY_UNITS: '1000000000000', SVC_WORKER: 'off',
+    NODE_ENV: 'test',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+    DATA_DIR: dir,
+    SVC_SECRET: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT: '1000000000',
+    SVC_MONTHLY_UNITS: '1000000000000',
+    SVC_WORKER: 'off',
     ...extra,
   };
 }
@@ -78,10 +86,16 @@ export function rssOf(pid: number): number {
   }
 }
 
-async function waitHealthy(baseUrl: string, child: ChildProcess, timeoutMs: number, errText: () => string): Promise<void> {
+async function waitHealthy(
+  baseUrl: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  errText: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before it was ready:\n${errText()}`);
+    if (child.exitCode !== null)
+      throw new Error(`server exited with ${child.exitCode} before it was ready:\n${errText()}`);
     try {
       const r = await fetch(`${baseUrl}/healthz`);
       if (r.ok) return;
@@ -155,7 +169,9 @@ export async function startChildServer(o: StartChildOptions): Promise<ChildServe
  * operators run it, memory flags included.
  */
 export function productArgs(checkout: string): string[] {
-  const pkg = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const { prestart, start } = pkg.scripts;
   if (prestart) execSync(prestart, { cwd: checkout, stdio: 'inherit' });
   const [bin, ...args] = start.trim().split(/\s+/);

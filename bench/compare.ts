@@ -42,30 +42,42 @@ async function startSide(label: string, cwd: string, names: string[]): Promise<S
 
 async function main(): Promise<void> {
   const other = process.argv[2];
-  if (!other || !fs.existsSync(path.join(other, 'src/main.ts'))) throw new Error('usage: npx tsx bench/compare.ts <checkout with src/main.ts>');
+  if (!other || !fs.existsSync(path.join(other, 'src/main.ts')))
+    throw new Error('usage: npx tsx bench/compare.ts <checkout with src/main.ts>');
   const opts = readBenchOptions();
   const names = opts.only.length ? opts.only : DEFAULT_SCENARIOS;
   const sides = [await startSide('before', path.resolve(other), names), await startSide('after', ROOT, names)];
   try {
     for (const side of sides) side.server.takeWindowPeak();
     for (const side of opts.warmup ? sides : []) {
-      for (const s of side.scenarios) await runLoad(side.server.baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
+      for (const s of side.scenarios)
+        await runLoad(side.server.baseUrl, s.target, { seconds: opts.warmup, connections: opts.connections });
     }
     for (let round = 1; round <= opts.rounds; round++) {
-      console.log(`round ${round}/${opts.rounds}  (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+      console.log(
+        `round ${round}/${opts.rounds}  (load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')})`,
+      );
       for (const name of names) {
         // alternate which side goes first, so neither always runs on the warmer machine
         for (const side of round % 2 ? sides : [...sides].reverse()) {
           const s = side.scenarios.find((x) => x.name === name);
           if (!s) continue;
           const cpu0 = side.server.cpuMs();
-          const r = await runLoad(side.server.baseUrl, s.target, { seconds: opts.seconds, connections: opts.connections });
+          const r = await runLoad(side.server.baseUrl, s.target, {
+            seconds: opts.seconds,
+            connections: opts.connections,
+          });
           const cpuUs = r.total ? ((side.server.cpuMs() - cpu0) * 1000) / r.total : 0;
           side.rps.set(name, [...(side.rps.get(name) ?? []), r.rps]);
           side.p50.set(name, [...(side.p50.get(name) ?? []), r.p50]);
           side.cpu.set(name, [...(side.cpu.get(name) ?? []), cpuUs]);
           side.rss = Math.max(side.rss, side.server.takeWindowPeak());
-          console.log(`  ${side.label.padEnd(7)} ${s.label.padEnd(30)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${cpuUs.toFixed(0)} µs/request${r.failures ? `  ${r.failures} failed` : ''}`);
+          console.log(
+            `  ${side.label.padEnd(7)} ${s.label.padEnd(30)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${cpuUs.toFixed(0)} µs/request${r.failures ? `  ${r.failures} failed` : ''}`,
+          );
         }
       }
     }
@@ -79,11 +91,14 @@ async function main(): Promise<void> {
           `after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms, CPU ${ac.toFixed(0)} µs)   ${((a / b) * 100).toFixed(0)}% req/s, ${((ac / bc) * 100).toFixed(0)}% CPU`,
       );
     }
-    console.log(`  server RSS peak during the rounds: ${sides.map((s) => `${s.label} ${(s.rss / 1024 / 1024).toFixed(0)} MB`).join(', ')}`);
+    console.log(
+      `  server RSS peak during the rounds: ${sides.map((s) => `${s.label} ${(s.rss / 1024 / 1024).toFixed(0)} MB`).join(', ')}`,
+    );
   } finally {
     await Promise.all(sides.map((s) => s.server.stop()));
     for (const s of sides) fs.rmSync(s.dir, { recursive: true, force: true });
-    for (const s of sides) await s.pg?.drop().catch((e: Error) => console.error(`could not drop the ${s.label} database: ${e.message}`));
+    for (const s of sides)
+      await s.pg?.drop().catch((e: Error) => console.error(`could not drop the ${s.label} database: ${e.message}`));
   }
 }
 

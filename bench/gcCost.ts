@@ -26,7 +26,9 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const opts = readBenchOptions({ BENCH_SECONDS: '6', ...process.env });
-  const names = process.argv.slice(2).length ? process.argv.slice(2) : ['me', 'list-1k', 'mcp-get-me', 'mcp-list-messages'];
+  const names = process.argv.slice(2).length
+    ? process.argv.slice(2)
+    : ['me', 'list-1k', 'mcp-get-me', 'mcp-list-messages'];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-gc-'));
   const probeFile = path.join(dir, 'gc.json');
   const port = await freePort();
@@ -34,22 +36,35 @@ async function main(): Promise<void> {
   const world = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
   const scenarios = httpScenarios(world, env.SVC_SECRET).filter((s) => s.server === 'product');
   const unknown = names.filter((n) => !scenarios.some((s) => s.name === n));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
+  if (unknown.length)
+    throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const server = await startChildServer({
-    name: 'product', args: ['--import', path.join(ROOT, 'bench/gcProbe.mjs'), ...flags, ...productArgs(ROOT)], env, port, cwd: ROOT,
+    name: 'product',
+    args: ['--import', path.join(ROOT, 'bench/gcProbe.mjs'), ...flags, ...productArgs(ROOT)],
+    env,
+    port,
+    cwd: ROOT,
   });
   const totals = (): GcTotals => JSON.parse(fs.readFileSync(probeFile, 'utf8')) as GcTotals;
   try {
-    console.log(`svc gc cost: ${opts.seconds} s per scenario, ${opts.connections} connections${flags.length ? `, node flags ${flags.join(' ')}` : ''}`);
-    console.log('  scenario                          req/s  CPU µs/req  scavenge µs/req  req/scavenge  old growth B/req  mark-compacts');
+    console.log(
+      `svc gc cost: ${opts.seconds} s per scenario, ${opts.connections} connections${flags.length ? `, node flags ${flags.join(' ')}` : ''}`,
+    );
+    console.log(
+      '  scenario                          req/s  CPU µs/req  scavenge µs/req  req/scavenge  old growth B/req  mark-compacts',
+    );
     for (const name of names) {
       const scenario = scenarios.find((s) => s.name === name)!;
-      if (opts.warmup) await runLoad(server.baseUrl, scenario.target, { seconds: opts.warmup, connections: opts.connections });
+      if (opts.warmup)
+        await runLoad(server.baseUrl, scenario.target, { seconds: opts.warmup, connections: opts.connections });
       await pause(300);
       const before = totals();
       const cpu0 = server.cpuMs();
-      const r = await runLoad(server.baseUrl, scenario.target, { seconds: opts.seconds, connections: opts.connections });
+      const r = await runLoad(server.baseUrl, scenario.target, {
+        seconds: opts.seconds,
+        connections: opts.connections,
+      });
       const cpu = server.cpuMs() - cpu0;
       await pause(300);
       const after = totals();
@@ -57,8 +72,8 @@ async function main(): Promise<void> {
       const scavenges = after.scavenge.n - before.scavenge.n;
       console.log(
         `  ${scenario.label.padEnd(32)} ${r.rps.toFixed(0).padStart(6)} ${((cpu * 1000) / n).toFixed(0).padStart(11)}` +
-        ` ${(((after.scavenge.ms - before.scavenge.ms) * 1000) / n).toFixed(1).padStart(16)} ${(n / Math.max(1, scavenges)).toFixed(0).padStart(13)}` +
-        ` ${((after.oldGrowth - before.oldGrowth) / n).toFixed(0).padStart(17)} ${String(after.markCompact.n - before.markCompact.n).padStart(14)}`,
+          ` ${(((after.scavenge.ms - before.scavenge.ms) * 1000) / n).toFixed(1).padStart(16)} ${(n / Math.max(1, scavenges)).toFixed(0).padStart(13)}` +
+          ` ${((after.oldGrowth - before.oldGrowth) / n).toFixed(0).padStart(17)} ${String(after.markCompact.n - before.markCompact.n).padStart(14)}`,
       );
     }
   } finally {

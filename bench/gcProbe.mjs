@@ -10,7 +10,10 @@ import v8 from 'node:v8';
 const out = process.env.GC_PROBE_OUT;
 if (out) {
   // the two kinds gcCost.ts reads; incremental marking and weak callbacks are left out
-  const KINDS = { [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge', [constants.NODE_PERFORMANCE_GC_MAJOR]: 'markCompact' };
+  const KINDS = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'markCompact',
+  };
   const oldUsed = () =>
     v8.getHeapSpaceStatistics().reduce((sum, s) => (s.space_name.startsWith('new') ? sum : sum + s.space_used_size), 0);
   const totals = { scavenge: { n: 0, ms: 0 }, markCompact: { n: 0, ms: 0 }, oldGrowth: 0 };

@@ -36,11 +36,17 @@ export function areaOf(url: string, fn: string): string {
   if (nm) return nm[1];
   if (url.startsWith('node:')) return 'node:*';
   const own = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
-  return own.split('/').slice(0, own.startsWith('src/') ? 2 : 1).join('/');
+  return own
+    .split('/')
+    .slice(0, own.startsWith('src/') ? 2 : 1)
+    .join('/');
 }
 
 export const frameKey = (n: Pick<ProfileNode, 'callFrame'>) => {
-  const url = n.callFrame.url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '').replace(/^.*node_modules\//, '~/');
+  const url = n.callFrame.url
+    .replace(/^file:\/\//, '')
+    .replace(`${ROOT}/`, '')
+    .replace(/^.*node_modules\//, '~/');
   return `${n.callFrame.functionName || '(anonymous)'} ${url}:${n.callFrame.lineNumber + 1}`;
 };
 
@@ -77,8 +83,17 @@ export function summarizeProfile(p: CpuProfile, windowMs = Infinity) {
     }
   });
   const top = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
-    [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, n);
-  return { total, self: top(self, 30), areas: top(areas, 25), ownInclusive: top(incl, 40, (k) => / (src|rest|mcp|db)\//.test(k)), inclusive: top(incl, 60) };
+    [...m]
+      .filter(([k]) => filter(k))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n);
+  return {
+    total,
+    self: top(self, 30),
+    areas: top(areas, 25),
+    ownInclusive: top(incl, 40, (k) => / (src|rest|mcp|db)\//.test(k)),
+    inclusive: top(incl, 60),
+  };
 }
 
 async function main(): Promise<void> {
@@ -90,55 +105,91 @@ async function main(): Promise<void> {
   // BENCH_DATABASE_URL: the product on a PostgreSQL database of its own (seeded the same way, dropped at the end)
   const pgDb = process.env.BENCH_DATABASE_URL ? await provisionBenchPostgres(process.env.BENCH_DATABASE_URL) : null;
   const env = productEnv(dir, port, {
-    SVC_WORKER: name === 'webhooks' ? 'on' : 'off', SVC_SSRF_ALLOWLIST: '127.0.0.1/32', ...(pgDb && { DATABASE_URL: pgDb.url }),
+    SVC_WORKER: name === 'webhooks' ? 'on' : 'off',
+    SVC_SSRF_ALLOWLIST: '127.0.0.1/32',
+    ...(pgDb && { DATABASE_URL: pgDb.url }),
   });
   const receiver: WebhookReceiver | null = name === 'webhooks' ? await startWebhookReceiver() : null;
   const world = await seedBench({
-    env, largeMessages: 1001, extraRooms: 60, webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
+    env,
+    largeMessages: 1001,
+    extraRooms: 60,
+    webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
   });
-  for (const [hook, secret] of world.webhookSecrets ?? []) receiver!.setSecret(hook, secret, world.webhookStandardSecrets?.get(hook));
+  for (const [hook, secret] of world.webhookSecrets ?? [])
+    receiver!.setSecret(hook, secret, world.webhookStandardSecrets?.get(hook));
   const scenario = httpScenarios(world, env.SVC_SECRET).find((x) => x.name === name && x.server === 'product');
   if (!scenario && !receiver) throw new Error(`unknown scenario ${name}`);
   const server = await startChildServer({
     // npm start's node flags, but the sources through tsx, so that the profile names our files and lines
     name: 'product',
     // (PROFILE_BUNDLE=1: exactly npm start's entry and bundle instead; frames then name .build/main.mjs lines)
-    args: process.env.PROFILE_BUNDLE === '1'
-      ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...productArgs(ROOT)]
-      : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', ...productArgs(ROOT).map((a) => (a === 'scripts/serve.mjs' ? 'src/main.ts' : a))],
-    env, port, cwd: ROOT,
+    args:
+      process.env.PROFILE_BUNDLE === '1'
+        ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...productArgs(ROOT)]
+        : [
+            '--cpu-prof',
+            `--cpu-prof-dir=${profDir}`,
+            '--import',
+            'tsx',
+            ...productArgs(ROOT).map((a) => (a === 'scripts/serve.mjs' ? 'src/main.ts' : a)),
+          ],
+    env,
+    port,
+    cwd: ROOT,
   });
   let windowMs = opts.seconds * 1000 + 1500;
   try {
     if (receiver) {
       const started = Date.now();
       const f = await measureWebhooks(receiver, {
-        baseUrl: server.baseUrl, apiKey: world.apiKey, roomId: world.fanoutRoomId, rate: opts.webhookRate, seconds: opts.seconds,
-        connections: opts.connections, drainLimitSeconds: 120, hooks: Array.from({ length: opts.webhookFanout }, (_, i) => i + 1),
+        baseUrl: server.baseUrl,
+        apiKey: world.apiKey,
+        roomId: world.fanoutRoomId,
+        rate: opts.webhookRate,
+        seconds: opts.seconds,
+        connections: opts.connections,
+        drainLimitSeconds: 120,
+        hooks: Array.from({ length: opts.webhookFanout }, (_, i) => i + 1),
       });
       windowMs = Date.now() - started + 1500;
-      console.log(`webhooks: ${f.delivered}/${f.expected} delivered, ${f.deliveriesPerSecond.toFixed(0)} deliveries/s, p99 ${f.p99.toFixed(0)} ms under the profiler`);
+      console.log(
+        `webhooks: ${f.delivered}/${f.expected} delivered, ${f.deliveriesPerSecond.toFixed(0)} deliveries/s, p99 ${f.p99.toFixed(0)} ms under the profiler`,
+      );
     } else {
       // warm up, then measure under the profiler
       await runLoad(server.baseUrl, scenario!.target, { seconds: 3, connections: opts.connections });
-      const r = await runLoad(server.baseUrl, scenario!.target, { seconds: opts.seconds, connections: opts.connections });
-      console.log(`${scenario!.label}: ${r.rps.toFixed(0)} req/s under the profiler, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.failures} failed`);
+      const r = await runLoad(server.baseUrl, scenario!.target, {
+        seconds: opts.seconds,
+        connections: opts.connections,
+      });
+      console.log(
+        `${scenario!.label}: ${r.rps.toFixed(0)} req/s under the profiler, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.failures} failed`,
+      );
     }
   } finally {
     await server.stop();
     await receiver?.close();
     await pgDb?.drop().catch((e: Error) => console.error(`could not drop the profile database: ${e.message}`));
   }
-  const file = fs.readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(profDir, f))[0];
+  const file = fs
+    .readdirSync(profDir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => path.join(profDir, f))[0];
   if (!file) throw new Error('no .cpuprofile written');
   const s = summarizeProfile(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, windowMs);
-  const line = ([k, ms]: [string, number]) => `  ${ms.toFixed(0).padStart(7)} ms ${((ms / s.total) * 100).toFixed(1).padStart(5)}%  ${k}`;
+  const line = ([k, ms]: [string, number]) =>
+    `  ${ms.toFixed(0).padStart(7)} ms ${((ms / s.total) * 100).toFixed(1).padStart(5)}%  ${k}`;
   console.log(`\nprofile ${file} (last ${(s.total / 1000).toFixed(1)} s: the measured load and the shutdown)`);
-  console.log('\nself time by area'); s.areas.forEach((e) => console.log(line(e)));
-  console.log('\nself time by function'); s.self.forEach((e) => console.log(line(e)));
-  console.log('\ninclusive time, project code'); s.ownInclusive.forEach((e) => console.log(line(e)));
+  console.log('\nself time by area');
+  s.areas.forEach((e) => console.log(line(e)));
+  console.log('\nself time by function');
+  s.self.forEach((e) => console.log(line(e)));
+  console.log('\ninclusive time, project code');
+  s.ownInclusive.forEach((e) => console.log(line(e)));
   if (process.env.PROFILE_ALL) {
-    console.log('\ninclusive time, everything'); s.inclusive.forEach((e) => console.log(line(e)));
+    console.log('\ninclusive time, everything');
+    s.inclusive.forEach((e) => console.log(line(e)));
   }
 }
 

@@ -40,12 +40,20 @@ function main(): void {
   const A = load(a, aRps);
   const B = load(b, bRps);
   const sum = (m: Map<string, number>) => [...m.values()].reduce((s, v) => s + v, 0);
-  console.log(`µs of CPU per request (self time, idle left out): a ${sum(A.self).toFixed(1)}, b ${sum(B.self).toFixed(1)}`);
-  for (const [title, ma, mb, n] of [['by area', A.areas, B.areas, 15], ['by function', A.self, B.self, 40]] as const) {
+  console.log(
+    `µs of CPU per request (self time, idle left out): a ${sum(A.self).toFixed(1)}, b ${sum(B.self).toFixed(1)}`,
+  );
+  for (const [title, ma, mb, n] of [
+    ['by area', A.areas, B.areas, 15],
+    ['by function', A.self, B.self, 40],
+  ] as const) {
     const rows = [...new Set([...ma.keys(), ...mb.keys()])].map((k) => ({ k, a: ma.get(k) ?? 0, b: mb.get(k) ?? 0 }));
     rows.sort((x, y) => Math.abs(y.b - y.a) - Math.abs(x.b - x.a));
     console.log(`\n${title}:       a       b     b-a`);
-    for (const r of rows.slice(0, n)) console.log(`${r.a.toFixed(1).padStart(8)}${r.b.toFixed(1).padStart(8)}${(r.b - r.a).toFixed(1).padStart(8)}  ${r.k}`);
+    for (const r of rows.slice(0, n))
+      console.log(
+        `${r.a.toFixed(1).padStart(8)}${r.b.toFixed(1).padStart(8)}${(r.b - r.a).toFixed(1).padStart(8)}  ${r.k}`,
+      );
   }
 }
 

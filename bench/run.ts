@@ -17,7 +17,11 @@ import { measureTokens, printTokens } from './tokens.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
-const loadavg = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 async function main(): Promise<void> {
   const opts = readBenchOptions();
@@ -32,7 +36,9 @@ async function main(): Promise<void> {
   const secret = env.SVC_SECRET;
   console.log(`svc bench: ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, node ${process.version}`);
   console.log(`  ${opts.rounds} rounds x ${opts.seconds} s, ${opts.connections} connections, data in ${dir}`);
-  console.log(`  load average before the run: ${loadavg()} (load generator, both servers and anything else share the machine)`);
+  console.log(
+    `  load average before the run: ${loadavg()} (load generator, both servers and anything else share the machine)`,
+  );
 
   let receiver: WebhookReceiver | null = null;
   const webhookSkip = webhooksAvailable() ? null : 'skipped: webhooks not available (no `svc webhook create`)';
@@ -40,18 +46,29 @@ async function main(): Promise<void> {
 
   const t0 = Date.now();
   const world = await seedBench({
-    env, largeMessages: opts.largeMessages, extraRooms: 60,
+    env,
+    largeMessages: opts.largeMessages,
+    extraRooms: 60,
     webhooks: receiver ? { urlFor: receiver.urlFor, fanout: opts.webhookFanout } : null,
   });
-  for (const [hook, s] of world.webhookSecrets ?? []) receiver!.setSecret(hook, s, world.webhookStandardSecrets?.get(hook));
-  console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s (${opts.largeMessages.toLocaleString('en')} messages in the large room)`);
+  for (const [hook, s] of world.webhookSecrets ?? [])
+    receiver!.setSecret(hook, s, world.webhookStandardSecrets?.get(hook));
+  console.log(
+    `  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s (${opts.largeMessages.toLocaleString('en')} messages in the large room)`,
+  );
 
   // BENCH_DATABASE_URL: the same scenarios on a second product server on PostgreSQL (a database of its own)
   const pgBase = process.env.BENCH_DATABASE_URL;
   const pgDb = pgBase ? await provisionBenchPostgres(pgBase) : null;
   const pgPort = pgDb ? await freePort() : 0;
   const pgEnv: Record<string, string> | null = pgDb
-    ? { ...env, PORT: String(pgPort), BASE_URL: `http://127.0.0.1:${pgPort}`, DATABASE_URL: pgDb.url, DATA_DIR: path.join(dir, 'pg') }
+    ? {
+        ...env,
+        PORT: String(pgPort),
+        BASE_URL: `http://127.0.0.1:${pgPort}`,
+        DATABASE_URL: pgDb.url,
+        DATA_DIR: path.join(dir, 'pg'),
+      }
     : null;
   let pgWorld: typeof world | null = null;
   if (pgEnv) {
@@ -67,20 +84,28 @@ async function main(): Promise<void> {
     const product = await startChildServer({ name: 'product', args: productArgs(ROOT), env, port, cwd: ROOT });
     servers.push(product);
     const bare = await startChildServer({
-      name: 'bare', args: ['--import', 'tsx', 'bench/bareServer.ts'], env: { ...env, PORT: String(barePort) }, port: barePort, cwd: ROOT,
+      name: 'bare',
+      args: ['--import', 'tsx', 'bench/bareServer.ts'],
+      env: { ...env, PORT: String(barePort) },
+      port: barePort,
+      cwd: ROOT,
     });
     servers.push(bare);
-    const productPg = pgEnv ? await startChildServer({ name: 'product-pg', args: productArgs(ROOT), env: pgEnv, port: pgPort, cwd: ROOT }) : null;
+    const productPg = pgEnv
+      ? await startChildServer({ name: 'product-pg', args: productArgs(ROOT), env: pgEnv, port: pgPort, cwd: ROOT })
+      : null;
     if (productPg) servers.push(productPg);
     const mcpSkip = await probeMcp(product.baseUrl, world.apiKey);
 
     const scenarios = httpScenarios(world, secret).filter((s) => want(s.name) || s.name === 'bare');
     if (pgWorld) {
       for (const s of httpScenarios(pgWorld, secret)) {
-        if (s.server === 'product' && want(s.name)) scenarios.push({ ...s, name: `pg:${s.name}`, label: `${s.label} (PG)`, server: 'product-pg' });
+        if (s.server === 'product' && want(s.name))
+          scenarios.push({ ...s, name: `pg:${s.name}`, label: `${s.label} (PG)`, server: 'product-pg' });
       }
     }
-    const serverOf = (s: { server: string }) => (s.server === 'bare' ? bare : s.server === 'product-pg' ? productPg! : product);
+    const serverOf = (s: { server: string }) =>
+      s.server === 'bare' ? bare : s.server === 'product-pg' ? productPg! : product;
     const results = new Map<string, LoadResult[]>(scenarios.map((s) => [s.name, []]));
     const rss = new Map<string, number>();
     if (opts.warmup) {
@@ -105,15 +130,23 @@ async function main(): Promise<void> {
         if (s.server !== 'bare') rss.set(s.name, Math.max(rss.get(s.name) ?? 0, server.takeWindowPeak()));
         const bad = r.failures ? `  (${r.failures} failed: ${JSON.stringify(r.statusCodes)})` : '';
         const cpu = r.cpuUsPerRequest === undefined ? '' : `  server CPU ${r.cpuUsPerRequest.toFixed(0)} µs/request`;
-        console.log(`  ${s.label.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${bad}`);
+        console.log(
+          `  ${s.label.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${bad}`,
+        );
       }
     }
     const rows: ScenarioRow[] = scenarios.map((s) => {
       const rs = results.get(s.name)!;
-      if (s.name.startsWith('mcp-get-me') && mcpSkip) return { name: s.name, label: s.label, skipped: `skipped: ${mcpSkip}` };
+      if (s.name.startsWith('mcp-get-me') && mcpSkip)
+        return { name: s.name, label: s.label, skipped: `skipped: ${mcpSkip}` };
       return {
-        name: s.name, label: s.label, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)),
-        p99: median(rs.map((r) => r.p99)), failures: rs.reduce((n, r) => n + r.failures, 0), rssPeak: rss.get(s.name),
+        name: s.name,
+        label: s.label,
+        rps: median(rs.map((r) => r.rps)),
+        p50: median(rs.map((r) => r.p50)),
+        p99: median(rs.map((r) => r.p99)),
+        failures: rs.reduce((n, r) => n + r.failures, 0),
+        rssPeak: rss.get(s.name),
         cpuUsPerRequest: median(rs.map((r) => r.cpuUsPerRequest ?? 0)),
       };
     });
@@ -126,27 +159,50 @@ async function main(): Promise<void> {
       if (receiver) {
         console.log(`\nwebhooks: 200 events/s to 1 webhook for ${opts.seconds} s`);
         latency = await measureWebhooks(receiver, {
-          baseUrl: product.baseUrl, apiKey: world.apiKey, roomId: world.latencyRoomId, hooks: [0], rate: 200,
-          seconds: opts.seconds, connections: opts.connections, drainLimitSeconds: 60,
+          baseUrl: product.baseUrl,
+          apiKey: world.apiKey,
+          roomId: world.latencyRoomId,
+          hooks: [0],
+          rate: 200,
+          seconds: opts.seconds,
+          connections: opts.connections,
+          drainLimitSeconds: 60,
         });
         const hooks = Array.from({ length: opts.webhookFanout }, (_, i) => i + 1);
-        console.log(`webhooks: ${opts.webhookRate} events/s to ${hooks.length} webhooks (${opts.webhookRate * hooks.length} deliveries/s offered) for ${opts.seconds} s`);
+        console.log(
+          `webhooks: ${opts.webhookRate} events/s to ${hooks.length} webhooks (${opts.webhookRate * hooks.length} deliveries/s offered) for ${opts.seconds} s`,
+        );
         fanout = await measureWebhooks(receiver, {
-          baseUrl: product.baseUrl, apiKey: world.apiKey, roomId: world.fanoutRoomId, hooks, rate: opts.webhookRate,
-          seconds: opts.seconds, connections: opts.connections, drainLimitSeconds: 120,
+          baseUrl: product.baseUrl,
+          apiKey: world.apiKey,
+          roomId: world.fanoutRoomId,
+          hooks,
+          rate: opts.webhookRate,
+          seconds: opts.seconds,
+          connections: opts.connections,
+          drainLimitSeconds: 120,
         });
         if (receiver.rejected) console.log(`  WARNING: ${receiver.rejected} deliveries failed signature verification`);
-        console.log(`  ${receiver.standardVerified.toLocaleString('en')} deliveries also verified with the standardwebhooks library (webhook-id, webhook-timestamp, webhook-signature)`);
+        console.log(
+          `  ${receiver.standardVerified.toLocaleString('en')} deliveries also verified with the standardwebhooks library (webhook-id, webhook-timestamp, webhook-signature)`,
+        );
       }
       rss.set('webhooks', product.takeWindowPeak());
     }
 
     const report = printReport({
-      rows, latency, fanout, rssPeak: product.peakRss(), bareRssPeak: bare.peakRss(), webhookRss: rss.get('webhooks'),
+      rows,
+      latency,
+      fanout,
+      rssPeak: product.peakRss(),
+      bareRssPeak: bare.peakRss(),
+      webhookRss: rss.get('webhooks'),
       pgRssPeak: productPg?.peakRss(),
     });
     if (opts.jsonFile) fs.writeFileSync(opts.jsonFile, JSON.stringify({ options: opts, ...report }, null, 2));
-    console.log(`\nproduct server RSS peak ${mb(product.peakRss())}, bare server ${mb(bare.peakRss())}; load average now ${loadavg()}`);
+    console.log(
+      `\nproduct server RSS peak ${mb(product.peakRss())}, bare server ${mb(bare.peakRss())}; load average now ${loadavg()}`,
+    );
   } finally {
     await stopAll();
     await receiver?.close();

@@ -33,21 +33,34 @@ export interface LoadOptions {
 /** Drives `baseUrl` with autocannon for `seconds` and returns mean req/s and p50/p99 latency. */
 export function runLoad(baseUrl: string, target: LoadTarget, o: LoadOptions): Promise<LoadResult> {
   const request: RequestSpec = {
-    method: target.method, path: target.path, headers: target.headers, body: target.body,
+    method: target.method,
+    path: target.path,
+    headers: target.headers,
+    body: target.body,
     onResponse: target.onResponse ? (status, body) => target.onResponse!(status, body) : undefined,
   };
   return new Promise((resolve, reject) => {
     autocannon(
       {
-        url: baseUrl, connections: o.connections, duration: o.seconds, overallRate: o.overallRate, timeout: 30,
+        url: baseUrl,
+        connections: o.connections,
+        duration: o.seconds,
+        overallRate: o.overallRate,
+        timeout: 30,
         requests: [request],
       },
       (err, r) => {
         if (err) return reject(err);
-        const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, Number(v.count)]));
+        const statusCodes = Object.fromEntries(
+          Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, Number(v.count)]),
+        );
         resolve({
-          rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total,
-          failures: r.non2xx + r.errors + r.timeouts, statusCodes,
+          rps: r.requests.average,
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          total: r.requests.total,
+          failures: r.non2xx + r.errors + r.timeouts,
+          statusCodes,
         });
       },
     );

@@ -44,7 +44,11 @@ export interface SeedOptions {
 const SMALL_MESSAGES = 1_000;
 
 /** Runs one operator command in-process (the same code as `npx svc …`, CONTRACT §2). */
-async function svc(rt: Runtime, name: string, args: Record<string, string | string[]>): Promise<Record<string, unknown>> {
+async function svc(
+  rt: Runtime,
+  name: string,
+  args: Record<string, string | string[]>,
+): Promise<Record<string, unknown>> {
   const cmd = commands.find((c) => c.name === name);
   if (!cmd?.run) throw new Error(`operator command not found: svc ${name}`);
   return cmd.run(args, rt);
@@ -64,9 +68,15 @@ export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
   let world: BenchWorld;
   try {
     const org = (await svc(rt, 'org create', { name: 'Bench Org' })).id as string;
-    const user = (await svc(rt, 'user create', {
-      email: 'bench@example.com', name: 'Bench User', password: 'bench-password-1', org, role: 'owner',
-    })).id as string;
+    const user = (
+      await svc(rt, 'user create', {
+        email: 'bench@example.com',
+        name: 'Bench User',
+        password: 'bench-password-1',
+        org,
+        role: 'owner',
+      })
+    ).id as string;
     const room = async (name: string) => (await svc(rt, 'room create', { name, 'created-by': user, org })).id as string;
     const roomId = await room('Bench room');
     for (let i = 0; i < o.extraRooms; i++) await room(`Bench room ${i + 1}`);
@@ -74,9 +84,15 @@ export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
     const largeRoomId = await room('Listing large');
     const latencyRoomId = await room('Webhook latency');
     const fanoutRoomId = await room('Webhook fan-out');
-    const apiKey = (await svc(rt, 'key create', {
-      user, org, name: 'bench', scopes: SCOPES.join(','), mode: 'test',
-    })).token as string;
+    const apiKey = (
+      await svc(rt, 'key create', {
+        user,
+        org,
+        name: 'bench',
+        scopes: SCOPES.join(','),
+        mode: 'test',
+      })
+    ).token as string;
     let webhookSecrets: Map<number, string> | null = null;
     let webhookStandardSecrets: Map<number, string> | null = null;
     if (o.webhooks) {
@@ -91,15 +107,27 @@ export async function seedBench(o: SeedOptions): Promise<BenchWorld> {
       for (let i = 1; i <= o.webhooks.fanout; i++) await create(i, fanoutRoomId);
     }
     world = {
-      organizationId: org, userId: user, roomId, smallRoomId, largeRoomId, latencyRoomId, fanoutRoomId, apiKey, webhookSecrets, webhookStandardSecrets,
-      smallDeepKey: '', largeDeepKey: '', taskId: newId('task'),
+      organizationId: org,
+      userId: user,
+      roomId,
+      smallRoomId,
+      largeRoomId,
+      latencyRoomId,
+      fanoutRoomId,
+      apiKey,
+      webhookSecrets,
+      webhookStandardSecrets,
+      smallDeepKey: '',
+      largeDeepKey: '',
+      taskId: newId('task'),
     };
   } finally {
     await rt.close();
   }
   const now = new Date().toISOString();
   const task = [world.taskId, world.roomId, 'Bench task', '', 'todo', world.userId, now, now];
-  const TASK_INSERT = 'INSERT INTO "tasks" ("id", "roomId", "title", "description", "status", "createdById", "createdAt", "updatedAt") VALUES ';
+  const TASK_INSERT =
+    'INSERT INTO "tasks" ("id", "roomId", "title", "description", "status", "createdById", "createdAt", "updatedAt") VALUES ';
   if (config.database.kind === 'postgres') {
     const c = new pg.Client({ connectionString: config.database.url });
     await c.connect();
@@ -146,7 +174,7 @@ async function insertMessagesPg(c: pg.Client, roomId: string, authorId: string, 
     }
     await c.query(
       'INSERT INTO "messages" ("id", "roomId", "authorId", "postedBy", "body", "createdAt") ' +
-        'SELECT u.id, $4, $5, \'app\', u.body, u.at FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, body, at)',
+        "SELECT u.id, $4, $5, 'app', u.body, u.at FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, body, at)",
       [ids, bodies, times, roomId, authorId],
     );
   }

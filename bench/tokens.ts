@@ -25,7 +25,8 @@ export function userContentTokens(v: unknown): number {
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + userContentTokens(x), 0);
   if (!v || typeof v !== 'object') return 0;
   let n = 0;
-  for (const [k, x] of Object.entries(v)) n += USER_TEXT.has(k) && typeof x === 'string' ? tokensOf(x) : userContentTokens(x);
+  for (const [k, x] of Object.entries(v))
+    n += USER_TEXT.has(k) && typeof x === 'string' ? tokensOf(x) : userContentTokens(x);
   return n;
 }
 
@@ -57,7 +58,11 @@ async function mcp(t: TestServer, key: string, method: string, params: unknown, 
   const res = await t.fetch('/mcp', {
     method: 'POST',
     headers: {
-      authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...headers,
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...headers,
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
@@ -86,11 +91,15 @@ export interface TokenFigures {
 export async function measureTokens(): Promise<TokenFigures> {
   await using t = await startTestServer();
   const w = await createWorld(t.rt);
-  const all = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+  const all = (
+    await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
+  ).token;
 
   const toolList: TokenFigures['toolList'] = [];
   for (const [label, key, headers] of [
-    ['every scope', all, {}], ['demo key (test scopes)', w.key, {}], ['toolset messages', all, { 'x-mcp-toolsets': 'messages' }],
+    ['every scope', all, {}],
+    ['demo key (test scopes)', w.key, {}],
+    ['toolset messages', all, { 'x-mcp-toolsets': 'messages' }],
     ['read-only', all, { 'x-mcp-readonly': 'true' }],
   ] as const) {
     const { tools } = await mcp(t, key, 'tools/list', {}, headers);
@@ -99,33 +108,57 @@ export async function measureTokens(): Promise<TokenFigures> {
   }
 
   // the room: 20 messages from two people, tasks (one done), a record, a file
-  const call = async (name: string, args: Record<string, unknown>, key = all) => mcp(t, key, 'tools/call', { name, arguments: args });
-  const memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: [...ALL_SCOPES] })).token;
-  for (const [i, body] of MESSAGES.entries()) await call('create_message', { roomId: w.roomId, body }, i % 2 ? memberKey : all);
+  const call = async (name: string, args: Record<string, unknown>, key = all) =>
+    mcp(t, key, 'tools/call', { name, arguments: args });
+  const memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: [...ALL_SCOPES] }))
+    .token;
+  for (const [i, body] of MESSAGES.entries())
+    await call('create_message', { roomId: w.roomId, body }, i % 2 ? memberKey : all);
   for (const [title, extra] of [
-    ['Fix the CDN cache headers for the logo', { assigneeId: w.member.id }], ['Draft the pending-state copy for refunds', { status: 'in_progress' }],
-    ['Write this week\'s release notes', { dueDate: '2026-12-04' }], ['Squash the export change', { status: 'done' }],
-  ] as const) await call('create_task', { roomId: w.roomId, title, ...extra });
-  await call('create_record', { roomId: w.roomId, title: 'Weekly sync', body: '## Decisions\n- Ship the export format on Monday' });
-  await call('upload_file', { roomId: w.roomId, filename: 'notes.md', contentType: 'text/markdown', text: '# Notes\nShip it.' });
+    ['Fix the CDN cache headers for the logo', { assigneeId: w.member.id }],
+    ['Draft the pending-state copy for refunds', { status: 'in_progress' }],
+    ["Write this week's release notes", { dueDate: '2026-12-04' }],
+    ['Squash the export change', { status: 'done' }],
+  ] as const)
+    await call('create_task', { roomId: w.roomId, title, ...extra });
+  await call('create_record', {
+    roomId: w.roomId,
+    title: 'Weekly sync',
+    body: '## Decisions\n- Ship the export format on Monday',
+  });
+  await call('upload_file', {
+    roomId: w.roomId,
+    filename: 'notes.md',
+    contentType: 'text/markdown',
+    text: '# Notes\nShip it.',
+  });
 
   const step = async (label: string, name: string, args: Record<string, unknown>): Promise<SessionStep> => {
     const r = await call(name, args);
     const text = (r.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('');
     const data = r.structuredContent as { data?: unknown[] } | undefined;
     return {
-      step: label, tool: name, rows: Array.isArray(data?.data) ? data.data.length : undefined,
-      text: tokensOf(text), structured: tokensOf(JSON.stringify(r.structuredContent ?? null)), user: userContentTokens(r.structuredContent),
+      step: label,
+      tool: name,
+      rows: Array.isArray(data?.data) ? data.data.length : undefined,
+      text: tokensOf(text),
+      structured: tokensOf(JSON.stringify(r.structuredContent ?? null)),
+      user: userContentTokens(r.structuredContent),
     };
   };
   const session = [
     await step('list rooms', 'list_rooms', {}),
     await step('read the 20 newest messages', 'list_messages', { roomId: w.roomId, order: 'desc', limit: 20 }),
     await step('list its tasks', 'list_tasks', { roomId: w.roomId }),
-    await step('post a message', 'create_message', { roomId: w.roomId, body: 'Summary: CDN headers, refund copy and release notes are assigned.' }),
+    await step('post a message', 'create_message', {
+      roomId: w.roomId,
+      body: 'Summary: CDN headers, refund copy and release notes are assigned.',
+    }),
   ];
   const lists = [
-    session[0], session[1], session[2],
+    session[0],
+    session[1],
+    session[2],
     await step('members', 'list_room_members', { roomId: w.roomId }),
     await step('records', 'list_records', { roomId: w.roomId }),
     await step('events', 'list_events', { roomId: w.roomId, limit: 20 }),
@@ -138,12 +171,17 @@ export async function measureTokens(): Promise<TokenFigures> {
 export function printTokens(f: TokenFigures): void {
   console.log('\nMCP tokens (o200k_base)');
   console.log('  tools/list');
-  for (const r of f.toolList) console.log(`    ${r.label.padEnd(24)} ${String(r.tools).padStart(3)} tools ${String(r.bytes).padStart(7)} B ${String(r.tokens).padStart(6)} tokens`);
+  for (const r of f.toolList)
+    console.log(
+      `    ${r.label.padEnd(24)} ${String(r.tools).padStart(3)} tools ${String(r.bytes).padStart(7)} B ${String(r.tokens).padStart(6)} tokens`,
+    );
   const row = (s: SessionStep) =>
     `    ${s.step.padEnd(30)} ${s.tool.padEnd(18)} ${String(s.rows ?? '').padStart(3)} rows  text ${String(s.text).padStart(5)}  structured ${String(s.structured).padStart(5)}  user ${String(s.user).padStart(4)}`;
   console.log('  agent session (text is what the model reads)');
   for (const s of f.session) console.log(row(s));
-  console.log(`    ${'total'.padEnd(30)} ${''.padEnd(18)}           text ${String(f.session.reduce((n, s) => n + s.text, 0)).padStart(5)}  structured ${String(f.session.reduce((n, s) => n + s.structured, 0)).padStart(5)}`);
+  console.log(
+    `    ${'total'.padEnd(30)} ${''.padEnd(18)}           text ${String(f.session.reduce((n, s) => n + s.text, 0)).padStart(5)}  structured ${String(f.session.reduce((n, s) => n + s.structured, 0)).padStart(5)}`,
+  );
   console.log('  list tools: text against 2 x user content + 20 a row');
   for (const s of f.lists) console.log(`${row(s)}  limit ${2 * s.user + 20 * (s.rows ?? 0)}`);
 }

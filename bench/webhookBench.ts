@@ -52,7 +52,8 @@ export async function measureWebhooks(receiver: WebhookReceiver, o: WebhookRunOp
   await runLoad(
     o.baseUrl,
     {
-      method: 'POST', path: `/v1/rooms/${o.roomId}/messages`,
+      method: 'POST',
+      path: `/v1/rooms/${o.roomId}/messages`,
       headers: { authorization: `Bearer ${o.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ body: 'Webhook benchmark' }),
       onResponse: (status, body) => {
@@ -63,7 +64,8 @@ export async function measureWebhooks(receiver: WebhookReceiver, o: WebhookRunOp
   );
   const writesDone = now();
   const expected = answered.size * hooks.size;
-  const mine = (): Receipt[] => receiver.receipts.slice(from).filter((r) => hooks.has(r.hook) && answered.has(r.objectId));
+  const mine = (): Receipt[] =>
+    receiver.receipts.slice(from).filter((r) => hooks.has(r.hook) && answered.has(r.objectId));
   const distinct = (rs: Receipt[]) => new Set(rs.map((r) => r.deliveryId)).size;
   while (distinct(mine()) < expected && now() - writesDone < o.drainLimitSeconds * 1000) {
     await new Promise((r) => setTimeout(r, 100));
@@ -77,10 +79,15 @@ export async function measureWebhooks(receiver: WebhookReceiver, o: WebhookRunOp
   const span = (lastReceipt - firstCommit) / 1000;
   const eventsDelivered = new Set(rs.map((r) => r.objectId)).size;
   return {
-    events: answered.size, postedPerSecond: answered.size / ((writesDone - started) / 1000), delivered: rs.length, expected,
+    events: answered.size,
+    postedPerSecond: answered.size / ((writesDone - started) / 1000),
+    delivered: rs.length,
+    expected,
     deliveriesPerSecond: rs.length ? rs.length / span : 0,
     eventsPerSecond: rs.length ? eventsDelivered / span : 0,
-    p50: quantile(delays, 0.5), p99: quantile(delays, 0.99), max: Math.max(...delays),
+    p50: quantile(delays, 0.5),
+    p99: quantile(delays, 0.99),
+    max: Math.max(...delays),
     p99FromResponse: quantile(fromResponse, 0.99),
     drainSeconds: rs.length ? Math.max(0, (lastReceipt - writesDone) / 1000) : 0,
   };

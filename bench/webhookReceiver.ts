@@ -54,7 +54,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     const at = now();
     const hook = Number(/^\/hook\/(\d+)$/.exec(req.url ?? '')?.[1] ?? -1);
     const secret = secrets.get(hook);
-    const v = secret ? verifyWebhook({ rawBody: body, headers: req.headers, secrets: [secret] }) : { ok: false as const };
+    const v = secret
+      ? verifyWebhook({ rawBody: body, headers: req.headers, secrets: [secret] })
+      : { ok: false as const };
     const standard = standards.get(hook);
     let standardOk = true;
     if (standard) {
@@ -72,7 +74,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     if (standard) state.standardVerified++;
     // only a verified body is parsed (spec 6.4)
     const event = JSON.parse(body.toString('utf8')) as { createdAt: string; data: { object: { id: string } } };
-    receipts.push({ at, eventCreatedAt: Date.parse(event.createdAt), objectId: event.data.object.id, deliveryId: v.deliveryId ?? '', hook });
+    receipts.push({
+      at,
+      eventCreatedAt: Date.parse(event.createdAt),
+      objectId: event.data.object.id,
+      deliveryId: v.deliveryId ?? '',
+      hook,
+    });
     res.writeHead(200, { 'Content-Length': '0' }).end();
   });
   server.keepAliveTimeout = 5000;

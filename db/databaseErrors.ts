@@ -4,8 +4,18 @@
  * statement timeout and connection limits. The transaction was rolled back, so the request can be retried.
  */
 const TRANSIENT_DB_CODES = new Set([
-  'SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED', 'SQLITE_LOCKED_SHAREDCACHE',
-  '55P03', '40001', '40P01', '57014', '53300', '57P03',
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_RECOVERY',
+  'SQLITE_BUSY_TIMEOUT',
+  'SQLITE_LOCKED',
+  'SQLITE_LOCKED_SHAREDCACHE',
+  '55P03',
+  '40001',
+  '40P01',
+  '57014',
+  '53300',
+  '57P03',
 ]);
 
 /** True when `err`, or anything it wraps (tRPC's `cause`, TypeORM's `driverError`), carries one of `codes`. */

@@ -170,7 +170,8 @@ export async function sql<T = Record<string, unknown>>(
 ): Promise<SqlResult<T>> {
   const ds = 'connection' in db ? db.connection : db;
   const inOwnTransaction = 'connection' in db && !!db.queryRunner;
-  if (isPostgres(ds)) return runPostgres<T>(ds, inOwnTransaction ? (db as EntityManager).queryRunner! : null, text, params);
+  if (isPostgres(ds))
+    return runPostgres<T>(ds, inOwnTransaction ? (db as EntityManager).queryRunner! : null, text, params);
   const conn = driverSqliteConnection<SqliteConnection>(ds);
   if (conn) {
     const stmt = preparedStatement(conn, text);
@@ -214,7 +215,10 @@ function pgStatement(text: string): { name?: string; text: string } {
   if (!st) {
     let n = 0;
     const pgText = text.replace(/\?/g, () => `$${++n}`);
-    st = pgStatements.size < PG_NAMED_STATEMENTS ? { name: `svc_${pgStatements.size + 1}`, text: pgText } : { text: pgText };
+    st =
+      pgStatements.size < PG_NAMED_STATEMENTS
+        ? { name: `svc_${pgStatements.size + 1}`, text: pgText }
+        : { text: pgText };
     pgStatements.set(text, st);
   }
   return st;
@@ -226,7 +230,12 @@ function pgStatement(text: string): { name?: string; text: string } {
  * no named statement) and broadcasts two query events to subscribers this service does not have. Errors are
  * node-postgres' own (`code` is the SQLSTATE, what db/databaseErrors.ts reads).
  */
-async function runPostgres<T>(ds: DataSource, runner: { connect(): Promise<unknown> } | null, text: string, params: unknown[]): Promise<SqlResult<T>> {
+async function runPostgres<T>(
+  ds: DataSource,
+  runner: { connect(): Promise<unknown> } | null,
+  text: string,
+  params: unknown[],
+): Promise<SqlResult<T>> {
   const st = pgStatement(text);
   const on = (runner ? await runner.connect() : driverPostgresPool(ds)) as PgQueryable;
   const r = await on.query({ ...st, values: params });

@@ -1,6 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { inSpan } from '../src/observability/tracing.js';
-import { GroupLostError, sqliteConnectionOf, sqliteGroupStatements, sqliteMember, type SqliteConnection } from '../src/fastpaths/sqliteTransaction.js';
+import {
+  GroupLostError,
+  sqliteConnectionOf,
+  sqliteGroupStatements,
+  sqliteMember,
+  type SqliteConnection,
+} from '../src/fastpaths/sqliteTransaction.js';
 import { isTransientDatabaseError } from './databaseErrors.js';
 
 /** What a transaction needs of the runtime (the domain's `Services` has it). */
@@ -71,7 +77,8 @@ async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => P
           if (sqlite) await m.query(TAKE_WRITE_LOCK);
           commitHooks.set(m, hooks);
           return fn(m);
-        }));
+        }),
+      );
       runHooks(s, hooks);
       return result;
     } catch (err) {
@@ -109,7 +116,10 @@ class TransactionGroups {
   #queued = 0;
   #open: Member[] | undefined;
 
-  constructor(readonly ds: DataSource, readonly conn: SqliteConnection) {}
+  constructor(
+    readonly ds: DataSource,
+    readonly conn: SqliteConnection,
+  ) {}
 
   run<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
     this.#queued++;
@@ -120,7 +130,12 @@ class TransactionGroups {
     });
   }
 
-  async #member<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>, resolve: (v: T) => void, reject: (e: unknown) => void) {
+  async #member<T>(
+    s: TransactionHost,
+    fn: (m: EntityManager) => Promise<T>,
+    resolve: (v: T) => void,
+    reject: (e: unknown) => void,
+  ) {
     this.#queued--;
     const stmts = sqliteGroupStatements(this.conn);
     for (let attempt = 0; ; attempt++) {
@@ -131,7 +146,8 @@ class TransactionGroups {
           this.#open = [];
         }
         const result = await inSpan('db.transaction', { 'db.system.name': 'sqlite' }, () =>
-          sqliteMember(this.ds, this.conn, (m) => commitHooks.set(m, hooks), fn));
+          sqliteMember(this.ds, this.conn, (m) => commitHooks.set(m, hooks), fn),
+        );
         this.#open.push({ host: s, hooks, done: () => resolve(result), failed: reject });
         break;
       } catch (err) {
@@ -204,6 +220,9 @@ export function inTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => P
 const plainQueues = new WeakMap<DataSource, Promise<unknown>>();
 function queued<T>(s: TransactionHost, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   const run = (plainQueues.get(s.ds) ?? Promise.resolve()).then(() => runTransaction(s, fn));
-  plainQueues.set(s.ds, run.catch(() => undefined));
+  plainQueues.set(
+    s.ds,
+    run.catch(() => undefined),
+  );
   return run;
 }

@@ -47,11 +47,18 @@ async function work(inv: Invocation): Promise<Answer> {
   try {
     const { roomId, input } = inv.run;
     let source = input.text;
-    if (input.recordId) source = String((await tool(client, 'get_record', { roomId, recordId: input.recordId })).body ?? '');
-    const lines = source.split(/\r?\n/).map((l) => l.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, '').trim()).filter(Boolean).slice(0, MAX_TASKS);
-    if (!lines.length) return { status: 'failed', error: 'nothing to turn into tasks: the input has no non-empty line' };
+    if (input.recordId)
+      source = String((await tool(client, 'get_record', { roomId, recordId: input.recordId })).body ?? '');
+    const lines = source
+      .split(/\r?\n/)
+      .map((l) => l.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, '').trim())
+      .filter(Boolean)
+      .slice(0, MAX_TASKS);
+    if (!lines.length)
+      return { status: 'failed', error: 'nothing to turn into tasks: the input has no non-empty line' };
     const taskIds: string[] = [];
-    for (const title of lines) taskIds.push(String((await tool(client, 'create_task', { roomId, title: title.slice(0, 200) })).id));
+    for (const title of lines)
+      taskIds.push(String((await tool(client, 'create_task', { roomId, title: title.slice(0, 200) })).id));
     const summary = `Created ${taskIds.length} task${taskIds.length === 1 ? '' : 's'}${input.recordId ? ' from the record' : ''}: ${lines.join('; ').slice(0, 1000)}`;
     const message = await tool(client, 'create_message', { roomId, body: summary });
     return { status: 'succeeded', output: { tasks: taskIds, messageId: message.id, summary } };
@@ -79,27 +86,41 @@ export function createAgentConnector(secrets: string[]): Server {
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks);
       const v = verifyWebhook({ rawBody, headers: req.headers, secrets });
-      if (!v.ok || !v.eventId) return void res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: v.ok ? 'no run id' : v.reason }));
+      if (!v.ok || !v.eventId)
+        return void res
+          .writeHead(401, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ error: v.ok ? 'no run id' : v.reason }));
       let answer = runs.get(v.eventId);
       if (!answer) {
         const inv = JSON.parse(rawBody.toString('utf8')) as Invocation;
-        answer = work(inv).catch((err: unknown): Answer => ({ status: 'failed', error: err instanceof Error ? err.message : String(err) }));
+        answer = work(inv).catch((err: unknown): Answer => ({
+          status: 'failed',
+          error: err instanceof Error ? err.message : String(err),
+        }));
         runs.set(v.eventId, answer);
       }
-      answer.then((a) => {
-        console.log(JSON.stringify({ run: v.eventId, status: a.status }));
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(a));
-      }, () => res.writeHead(500).end());
+      answer.then(
+        (a) => {
+          console.log(JSON.stringify({ run: v.eventId, status: a.status }));
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(a));
+        },
+        () => res.writeHead(500).end(),
+      );
     });
   });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const secrets = (process.env.CONNECTOR_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const secrets = (process.env.CONNECTOR_SECRETS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const port = Number(process.env.PORT ?? 4100);
   if (!secrets.length) {
-    console.error('Set CONNECTOR_SECRETS to the connector\'s signing secret.');
+    console.error("Set CONNECTOR_SECRETS to the connector's signing secret.");
     process.exit(1);
   }
-  createAgentConnector(secrets).listen(port, '127.0.0.1', () => console.log(`agent connector listening on http://127.0.0.1:${port}/invoke`));
+  createAgentConnector(secrets).listen(port, '127.0.0.1', () =>
+    console.log(`agent connector listening on http://127.0.0.1:${port}/invoke`),
+  );
 }

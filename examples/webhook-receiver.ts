@@ -8,7 +8,10 @@
 import { createServer } from 'node:http';
 import { verifyWebhook } from '../src/webhooks/verifyWebhook.js';
 
-const secrets = (process.env.WEBHOOK_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const secrets = (process.env.WEBHOOK_SECRETS ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const port = Number(process.env.PORT ?? 4000);
 const MAX_BODY = 1024 * 1024;
 if (!secrets.length) {

@@ -57,5 +57,9 @@ export async function authenticateMcp(o: DoorOptions): Promise<{ actor: Authenti
   }
   const refusal = authorize('mcp', baseUrl, actor);
   if (!refusal) return { actor };
-  return { actor, error: refusal.error, headers: { 'WWW-Authenticate': challengeHeader(baseUrl, 'mcp', refusal.challenge)! } };
+  return {
+    actor,
+    error: refusal.error,
+    headers: { 'WWW-Authenticate': challengeHeader(baseUrl, 'mcp', refusal.challenge)! },
+  };
 }

@@ -19,7 +19,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
 export function toolCallsOf(body: unknown): ToolCallMessage[] {
   const messages = Array.isArray(body) ? body : [body];
   return messages.filter(
-    (m): m is ToolCallMessage => isObject(m) && m.method === 'tools/call' && isObject(m.params) && typeof m.params.name === 'string',
+    (m): m is ToolCallMessage =>
+      isObject(m) && m.method === 'tools/call' && isObject(m.params) && typeof m.params.name === 'string',
   );
 }
 
@@ -32,19 +33,31 @@ export function toolCallsOf(body: unknown): ToolCallMessage[] {
  * revisions before 2025-06-18) is refused as a whole.
  */
 export async function checkToolScopes(
-  body: unknown, actor: Actor, catalog: ToolCatalog, call: ToolCallOptions,
+  body: unknown,
+  actor: Actor,
+  catalog: ToolCatalog,
+  call: ToolCallOptions,
 ): Promise<{ refusal: DoorRefusal & { requestId: string } } | null> {
   const baseUrl = call.services.config.baseUrl;
   for (const msg of toolCallsOf(body)) {
     const entry = catalog.get(msg.params.name);
     const refused = entry && authorize('mcp', baseUrl, actor, entry.proc.meta.scope);
     if (!entry || !refused) continue;
-    const { ctx, input } = toolCallContext(entry.proc, isObject(msg.params.arguments) ? msg.params.arguments : {}, call);
+    const { ctx, input } = toolCallContext(
+      entry.proc,
+      isObject(msg.params.arguments) ? msg.params.arguments : {},
+      call,
+    );
     const error = await refuseBeforeDispatch(ctx, entry.proc.meta, async () => input);
     if (!error) continue; // (cannot be: the same `authorize` refuses it there)
-    if (error.status >= 500) call.services.log.error({ err: error.cause ?? error, requestId: ctx.requestId, tool: entry.proc.meta.tool.name }, 'tool call failed');
+    if (error.status >= 500)
+      call.services.log.error(
+        { err: error.cause ?? error, requestId: ctx.requestId, tool: entry.proc.meta.tool.name },
+        'tool call failed',
+      );
     const headers = outcomeHeaders(ctx.out, baseUrl, 'mcp');
-    if (error.code === 'insufficient_scope' && ctx.out.challenge) headers['WWW-Authenticate'] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
+    if (error.code === 'insufficient_scope' && ctx.out.challenge)
+      headers['WWW-Authenticate'] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
     return { refusal: { error, headers, requestId: ctx.requestId } };
   }
   return null;

@@ -21,7 +21,11 @@ const MAX_VALUE = 200;
 const ROUTE = 'completion/complete';
 
 /** The scope each completed argument needs: the one its resource's read needs. */
-const ARGUMENT_SCOPES: Record<string, string> = { roomId: 'rooms:read', recordId: 'records:read', fileId: 'files:read' };
+const ARGUMENT_SCOPES: Record<string, string> = {
+  roomId: 'rooms:read',
+  recordId: 'records:read',
+  fileId: 'files:read',
+};
 
 /** The request's params, as the SDK has checked them against the spec's schema (a bad shape never gets here). */
 type CompleteParams = CompleteRequest['params'];
@@ -37,26 +41,49 @@ type Named = { id: string; name: string };
  * rate-limit window and audited like every request; no units (like the resource and tool lists).
  */
 export async function complete(
-  params: CompleteParams, call: Omit<ToolCallOptions, 'signal'>, onOutcome?: (out: ResponseState) => void,
+  params: CompleteParams,
+  call: Omit<ToolCallOptions, 'signal'>,
+  onOutcome?: (out: ResponseState) => void,
 ): Promise<CompleteResult> {
   const { ref, argument } = params;
   if (ref.type !== 'ref/resource') throw new RpcError(RPC_INVALID_PARAMS, `svc has no prompts: ${ref.name}`);
   const template = resourceTemplates().find((t) => t.uriTemplate === ref.uri);
-  if (!template) throw new RpcError(RPC_INVALID_PARAMS, `Resource not found: ${ref.uri} is not a resource template (resources/templates/list)`, { uri: ref.uri });
+  if (!template)
+    throw new RpcError(
+      RPC_INVALID_PARAMS,
+      `Resource not found: ${ref.uri} is not a resource template (resources/templates/list)`,
+      { uri: ref.uri },
+    );
   const variables = [...template.uriTemplate.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   if (!variables.includes(argument.name)) {
-    throw new RpcError(RPC_INVALID_PARAMS, `${template.uriTemplate} has no argument ${argument.name}; it has ${variables.join(', ')}`);
+    throw new RpcError(
+      RPC_INVALID_PARAMS,
+      `${template.uriTemplate} has no argument ${argument.name}; it has ${variables.join(', ')}`,
+    );
   }
-  if (argument.value.length > MAX_VALUE) throw new RpcError(RPC_INVALID_PARAMS, `argument.value is longer than ${MAX_VALUE} characters`);
+  if (argument.value.length > MAX_VALUE)
+    throw new RpcError(RPC_INVALID_PARAMS, `argument.value is longer than ${MAX_VALUE} characters`);
   const roomId = params.context?.arguments?.roomId;
   if (argument.name !== 'roomId' && typeof roomId !== 'string') {
-    throw new RpcError(RPC_INVALID_PARAMS, `Completing ${argument.name} needs context.arguments.roomId (complete roomId first)`);
+    throw new RpcError(
+      RPC_INVALID_PARAMS,
+      `Completing ${argument.name} needs context.arguments.roomId (complete roomId first)`,
+    );
   }
 
   const actor = call.actor!;
   const ctx: RequestContext = {
-    services: call.services, rateLimiter: call.rateLimiter, surface: 'mcp', requestId: call.requestId ?? newId('req'), method: 'POST',
-    path: ROUTE, routePattern: ROUTE, clientIp: call.clientIp, credentials: call.credentials, authenticated: actor, out: newResponseState(),
+    services: call.services,
+    rateLimiter: call.rateLimiter,
+    surface: 'mcp',
+    requestId: call.requestId ?? newId('req'),
+    method: 'POST',
+    path: ROUTE,
+    routePattern: ROUTE,
+    clientIp: call.clientIp,
+    credentials: call.credentials,
+    authenticated: actor,
+    out: newResponseState(),
   };
   ctx.out.actor = actor;
   let error: DomainError | undefined;
@@ -65,7 +92,8 @@ export async function complete(
     // without the argument's read scope there is nothing the caller could pick: nothing, as resources/list does
     if (!actor.scopes.includes(ARGUMENT_SCOPES[argument.name])) return answer([]);
     const m = call.services.ds.manager;
-    if (argument.name === 'roomId') return answer(await readableRoomsByPrefix(m, actor, argument.value, COMPLETION_LIMIT + 1));
+    if (argument.name === 'roomId')
+      return answer(await readableRoomsByPrefix(m, actor, argument.value, COMPLETION_LIMIT + 1));
     try {
       await requireRoom(m, actor, roomId!, 'read');
     } catch (err) {
@@ -74,19 +102,38 @@ export async function complete(
     }
     const [table, name] = argument.name === 'recordId' ? ['records', 'title'] : ['files', 'filename'];
     const pattern = likePrefix(argument.value);
-    const rows = await sql<Named>(m,
+    const rows = await sql<Named>(
+      m,
       `SELECT x."id", x."${name}" AS "name" FROM "${table}" x WHERE x."roomId" = ? AND (LOWER(x."${name}") LIKE ? ESCAPE '\\' OR x."id" LIKE ? ESCAPE '\\') ` +
-      `ORDER BY LOWER(x."${name}"), x."id" ${LIMIT_PARAM}`, [roomId, pattern.toLowerCase(), pattern, COMPLETION_LIMIT + 1]);
+        `ORDER BY LOWER(x."${name}"), x."id" ${LIMIT_PARAM}`,
+      [roomId, pattern.toLowerCase(), pattern, COMPLETION_LIMIT + 1],
+    );
     return answer(rows.rows);
   } catch (err) {
     error = err instanceof DomainError ? err : new DomainError('internal_error', 'The completion failed');
     if (!(err instanceof DomainError)) call.services.log.error({ err, requestId: ctx.requestId }, 'completion failed');
-    throw new RpcError(error.status >= 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS, error.message, errorEnvelope(error, ctx.requestId));
+    throw new RpcError(
+      error.status >= 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS,
+      error.message,
+      errorEnvelope(error, ctx.requestId),
+    );
   } finally {
     onOutcome?.(ctx.out);
-    await recordAudit(call.services, auditRow({
-      requestId: ctx.requestId, surface: 'mcp', method: 'POST', routePattern: ROUTE, statusCode: error?.status ?? 200, units: 0, errorCode: error?.code ?? null,
-    }, actor));
+    await recordAudit(
+      call.services,
+      auditRow(
+        {
+          requestId: ctx.requestId,
+          surface: 'mcp',
+          method: 'POST',
+          routePattern: ROUTE,
+          statusCode: error?.status ?? 200,
+          units: 0,
+          errorCode: error?.code ?? null,
+        },
+        actor,
+      ),
+    );
   }
 }
 

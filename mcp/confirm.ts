@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
-  createRequestStateCodec, inputRequired, inputResponse, type CallToolResult, type InputRequiredResult, type RequestStateCodec, type ServerContext,
+  createRequestStateCodec,
+  inputRequired,
+  inputResponse,
+  type CallToolResult,
+  type InputRequiredResult,
+  type RequestStateCodec,
+  type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../db/sql.js';
@@ -42,9 +48,20 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 /** The record a record tool acts on, if the caller can read its room. */
 async function record(m: EntityManager, actor: Actor, a: Args): Promise<Target | null> {
   await requireRoom(m, actor, str(a.roomId), 'read');
-  const r = (await sql<{ id: string; title: string; approvalState: string; updatedAt: string }>(m,
-    'SELECT "id", "title", "approvalState", "updatedAt" FROM "records" WHERE "id" = ? AND "roomId" = ?', [str(a.recordId), str(a.roomId)])).rows[0];
-  return r && { id: r.id, version: `${r.updatedAt}|${r.approvalState}`, shown: `the record "${r.title}" (approval: ${r.approvalState}, last changed ${r.updatedAt})` };
+  const r = (
+    await sql<{ id: string; title: string; approvalState: string; updatedAt: string }>(
+      m,
+      'SELECT "id", "title", "approvalState", "updatedAt" FROM "records" WHERE "id" = ? AND "roomId" = ?',
+      [str(a.recordId), str(a.roomId)],
+    )
+  ).rows[0];
+  return (
+    r && {
+      id: r.id,
+      version: `${r.updatedAt}|${r.approvalState}`,
+      shown: `the record "${r.title}" (approval: ${r.approvalState}, last changed ${r.updatedAt})`,
+    }
+  );
 }
 
 /**
@@ -59,20 +76,44 @@ const TARGETS: Record<string, (m: EntityManager, actor: Actor, a: Args) => Promi
   withdraw_record_approval: record,
   async cancel_agent_run(m, actor, a) {
     await requireRoom(m, actor, str(a.roomId), 'read');
-    const r = (await sql<{ id: string; status: string; updatedAt: string; createdAt: string }>(m,
-      'SELECT "id", "status", "updatedAt", "createdAt" FROM "agent_runs" WHERE "id" = ? AND "roomId" = ?', [str(a.runId), str(a.roomId)])).rows[0];
-    return r && { id: r.id, version: `${r.updatedAt}|${r.status}`, shown: `the agent run ${r.id} started ${r.createdAt} (status: ${r.status})` };
+    const r = (
+      await sql<{ id: string; status: string; updatedAt: string; createdAt: string }>(
+        m,
+        'SELECT "id", "status", "updatedAt", "createdAt" FROM "agent_runs" WHERE "id" = ? AND "roomId" = ?',
+        [str(a.runId), str(a.roomId)],
+      )
+    ).rows[0];
+    return (
+      r && {
+        id: r.id,
+        version: `${r.updatedAt}|${r.status}`,
+        shown: `the agent run ${r.id} started ${r.createdAt} (status: ${r.status})`,
+      }
+    );
   },
   async redeliver_webhook_delivery(m, actor, a) {
     await requireRoom(m, actor, str(a.roomId), 'read');
-    const r = (await sql<{ id: string; eventType: string; state: string; attempts: number | string; redeliveries: number | string }>(m,
-      'SELECT d."id", d."eventType", d."state", d."attempts", (SELECT COUNT(*) FROM "webhook_deliveries" x WHERE x."redeliveryOf" = d."id") AS "redeliveries" ' +
-      'FROM "webhook_deliveries" d WHERE (d."id" = ? OR d."deliveryId" = ?) AND d."webhookId" = ? AND d."roomId" = ?',
-      [str(a.deliveryId), str(a.deliveryId), str(a.webhookId), str(a.roomId)])).rows[0];
-    return r && {
-      id: r.id, version: `${r.state}|${r.attempts}|${r.redeliveries}`,
-      shown: `the ${r.eventType} delivery ${r.id} (state: ${r.state}, ${Number(r.redeliveries)} redeliveries so far)`,
-    };
+    const r = (
+      await sql<{
+        id: string;
+        eventType: string;
+        state: string;
+        attempts: number | string;
+        redeliveries: number | string;
+      }>(
+        m,
+        'SELECT d."id", d."eventType", d."state", d."attempts", (SELECT COUNT(*) FROM "webhook_deliveries" x WHERE x."redeliveryOf" = d."id") AS "redeliveries" ' +
+          'FROM "webhook_deliveries" d WHERE (d."id" = ? OR d."deliveryId" = ?) AND d."webhookId" = ? AND d."roomId" = ?',
+        [str(a.deliveryId), str(a.deliveryId), str(a.webhookId), str(a.roomId)],
+      )
+    ).rows[0];
+    return (
+      r && {
+        id: r.id,
+        version: `${r.state}|${r.attempts}|${r.redeliveries}`,
+        shown: `the ${r.eventType} delivery ${r.id} (state: ${r.state}, ${Number(r.redeliveries)} redeliveries so far)`,
+      }
+    );
   },
 };
 
@@ -82,25 +123,43 @@ const TARGETS: Record<string, (m: EntityManager, actor: Actor, a: Args) => Promi
  * API key (an app), an agent run's delegated token, a 2025 client and a client without elicitation are never
  * asked: automation does not wait for a human who is not there.
  */
-export function needsConfirmation(proc: ProcedureInfo, actor: AuthenticatedActor | undefined, clientCapabilities: unknown): boolean {
+export function needsConfirmation(
+  proc: ProcedureInfo,
+  actor: AuthenticatedActor | undefined,
+  clientCapabilities: unknown,
+): boolean {
   if (proc.meta.destructive !== true || !TARGETS[proc.meta.tool.name]) return false;
   if (!actor || actor.credential.method !== 'oauth_bearer' || actor.agentRunId !== undefined) return false;
-  const elicitation = (clientCapabilities as { elicitation?: { form?: unknown; url?: unknown } } | undefined)?.elicitation;
+  const elicitation = (clientCapabilities as { elicitation?: { form?: unknown; url?: unknown } } | undefined)
+    ?.elicitation;
   // `elicitation: {}` declares form mode (client/elicitation "Capabilities"); only `{ url: {} }` excludes it
-  return !!elicitation && typeof elicitation === 'object' && (elicitation.form !== undefined || elicitation.url === undefined);
+  return (
+    !!elicitation &&
+    typeof elicitation === 'object' &&
+    (elicitation.form !== undefined || elicitation.url === undefined)
+  );
 }
 
 /** The codec of confirmation states: HMAC with a key derived from the server secret, bound to the credential. */
 export function confirmCodec(secret: string, actor: AuthenticatedActor | undefined): RequestStateCodec<ConfirmState> {
   return createRequestStateCodec<ConfirmState>({
-    key: hmacHex(secret, 'mcp:requestState'), ttlSeconds: CONFIRM_TTL_SECONDS,
+    key: hmacHex(secret, 'mcp:requestState'),
+    ttlSeconds: CONFIRM_TTL_SECONDS,
     bind: (ctx) => `${ctx.mcpReq.method}\0${actor?.credential.method ?? ''}:${actor?.credential.id ?? ''}`,
   });
 }
 
 const digest = (args: Args): string => {
   const { [IDEMPOTENCY_ARGUMENT]: _key, ...rest } = args;
-  return createHash('sha256').update(JSON.stringify(Object.keys(rest).sort().map((k) => [k, rest[k]]))).digest('base64url');
+  return createHash('sha256')
+    .update(
+      JSON.stringify(
+        Object.keys(rest)
+          .sort()
+          .map((k) => [k, rest[k]]),
+      ),
+    )
+    .digest('base64url');
 };
 
 /** A refusal as a tool error, in the shape every tool error has (the REST envelope as text). */
@@ -118,7 +177,10 @@ export type Confirmation = { kind: 'run' } | { kind: 'answer'; result: CallToolR
  * the pipeline. A decline writes nothing; a changed target is a conflict.
  */
 export async function confirm(
-  proc: ProcedureInfo, args: Args, ctx: ServerContext, o: { services: Services; actor: Actor; codec: RequestStateCodec<ConfirmState> },
+  proc: ProcedureInfo,
+  args: Args,
+  ctx: ServerContext,
+  o: { services: Services; actor: Actor; codec: RequestStateCodec<ConfirmState> },
 ): Promise<Confirmation> {
   const tool = proc.meta.tool.name;
   let target: Target | null;
@@ -133,21 +195,52 @@ export async function confirm(
     if (!target) return { kind: 'run' };
     return { kind: 'answer', result: await ask(tool, target, args, ctx, o.codec) };
   }
-  if (typeof state !== 'object' || state === null || state.tool !== tool || typeof state.args !== 'string' || !safeEqual(state.args, digest(args))) {
-    return { kind: 'answer', result: refusal('validation_error', 'This confirmation was given for another call: call the tool again without requestState to be asked again. Nothing was changed.') };
+  if (
+    typeof state !== 'object' ||
+    state === null ||
+    state.tool !== tool ||
+    typeof state.args !== 'string' ||
+    !safeEqual(state.args, digest(args))
+  ) {
+    return {
+      kind: 'answer',
+      result: refusal(
+        'validation_error',
+        'This confirmation was given for another call: call the tool again without requestState to be asked again. Nothing was changed.',
+      ),
+    };
   }
   if (!target || target.id !== state.target || target.version !== state.version) {
-    return { kind: 'answer', result: refusal('conflict', 'The target changed, or is gone, since it was shown for confirmation; nothing was changed. Call the tool again to see it as it is now.') };
+    return {
+      kind: 'answer',
+      result: refusal(
+        'conflict',
+        'The target changed, or is gone, since it was shown for confirmation; nothing was changed. Call the tool again to see it as it is now.',
+      ),
+    };
   }
   const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
-  if (answer.kind === 'missing' || answer.kind !== 'elicit') return { kind: 'answer', result: await ask(tool, target, args, ctx, o.codec) };
+  if (answer.kind === 'missing' || answer.kind !== 'elicit')
+    return { kind: 'answer', result: await ask(tool, target, args, ctx, o.codec) };
   if (answer.action !== 'accept' || answer.content?.[CONFIRM_KEY] !== true) {
-    return { kind: 'answer', result: { content: [{ type: 'text', text: `Not confirmed (${answer.action}): nothing was changed.` }], structuredContent: { confirmed: false, action: answer.action } } };
+    return {
+      kind: 'answer',
+      result: {
+        content: [{ type: 'text', text: `Not confirmed (${answer.action}): nothing was changed.` }],
+        structuredContent: { confirmed: false, action: answer.action },
+      },
+    };
   }
   return { kind: 'run' };
 }
 
-async function ask(tool: string, target: Target, args: Args, ctx: ServerContext, codec: RequestStateCodec<ConfirmState>): Promise<InputRequiredResult> {
+async function ask(
+  tool: string,
+  target: Target,
+  args: Args,
+  ctx: ServerContext,
+  codec: RequestStateCodec<ConfirmState>,
+): Promise<InputRequiredResult> {
   const requestState = await codec.mint({ tool, args: digest(args), target: target.id, version: target.version }, ctx);
   return inputRequired({
     inputRequests: {
@@ -156,7 +249,9 @@ async function ask(tool: string, target: Target, args: Args, ctx: ServerContext,
         message: `${tool} will change ${target.shown}. Go ahead?`,
         requestedSchema: {
           type: 'object',
-          properties: { [CONFIRM_KEY]: { type: 'boolean', title: 'Confirm', description: `Yes: ${tool} on ${target.shown}` } },
+          properties: {
+            [CONFIRM_KEY]: { type: 'boolean', title: 'Confirm', description: `Yes: ${tool} on ${target.shown}` },
+          },
           required: [CONFIRM_KEY],
         },
       }),

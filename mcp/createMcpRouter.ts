@@ -1,6 +1,12 @@
 import { toWebRequest } from '@modelcontextprotocol/node';
 import {
-  CLIENT_CAPABILITIES_META_KEY, classifyInboundRequest, createMcpHandler, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpRequestContext, type Server,
+  CLIENT_CAPABILITIES_META_KEY,
+  classifyInboundRequest,
+  createMcpHandler,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpRequestContext,
+  type Server,
 } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -22,7 +28,14 @@ import { auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { checkToolScopes, toolCallsOf } from './checkToolScopes.js';
 import { createMcpServer, type McpServerOptions } from './createMcpServer.js';
-import { echoableId, JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import {
+  echoableId,
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_PARSE_ERROR,
+  JSONRPC_SERVER_ERROR,
+  sendEnvelope,
+  sendJsonRpcError,
+} from './httpReplies.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
@@ -41,7 +54,20 @@ export interface McpRouterOptions {
 const CORS_OPTIONS: cors.CorsOptions = {
   origin: true, // the Origin was validated just before; reflect it
   methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Api-Key', 'X-Request-Id', 'X-MCP-Toolsets', 'X-MCP-Readonly'],
+  allowedHeaders: [
+    'Authorization',
+    'Content-Type',
+    'Accept',
+    'Mcp-Protocol-Version',
+    'Mcp-Method',
+    'Mcp-Name',
+    'Mcp-Session-Id',
+    'Last-Event-ID',
+    'X-Api-Key',
+    'X-Request-Id',
+    'X-MCP-Toolsets',
+    'X-MCP-Readonly',
+  ],
   exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', ...EXPOSED_API_HEADERS],
   maxAge: 600,
 };
@@ -56,7 +82,9 @@ const MCP_ENDPOINT = new RegExp(`${surfacePattern('mcp')}\\/?$`, 'i');
 const UNDER_MCP = new RegExp(`${surfacePattern('mcp')}(?:\\/|$)`, 'i');
 
 const wantsProgress = (body: unknown) =>
-  (Array.isArray(body) ? body : [body]).some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } })?.params?._meta?.progressToken !== undefined);
+  (Array.isArray(body) ? body : [body]).some(
+    (m) => (m as { params?: { _meta?: { progressToken?: unknown } } })?.params?._meta?.progressToken !== undefined,
+  );
 
 /**
  * The MCP surface at /mcp (`app.use(createMcpRouter(…))`; it answers every path under /mcp and passes the others
@@ -69,14 +97,26 @@ const wantsProgress = (body: unknown) =>
 export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): RequestHandler {
   const catalog = buildToolCatalog();
   // the 401 challenge's scope: `mcp:tools` and every scope a tool needs (issue 19 item 3)
-  const challengeScope = [...new Set([MCP_SCOPE, ...[...catalog.values()].flatMap((e) => (e.proc.meta.scope ? [e.proc.meta.scope] : []))])].join(' ');
+  const challengeScope = [
+    ...new Set([MCP_SCOPE, ...[...catalog.values()].flatMap((e) => (e.proc.meta.scope ? [e.proc.meta.scope] : []))]),
+  ].join(' ');
   const originAllowed = createOriginPolicy(services.config);
   const bodyLimit = Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024; // upload_file carries base64
 
-  const refuse = async (req: Request, res: Response, o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor }) => {
-    if (o.error.status >= 500) services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
+  const refuse = async (
+    req: Request,
+    res: Response,
+    o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor },
+  ) => {
+    if (o.error.status >= 500)
+      services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
     await auditRejection(services, {
-      requestId: o.requestId, method: req.method, routePattern: SURFACES.mcp.path, statusCode: o.error.status, errorCode: o.error.code, actor: o.actor,
+      requestId: o.requestId,
+      method: req.method,
+      routePattern: SURFACES.mcp.path,
+      statusCode: o.error.status,
+      errorCode: o.error.code,
+      actor: o.actor,
     });
     sendEnvelope(res, o.error, o.requestId, o.headers);
   };
@@ -136,16 +176,33 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       // protocol negotiation, not a refusal, and is not audited; any other method is.
       req.resume();
       if (req.method !== 'GET') {
-        await auditRejection(services, { requestId, method: req.method, routePattern: SURFACES.mcp.path, statusCode: 405, errorCode: 'method_not_allowed', actor });
+        await auditRejection(services, {
+          requestId,
+          method: req.method,
+          routePattern: SURFACES.mcp.path,
+          statusCode: 405,
+          errorCode: 'method_not_allowed',
+          actor,
+        });
       }
-      return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', { Allow: 'POST', 'X-Request-Id': requestId });
+      return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', {
+        Allow: 'POST',
+        'X-Request-Id': requestId,
+      });
     }
 
     // toolsets (mcp/toolsets.ts): the connection's selection of tools, from X-MCP-Toolsets / X-MCP-Readonly or ?toolsets= / ?readonly=
     const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
     if ('error' in selection) {
       req.resume();
-      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: 400, errorCode: 'validation_error', actor });
+      await auditRejection(services, {
+        requestId,
+        method: 'POST',
+        routePattern: SURFACES.mcp.path,
+        statusCode: 400,
+        errorCode: 'validation_error',
+        actor,
+      });
       return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { 'X-Request-Id': requestId });
     }
     const tools = selectTools(catalog, selection);
@@ -158,20 +215,49 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       throw err;
     }
     if ('error' in read) {
-      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: read.status, errorCode: read.code, actor });
-      return sendJsonRpcError(res, read.status, read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR, read.error, {
-        ...read.headers, 'X-Request-Id': requestId,
+      await auditRejection(services, {
+        requestId,
+        method: 'POST',
+        routePattern: SURFACES.mcp.path,
+        statusCode: read.status,
+        errorCode: read.code,
+        actor,
       });
+      return sendJsonRpcError(
+        res,
+        read.status,
+        read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR,
+        read.error,
+        {
+          ...read.headers,
+          'X-Request-Id': requestId,
+        },
+      );
     }
 
     if (read.body === null) {
       // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
-      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: 415, errorCode: 'unsupported_media_type', actor });
-      return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json', { 'X-Request-Id': requestId });
+      await auditRejection(services, {
+        requestId,
+        method: 'POST',
+        routePattern: SURFACES.mcp.path,
+        statusCode: 415,
+        errorCode: 'unsupported_media_type',
+        actor,
+      });
+      return sendJsonRpcError(
+        res,
+        415,
+        JSONRPC_SERVER_ERROR,
+        'Unsupported Media Type: Content-Type must be application/json',
+        { 'X-Request-Id': requestId },
+      );
     }
 
     const mcpHeaders = {
-      protocolVersionHeader: header(req, 'mcp-protocol-version'), mcpMethodHeader: header(req, 'mcp-method'), mcpNameHeader: header(req, 'mcp-name'),
+      protocolVersionHeader: header(req, 'mcp-protocol-version'),
+      mcpMethodHeader: header(req, 'mcp-method'),
+      mcpNameHeader: header(req, 'mcp-name'),
     };
     // JSON unless the client asked for progress notifications, which need the SSE stream
     const sse = wantsProgress(read.body);
@@ -184,23 +270,54 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const route = plain ? null : classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body: read.body });
     if (route?.kind === 'reject') {
       setOperation(res, 'invalid');
-      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: route.httpStatus, errorCode: ladderErrorCode(route.code), actor });
-      return sendJsonRpcError(res, route.httpStatus, route.code, route.message, { 'X-Request-Id': requestId }, { data: route.data, id: echoableId(read.body) });
+      await auditRejection(services, {
+        requestId,
+        method: 'POST',
+        routePattern: SURFACES.mcp.path,
+        statusCode: route.httpStatus,
+        errorCode: ladderErrorCode(route.code),
+        actor,
+      });
+      return sendJsonRpcError(
+        res,
+        route.httpStatus,
+        route.code,
+        route.message,
+        { 'X-Request-Id': requestId },
+        { data: route.data, id: echoableId(read.body) },
+      );
     }
 
     if (Array.isArray(read.body) && BATCHLESS_REVISIONS.has(mcpHeaders.protocolVersionHeader ?? '')) {
       // JSON-RPC batches left MCP with 2025-06-18; only a 2025-03-26 client may send one
       setOperation(res, 'batch');
-      await auditRejection(services, { requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: 400, errorCode: 'validation_error', actor });
+      await auditRejection(services, {
+        requestId,
+        method: 'POST',
+        routePattern: SURFACES.mcp.path,
+        statusCode: 400,
+        errorCode: 'validation_error',
+        actor,
+      });
       const message = `Invalid Request: protocol revision ${mcpHeaders.protocolVersionHeader} does not allow JSON-RPC batches`;
       return sendJsonRpcError(res, 400, JSONRPC_INVALID_REQUEST, message, { 'X-Request-Id': requestId });
     }
 
     const calls = toolCallsOf(read.body);
     setOperation(res, operationOf(read.body, calls, tools)); // toolsets
-    const call: ToolCallOptions = { services, rateLimiter, credentials, actor, clientIp, requestId: calls.length === 1 ? requestId : undefined };
+    const call: ToolCallOptions = {
+      services,
+      rateLimiter,
+      credentials,
+      actor,
+      clientIp,
+      requestId: calls.length === 1 ? requestId : undefined,
+    };
     // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
-    const checked = route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message) ? null : await checkToolScopes(read.body, actor, tools, call); // toolsets
+    const checked =
+      route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
+        ? null
+        : await checkToolScopes(read.body, actor, tools, call); // toolsets
     if (checked) {
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
@@ -216,8 +333,11 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     const tool = plain && tools.get(plain.name); // toolsets: a tool outside the selection goes to the server, which refuses it
     // a destructive call the human confirms first is the server's (confirm.ts): it answers input_required
     // so is a run started by a client of the tasks extension: it answers a task (tasks.ts)
-    const serverOnly = plain?.revision === MODERN_REVISION && tool
-      && (needsConfirmation(tool.proc, actor, plainCapabilities(read.body)) || (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(read.body))));
+    const serverOnly =
+      plain?.revision === MODERN_REVISION &&
+      tool &&
+      (needsConfirmation(tool.proc, actor, plainCapabilities(read.body)) ||
+        (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(read.body))));
     if (plain && tool && !serverOnly) {
       // the most common POST, a plain tools/call of a known tool on either revision: answered as the SDK's
       // server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one (plainToolCall.ts)
@@ -248,7 +368,12 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       if (plain ? plain.revision !== 'legacy' : route?.kind === 'modern') {
         // 2026-07-28: the SDK's own entry (envelope, header and capability checks, `server/discover`, `resultType`,
         // cache fields), handed our per-request context through the pass-through `authInfo` it gives the factory
-        const authInfo: AuthInfo = { token: '', clientId: actor.clientId ?? '', scopes: [...actor.scopes], extra: { [CONTEXT]: context } };
+        const authInfo: AuthInfo = {
+          token: '',
+          clientId: actor.clientId ?? '',
+          scopes: [...actor.scopes],
+          extra: { [CONTEXT]: context },
+        };
         response = await modernHandler.fetch(request, { authInfo, parsedBody: read.body });
       } else {
         // 2025-11-25 … 2025-03-26: stateless, a server and the SDK's transport per POST, JSON unless streaming
@@ -260,7 +385,12 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
     if (response.status >= 400) {
       // refused by the SDK (Accept, protocol version, method, headers, envelope …)
       await auditRejection(services, {
-        requestId, method: 'POST', routePattern: SURFACES.mcp.path, statusCode: response.status, errorCode: transportErrorCode(response.status), actor,
+        requestId,
+        method: 'POST',
+        routePattern: SURFACES.mcp.path,
+        statusCode: response.status,
+        errorCode: transportErrorCode(response.status),
+        actor,
       });
     }
     await writeResponse(res, response, aborted.signal);
@@ -271,8 +401,17 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
    * nothing running; an SSE stream, or a client gone first (`signal`), closes both, which aborts the tool
    * calls still in flight.
    */
-  async function legacyExchange(server: Server, request: globalThis.Request, body: unknown, sse: boolean, signal: AbortSignal): Promise<globalThis.Response> {
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+  async function legacyExchange(
+    server: Server,
+    request: globalThis.Request,
+    body: unknown,
+    sse: boolean,
+    signal: AbortSignal,
+  ): Promise<globalThis.Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !sse,
+    });
     const close = () => {
       const closeFailed = (err: unknown) => services.log.warn({ err }, 'closing an mcp exchange failed');
       transport.close().catch(closeFailed);
@@ -299,10 +438,11 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
       for (;;) {
         const { done, value } = await reader.read();
         if (done || signal.aborted) break;
-        if (!res.write(value)) await new Promise<void>((resolve) => {
-          res.once('drain', resolve);
-          signal.addEventListener('abort', () => resolve(), { once: true });
-        });
+        if (!res.write(value))
+          await new Promise<void>((resolve) => {
+            res.once('drain', resolve);
+            signal.addEventListener('abort', () => resolve(), { once: true });
+          });
       }
     } catch (err) {
       services.log.warn({ err }, 'an mcp response stream failed');
@@ -327,8 +467,16 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Re
   async function answerUnmatched(req: Request, res: Response) {
     const requestId = requestIdOf(header(req, 'x-request-id'));
     req.resume();
-    await auditRejection(services, { requestId, method: req.method, routePattern: '(unmatched)', statusCode: 404, errorCode: 'not_found' });
-    sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', { 'X-Request-Id': requestId });
+    await auditRejection(services, {
+      requestId,
+      method: req.method,
+      routePattern: '(unmatched)',
+      statusCode: 404,
+      errorCode: 'not_found',
+    });
+    sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: the MCP endpoint is /mcp', {
+      'X-Request-Id': requestId,
+    });
   }
 }
 
@@ -362,18 +510,37 @@ function abortUnfinishedCall(this: CallResponse): void {
 }
 
 /** The endpoint's operation by HTTP method, until the body names a better one (operationOf). */
-const ENDPOINT_OPERATIONS: Record<string, string> = { GET: 'GET /mcp', POST: 'POST /mcp', DELETE: 'DELETE /mcp', OPTIONS: 'OPTIONS /mcp' };
+const ENDPOINT_OPERATIONS: Record<string, string> = {
+  GET: 'GET /mcp',
+  POST: 'POST /mcp',
+  DELETE: 'DELETE /mcp',
+  OPTIONS: 'OPTIONS /mcp',
+};
 /** JSON-RPC methods named as themselves in metrics and traces; any other is `other`. */
 const RPC_METHODS = new Set([
-  'initialize', 'ping', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', 'logging/setLevel', 'completion/complete',
-  'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed',
+  'initialize',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'prompts/list',
+  'logging/setLevel',
+  'completion/complete',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
 ]);
 
 /**
  * What a POST to /mcp is, for metrics and traces (bounded, never an argument): the tool of a single
  * `tools/call` (`unknown_tool` for a name the catalog lacks), the JSON-RPC method, or `batch`.
  */
-function operationOf(body: unknown, calls: ReturnType<typeof toolCallsOf>, catalog: ReturnType<typeof buildToolCatalog>): string {
+function operationOf(
+  body: unknown,
+  calls: ReturnType<typeof toolCallsOf>,
+  catalog: ReturnType<typeof buildToolCatalog>,
+): string {
   if (Array.isArray(body)) return 'batch';
   const name = calls[0]?.params.name;
   if (name !== undefined) return catalog.get(name)?.proc.meta.tool.name ?? 'unknown_tool';
@@ -382,7 +549,13 @@ function operationOf(body: unknown, calls: ReturnType<typeof toolCallsOf>, catal
 }
 
 function transportErrorCode(status: number): string {
-  const codes: Record<number, string> = { 400: 'validation_error', 404: 'not_found', 406: 'not_acceptable', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+  const codes: Record<number, string> = {
+    400: 'validation_error',
+    404: 'not_found',
+    406: 'not_acceptable',
+    413: 'payload_too_large',
+    415: 'unsupported_media_type',
+  };
   return codes[status] ?? 'internal_error';
 }
 

@@ -1,4 +1,10 @@
-import { CLIENT_CAPABILITIES_META_KEY, Server, type CacheHint, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  Server,
+  type CacheHint,
+  type CallToolResult,
+  type InputRequiredResult,
+} from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
@@ -6,7 +12,16 @@ import { newId } from '../src/domain/ids.js';
 import { auditRejection } from './auditRejection.js';
 import { complete } from './completions.js';
 import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
-import { cancelTask, declaresTasks, getTask, TASK_TOOL, TASKS_EXTENSION, TaskParams, taskIdOf, taskOf } from './tasks.js';
+import {
+  cancelTask,
+  declaresTasks,
+  getTask,
+  TASK_TOOL,
+  TASKS_EXTENSION,
+  TaskParams,
+  taskIdOf,
+  taskOf,
+} from './tasks.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
@@ -30,7 +45,10 @@ export const INSTRUCTIONS =
  * scopes, resources are the caller's rooms. The templates and the discovery answer are the same for every
  * caller. Rooms and their content change at any time, so they are not to be reused.
  */
-export const CACHE_HINTS: Record<'tools/list' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'server/discover', CacheHint> = {
+export const CACHE_HINTS: Record<
+  'tools/list' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'server/discover',
+  CacheHint
+> = {
   'tools/list': { ttlMs: 300_000, cacheScope: 'private' },
   'resources/list': { ttlMs: 0, cacheScope: 'private' },
   'resources/templates/list': { ttlMs: 3_600_000, cacheScope: 'public' },
@@ -63,8 +81,15 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome, selection
   let codec: ReturnType<typeof confirmCodec> | undefined;
   const codecOf = () => (codec ??= confirmCodec(call.services.secret, actor));
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, completions: {}, extensions: { [TASKS_EXTENSION]: {} } },
-    instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator, cacheHints: CACHE_HINTS,
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { listChanged: false },
+      completions: {},
+      extensions: { [TASKS_EXTENSION]: {} },
+    },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: sharedValidator,
+    cacheHints: CACHE_HINTS,
     // a requestState that fails its MAC, expiry or credential binding is refused by the SDK (-32602) before any handler
     requestState: { verify: (state, ctx) => codecOf().verify(state, ctx) },
   });
@@ -72,23 +97,39 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome, selection
   // toolsets (mcp/toolsets.ts): tools/list and tools/call see the selected tools only; resources read through the whole catalog
   const tools = selectTools(catalog, selection);
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
-  server.setRequestHandler('tools/list', async () => ({ tools: toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName) }));
+  server.setRequestHandler('tools/list', async () => ({
+    tools: toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName),
+  }));
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const entry = tools.get(request.params.name); // toolsets
     if (!entry) {
       await auditRejection(call.services, {
-        requestId: call.requestId ?? newId('req'), method: 'TOOL', routePattern: '(unknown tool)', statusCode: 404, errorCode: 'not_found', actor,
+        requestId: call.requestId ?? newId('req'),
+        method: 'TOOL',
+        routePattern: '(unknown tool)',
+        statusCode: 404,
+        errorCode: 'not_found',
+        actor,
       });
       throw new RpcError(RPC_INVALID_PARAMS, unknownToolMessage(request.params.name, catalog, selection)); // toolsets
     }
-    const clientCapabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+    const clientCapabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[
+      CLIENT_CAPABILITIES_META_KEY
+    ];
     if (needsConfirmation(entry.proc, actor, clientCapabilities)) {
       // a destructive tool: the human confirms it first (confirm.ts); only an accepted retry runs it
-      const asked = await confirm(entry.proc, request.params.arguments ?? {}, ctx, { services: call.services, actor, codec: codecOf() });
+      const asked = await confirm(entry.proc, request.params.arguments ?? {}, ctx, {
+        services: call.services,
+        actor,
+        codec: codecOf(),
+      });
       if (asked.kind === 'answer') return asked.result;
     }
-    const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, { ...call, signal: ctx.mcpReq.signal });
+    const outcome = await invokeTool(entry.proc, request.params.arguments ?? {}, {
+      ...call,
+      signal: ctx.mcpReq.signal,
+    });
     onToolOutcome?.(outcome.out);
     const progressToken = request.params._meta?.progressToken;
     if (progressToken !== undefined) {
@@ -106,16 +147,20 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome, selection
 
   // the tasks extension (tasks.ts): a run started as a task, read and cancelled by the credential that started it
   server.setRequestHandler('tasks/get', { params: TaskParams }, async (params, ctx) =>
-    getTask(params.taskId, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)));
+    getTask(params.taskId, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+  );
   server.setRequestHandler('tasks/cancel', { params: TaskParams }, async (params, ctx) =>
-    cancelTask(params.taskId, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)));
+    cancelTask(params.taskId, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+  );
 
   // Resources: read through the same procedures and pipeline as the tools (resources.ts)
   server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: resourceTemplates() }));
   server.setRequestHandler('resources/list', async (request, ctx) =>
-    listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor));
+    listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor),
+  );
   server.setRequestHandler('resources/read', async (request, ctx) =>
-    readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)));
+    readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+  );
   // completion/complete: the resource templates' ids, within the caller's rights (completions.ts)
   server.setRequestHandler('completion/complete', async (request) => complete(request.params, call, onToolOutcome));
   return server;

@@ -9,7 +9,12 @@ export const JSONRPC_INVALID_REQUEST = -32600;
 export const JSONRPC_SERVER_ERROR = -32000;
 
 /** An HTTP-level refusal in the spec's error envelope (2.4), with `X-Request-Id` equal to its requestId. */
-export function sendEnvelope(res: Response, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
+export function sendEnvelope(
+  res: Response,
+  err: DomainError,
+  requestId: string,
+  headers: Record<string, string> = {},
+): void {
   // a busy database: retry shortly (a spent window's Retry-After comes with `headers`)
   const retryAfter = err.code === 'service_unavailable' ? retryAfterOf(err, false) : undefined;
   if (retryAfter !== undefined) res.set(RETRY_AFTER, retryAfter);
@@ -22,10 +27,19 @@ export function sendEnvelope(res: Response, err: DomainError, requestId: string,
  * id of the single request it refuses (`echoableId`), and the error's `data` when it has some.
  */
 export function sendJsonRpcError(
-  res: Response, status: number, code: number, message: string, headers: Record<string, string> = {}, o: { data?: unknown; id?: string | number | null } = {},
+  res: Response,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  o: { data?: unknown; id?: string | number | null } = {},
 ): void {
   res.set(headers).set('Cache-Control', 'no-store');
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message, ...(o.data !== undefined && { data: o.data }) }, id: o.id ?? null });
+  res.status(status).json({
+    jsonrpc: '2.0',
+    error: { code, message, ...(o.data !== undefined && { data: o.data }) },
+    id: o.id ?? null,
+  });
 }
 
 /** The id an error answer to `body` carries: a single request's string or number id, else null (as the SDK's entry). */

@@ -34,7 +34,11 @@ export type ToolOutcome =
  * `mcp:tools` and the operation's scope, charges units, applies the idempotency key and writes one audit
  * row with surface `mcp`. `idempotencyKey` is taken out of the arguments and passed as the key.
  */
-export async function invokeTool(proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions): Promise<ToolOutcome> {
+export async function invokeTool(
+  proc: ProcedureInfo,
+  args: Record<string, unknown>,
+  o: ToolCallOptions,
+): Promise<ToolOutcome> {
   const { ctx, input, fields: rawFields } = toolCallContext(proc, args, o);
   const name = proc.meta.tool.name;
   const valid = listFieldsOf(proc);
@@ -43,7 +47,13 @@ export async function invokeTool(proc: ProcedureInfo, args: Record<string, unkno
   if (fields instanceof DomainError) return { ok: false, error: fields, requestId: ctx.requestId, out: ctx.out };
   try {
     const data = await proc.call({ ctx, getRawInput: async () => input, signal: o.signal });
-    return { ok: true, data, requestId: ctx.requestId, out: ctx.out, view: { args: input, fields, omits: proc.meta.tool.textOmits, names: await namesIn(data, o) } };
+    return {
+      ok: true,
+      data,
+      requestId: ctx.requestId,
+      out: ctx.out,
+      view: { args: input, fields, omits: proc.meta.tool.textOmits, names: await namesIn(data, o) },
+    };
   } catch (err) {
     const error = explainValidation(toDomainError(err), proc);
     if (error.status >= 500) o.services.log.error({ err, requestId: ctx.requestId, tool: name }, 'tool call failed');
@@ -70,13 +80,21 @@ async function namesIn(data: unknown, o: ToolCallOptions): Promise<Map<string, s
  */
 export function withRetryAfter(error: DomainError, now: Date): void {
   const details = error.details;
-  if (error.code !== 'api_units_exhausted' || !details || details.retryAfterSeconds !== undefined || typeof details.resetsAt !== 'string') return;
+  if (
+    error.code !== 'api_units_exhausted' ||
+    !details ||
+    details.retryAfterSeconds !== undefined ||
+    typeof details.resetsAt !== 'string'
+  )
+    return;
   details.retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(details.resetsAt) - now.getTime()) / 1000));
 }
 
 /** The context of a tool call (surface `mcp`) and its input, the `idempotencyKey` argument taken out as the key. */
 export function toolCallContext(
-  proc: ProcedureInfo, args: Record<string, unknown>, o: ToolCallOptions,
+  proc: ProcedureInfo,
+  args: Record<string, unknown>,
+  o: ToolCallOptions,
 ): { ctx: RequestContext; input: Record<string, unknown>; fields?: unknown } {
   const { [IDEMPOTENCY_ARGUMENT]: rawKey, ...input } = args;
   // a list tool's `fields` shapes the text of its result, not the procedure's input (toolText.ts)
@@ -87,8 +105,17 @@ export function toolCallContext(
   }
   const name = proc.meta.tool.name;
   const ctx: RequestContext = {
-    services: o.services, rateLimiter: o.rateLimiter, surface: 'mcp', requestId: o.requestId ?? newId('req'), method: 'TOOL',
-    path: name, routePattern: name, clientIp: o.clientIp, credentials: o.credentials, authenticated: o.actor, out: newResponseState(),
+    services: o.services,
+    rateLimiter: o.rateLimiter,
+    surface: 'mcp',
+    requestId: o.requestId ?? newId('req'),
+    method: 'TOOL',
+    path: name,
+    routePattern: name,
+    clientIp: o.clientIp,
+    credentials: o.credentials,
+    authenticated: o.actor,
+    out: newResponseState(),
   };
   if (proc.meta.kind === 'write' && rawKey !== undefined) {
     // a key that is not a string is rejected by the pipeline's key parser like a malformed header

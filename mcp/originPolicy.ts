@@ -11,7 +11,9 @@ const isLoopback = (u: URL) => LOOPBACK_HOSTS.has(u.hostname) || u.hostname.ends
  * `SVC_MCP_ALLOWED_ORIGINS`, and, when BASE_URL itself is a loopback address (a local development server),
  * any loopback origin such as a local MCP Inspector. A request without `Origin` (not from a browser) passes.
  */
-export function createOriginPolicy(config: Pick<Config, 'baseUrl' | 'mcpAllowedOrigins'>): (origin: string | undefined) => boolean {
+export function createOriginPolicy(
+  config: Pick<Config, 'baseUrl' | 'mcpAllowedOrigins'>,
+): (origin: string | undefined) => boolean {
   const base = new URL(config.baseUrl);
   const allowed = new Set([base.origin, ...config.mcpAllowedOrigins]);
   const loopbackBase = isLoopback(base);

@@ -1,5 +1,9 @@
 import {
-  classifyInboundRequest, SERVER_INFO_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type RequestId,
+  classifyInboundRequest,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+  type RequestId,
 } from '@modelcontextprotocol/server';
 import { SERVER_INFO } from './createMcpServer.js';
 import { toolAnswerJson } from './toolResult.js';
@@ -34,7 +38,10 @@ const NAMED_METHODS = new Set(['tools/call', 'resources/read', 'prompts/get']);
  * name or URI (the classifier has compared the others with the body). Otherwise the SDK's entry decides, and
  * refuses a mismatch before any tool is looked at, even one the credential may not call.
  */
-export function hasStandardHeaders(h: McpRequestHeaders, message: { method: string; params?: Record<string, unknown> }): boolean {
+export function hasStandardHeaders(
+  h: McpRequestHeaders,
+  message: { method: string; params?: Record<string, unknown> },
+): boolean {
   if (h.protocolVersionHeader === undefined || h.mcpMethodHeader === undefined) return false;
   if (!NAMED_METHODS.has(message.method)) return true;
   const named = message.params?.name ?? message.params?.uri;
@@ -57,10 +64,13 @@ function validModernEnvelope(meta: Record<string, unknown>): boolean {
   let ok = envelopeVerdicts.get(key);
   if (ok === undefined) {
     const route = classifyInboundRequest({
-      httpMethod: 'POST', protocolVersionHeader: MODERN_REVISION, mcpMethodHeader: 'tools/call',
+      httpMethod: 'POST',
+      protocolVersionHeader: MODERN_REVISION,
+      mcpMethodHeader: 'tools/call',
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: meta } },
     });
-    ok = route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === MODERN_REVISION;
+    ok =
+      route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === MODERN_REVISION;
     if (envelopeVerdicts.size >= ENVELOPE_VERDICTS_MAX) envelopeVerdicts.clear();
     envelopeVerdicts.set(key, ok);
   }
@@ -88,13 +98,24 @@ export function plainToolCallOf(h: McpRequestHeaders, accept: string | undefined
   if (!isObject(params) || typeof params.name !== 'string') return null;
   for (const k in params) if (!PLAIN_PARAMS.has(k)) return null;
   if (params.arguments !== undefined && !isObject(params.arguments)) return null;
-  const call = { id: body.id, name: params.name, arguments: (params.arguments as Record<string, unknown> | undefined) ?? {} };
+  const call = {
+    id: body.id,
+    name: params.name,
+    arguments: (params.arguments as Record<string, unknown> | undefined) ?? {},
+  };
   const version = h.protocolVersionHeader;
   if (version === MODERN_REVISION) {
-    if (h.mcpMethodHeader !== 'tools/call' || h.mcpNameHeader !== params.name || !isObject(params._meta) || !validModernEnvelope(params._meta)) return null;
+    if (
+      h.mcpMethodHeader !== 'tools/call' ||
+      h.mcpNameHeader !== params.name ||
+      !isObject(params._meta) ||
+      !validModernEnvelope(params._meta)
+    )
+      return null;
     return { ...call, revision: MODERN_REVISION };
   }
-  if (params._meta !== undefined || (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+  if (params._meta !== undefined || (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+    return null;
   return { ...call, revision: 'legacy' };
 }
 

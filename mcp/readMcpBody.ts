@@ -3,12 +3,12 @@ import { jsonTextBoundsError } from '../src/http/inputBounds.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 export type McpBody =
-  | { bytes: Buffer; body: unknown }
-  | { error: string; status: number; code: string; headers?: Record<string, string> };
+  { bytes: Buffer; body: unknown } | { error: string; status: number; code: string; headers?: Record<string, string> };
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-const isJson = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
+const isJson = (contentType: string | undefined) =>
+  (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
 
 /**
  * Reads and parses a POST body for /mcp, up to `limit` bytes (the rest is drained), its structure bounded first
@@ -30,7 +30,8 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
     read = await readLimited(req, limit);
   } catch (err) {
     if (err instanceof BodyTimeoutError) return { error: err.message, status: 408, code: 'request_timeout' };
-    if (err instanceof BodyRefusedError) return { error: err.message, status: 429, code: 'rate_limited', headers: { 'Retry-After': '1' } };
+    if (err instanceof BodyRefusedError)
+      return { error: err.message, status: 429, code: 'rate_limited', headers: { 'Retry-After': '1' } };
     throw err;
   }
   const { bytes, over } = read;

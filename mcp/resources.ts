@@ -1,5 +1,9 @@
 import fs from 'node:fs';
-import type { ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from '@modelcontextprotocol/server';
+import type {
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import { MCP_INLINE_MAX } from '../src/procedures/files.js';
 import { invokeTool, type ToolCallOptions, type ToolOutcome } from './invokeTool.js';
 import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
@@ -26,29 +30,51 @@ interface Template {
  */
 const TEMPLATES: Template[] = [
   {
-    template: { uriTemplate: 'svc://rooms/{roomId}', name: 'room', title: 'A room', description: 'A room (needs rooms:read).', mimeType: 'application/json' },
-    pattern: new RegExp(`^svc://rooms/${ID}$`), tool: 'get_room', args: ([roomId]) => ({ roomId }),
-  },
-  {
     template: {
-      uriTemplate: 'svc://rooms/{roomId}/messages', name: 'room-messages', title: 'Recent messages of a room',
-      description: `The ${RECENT_MESSAGES} newest messages of a room, newest first (needs messages:read; page further with list_messages).`, mimeType: 'application/json',
+      uriTemplate: 'svc://rooms/{roomId}',
+      name: 'room',
+      title: 'A room',
+      description: 'A room (needs rooms:read).',
+      mimeType: 'application/json',
     },
-    pattern: new RegExp(`^svc://rooms/${ID}/messages$`), tool: 'list_messages', args: ([roomId]) => ({ roomId, order: 'desc', limit: RECENT_MESSAGES }),
+    pattern: new RegExp(`^svc://rooms/${ID}$`),
+    tool: 'get_room',
+    args: ([roomId]) => ({ roomId }),
   },
   {
     template: {
-      uriTemplate: 'svc://rooms/{roomId}/records/{recordId}', name: 'record', title: 'A meeting record',
-      description: 'A meeting record with its approval state (needs records:read).', mimeType: 'application/json',
+      uriTemplate: 'svc://rooms/{roomId}/messages',
+      name: 'room-messages',
+      title: 'Recent messages of a room',
+      description: `The ${RECENT_MESSAGES} newest messages of a room, newest first (needs messages:read; page further with list_messages).`,
+      mimeType: 'application/json',
     },
-    pattern: new RegExp(`^svc://rooms/${ID}/records/${ID}$`), tool: 'get_record', args: ([roomId, recordId]) => ({ roomId, recordId }),
+    pattern: new RegExp(`^svc://rooms/${ID}/messages$`),
+    tool: 'list_messages',
+    args: ([roomId]) => ({ roomId, order: 'desc', limit: RECENT_MESSAGES }),
   },
   {
     template: {
-      uriTemplate: 'svc://rooms/{roomId}/files/{fileId}', name: 'file', title: 'A file\'s content',
+      uriTemplate: 'svc://rooms/{roomId}/records/{recordId}',
+      name: 'record',
+      title: 'A meeting record',
+      description: 'A meeting record with its approval state (needs records:read).',
+      mimeType: 'application/json',
+    },
+    pattern: new RegExp(`^svc://rooms/${ID}/records/${ID}$`),
+    tool: 'get_record',
+    args: ([roomId, recordId]) => ({ roomId, recordId }),
+  },
+  {
+    template: {
+      uriTemplate: 'svc://rooms/{roomId}/files/{fileId}',
+      name: 'file',
+      title: "A file's content",
       description: `A file's content with its media type: text for UTF-8 text and JSON, else base64 (blob) up to ${MCP_INLINE_MAX} bytes; larger files are downloaded over REST (needs files:read).`,
     },
-    pattern: new RegExp(`^svc://rooms/${ID}/files/${ID}$`), tool: 'get_file_content', args: ([roomId, fileId]) => ({ roomId, fileId }),
+    pattern: new RegExp(`^svc://rooms/${ID}/files/${ID}$`),
+    tool: 'get_file_content',
+    args: ([roomId, fileId]) => ({ roomId, fileId }),
   },
 ];
 
@@ -58,14 +84,18 @@ export const resourceTemplates = (): ResourceTemplate[] => TEMPLATES.map((t) => 
 function readError(uri: string, outcome: Extract<ToolOutcome, { ok: false }>): RpcError {
   const { error } = outcome;
   const data = { uri, ...errorEnvelope(error, outcome.requestId) };
-  if (error.code === 'not_found' || error.code === 'room_not_found') return new RpcError(RPC_INVALID_PARAMS, `Resource not found: ${error.message}`, data);
+  if (error.code === 'not_found' || error.code === 'room_not_found')
+    return new RpcError(RPC_INVALID_PARAMS, `Resource not found: ${error.message}`, data);
   if (error.code === 'validation_error') return new RpcError(RPC_INVALID_PARAMS, error.message, data);
   return new RpcError(error.status >= 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS, error.message, data);
 }
 
 /** `resources/read`: the URI's template, its procedure called as a tool, the output (or the file) as contents. */
 export async function readResource(
-  uri: string, catalog: ToolCatalog, call: ToolCallOptions, onOutcome?: (o: ToolOutcome) => void,
+  uri: string,
+  catalog: ToolCatalog,
+  call: ToolCallOptions,
+  onOutcome?: (o: ToolOutcome) => void,
 ): Promise<ReadResourceResult> {
   for (const t of TEMPLATES) {
     const m = t.pattern.exec(uri);
@@ -85,9 +115,16 @@ export async function readResource(
     }
     if (download.size > MCP_INLINE_MAX) {
       const downloadUrl = (outcome.data as { downloadUrl: string }).downloadUrl;
-      throw new RpcError(RPC_INVALID_PARAMS, `The file is larger than ${MCP_INLINE_MAX} bytes; download it over REST: ${downloadUrl}`, {
-        uri, downloadUrl, size: download.size, maxBytes: MCP_INLINE_MAX,
-      });
+      throw new RpcError(
+        RPC_INVALID_PARAMS,
+        `The file is larger than ${MCP_INLINE_MAX} bytes; download it over REST: ${downloadUrl}`,
+        {
+          uri,
+          downloadUrl,
+          size: download.size,
+          maxBytes: MCP_INLINE_MAX,
+        },
+      );
     }
     const blob = (await fs.promises.readFile(download.path)).toString('base64');
     return { contents: [{ uri, mimeType: download.contentType, blob }], _meta };
@@ -96,14 +133,23 @@ export async function readResource(
 }
 
 /** `resources/list`: the caller's rooms (a page of list_rooms; the cursor passes through), none without rooms:read. */
-export async function listResources(catalog: ToolCatalog, call: ToolCallOptions, cursor: string | undefined): Promise<{ resources: Resource[]; nextCursor?: string }> {
+export async function listResources(
+  catalog: ToolCatalog,
+  call: ToolCallOptions,
+  cursor: string | undefined,
+): Promise<{ resources: Resource[]; nextCursor?: string }> {
   const entry = catalog.get('list_rooms')!;
   if (!call.actor?.scopes.includes('rooms:read')) return { resources: [] };
   const outcome = await invokeTool(entry.proc, cursor ? { cursor } : {}, call);
   if (!outcome.ok) throw readError('svc://rooms', outcome);
   const page = outcome.data as { data: { id: string; name: string }[]; nextCursor: string | null };
   return {
-    resources: page.data.map((r) => ({ uri: `svc://rooms/${r.id}`, name: r.name, title: r.name, mimeType: 'application/json' })),
+    resources: page.data.map((r) => ({
+      uri: `svc://rooms/${r.id}`,
+      name: r.name,
+      title: r.name,
+      mimeType: 'application/json',
+    })),
     ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
   };
 }

@@ -8,7 +8,11 @@ import { boundedForError, clip } from '../src/http/inputBounds.js';
 export class RpcError extends Error {
   readonly data?: unknown;
 
-  constructor(readonly code: number, message: string, data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    data?: unknown,
+  ) {
     // a message, or its data, may quote the request (an unknown tool's name, a resource URI): never more than a few
     // hundred characters of it
     super(clip(message, 500));

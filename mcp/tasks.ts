@@ -36,18 +36,31 @@ export const taskIdOf = (secret: string, actor: AuthenticatedActor, roomId: stri
 
 function runOfTask(secret: string, actor: AuthenticatedActor, taskId: string): { roomId: string; runId: string } {
   const [roomId, runId, sig, extra] = taskId.split('.');
-  if (!roomId || !runId || !sig || extra !== undefined || !safeEqual(sig, sign(secret, actor, `${roomId}.${runId}`))) throw unknownTask();
+  if (!roomId || !runId || !sig || extra !== undefined || !safeEqual(sig, sign(secret, actor, `${roomId}.${runId}`)))
+    throw unknownTask();
   return { roomId, runId };
 }
 
 const unknownTask = () => new RpcError(RPC_INVALID_PARAMS, 'Unknown task: no task of this credential has this taskId');
 
-interface RunView { id: string; roomId: string; status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled'; error: string | null; createdAt: string; finishedAt: string | null; startedAt: string | null }
+interface RunView {
+  id: string;
+  roomId: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  startedAt: string | null;
+}
 
 /** The extension's Task for a run as `get_agent_run` shows it; the terminal ones carry the tool result. */
 export function taskOf(taskId: string, run: RunView, result?: CallToolResult): Record<string, unknown> {
   const base = {
-    taskId, createdAt: run.createdAt, lastUpdatedAt: run.finishedAt ?? run.startedAt ?? run.createdAt, ttlMs: null, pollIntervalMs: POLL_INTERVAL_MS,
+    taskId,
+    createdAt: run.createdAt,
+    lastUpdatedAt: run.finishedAt ?? run.startedAt ?? run.createdAt,
+    ttlMs: null,
+    pollIntervalMs: POLL_INTERVAL_MS,
   };
   switch (run.status) {
     case 'queued':
@@ -57,19 +70,32 @@ export function taskOf(taskId: string, run: RunView, result?: CallToolResult): R
       return { ...base, status: 'cancelled', statusMessage: 'The agent run was cancelled.' };
     default:
       // a failed run is the tool's outcome, not a JSON-RPC error: completed, its result says how it ended
-      return { ...base, status: 'completed', statusMessage: run.status === 'failed' ? `The agent run failed: ${run.error ?? ''}` : 'The agent run succeeded.', result };
+      return {
+        ...base,
+        status: 'completed',
+        statusMessage:
+          run.status === 'failed' ? `The agent run failed: ${run.error ?? ''}` : 'The agent run succeeded.',
+        result,
+      };
   }
 }
 
 /** A refused run read or cancel as JSON-RPC: a run that is not found is an unknown task, like another credential's. */
 function taskError(outcome: Extract<ToolOutcome, { ok: false }>): RpcError {
   if (outcome.error.status === 404) return unknownTask();
-  return new RpcError(outcome.error.status >= 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS, outcome.error.message, errorEnvelope(outcome.error, outcome.requestId));
+  return new RpcError(
+    outcome.error.status >= 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS,
+    outcome.error.message,
+    errorEnvelope(outcome.error, outcome.requestId),
+  );
 }
 
 /** `tasks/get`: the run through `get_agent_run` (its scope, rate limit, units and audit row), as a Task. */
 export async function getTask(
-  taskId: string, catalog: ToolCatalog, call: ToolCallOptions, onOutcome?: (o: ToolOutcome) => void,
+  taskId: string,
+  catalog: ToolCatalog,
+  call: ToolCallOptions,
+  onOutcome?: (o: ToolOutcome) => void,
 ): Promise<Record<string, unknown>> {
   const ids = runOfTask(call.services.secret, call.actor!, taskId);
   const outcome = await invokeTool(catalog.get('get_agent_run')!.proc, ids, call);
@@ -82,7 +108,12 @@ export async function getTask(
  * `tasks/cancel`: `cancel_agent_run` through the pipeline. A run that has already ended is acknowledged too
  * (cancellation is cooperative: its `tasks/get` shows how it ended).
  */
-export async function cancelTask(taskId: string, catalog: ToolCatalog, call: ToolCallOptions, onOutcome?: (o: ToolOutcome) => void): Promise<Record<string, never>> {
+export async function cancelTask(
+  taskId: string,
+  catalog: ToolCatalog,
+  call: ToolCallOptions,
+  onOutcome?: (o: ToolOutcome) => void,
+): Promise<Record<string, never>> {
   const ids = runOfTask(call.services.secret, call.actor!, taskId);
   const outcome = await invokeTool(catalog.get('cancel_agent_run')!.proc, ids, call);
   onOutcome?.(outcome);

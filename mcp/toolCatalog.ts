@@ -95,6 +95,10 @@ export function buildToolCatalog(procedures: ProcedureInfo[] = listProcedures())
 /** The tools a credential may call: `mcp:tools` is checked at the door, so only the operation's scope is left. */
 export function toolsFor(catalog: ToolCatalog, scopes: readonly string[], agentRunId?: string): Tool[] {
   return [...catalog.values()]
-    .filter((e) => (!e.proc.meta.scope || scopes.includes(e.proc.meta.scope)) && (!e.proc.meta.runOnly || agentRunId !== undefined))
+    .filter(
+      (e) =>
+        (!e.proc.meta.scope || scopes.includes(e.proc.meta.scope)) &&
+        (!e.proc.meta.runOnly || agentRunId !== undefined),
+    )
     .map((e) => e.tool);
 }

@@ -26,7 +26,9 @@ export function toToolResult(outcome: ToolOutcome): CallToolResult {
     return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true, _meta };
   }
   return {
-    content: outcome.out.toolContent ?? [{ type: 'text', text: textOf(outcome.data, JSON.stringify(outcome.data ?? null), outcome) }],
+    content: outcome.out.toolContent ?? [
+      { type: 'text', text: textOf(outcome.data, JSON.stringify(outcome.data ?? null), outcome) },
+    ],
     ...(isObject(outcome.data) ? { structuredContent: outcome.data } : {}),
     _meta,
   };
@@ -56,12 +58,20 @@ export function toCheckedToolResult(outcome: ToolOutcome): CallToolResult {
     const _meta: Record<string, unknown> = { [REQUEST_ID_META]: outcome.requestId };
     if (outcome.out.replayed) _meta[REPLAYED_META] = true;
     const json = JSON.stringify(outcome.data);
-    const result = { _meta, content: [{ type: 'text' as const, text: textOf(outcome.data, json, outcome) }], structuredContent: outcome.data };
+    const result = {
+      _meta,
+      content: [{ type: 'text' as const, text: textOf(outcome.data, json, outcome) }],
+      structuredContent: outcome.data,
+    };
     structuredJson.set(result, json);
     return result;
   }
   const checked = specTypeSchemas.CallToolResult['~standard'].validate(toToolResult(outcome));
-  if (checked.issues) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/call result: ${checked.issues.map((i) => i.message).join('; ')}`);
+  if (checked.issues)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid tools/call result: ${checked.issues.map((i) => i.message).join('; ')}`,
+    );
   return checked.value as CallToolResult;
 }
 
@@ -77,15 +87,27 @@ const sameKeys = (o: object, keys: readonly string[]): boolean => {
  * is not exactly that, is simply `JSON.stringify`'d.
  */
 export function toolAnswerJson(answer: unknown): string {
-  const a = answer as { result?: { _meta: unknown; content: unknown; structuredContent: unknown; resultType?: unknown }; id?: unknown };
+  const a = answer as {
+    result?: { _meta: unknown; content: unknown; structuredContent: unknown; resultType?: unknown };
+    id?: unknown;
+  };
   const json = a && typeof a === 'object' && a.result ? structuredJson.get(a.result) : undefined;
   // (a 2026-07-28 answer ends its result with `resultType`)
   const modern = json !== undefined && a.result!.resultType === 'complete';
-  if (json === undefined || (a as { jsonrpc?: unknown }).jsonrpc !== '2.0' || !sameKeys(a, ['result', 'jsonrpc', 'id']) ||
-    !sameKeys(a.result!, modern ? ['_meta', 'content', 'structuredContent', 'resultType'] : ['_meta', 'content', 'structuredContent'])) {
+  if (
+    json === undefined ||
+    (a as { jsonrpc?: unknown }).jsonrpc !== '2.0' ||
+    !sameKeys(a, ['result', 'jsonrpc', 'id']) ||
+    !sameKeys(
+      a.result!,
+      modern ? ['_meta', 'content', 'structuredContent', 'resultType'] : ['_meta', 'content', 'structuredContent'],
+    )
+  ) {
     return JSON.stringify(answer);
   }
   const r = a.result!;
-  return `{"result":{"_meta":${JSON.stringify(r._meta)},"content":${JSON.stringify(r.content)},"structuredContent":${json}${modern ? ',"resultType":"complete"' : ''}},` +
-    `"jsonrpc":"2.0","id":${JSON.stringify(a.id)}}`;
+  return (
+    `{"result":{"_meta":${JSON.stringify(r._meta)},"content":${JSON.stringify(r.content)},"structuredContent":${json}${modern ? ',"resultType":"complete"' : ''}},` +
+    `"jsonrpc":"2.0","id":${JSON.stringify(a.id)}}`
+  );
 }

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { modelTextOf } from '../src/procedures/schemas.js';
 
 /** A JSON Schema object as MCP tools carry it (`type: "object"` at the root, MCP spec "Tools"). */
-export type JsonSchemaObject = { type: 'object'; properties?: Record<string, object>; required?: string[] } & Record<string, unknown>;
+export type JsonSchemaObject = { type: 'object'; properties?: Record<string, object>; required?: string[] } & Record<
+  string,
+  unknown
+>;
 
 type Json = Record<string, unknown>;
 
@@ -19,7 +22,9 @@ function inline(node: unknown, defs: Record<string, unknown>, seen: string[] = [
     return { ...(inline(defs[ref], defs, [...seen, ref]) as Json), ...(inline(rest, defs, seen) as Json) };
   }
   return Object.fromEntries(
-    Object.entries(obj).filter(([k]) => k !== '$defs' && k !== '$schema').map(([k, v]) => [k, inline(v, defs, seen)]),
+    Object.entries(obj)
+      .filter(([k]) => k !== '$defs' && k !== '$schema')
+      .map(([k, v]) => [k, inline(v, defs, seen)]),
   );
 }
 
@@ -63,7 +68,7 @@ function coercedNumbers(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) 
   const def = ctx.zodSchema._zod.def;
   if (def.type === 'number' && 'coerce' in def && def.coerce) {
     const format = (ctx.zodSchema._zod as { bag?: { format?: string } }).bag?.format;
-    ctx.jsonSchema.type = format?.includes('int') ? 'integer' : ctx.jsonSchema.type ?? 'number';
+    ctx.jsonSchema.type = format?.includes('int') ? 'integer' : (ctx.jsonSchema.type ?? 'number');
   }
 }
 
@@ -80,7 +85,20 @@ function toolOverride(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
 /** Keywords a model reading an input schema gains nothing from (the server validates them and says so when a value breaks one). */
 const INPUT_NOISE = new Set(['examples', 'pattern', 'minLength', 'maxLength']);
 /** Keywords an output schema keeps: what a program reading `structuredContent` needs to trust its shape. */
-const OUTPUT_KEPT = new Set(['type', 'properties', 'required', 'items', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref', '$defs', 'contentEncoding']);
+const OUTPUT_KEPT = new Set([
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  '$ref',
+  '$defs',
+  'contentEncoding',
+]);
 const SAFE_BOUND = Number.MAX_SAFE_INTEGER;
 
 /**
@@ -120,7 +138,9 @@ function outputShape(node: unknown): unknown {
   const out: Json = {};
   for (const [k, v] of Object.entries(src)) {
     if (k === 'properties' && v && typeof v === 'object') {
-      const nested = Object.entries(v as Json).filter(([, p]) => isStructured(p)).map(([name, p]) => [name, outputShape(p)]);
+      const nested = Object.entries(v as Json)
+        .filter(([, p]) => isStructured(p))
+        .map(([name, p]) => [name, outputShape(p)]);
       if (nested.length) out.properties = Object.fromEntries(nested);
     } else if (k === 'items' || k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = outputShape(v);
     else if (k === 'type' || k === 'required' || k === 'const') out[k] = v;
@@ -132,8 +152,13 @@ function outputShape(node: unknown): unknown {
 const isStructured = (p: unknown): boolean => {
   const s = p as Json;
   const types = Array.isArray(s?.type) ? s.type : [s?.type];
-  return types.includes('object') || types.includes('array') || !!s?.properties || !!s?.items ||
-    (Array.isArray(s?.anyOf) && s.anyOf.some(isStructured));
+  return (
+    types.includes('object') ||
+    types.includes('array') ||
+    !!s?.properties ||
+    !!s?.items ||
+    (Array.isArray(s?.anyOf) && s.anyOf.some(isStructured))
+  );
 };
 
 /** `anyOf: [{type: T, …}, {type: "null"}]` as `{type: [T, "null"], …}` (and an enum gains `null`). */
@@ -155,7 +180,11 @@ function nullableScalar(node: Json): Json {
  * (`io: 'input'`) or the output (`io: 'output'`) of an MCP tool, in the compact form a model reads.
  * Null when the root is not an object, which MCP cannot carry as `inputSchema`/`outputSchema`.
  */
-export function toToolSchema(schema: z.ZodType, io: 'input' | 'output', o: { compact?: boolean } = {}): JsonSchemaObject | null {
+export function toToolSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  o: { compact?: boolean } = {},
+): JsonSchemaObject | null {
   // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that generate arguments
   if (o.compact === false) {
     const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;

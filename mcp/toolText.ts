@@ -20,7 +20,8 @@ export const FIELDS_ARGUMENT = 'fields';
 const DEFAULTS: Record<string, unknown> = { postedBy: 'user', roomType: 0 };
 
 /** A field naming a user: its text column drops the `Id` and shows the user's name. */
-const isUserField = (key: string, value: unknown) => typeof value === 'string' && value.startsWith('usr_') && /Id$/.test(key);
+const isUserField = (key: string, value: unknown) =>
+  typeof value === 'string' && value.startsWith('usr_') && /Id$/.test(key);
 const userColumn = (key: string) => key.replace(/I[dD]$/, '');
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -51,11 +52,18 @@ const itemFields = new WeakMap<object, readonly string[] | null>();
 export function parseFields(raw: unknown, valid: readonly string[]): string[] | DomainError {
   const example = valid.slice(0, 3).join(',');
   const fail = (problem: string) =>
-    new DomainError('validation_error', `Invalid input: fields: ${problem}. Valid fields are ${valid.join(', ')}. Example: "${example}".`, {
-      details: { issues: [{ path: FIELDS_ARGUMENT, code: 'invalid_value', message: problem }], valid, example },
-    });
+    new DomainError(
+      'validation_error',
+      `Invalid input: fields: ${problem}. Valid fields are ${valid.join(', ')}. Example: "${example}".`,
+      {
+        details: { issues: [{ path: FIELDS_ARGUMENT, code: 'invalid_value', message: problem }], valid, example },
+      },
+    );
   if (typeof raw !== 'string') return fail('must be a comma-separated string of field names');
-  const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = raw
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   if (!names.length) return fail('is empty');
   const unknown = names.filter((n) => !valid.includes(n));
   if (unknown.length) return fail(`unknown field ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
@@ -202,7 +210,8 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
     const values = rows.map((r) => value(r, k));
     const first = values.find((v) => v !== null);
     const d = typeof first === 'string' && ISO_INSTANT.test(first) ? first.slice(0, 10) : undefined;
-    if (d && values.every((v) => v === null || (typeof v === 'string' && ISO_INSTANT.test(v) && v.startsWith(d)))) day.set(k, d);
+    if (d && values.every((v) => v === null || (typeof v === 'string' && ISO_INSTANT.test(v) && v.startsWith(d))))
+      day.set(k, d);
   }
   const show = (k: string, v: unknown) => {
     if (isUserField(k, v)) return label.get(v as string) ?? (v as string);
@@ -215,7 +224,10 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
     const name = rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k;
     return day.has(k) ? `${name} on ${day.get(k)}` : name;
   };
-  if (shared.length) header.push(`all rows: ${shared.map((k) => `${rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k}=${isUserField(k, value(rows[0], k)) ? show(k, value(rows[0], k)) : cell(value(rows[0], k), view)}`).join(', ')}`);
+  if (shared.length)
+    header.push(
+      `all rows: ${shared.map((k) => `${rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k}=${isUserField(k, value(rows[0], k)) ? show(k, value(rows[0], k)) : cell(value(rows[0], k), view)}`).join(', ')}`,
+    );
   if (omitted.length) header.push(`not shown: ${omitted.join(', ')} (ask with fields)`);
   const lines = [header.join('; ')];
   if (legend) lines.push(legend);
@@ -232,4 +244,3 @@ export function resultText(data: Record<string, unknown>, json: string, view: Te
   const text = isListOutput(data) ? listText(data, view) : JSON.stringify(compactValue(data, view, view.args));
   return text.length <= json.length ? text : json;
 }
-

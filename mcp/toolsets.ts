@@ -9,7 +9,18 @@ import type { ToolCatalog } from './toolCatalog.js';
  * hides tools; scopes still decide what a credential may call.
  */
 
-export const TOOLSETS = ['me', 'rooms', 'messages', 'tasks', 'records', 'files', 'webhooks', 'events', 'agents', 'search'] as const;
+export const TOOLSETS = [
+  'me',
+  'rooms',
+  'messages',
+  'tasks',
+  'records',
+  'files',
+  'webhooks',
+  'events',
+  'agents',
+  'search',
+] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 
 export const TOOLSETS_HEADER = 'x-mcp-toolsets';
@@ -51,7 +62,11 @@ function single(name: string, s: Source): { value?: string } | SelectionError {
   if (values.some((v) => typeof v !== 'string')) return { error: `${name} must be a string`, field: name, valid: [] };
   const distinct = [...new Set(values as string[])];
   if (distinct.length > 1) {
-    return { error: `${name} is given more than once with different values (${distinct.map((v) => JSON.stringify(v)).join(', ')}): give it once`, field: name, valid: [] };
+    return {
+      error: `${name} is given more than once with different values (${distinct.map((v) => JSON.stringify(v)).join(', ')}): give it once`,
+      field: name,
+      valid: [],
+    };
   }
   return { value: distinct[0] };
 }
@@ -61,28 +76,50 @@ function single(name: string, s: Source): { value?: string } | SelectionError {
  * unknown toolset, an empty list or a read-only flag other than true/false is an error naming the valid
  * values, never an empty tool list.
  */
-export function parseToolSelection(headers: Record<string, string | string[] | undefined>, query: Record<string, unknown>): ToolSelection | SelectionError {
-  const sets = single(`${TOOLSETS_HEADER} / ?${TOOLSETS_PARAM}`, { header: headers[TOOLSETS_HEADER], query: query[TOOLSETS_PARAM] });
+export function parseToolSelection(
+  headers: Record<string, string | string[] | undefined>,
+  query: Record<string, unknown>,
+): ToolSelection | SelectionError {
+  const sets = single(`${TOOLSETS_HEADER} / ?${TOOLSETS_PARAM}`, {
+    header: headers[TOOLSETS_HEADER],
+    query: query[TOOLSETS_PARAM],
+  });
   if ('error' in sets) return sets;
-  const ro = single(`${READONLY_HEADER} / ?${READONLY_PARAM}`, { header: headers[READONLY_HEADER], query: query[READONLY_PARAM] });
+  const ro = single(`${READONLY_HEADER} / ?${READONLY_PARAM}`, {
+    header: headers[READONLY_HEADER],
+    query: query[READONLY_PARAM],
+  });
   if ('error' in ro) return ro;
   const validSets = ['all', ...TOOLSETS];
   let toolsets: Set<Toolset> | null = null;
   if (sets.value !== undefined) {
     const names = sets.value.split(',').map((n) => n.trim().toLowerCase());
     if (names.every((n) => n === '')) {
-      return { error: `The toolset list is empty: give a comma-separated list of ${validSets.join(', ')} (e.g. messages,tasks)`, field: 'toolsets', valid: validSets };
+      return {
+        error: `The toolset list is empty: give a comma-separated list of ${validSets.join(', ')} (e.g. messages,tasks)`,
+        field: 'toolsets',
+        valid: validSets,
+      };
     }
     const unknown = names.filter((n) => n !== 'all' && !isToolset(n));
     if (unknown.length) {
-      return { error: `Unknown toolset ${unknown.map((n) => JSON.stringify(n)).join(', ')}: valid toolsets are ${validSets.join(', ')} (e.g. messages,tasks)`, field: 'toolsets', valid: validSets };
+      return {
+        error: `Unknown toolset ${unknown.map((n) => JSON.stringify(n)).join(', ')}: valid toolsets are ${validSets.join(', ')} (e.g. messages,tasks)`,
+        field: 'toolsets',
+        valid: validSets,
+      };
     }
     if (!names.includes('all')) toolsets = new Set(names.filter(isToolset));
   }
   let readOnly = false;
   if (ro.value !== undefined) {
     const v = ro.value.trim().toLowerCase();
-    if (v !== 'true' && v !== 'false') return { error: `Read-only must be true or false, not ${JSON.stringify(ro.value)}`, field: 'readonly', valid: ['true', 'false'] };
+    if (v !== 'true' && v !== 'false')
+      return {
+        error: `Read-only must be true or false, not ${JSON.stringify(ro.value)}`,
+        field: 'readonly',
+        valid: ['true', 'false'],
+      };
     readOnly = v === 'true';
   }
   return { toolsets, readOnly };
@@ -94,7 +131,8 @@ export function isSelected(meta: ProcedureMeta, selection: ToolSelection): boole
   return !selection.toolsets || selection.toolsets.has(toolsetOf(meta) as Toolset);
 }
 
-const keyOf = (s: ToolSelection) => `${s.readOnly ? 'ro' : 'rw'}:${s.toolsets ? [...s.toolsets].sort().join(',') : 'all'}`;
+const keyOf = (s: ToolSelection) =>
+  `${s.readOnly ? 'ro' : 'rw'}:${s.toolsets ? [...s.toolsets].sort().join(',') : 'all'}`;
 const selected = new WeakMap<ToolCatalog, Map<string, ToolCatalog>>();
 
 /**

@@ -33,7 +33,9 @@ export function bodyError(err: unknown): DomainError | undefined {
     return new DomainError('request_timeout', err.message, { details: { timeoutMs: err.timeoutMs } });
   }
   if (err instanceof BodyRefusedError) {
-    return new DomainError('rate_limited', err.message, { details: { reason: 'too_many_pending_bodies', limit: err.limit, retryAfterSeconds: 1 } });
+    return new DomainError('rate_limited', err.message, {
+      details: { reason: 'too_many_pending_bodies', limit: err.limit, retryAfterSeconds: 1 },
+    });
   }
   return undefined;
 }
@@ -44,11 +46,18 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * Parses a JSON object body; empty means `{}`. Errors are 400/415 in the envelope, never a 500. Its structure is
  * bounded before it is parsed (src/http/inputBounds.ts), its values by the pipeline's input step.
  */
-export function parseJsonBody(req: Request, bytes: Buffer): { value: Record<string, unknown> } | { error: DomainError } {
+export function parseJsonBody(
+  req: Request,
+  bytes: Buffer,
+): { value: Record<string, unknown> } | { error: DomainError } {
   if (bytes.length === 0) return { value: {} };
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json')) {
-    return { error: new DomainError('unsupported_media_type', 'Request body must be application/json', { details: { contentType: type || null } }) };
+    return {
+      error: new DomainError('unsupported_media_type', 'Request body must be application/json', {
+        details: { contentType: type || null },
+      }),
+    };
   }
   const bounds = jsonTextBoundsError(bytes);
   if (bounds) return { error: bounds };
@@ -57,16 +66,28 @@ export function parseJsonBody(req: Request, bytes: Buffer): { value: Record<stri
     // RFC 8259 §8.1: JSON is UTF-8; decoding anything else with replacement characters would change the client's text
     text = UTF8.decode(bytes);
   } catch {
-    return { error: new DomainError('validation_error', 'Request body is not valid UTF-8', { details: { reason: 'invalid_utf8' } }) };
+    return {
+      error: new DomainError('validation_error', 'Request body is not valid UTF-8', {
+        details: { reason: 'invalid_utf8' },
+      }),
+    };
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { error: new DomainError('validation_error', 'Request body is not valid JSON', { details: { reason: 'malformed_json' } }) };
+    return {
+      error: new DomainError('validation_error', 'Request body is not valid JSON', {
+        details: { reason: 'malformed_json' },
+      }),
+    };
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    return { error: new DomainError('validation_error', 'Request body must be a JSON object', { details: { reason: 'not_an_object' } }) };
+    return {
+      error: new DomainError('validation_error', 'Request body must be a JSON object', {
+        details: { reason: 'not_an_object' },
+      }),
+    };
   }
   return { value: value as Record<string, unknown> };
 }

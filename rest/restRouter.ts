@@ -17,7 +17,11 @@ import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';
 import { setOperation } from '../src/observability/observeRequests.js';
 import { explainValidation } from '../src/procedures/validationHint.js';
 import {
-  listProcedures, newResponseState, toDomainError, type ProcedureInfo, type RequestContext,
+  listProcedures,
+  newResponseState,
+  toDomainError,
+  type ProcedureInfo,
+  type RequestContext,
 } from '../src/procedures/index.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { parseJsonBody, readBody } from './body.js';
@@ -57,7 +61,10 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   const openapi = JSON.stringify(buildOpenApiDocument(services.config.baseUrl));
   const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
   const sendOpenApi = (res: Response) => {
-    res.set({ ...API_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300', ETag: openapiEtag }).type('application/json').send(openapi);
+    res
+      .set({ ...API_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300', ETag: openapiEtag })
+      .type('application/json')
+      .send(openapi);
   };
 
   // One dispatching middleware instead of a route per operation: the routes are grouped by method and
@@ -66,12 +73,25 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   // malformed percent-encoding a 400); HEAD is answered by the GET route.
   const procedures = listProcedures();
   const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
-  const routes = new Map<string, { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]>();
+  const routes = new Map<
+    string,
+    { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]
+  >();
   const queryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query)]));
-  const integerQueryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query.filter((k) => isIntegerField(p.input.shape[k] as z.ZodType)))]));
+  const integerQueryKeys = new Map(
+    procedures.map((p) => [
+      p,
+      new Set(restBindingOf(p).query.filter((k) => isIntegerField(p.input.shape[k] as z.ZodType))),
+    ]),
+  );
   for (const proc of procedures) {
     const key = routeKey(proc.meta.http.method, proc.meta.http.path);
-    const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), { sensitive: false, end: true, trailing: true, decode: decodeParam });
+    const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), {
+      sensitive: false,
+      end: true,
+      trailing: true,
+      decode: decodeParam,
+    });
     // the operation's name in metrics and traces: its route template, never the concrete path
     const operation = `${proc.meta.http.method} ${proc.meta.http.path}`;
     routes.set(key, [...(routes.get(key) ?? []), { match, proc, operation }]);
@@ -112,10 +132,17 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     const requestId = requestIdOf(header(req, REQUEST_ID_IN));
     const { http } = proc.meta;
     const ctx: RequestContext = {
-      services, rateLimiter, surface: 'rest', requestId, method: req.method, path: req.path, routePattern: http.path,
+      services,
+      rateLimiter,
+      surface: 'rest',
+      requestId,
+      method: req.method,
+      path: req.path,
+      routePattern: http.path,
       clientIp: req.ip ?? 'unknown',
       credentials: { authorization: header(req, 'authorization'), apiKey: header(req, API_KEY_IN) },
-      idempotencyKey: header(req, IDEMPOTENCY_KEY_IN), out: newResponseState(),
+      idempotencyKey: header(req, IDEMPOTENCY_KEY_IN),
+      out: newResponseState(),
     };
     const query = req.query as Record<string, unknown>;
     // a query parameter the document does not name is refused, as an unknown body field is (never silently
@@ -126,7 +153,8 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
     let input: Record<string, unknown> = {};
     for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
     // an integer parameter travels as its decimal digits (checked above): the schema reads a number
-    for (const k of integerQueryKeys.get(proc)!) if (typeof input[k] === 'string' && DECIMAL.test(input[k])) input[k] = Number(input[k]);
+    for (const k of integerQueryKeys.get(proc)!)
+      if (typeof input[k] === 'string' && DECIMAL.test(input[k])) input[k] = Number(input[k]);
     if (http.method !== 'GET') {
       const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
       let read: Awaited<ReturnType<typeof readBody>>;
@@ -151,7 +179,8 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       const data = await proc.call({ ctx, getRawInput: async () => input, signal: undefined });
       // the headers of what the pipeline recorded (the renderers below copy them once into the answer's)
       const headers = restHeaders(ctx.out, services.config.baseUrl, requestId);
-      if (http.download && ctx.out.download && !headers[REPLAYED_HEADER]) return streamFile(res, ctx.out.download, headers);
+      if (http.download && ctx.out.download && !headers[REPLAYED_HEADER])
+        return streamFile(res, ctx.out.download, headers);
       sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
     } catch (err) {
       const e = explainValidation(toDomainError(err), proc); // an argument's problem with a valid example, as MCP says it
@@ -173,12 +202,26 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   /** A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only. */
   async function answerMalformedPath(req: Request, res: Response, routePattern: string) {
     const requestId = requestIdOf(header(req, REQUEST_ID_IN));
-    const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', { details: { reason: 'malformed_path' } });
+    const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', {
+      details: { reason: 'malformed_path' },
+    });
     services.log.debug({ requestId, route: routePattern }, 'malformed percent-encoding in a path');
     req.resume();
-    await recordAudit(services, auditRow({
-      requestId, surface: 'rest', method: req.method, routePattern, statusCode: err.status, units: 0, errorCode: err.code,
-    }, undefined));
+    await recordAudit(
+      services,
+      auditRow(
+        {
+          requestId,
+          surface: 'rest',
+          method: req.method,
+          routePattern,
+          statusCode: err.status,
+          units: 0,
+          errorCode: err.code,
+        },
+        undefined,
+      ),
+    );
     sendError(res, err, requestId);
   }
 
@@ -190,12 +233,25 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
           details: { allowed: matches.map((m) => m.proc.meta.http.method) },
         })
       : new DomainError('not_found', 'No such endpoint');
-    const headers: Record<string, string> = matches.length ? { Allow: matches.map((m) => m.proc.meta.http.method).join(', ') } : {};
+    const headers: Record<string, string> = matches.length
+      ? { Allow: matches.map((m) => m.proc.meta.http.method).join(', ') }
+      : {};
     req.resume();
-    await recordAudit(services, auditRow({
-      requestId, surface: 'rest', method: req.method, routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
-      statusCode: err.status, units: 0, errorCode: err.code,
-    }, undefined));
+    await recordAudit(
+      services,
+      auditRow(
+        {
+          requestId,
+          surface: 'rest',
+          method: req.method,
+          routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
+          statusCode: err.status,
+          units: 0,
+          errorCode: err.code,
+        },
+        undefined,
+      ),
+    );
     sendError(res, err, requestId, headers);
   }
   return dispatch;
@@ -210,7 +266,11 @@ function unknownQueryParameters(keys: string[]): DomainError {
   const more = keys.length > SHOWN_KEYS ? ` (and ${keys.length - SHOWN_KEYS} more)` : '';
   const message = `Unrecognized query parameter${keys.length > 1 ? 's' : ''}: ${shown.map((k) => JSON.stringify(k)).join(', ')}${more}`;
   return new DomainError('validation_error', 'Invalid input', {
-    details: { issues: [{ path: '', code: 'unrecognized_keys', message, keys: shown, ...(more ? { keyCount: keys.length } : {}) }] },
+    details: {
+      issues: [
+        { path: '', code: 'unrecognized_keys', message, keys: shown, ...(more ? { keyCount: keys.length } : {}) },
+      ],
+    },
   });
 }
 
@@ -220,7 +280,8 @@ const DECIMAL = /^[0-9]+$/;
 /** Whether a field of an input schema is an integer (`limit`), optional or not. */
 function isIntegerField(schema: z.ZodType | undefined): boolean {
   let s = schema as z.ZodType | undefined;
-  while (s && (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault)) s = s.unwrap() as z.ZodType;
+  while (s && (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault))
+    s = s.unwrap() as z.ZodType;
   return s instanceof z.ZodNumber;
 }
 
@@ -233,8 +294,10 @@ function queryProblem(url: string, query: Record<string, unknown>, integers: Set
   const issues: { path: string; code: string; message: string }[] = [];
   for (const k in query) {
     const v = query[k];
-    if (Array.isArray(v)) issues.push({ path: k, code: 'invalid_type', message: 'is given more than once; give it once' });
-    else if (integers.has(k) && typeof v === 'string' && !DECIMAL.test(v)) issues.push({ path: k, code: 'invalid_type', message: 'must be a decimal integer (digits only)' });
+    if (Array.isArray(v))
+      issues.push({ path: k, code: 'invalid_type', message: 'is given more than once; give it once' });
+    else if (integers.has(k) && typeof v === 'string' && !DECIMAL.test(v))
+      issues.push({ path: k, code: 'invalid_type', message: 'must be a decimal integer (digits only)' });
   }
   const q = url.indexOf('?');
   if (q >= 0 && url.includes('%', q)) {
@@ -243,13 +306,21 @@ function queryProblem(url: string, query: Record<string, unknown>, integers: Set
         decodeURIComponent(part.replace(/\+/g, ' '));
       } catch {
         const name = part.split('=', 1)[0];
-        issues.push({ path: clip(safeDecode(name), 64), code: 'invalid_format', message: 'is not percent-encoded UTF-8' });
+        issues.push({
+          path: clip(safeDecode(name), 64),
+          code: 'invalid_format',
+          message: 'is not percent-encoded UTF-8',
+        });
       }
     }
   }
   if (!issues.length) return undefined;
   const shown = issues.slice(0, SHOWN_KEYS);
-  return new DomainError('validation_error', `Invalid input: ${shown.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: shown } });
+  return new DomainError(
+    'validation_error',
+    `Invalid input: ${shown.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    { details: { issues: shown } },
+  );
 }
 
 const safeDecode = (s: string) => {
@@ -261,13 +332,16 @@ const safeDecode = (s: string) => {
 };
 
 function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {
-  res.writeHead(200, mergeHeaders(API_SECURITY_HEADERS, headers, {
-    'Content-Type': f.contentType,
-    'Content-Length': String(f.size),
-    'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
-    ETag: `"${f.sha256}"`,
-    'Cache-Control': 'private, no-store',
-  }));
+  res.writeHead(
+    200,
+    mergeHeaders(API_SECURITY_HEADERS, headers, {
+      'Content-Type': f.contentType,
+      'Content-Length': String(f.size),
+      'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
+      ETag: `"${f.sha256}"`,
+      'Cache-Control': 'private, no-store',
+    }),
+  );
   const stream = fs.createReadStream(f.path);
   stream.on('error', () => res.destroy());
   stream.pipe(res);

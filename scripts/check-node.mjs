@@ -23,7 +23,7 @@ const parse = (v) => {
   const parts = String(v).replace(/^v/, '').split('-')[0].split('.').map(Number);
   return [parts[0] || 0, parts[1] || 0, parts[2] || 0];
 };
-const compare = (a, b) => (a[0] - b[0]) || (a[1] - b[1]) || (a[2] - b[2]);
+const compare = (a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 /**
  * Whether a version satisfies an npm range, for the forms engines fields here use: `||` alternatives of
@@ -32,23 +32,37 @@ const compare = (a, b) => (a[0] - b[0]) || (a[1] - b[1]) || (a[2] - b[2]);
  */
 export function satisfies(version, range) {
   const v = parse(version);
-  return range.split('||').some((alternative) => alternative.trim().split(/\s+/).every((term) => {
-    const m = /^(\^|>=|<=|>|<|=)?v?(\d+\.\d+\.\d+|\d+\.\d+|\d+)$/.exec(term);
-    if (!m) throw new Error(`check-node.mjs cannot read the range term ${JSON.stringify(term)} of ${JSON.stringify(range)}`);
-    // a partial version is a range, as in npm: `>22` is `>=23.0.0`, `<=24.1` is `<24.2.0`, `=22` any 22.x.y
-    const given = m[2].split('.').length;
-    const low = parse(m[2]);
-    const high = low.map((n, i) => (i < given - 1 ? n : i === given - 1 ? n + 1 : 0));
-    const full = given === 3;
-    switch (m[1] || '=') {
-      case '^': return compare(v, low) >= 0 && v[0] === low[0];
-      case '>=': return compare(v, low) >= 0;
-      case '>': return full ? compare(v, low) > 0 : compare(v, high) >= 0;
-      case '<=': return full ? compare(v, low) <= 0 : compare(v, high) < 0;
-      case '<': return compare(v, low) < 0;
-      default: return full ? compare(v, low) === 0 : compare(v, low) >= 0 && compare(v, high) < 0;
-    }
-  }));
+  return range.split('||').some((alternative) =>
+    alternative
+      .trim()
+      .split(/\s+/)
+      .every((term) => {
+        const m = /^(\^|>=|<=|>|<|=)?v?(\d+\.\d+\.\d+|\d+\.\d+|\d+)$/.exec(term);
+        if (!m)
+          throw new Error(
+            `check-node.mjs cannot read the range term ${JSON.stringify(term)} of ${JSON.stringify(range)}`,
+          );
+        // a partial version is a range, as in npm: `>22` is `>=23.0.0`, `<=24.1` is `<24.2.0`, `=22` any 22.x.y
+        const given = m[2].split('.').length;
+        const low = parse(m[2]);
+        const high = low.map((n, i) => (i < given - 1 ? n : i === given - 1 ? n + 1 : 0));
+        const full = given === 3;
+        switch (m[1] || '=') {
+          case '^':
+            return compare(v, low) >= 0 && v[0] === low[0];
+          case '>=':
+            return compare(v, low) >= 0;
+          case '>':
+            return full ? compare(v, low) > 0 : compare(v, high) >= 0;
+          case '<=':
+            return full ? compare(v, low) <= 0 : compare(v, high) < 0;
+          case '<':
+            return compare(v, low) < 0;
+          default:
+            return full ? compare(v, low) === 0 : compare(v, low) >= 0 && compare(v, high) < 0;
+        }
+      }),
+  );
 }
 
 /** The Node the runtime package pins, and the platforms it has a build for (`linux-x64`, …). */
@@ -77,7 +91,10 @@ const samePath = (a, b) => {
  * into node_modules (or null), `platform` like `linux-x64`; `afterInstall` when npm install has just run.
  */
 export function nodeProblem({
-  version = process.version, provisioned = provisionedNode(), platform = `${process.platform}-${process.arch}`, afterInstall = false,
+  version = process.version,
+  provisioned = provisionedNode(),
+  platform = `${process.platform}-${process.arch}`,
+  afterInstall = false,
 } = {}) {
   if (satisfies(version, supportedRange)) return null;
   const head = `svc needs Node.js ${supportedRange}; this is Node.js ${version}.`;
@@ -90,8 +107,10 @@ export function nodeProblem({
   }
   // an optional dependency that fails to download is skipped by npm without failing the install
   if (afterInstall) {
-    return `${head} npm install did not install Node.js ${pinned.version} into node_modules (node-${platform}, an optional dependency: `
-      + 'a download error, or optional dependencies omitted): run npm install again.';
+    return (
+      `${head} npm install did not install Node.js ${pinned.version} into node_modules (node-${platform}, an optional dependency: ` +
+      'a download error, or optional dependencies omitted): run npm install again.'
+    );
   }
   return `${head} Run npm install: on this Node it installs Node.js ${pinned.version} into node_modules for every npm script.`;
 }
@@ -113,8 +132,10 @@ function staleProvisionNote() {
   if (!provisioned || !samePath(provisioned, process.execPath)) return null;
   const machine = npmNodeVersion();
   if (!machine || !satisfies(machine, supportedRange)) return null;
-  return `svc: running on the Node.js ${process.version} installed in node_modules by an install on an older Node; `
-    + `run npm install to run on this machine's Node.js ${machine} instead.`;
+  return (
+    `svc: running on the Node.js ${process.version} installed in node_modules by an install on an older Node; ` +
+    `run npm install to run on this machine's Node.js ${machine} instead.`
+  );
 }
 
 if (process.argv[1] && samePath(process.argv[1], fileURLToPath(import.meta.url))) {
@@ -128,7 +149,9 @@ if (process.argv[1] && samePath(process.argv[1], fileURLToPath(import.meta.url))
   const stale = staleProvisionNote();
   if (stale) process.stderr.write(`${stale}\n`);
   if (mode === '--installed' && !stale && samePath(provisionedNode() || '', process.execPath)) {
-    process.stderr.write(`svc: npm scripts and npx svc run on Node.js ${process.version}, installed in node_modules `
-      + `(this machine's Node.js ${npmNodeVersion() || ''} is older than svc supports, ${supportedRange}).\n`);
+    process.stderr.write(
+      `svc: npm scripts and npx svc run on Node.js ${process.version}, installed in node_modules ` +
+        `(this machine's Node.js ${npmNodeVersion() || ''} is older than svc supports, ${supportedRange}).\n`,
+    );
   }
 }

@@ -13,9 +13,16 @@ import module from 'node:module';
 // standard streams) with one that has it, before anything is loaded. An operator's own MALLOC_ARENA_MAX,
 // any value, is kept as it is; where `process.execve` is missing (Node 22 before 22.15) the server simply
 // starts without it. musl and other platforms ignore the variable.
-if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined && typeof process.execve === 'function') {
+if (
+  process.platform === 'linux' &&
+  process.env.MALLOC_ARENA_MAX === undefined &&
+  typeof process.execve === 'function'
+) {
   try {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_ARENA_MAX: '2' });
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      ...process.env,
+      MALLOC_ARENA_MAX: '2',
+    });
   } catch {
     // could not replace the process (a sandbox that forbids execve): start as we are
   }

@@ -39,10 +39,18 @@ const DOCS_BUNDLE = path.join(path.dirname(require.resolve('@scalar/api-referenc
  * proxy.scalar.com); no button that opens the vendor's hosted client, no developer tools, no AI chat or MCP panel.
  */
 const DOCS_CONFIG = {
-  url: OPENAPI_JSON_PATH, cdn: '/docs/standalone.js', pageTitle: 'svc API reference',
-  withDefaultFonts: false, telemetry: false, hideClientButton: true, showDeveloperTools: 'never', persistAuth: false,
+  url: OPENAPI_JSON_PATH,
+  cdn: '/docs/standalone.js',
+  pageTitle: 'svc API reference',
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  persistAuth: false,
   // none of the vendor's AI chat or MCP panel (they reach the vendor); the API-key scheme preselected for "try it"
-  agent: { disabled: true }, mcp: { disabled: true }, authentication: { preferredSecurityScheme: 'apiKey' },
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  authentication: { preferredSecurityScheme: 'apiKey' },
   externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
 } as const;
 
@@ -76,10 +84,12 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   // both pass everything else on. (OAuth access tokens authenticate on both: `services.resolveAccessToken`, src/runtime.ts.)
   const rest = createRestRouter({ services, rateLimiter });
   const mcp = createMcpRouter({ services, rateLimiter });
-  const api = (req: Request, res: Response, next: NextFunction) => rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
+  const api = (req: Request, res: Response, next: NextFunction) =>
+    rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
   // Every request with a body first: its deadline and its client's count of bodies in flight (readLimited.ts)
   const guardBody = createBodyGuard({
-    timeoutMs: services.config.bodyTimeoutMs, maxPendingPerClient: services.config.maxPendingBodies,
+    timeoutMs: services.config.bodyTimeoutMs,
+    maxPendingPerClient: services.config.maxPendingBodies,
     clientOf: (req) => (req as Request).ip ?? req.socket.remoteAddress ?? 'unknown',
   });
   app.use((req, res, next) => {
@@ -101,7 +111,8 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
     else res.status(503).json({ status: 'unavailable', reason: r.reason });
   });
   // Prometheus, only when SVC_METRICS_TOKEN is set (otherwise an unknown path like any other)
-  if (services.metrics && services.config.metrics) app.get('/metrics', metricsEndpoint(services.metrics, services.config.metrics.token));
+  if (services.metrics && services.config.metrics)
+    app.get('/metrics', metricsEndpoint(services.metrics, services.config.metrics.token));
 
   // The API reference (Scalar): its bundle is served from here, and the page loads nothing from another host
   // (no web fonts, no registry or request proxy, no telemetry), under a policy that allows only what it uses.
@@ -131,16 +142,20 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
     if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
     const status = (err as { status?: number }).status;
     // a client's mistake (a 4xx the parser decided) is no server error: one line at info, no stack to flood the log
-    if (status && status >= 400 && status < 500) services.log.info({ requestId, status, reason: (err as Error).message?.slice(0, 200) }, 'bad request');
+    if (status && status >= 400 && status < 500)
+      services.log.info({ requestId, status, reason: (err as Error).message?.slice(0, 200) }, 'bad request');
     else services.log.error({ err, requestId }, 'unhandled error');
     if (res.headersSent) return res.destroy();
-    const e = status && status >= 400 && status < 500
-      ? new DomainError('validation_error', 'Bad request', { status })
-      : new DomainError('internal_error', 'Internal server error');
+    const e =
+      status && status >= 400 && status < 500
+        ? new DomainError('validation_error', 'Bad request', { status })
+        : new DomainError('internal_error', 'Internal server error');
     sendError(res, e, requestId);
   };
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
   // The API lane (src/fastpaths/apiLane.ts): /v1… and /mcp… straight to the surfaces, past the router's walk
-  return observeRequests(createApiLane({ app, lane: API_LANE, api, before: guardBody, onError: lastResort }), { metrics: services.metrics });
+  return observeRequests(createApiLane({ app, lane: API_LANE, api, before: guardBody, onError: lastResort }), {
+    metrics: services.metrics,
+  });
 }

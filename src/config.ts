@@ -54,7 +54,10 @@ const trustProxyFrom = z
     const s = (v ?? '').trim();
     if (s === '' || s === 'off' || s === 'false' || s === '0') return false;
     if (/^\d+$/.test(s)) return Number(s);
-    const list = s.split(',').map((x) => x.trim()).filter(Boolean);
+    const list = s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     const bad = list.filter((x) => !isProxyEntry(x));
     if (bad.length || !list.length) {
       ctx.addIssue({
@@ -99,9 +102,17 @@ const EnvSchema = z.object({
     .string()
     .optional()
     .default('')
-    .refine((v) => v.split(',').map((o) => o.trim()).filter(Boolean).every(isOrigin), {
-      message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
-    }),
+    .refine(
+      (v) =>
+        v
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean)
+          .every(isOrigin),
+      {
+        message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
+      },
+    ),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
   SVC_AGENT_RUN_DEADLINE_MS: intFrom('SVC_AGENT_RUN_DEADLINE_MS', 15 * 60_000, 1000),
   SVC_AGENT_LEASE_MS: intFrom('SVC_AGENT_LEASE_MS', 90_000, 1000),
@@ -134,11 +145,23 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER=otlp`, unless `OTEL_SDK_DISABLED=true` or
  * `OTEL_TRACES_EXPORTER=none`. The exporter itself reads the other standard `OTEL_*` variables.
  */
-function tracingWanted(e: { OTEL_SDK_DISABLED?: string; OTEL_TRACES_EXPORTER?: string; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string }): boolean {
+function tracingWanted(e: {
+  OTEL_SDK_DISABLED?: string;
+  OTEL_TRACES_EXPORTER?: string;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+}): boolean {
   if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  const exporters = (e.OTEL_TRACES_EXPORTER ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  const exporters = (e.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((x) => x.trim().toLowerCase())
+    .filter(Boolean);
   if (exporters.includes('none')) return false;
-  return exporters.includes('otlp') || !!e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || !!e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  return (
+    exporters.includes('otlp') ||
+    !!e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() ||
+    !!e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
+  );
 }
 
 export interface PlanLimits {
@@ -218,7 +241,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database,
     dataDir: path.resolve(dataDir),
     secret: e.SVC_SECRET,
-    ssrfAllowlist: e.SVC_SSRF_ALLOWLIST.split(',').map((s) => s.trim()).filter(Boolean),
+    ssrfAllowlist: e.SVC_SSRF_ALLOWLIST.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     webhookBackoffBaseMs: e.SVC_WEBHOOK_BACKOFF_BASE_MS,
     webhookAttemptRetentionDays: e.SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS,
     webhookDisableAfterHours: e.SVC_WEBHOOK_DISABLE_AFTER_HOURS,
@@ -227,14 +252,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxUploadBytes: e.SVC_MAX_UPLOAD_BYTES,
     bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS,
     maxPendingBodies: e.SVC_MAX_PENDING_BODIES,
-    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
+    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean)
+      .map((o) => new URL(o).origin),
     worker: e.SVC_WORKER === 'on',
     agentRunDeadlineMs: e.SVC_AGENT_RUN_DEADLINE_MS,
     agentLeaseMs: e.SVC_AGENT_LEASE_MS,
     trustProxy: e.SVC_TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     metrics: e.SVC_METRICS_TOKEN
-      ? { token: e.SVC_METRICS_TOKEN, port: e.SVC_METRICS_PORT, instanceId: e.SVC_INSTANCE_ID ?? `${os.hostname()}:${process.pid}` }
+      ? {
+          token: e.SVC_METRICS_TOKEN,
+          port: e.SVC_METRICS_PORT,
+          instanceId: e.SVC_INSTANCE_ID ?? `${os.hostname()}:${process.pid}`,
+        }
       : null,
     tracing: tracingWanted(e),
   };

@@ -139,7 +139,9 @@ export interface ProcedureMeta {
    * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
    */
   tool: {
-    name: string; title: string; description?: string;
+    name: string;
+    title: string;
+    description?: string;
     /** A list's item fields its text leaves out unless the call's `fields` names them (the text says which). */
     textOmits?: string[];
   };
@@ -196,7 +198,10 @@ export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt' | 'agentRunId'> & {
 
 /** 503 `service_unavailable`: the database was busy; nothing was written (the transaction rolled back). */
 export const serviceUnavailable = (cause: unknown) =>
-  new DomainError('service_unavailable', 'The service is busy; retry the request shortly', { details: { retryAfterSeconds: 1 }, cause });
+  new DomainError('service_unavailable', 'The service is busy; retry the request shortly', {
+    details: { retryAfterSeconds: 1 },
+    cause,
+  });
 
 /** Maps anything a call threw to the one domain error; the procedures' (src/procedures/errors.ts) also reads tRPC's. */
 export type ErrorMapping = (err: unknown) => DomainError;
@@ -209,6 +214,7 @@ export type ErrorMapping = (err: unknown) => DomainError;
 export function domainErrorOf(err: unknown): DomainError {
   if (err instanceof DomainError) return err;
   if (isTransientDatabaseError(err)) return serviceUnavailable(err);
-  if (isUnstorableTextError(err)) return new DomainError('validation_error', 'Strings must not contain NUL characters', { cause: err });
+  if (isUnstorableTextError(err))
+    return new DomainError('validation_error', 'Strings must not contain NUL characters', { cause: err });
   return new DomainError('internal_error', 'Internal server error', { cause: err });
 }

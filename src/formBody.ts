@@ -7,7 +7,8 @@ const PARAMETER_LIMIT = 50;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 /** A body the form reader refuses: the routers' error handlers answer it (4xx, never a 500). */
-const refusal = (status: number, message: string, type: string) => Object.assign(new Error(message), { status, expose: true, type });
+const refusal = (status: number, message: string, type: string) =>
+  Object.assign(new Error(message), { status, expose: true, type });
 
 /**
  * The form parser of the pages and the OAuth endpoints, mounted only on their own routes: small bodies (16 KB),
@@ -18,22 +19,25 @@ const refusal = (status: number, message: string, type: string) => Object.assign
  * gone mid-body ends the request quietly. Only `application/x-www-form-urlencoded` is read; other bodies are
  * left for the handler to refuse.
  */
-export const formBody = () => (req: Request, res: Response, next: NextFunction): void => {
-  readForm(req).then(
-    (body) => {
-      if (body !== undefined) req.body = body;
-      next();
-    },
-    (err: unknown) => (err instanceof ClientGoneError ? endForGoneClient(res) : next(err)),
-  );
-};
+export const formBody =
+  () =>
+  (req: Request, res: Response, next: NextFunction): void => {
+    readForm(req).then(
+      (body) => {
+        if (body !== undefined) req.body = body;
+        next();
+      },
+      (err: unknown) => (err instanceof ClientGoneError ? endForGoneClient(res) : next(err)),
+    );
+  };
 
 async function readForm(req: Request): Promise<Record<string, unknown> | undefined> {
   const declared = req.headers['content-length'];
   if (req.headers['transfer-encoding'] === undefined && (declared === undefined || declared === '0')) return undefined;
   if (!req.is('application/x-www-form-urlencoded')) return undefined;
   const charset = (CHARSET.exec(req.headers['content-type'] ?? '')?.[1] ?? 'utf-8').toLowerCase();
-  if (charset !== 'utf-8' && charset !== 'iso-8859-1') throw refusal(415, `unsupported charset "${charset.toUpperCase()}"`, 'charset.unsupported');
+  if (charset !== 'utf-8' && charset !== 'iso-8859-1')
+    throw refusal(415, `unsupported charset "${charset.toUpperCase()}"`, 'charset.unsupported');
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw refusal(415, 'content encoding unsupported', 'encoding.unsupported');
   if (Number(declared) > LIMIT) {
@@ -48,7 +52,12 @@ async function readForm(req: Request): Promise<Record<string, unknown> | undefin
   if (count > PARAMETER_LIMIT) throw refusal(413, 'too many parameters', 'parameters.too.many');
   try {
     return qs.parse(text, {
-      allowPrototypes: true, arrayLimit: count, depth: 0, charset: charset as 'utf-8' | 'iso-8859-1', parameterLimit: PARAMETER_LIMIT, strictDepth: true,
+      allowPrototypes: true,
+      arrayLimit: count,
+      depth: 0,
+      charset: charset as 'utf-8' | 'iso-8859-1',
+      parameterLimit: PARAMETER_LIMIT,
+      strictDepth: true,
     }) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof RangeError) throw refusal(400, 'The input exceeded the depth', 'querystring.parse.rangeError');

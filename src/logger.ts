@@ -8,7 +8,20 @@ export function createLogger(level: string): Logger {
   return pino({
     level,
     redact: {
-      paths: ['authorization', '*.authorization', 'headers.authorization', 'headers["x-api-key"]', 'token', '*.token', 'secret', '*.secret', 'password', '*.password', 'cookie', 'headers.cookie'],
+      paths: [
+        'authorization',
+        '*.authorization',
+        'headers.authorization',
+        'headers["x-api-key"]',
+        'token',
+        '*.token',
+        'secret',
+        '*.secret',
+        'password',
+        '*.password',
+        'cookie',
+        'headers.cookie',
+      ],
       censor: '[redacted]',
     },
   });

@@ -66,11 +66,14 @@ async function main(): Promise<void> {
   deliveryDepsFor(services);
   // Node's own bounds on slow clients, behind the app's (readLimited.ts): headers within the body deadline (or
   // 60 s), and a whole request, body included, cut off shortly after the deadline the app answers 408 at
-  const server: Server = http.createServer({
-    headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
-    requestTimeout: config.bodyTimeoutMs + 5_000,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.bodyTimeoutMs / 2))),
-  }, createApp({ services, rateLimiter: runtime.rateLimiter }));
+  const server: Server = http.createServer(
+    {
+      headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
+      requestTimeout: config.bodyTimeoutMs + 5_000,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.bodyTimeoutMs / 2))),
+    },
+    createApp({ services, rateLimiter: runtime.rateLimiter }),
+  );
   server.listen(config.port, config.host);
   let stopping = false;
   // once stopping, every response closes its connection, so keep-alive clients cannot hold the server open
@@ -79,10 +82,19 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(listenProblem(err, config.port, config.host))));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(listenProblem(err, config.port, config.host))),
+    );
   });
   log.info(
-    { url: config.baseUrl, host: config.host, port: config.port, database: config.database.kind, metrics: !!services.metrics, tracing: config.tracing },
+    {
+      url: config.baseUrl,
+      host: config.host,
+      port: config.port,
+      database: config.database.kind,
+      metrics: !!services.metrics,
+      tracing: config.tracing,
+    },
     'svc listening',
   );
 
@@ -112,9 +124,16 @@ async function main(): Promise<void> {
       const oauth = await purgeExpiredOAuth(services);
       const attempts = await purgeWebhookAttempts(services);
       const sessions = await purgeExpiredWebSessions(services);
-      log.info({
-        auditDeleted: audit, idempotencyDeleted: keys, oauthDeleted: oauth, webhookAttemptsDeleted: attempts, sessionsDeleted: sessions,
-      }, 'housekeeping done');
+      log.info(
+        {
+          auditDeleted: audit,
+          idempotencyDeleted: keys,
+          oauthDeleted: oauth,
+          webhookAttemptsDeleted: attempts,
+          sessionsDeleted: sessions,
+        },
+        'housekeeping done',
+      );
     } catch (err) {
       log.error({ err }, 'housekeeping failed');
     }
@@ -159,9 +178,12 @@ async function main(): Promise<void> {
 
 /** A listen error as one line that says what to do: a port in use or not allowed; else the error's own words. */
 function listenProblem(err: NodeJS.ErrnoException, port: number, host: string): string {
-  if (err.code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (another svc?): stop it, or set PORT, e.g. PORT=${port + 1} npm start`;
-  if (err.code === 'EACCES') return `not allowed to listen on port ${port} on ${host}: set PORT to a port above 1023, e.g. PORT=3000 npm start`;
-  if (err.code === 'EADDRNOTAVAIL') return `HOST ${host} is not an address of this machine: set HOST, e.g. HOST=127.0.0.1`;
+  if (err.code === 'EADDRINUSE')
+    return `port ${port} on ${host} is already in use (another svc?): stop it, or set PORT, e.g. PORT=${port + 1} npm start`;
+  if (err.code === 'EACCES')
+    return `not allowed to listen on port ${port} on ${host}: set PORT to a port above 1023, e.g. PORT=3000 npm start`;
+  if (err.code === 'EADDRNOTAVAIL')
+    return `HOST ${host} is not an address of this machine: set HOST, e.g. HOST=127.0.0.1`;
   return err.message;
 }
 

@@ -59,7 +59,8 @@ type Guarded = IncomingMessage & { [STATE]?: BodyState; [READER]?: (err: Error) 
 
 /** Whether the request announces a body (RFC 9112 §6.3: Content-Length above 0, or Transfer-Encoding). */
 const announcesBody = (req: IncomingMessage) =>
-  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 export interface BodyGuardOptions {
   /** SVC_BODY_TIMEOUT_MS: the time a client has, from its request's arrival, to send the whole body. */
@@ -100,7 +101,12 @@ interface Guard {
 /** Arms the guard for a body still arriving once the request's packet has been parsed (a whole body: nothing). */
 function armIfArriving(g: Guard, req: Guarded, res: ServerResponse): void {
   if (req.complete || req.destroyed || req[STATE]) return;
-  const state: BodyState = { timeoutMs: g.o.timeoutMs, limit: g.o.maxPendingPerClient, timedOut: false, refused: false };
+  const state: BodyState = {
+    timeoutMs: g.o.timeoutMs,
+    limit: g.o.maxPendingPerClient,
+    timedOut: false,
+    refused: false,
+  };
   req[STATE] = state;
   const client = g.o.clientOf(req);
   const count = (g.pending.get(client) ?? 0) + 1;

@@ -33,13 +33,22 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const secret = await loadServerSecret(ds, config.secret);
   const now = opts.now ?? (() => new Date());
   const services: Services = {
-    ds, config, now, secret, log, transactionRetries: opts.transactionRetries, resolveAccessToken,
-    events: new EventObservers(), wake: createOutboxSignals(), webhookDelivery: {},
+    ds,
+    config,
+    now,
+    secret,
+    log,
+    transactionRetries: opts.transactionRetries,
+    resolveAccessToken,
+    events: new EventObservers(),
+    wake: createOutboxSignals(),
+    webhookDelivery: {},
   };
   // the webhook outbox fans every event of this runtime out to delivery rows inside the event's transaction
   registerWebhookOutbox(services);
   bindEventObservers(ds, services.events);
-  if (config.metrics && opts.metrics !== false) services.metrics = createMetrics({ ds, now, instanceId: config.metrics.instanceId });
+  if (config.metrics && opts.metrics !== false)
+    services.metrics = createMetrics({ ds, now, instanceId: config.metrics.instanceId });
   return {
     services,
     rateLimiter: createRateLimiter(ds),

@@ -11,6 +11,11 @@ export async function loadServerSecret(ds: DataSource, fromEnv: string | undefin
   const repo = ds.getRepository(Setting);
   const existing = await repo.findOneBy({ key: 'server_secret' });
   if (existing) return existing.value;
-  await repo.createQueryBuilder().insert().values({ key: 'server_secret', value: randomBytes(32).toString('base64url') }).orIgnore().execute();
+  await repo
+    .createQueryBuilder()
+    .insert()
+    .values({ key: 'server_secret', value: randomBytes(32).toString('base64url') })
+    .orIgnore()
+    .execute();
   return (await repo.findOneByOrFail({ key: 'server_secret' })).value;
 }

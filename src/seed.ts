@@ -28,10 +28,22 @@ export async function seedDemoData(s: Services): Promise<DemoData | null> {
     if (await m.getRepository(User).count()) return null;
     const org = await createOrganization(m, now, 'Demo Org');
     const email = 'demo@example.com';
-    const user = await createUser(m, now, { email, name: 'Demo User', password, organizationId: org.id, role: 'owner' });
+    const user = await createUser(m, now, {
+      email,
+      name: 'Demo User',
+      password,
+      organizationId: org.id,
+      role: 'owner',
+    });
     const room = await createRoom(m, now, { name: 'General', createdById: user.id, organizationId: org.id });
     const scopes = SCOPES.filter((x) => x !== 'agent:invoke');
-    const { token } = await createApiKey(m, now, { userId: user.id, organizationId: org.id, name: 'Demo key', scopes, mode: 'test' });
+    const { token } = await createApiKey(m, now, {
+      userId: user.id,
+      organizationId: org.id,
+      name: 'Demo key',
+      scopes,
+      mode: 'test',
+    });
     return { organizationId: org.id, userId: user.id, email, password, roomId: room.id, apiKey: token };
   });
 }

@@ -10,12 +10,19 @@ export const TimeColumn = (opts: ColumnOptions = {}) => Column({ type: 'varchar'
 export const TextColumn = (opts: ColumnOptions = {}) => Column({ type: 'text', ...opts });
 export const IntColumn = (opts: ColumnOptions = {}) => Column({ type: 'integer', ...opts });
 export const BigIntColumn = (opts: ColumnOptions = {}) =>
-  Column({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number | null) => (v === null ? v : Number(v)) }, ...opts });
+  Column({
+    type: 'bigint',
+    transformer: { to: (v: number) => v, from: (v: string | number | null) => (v === null ? v : Number(v)) },
+    ...opts,
+  });
 export const BoolColumn = (opts: ColumnOptions = {}) => Column({ type: 'boolean', ...opts });
 /** JSON stored as text (portable across SQLite and PostgreSQL). */
 export const JsonColumn = (opts: ColumnOptions = {}) =>
   Column({
     type: 'text',
-    transformer: { to: (v: unknown) => (v === undefined ? v : JSON.stringify(v)), from: (v: string | null) => (v == null ? v : JSON.parse(v)) },
+    transformer: {
+      to: (v: unknown) => (v === undefined ? v : JSON.stringify(v)),
+      from: (v: string | null) => (v == null ? v : JSON.parse(v)),
+    },
     ...opts,
   });

@@ -32,8 +32,22 @@ export type { WebhookAttemptKind } from './WebhookAttempt.js';
 export type { AgentRunInput, AgentRunStatus } from './AgentRun.js';
 
 export {
-  ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
-  Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
+  ApiKey,
+  Approval,
+  AuditEntry,
+  EventRow,
+  IdempotencyRecord,
+  MeetingRecord,
+  Membership,
+  Message,
+  Organization,
+  Room,
+  RoomMember,
+  Setting,
+  StoredFile,
+  Task,
+  UnitUsage,
+  User,
 };
 export { OAuthClient, OAuthClientApproval, OAuthCode, OAuthGrant, OAuthToken };
 export { Webhook, WebhookAttempt, WebhookDelivery };
@@ -42,10 +56,31 @@ export { AgentConnector, AgentRun };
 
 /** Every entity the data source knows. Later areas (OAuth, webhooks) append theirs here. */
 export const entities = [
-  ApiKey, Approval, AuditEntry, EventRow, IdempotencyRecord, MeetingRecord, Membership, Message, Organization,
-  Room, RoomMember, Setting, StoredFile, Task, UnitUsage, User,
-  OAuthClient, OAuthClientApproval, OAuthCode, OAuthGrant, OAuthToken,
-  Webhook, WebhookDelivery, WebhookAttempt,
+  ApiKey,
+  Approval,
+  AuditEntry,
+  EventRow,
+  IdempotencyRecord,
+  MeetingRecord,
+  Membership,
+  Message,
+  Organization,
+  Room,
+  RoomMember,
+  Setting,
+  StoredFile,
+  Task,
+  UnitUsage,
+  User,
+  OAuthClient,
+  OAuthClientApproval,
+  OAuthCode,
+  OAuthGrant,
+  OAuthToken,
+  Webhook,
+  WebhookDelivery,
+  WebhookAttempt,
   WebSession,
-  AgentConnector, AgentRun,
+  AgentConnector,
+  AgentRun,
 ];

@@ -8,12 +8,22 @@ export class Initial1764000000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.createTable(
       table('users', [
-        col.id(), col.text('email', { isUnique: true }), col.text('name'), col.text('passwordHash'), col.text('locale'),
-        col.time('createdAt'), col.time('updatedAt'),
+        col.id(),
+        col.text('email', { isUnique: true }),
+        col.text('name'),
+        col.text('passwordHash'),
+        col.text('locale'),
+        col.time('createdAt'),
+        col.time('updatedAt'),
       ]),
     );
     await q.createTable(
-      table('organizations', [col.id(), col.text('name'), col.text('plan', { default: "'default'" }), col.time('createdAt')]),
+      table('organizations', [
+        col.id(),
+        col.text('name'),
+        col.text('plan', { default: "'default'" }),
+        col.time('createdAt'),
+      ]),
     );
     await q.createTable(
       table(
@@ -26,8 +36,13 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'rooms',
         [
-          col.id(), col.text('name'), col.int('roomType'), col.ref('organizationId', true), col.ref('createdById'),
-          col.time('createdAt'), col.time('updatedAt'),
+          col.id(),
+          col.text('name'),
+          col.int('roomType'),
+          col.ref('organizationId', true),
+          col.ref('createdById'),
+          col.time('createdAt'),
+          col.time('updatedAt'),
         ],
         [{ columns: ['organizationId'] }],
       ),
@@ -42,7 +57,14 @@ export class Initial1764000000000 implements MigrationInterface {
     await q.createTable(
       table(
         'messages',
-        [col.id(), col.ref('roomId'), col.ref('authorId'), col.text('postedBy'), col.text('body'), col.time('createdAt')],
+        [
+          col.id(),
+          col.ref('roomId'),
+          col.ref('authorId'),
+          col.text('postedBy'),
+          col.text('body'),
+          col.time('createdAt'),
+        ],
         [{ columns: ['roomId', 'id'] }],
       ),
     );
@@ -50,9 +72,17 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'tasks',
         [
-          col.id(), col.ref('roomId'), col.text('title'), col.text('description', { default: "''" }), col.text('status'),
-          col.ref('assigneeId', true), col.text('startDate', { isNullable: true }), col.text('dueDate', { isNullable: true }),
-          col.ref('createdById'), col.time('createdAt'), col.time('updatedAt'),
+          col.id(),
+          col.ref('roomId'),
+          col.text('title'),
+          col.text('description', { default: "''" }),
+          col.text('status'),
+          col.ref('assigneeId', true),
+          col.text('startDate', { isNullable: true }),
+          col.text('dueDate', { isNullable: true }),
+          col.ref('createdById'),
+          col.time('createdAt'),
+          col.time('updatedAt'),
         ],
         [{ columns: ['roomId', 'id'] }],
       ),
@@ -61,8 +91,14 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'records',
         [
-          col.id(), col.ref('roomId'), col.text('title'), col.text('body', { default: "''" }), col.text('approvalState'),
-          col.ref('createdById'), col.time('createdAt'), col.time('updatedAt'),
+          col.id(),
+          col.ref('roomId'),
+          col.text('title'),
+          col.text('body', { default: "''" }),
+          col.text('approvalState'),
+          col.ref('createdById'),
+          col.time('createdAt'),
+          col.time('updatedAt'),
         ],
         [{ columns: ['roomId', 'id'] }],
       ),
@@ -71,8 +107,14 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'approvals',
         [
-          col.id(), col.ref('recordId'), col.ref('roomId'), col.text('status'), col.ref('requestedById'),
-          col.ref('decidedById', true), col.text('comment', { isNullable: true }), col.time('createdAt'),
+          col.id(),
+          col.ref('recordId'),
+          col.ref('roomId'),
+          col.text('status'),
+          col.ref('requestedById'),
+          col.ref('decidedById', true),
+          col.text('comment', { isNullable: true }),
+          col.time('createdAt'),
           col.time('decidedAt', true),
         ],
         [{ columns: ['recordId', 'id'] }],
@@ -82,8 +124,16 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'files',
         [
-          col.id(), col.ref('roomId'), col.ref('messageId', true), col.ref('taskId', true), col.text('filename'),
-          col.text('contentType'), col.bigint('size'), col.text('sha256'), col.text('storageKey'), col.ref('uploadedById'),
+          col.id(),
+          col.ref('roomId'),
+          col.ref('messageId', true),
+          col.ref('taskId', true),
+          col.text('filename'),
+          col.text('contentType'),
+          col.bigint('size'),
+          col.text('sha256'),
+          col.text('storageKey'),
+          col.ref('uploadedById'),
           col.time('createdAt'),
         ],
         [{ columns: ['roomId', 'id'] }],
@@ -93,9 +143,17 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'events',
         [
-          col.id('seq'), col.text('id', { isUnique: true }), col.text('type'), col.ref('organizationId', true),
-          col.ref('ownerUserId', true), col.ref('roomId'), col.text('objectType'), col.ref('objectId'), col.text('actor'),
-          col.ref('userId'), col.time('createdAt'),
+          col.id('seq'),
+          col.text('id', { isUnique: true }),
+          col.text('type'),
+          col.ref('organizationId', true),
+          col.ref('ownerUserId', true),
+          col.ref('roomId'),
+          col.text('objectType'),
+          col.ref('objectId'),
+          col.text('actor'),
+          col.ref('userId'),
+          col.time('createdAt'),
         ],
         [{ columns: ['organizationId', 'seq'] }, { columns: ['roomId', 'seq'] }],
       ),
@@ -104,22 +162,45 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'api_keys',
         [
-          col.id(), col.ref('userId'), col.ref('organizationId', true), col.text('name'), col.text('mode'), col.text('scopes'),
-          col.text('tokenHash', { isUnique: true }), col.text('prefix'), col.text('last4'), col.time('createdAt'),
+          col.id(),
+          col.ref('userId'),
+          col.ref('organizationId', true),
+          col.text('name'),
+          col.text('mode'),
+          col.text('scopes'),
+          col.text('tokenHash', { isUnique: true }),
+          col.text('prefix'),
+          col.text('last4'),
+          col.time('createdAt'),
           col.time('revokedAt', true),
         ],
         [{ columns: ['userId'] }],
       ),
     );
-    await q.createTable(table('settings', [{ name: 'key', type: 'varchar', length: '64', isPrimary: true }, col.text('value')]));
+    await q.createTable(
+      table('settings', [{ name: 'key', type: 'varchar', length: '64', isPrimary: true }, col.text('value')]),
+    );
     await q.createTable(
       table(
         'audit_log',
         [
-          col.id(), col.text('requestId'), col.text('surface'), col.text('method'), col.text('routePattern'), col.int('statusCode'),
-          col.text('authMethod', { isNullable: true }), col.text('actor', { isNullable: true }), col.ref('delegatingUserId', true),
-          col.text('scopes'), col.ref('organizationId', true), col.ref('userId', true), col.ref('apiKeyId', true),
-          col.ref('tokenId', true), col.int('units'), col.text('errorCode', { isNullable: true }), col.time('createdAt'),
+          col.id(),
+          col.text('requestId'),
+          col.text('surface'),
+          col.text('method'),
+          col.text('routePattern'),
+          col.int('statusCode'),
+          col.text('authMethod', { isNullable: true }),
+          col.text('actor', { isNullable: true }),
+          col.ref('delegatingUserId', true),
+          col.text('scopes'),
+          col.ref('organizationId', true),
+          col.ref('userId', true),
+          col.ref('apiKeyId', true),
+          col.ref('tokenId', true),
+          col.int('units'),
+          col.text('errorCode', { isNullable: true }),
+          col.time('createdAt'),
         ],
         [{ columns: ['createdAt'] }],
       ),
@@ -128,8 +209,13 @@ export class Initial1764000000000 implements MigrationInterface {
       table(
         'idempotency_keys',
         [
-          col.id(), col.text('fingerprint'), col.text('state'), col.int('statusCode', { isNullable: true }),
-          col.text('response', { isNullable: true }), col.time('createdAt'), col.time('expiresAt'),
+          col.id(),
+          col.text('fingerprint'),
+          col.text('state'),
+          col.int('statusCode', { isNullable: true }),
+          col.text('response', { isNullable: true }),
+          col.time('createdAt'),
+          col.time('expiresAt'),
         ],
         [{ columns: ['expiresAt'] }],
       ),
@@ -145,8 +231,22 @@ export class Initial1764000000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     for (const t of [
-      'unit_usage', 'idempotency_keys', 'audit_log', 'settings', 'api_keys', 'events', 'files', 'approvals', 'records',
-      'tasks', 'messages', 'room_members', 'rooms', 'memberships', 'organizations', 'users',
+      'unit_usage',
+      'idempotency_keys',
+      'audit_log',
+      'settings',
+      'api_keys',
+      'events',
+      'files',
+      'approvals',
+      'records',
+      'tasks',
+      'messages',
+      'room_members',
+      'rooms',
+      'memberships',
+      'organizations',
+      'users',
     ]) {
       await q.dropTable(t);
     }

@@ -5,7 +5,10 @@ export class AuditUserIndex1764000004000 implements MigrationInterface {
   name = 'AuditUserIndex1764000004000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.createIndex('audit_log', new TableIndex({ name: 'IDX_audit_log_userId_createdAt', columnNames: ['userId', 'createdAt'] }));
+    await q.createIndex(
+      'audit_log',
+      new TableIndex({ name: 'IDX_audit_log_userId_createdAt', columnNames: ['userId', 'createdAt'] }),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

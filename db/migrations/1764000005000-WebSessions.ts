@@ -9,7 +9,14 @@ export class WebSessions1764000005000 implements MigrationInterface {
     await q.createTable(
       table(
         'web_sessions',
-        [col.id(), col.text('tokenHash', { isUnique: true }), col.ref('userId'), col.time('createdAt'), col.time('lastSeenAt'), col.time('expiresAt')],
+        [
+          col.id(),
+          col.text('tokenHash', { isUnique: true }),
+          col.ref('userId'),
+          col.time('createdAt'),
+          col.time('lastSeenAt'),
+          col.time('expiresAt'),
+        ],
         [{ columns: ['userId'] }, { columns: ['expiresAt'] }],
       ),
     );

@@ -13,7 +13,13 @@ export class OAuthClientApprovals1764000007000 implements MigrationInterface {
     await q.createTable(
       table(
         'oauth_client_approvals',
-        [col.id(), col.text('pattern'), col.ref('organizationId', true), col.ref('createdById', true), col.time('createdAt')],
+        [
+          col.id(),
+          col.text('pattern'),
+          col.ref('organizationId', true),
+          col.ref('createdById', true),
+          col.time('createdAt'),
+        ],
         [{ columns: ['organizationId'] }],
       ),
     );

@@ -12,7 +12,17 @@ import { OrderedListIndexes1764000009000 } from './1764000009000-OrderedListInde
 import { WebhookFiltersThrottle1764000010700 } from './1764000010700-WebhookFiltersThrottle.js';
 
 /** Every migration, in order. Later areas append theirs. */
-export const migrations = [Initial1764000000000, RateLimits1764000000500, OAuth1764000001000, Webhooks1764000002000,
-  ApiKeyLastUsed1764000003000, AuditUserIndex1764000004000, WebSessions1764000005000,
-  WebhookAttempts1764000006000, OAuthClientApprovals1764000007000, AgentRuns1764000008000,
-  OrderedListIndexes1764000009000, WebhookFiltersThrottle1764000010700];
+export const migrations = [
+  Initial1764000000000,
+  RateLimits1764000000500,
+  OAuth1764000001000,
+  Webhooks1764000002000,
+  ApiKeyLastUsed1764000003000,
+  AuditUserIndex1764000004000,
+  WebSessions1764000005000,
+  WebhookAttempts1764000006000,
+  OAuthClientApprovals1764000007000,
+  AgentRuns1764000008000,
+  OrderedListIndexes1764000009000,
+  WebhookFiltersThrottle1764000010700,
+];

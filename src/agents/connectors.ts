@@ -26,7 +26,8 @@ export interface CreateConnectorInput {
 export async function requireConnectorAdmin(m: EntityManager, userId: string, organizationId: string): Promise<void> {
   const role = await orgRole(m, userId, organizationId);
   if (!role) throw notFound('Organization');
-  if (role !== 'owner' && role !== 'admin') throw new DomainError('forbidden', 'Only organization owners and admins manage agent connectors');
+  if (role !== 'owner' && role !== 'admin')
+    throw new DomainError('forbidden', 'Only organization owners and admins manage agent connectors');
 }
 
 /**
@@ -34,14 +35,19 @@ export async function requireConnectorAdmin(m: EntityManager, userId: string, or
  * address in any spelling, `SVC_SSRF_ALLOWLIST` aside) and is checked again at every invocation. The signing
  * secret (`whsec_…`, the webhook scheme of spec 6.4) is returned here once and kept only encrypted.
  */
-export async function createConnector(s: Services, input: CreateConnectorInput): Promise<{ connector: AgentConnector; secret: string }> {
+export async function createConnector(
+  s: Services,
+  input: CreateConnectorInput,
+): Promise<{ connector: AgentConnector; secret: string }> {
   const name = input.name.trim();
-  if (!name || name.length > MAX_NAME) throw validationError(`Name must be 1-${MAX_NAME} characters`, { field: 'name' });
+  if (!name || name.length > MAX_NAME)
+    throw validationError(`Name must be 1-${MAX_NAME} characters`, { field: 'name' });
   const scopes = [...new Set(input.scopes.map((x) => x.trim()).filter(Boolean))];
   const unknown = scopes.filter((x) => !SCOPES.includes(x as Scope));
   if (unknown.length) throw validationError(`Unknown scopes: ${unknown.join(', ')}`, { field: 'scopes' });
   const refused = scopes.filter((x) => NEVER_DELEGATED.has(x));
-  if (refused.length) throw validationError(`A connector cannot be delegated ${refused.join(', ')}`, { field: 'scopes' });
+  if (refused.length)
+    throw validationError(`A connector cannot be delegated ${refused.join(', ')}`, { field: 'scopes' });
   if (!scopes.length) throw validationError('Choose at least one scope', { field: 'scopes' });
   if (input.createdById) await requireConnectorAdmin(s.ds.manager, input.createdById, input.organizationId);
   await assertWebhookUrlAllowed(s, input.url);
@@ -50,8 +56,16 @@ export async function createConnector(s: Services, input: CreateConnectorInput):
   const connector = await inTransaction(s, async (m) => {
     const now = iso(s.now());
     const row = m.create(AgentConnector, {
-      id: newId('acn', s.now().getTime()), organizationId: input.organizationId, name, url: input.url, scopes,
-      secretEnc: encryptSecret(key, secret), active: true, createdById: input.createdById ?? null, createdAt: now, updatedAt: now,
+      id: newId('acn', s.now().getTime()),
+      organizationId: input.organizationId,
+      name,
+      url: input.url,
+      scopes,
+      secretEnc: encryptSecret(key, secret),
+      active: true,
+      createdById: input.createdById ?? null,
+      createdAt: now,
+      updatedAt: now,
     });
     await m.insert(AgentConnector, row);
     return row;
@@ -65,7 +79,12 @@ export async function listConnectors(m: EntityManager, organizationId: string): 
 }
 
 /** Activates or deactivates a connector; `actorUserId` (the page) must be an owner/admin of its organization. */
-export async function setConnectorActive(s: Services, id: string, active: boolean, actorUserId?: string): Promise<void> {
+export async function setConnectorActive(
+  s: Services,
+  id: string,
+  active: boolean,
+  actorUserId?: string,
+): Promise<void> {
   await inTransaction(s, async (m) => {
     const c = await m.findOneBy(AgentConnector, { id });
     if (!c) throw notFound('Connector');

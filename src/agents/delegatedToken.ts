@@ -21,18 +21,39 @@ export interface DelegatedToken {
  * at the run's deadline. Only its SHA-256 is stored. It authenticates as actor=agent only while the run is
  * queued or running (`resolveDelegatedToken`), and is revoked when the run ends. No refresh token.
  */
-export async function mintDelegatedToken(m: EntityManager, now: Date, baseUrl: string, run: AgentRun): Promise<DelegatedToken> {
+export async function mintDelegatedToken(
+  m: EntityManager,
+  now: Date,
+  baseUrl: string,
+  run: AgentRun,
+): Promise<DelegatedToken> {
   const resource = audienceOf(baseUrl, 'mcp');
   const t = iso(now);
   const grant = m.create(OAuthGrant, {
-    id: newId('grt', now.getTime()), clientId: run.connectorId, userId: run.userId, organizationId: run.organizationId, scopes: run.scopes,
-    resource, createdAt: t, expiresAt: run.deadlineAt, revokedAt: null,
+    id: newId('grt', now.getTime()),
+    clientId: run.connectorId,
+    userId: run.userId,
+    organizationId: run.organizationId,
+    scopes: run.scopes,
+    resource,
+    createdAt: t,
+    expiresAt: run.deadlineAt,
+    revokedAt: null,
   });
   await m.insert(OAuthGrant, grant);
   const accessToken = randomToken(ACCESS_TOKEN_PREFIX, 32);
   const token = m.create(OAuthToken, {
-    id: newId('tok', now.getTime()), grantId: grant.id, kind: 'access', tokenHash: sha256Hex(accessToken), scopes: run.scopes,
-    createdAt: t, expiresAt: run.deadlineAt, usedAt: null, revokedAt: null, roomId: run.roomId, agentRunId: run.id,
+    id: newId('tok', now.getTime()),
+    grantId: grant.id,
+    kind: 'access',
+    tokenHash: sha256Hex(accessToken),
+    scopes: run.scopes,
+    createdAt: t,
+    expiresAt: run.deadlineAt,
+    usedAt: null,
+    revokedAt: null,
+    roomId: run.roomId,
+    agentRunId: run.id,
   });
   await m.insert(OAuthToken, token);
   return { accessToken, tokenId: token.id, expiresAt: run.deadlineAt, scopes: run.scopes, resource };

@@ -22,19 +22,38 @@ export type InvocationOutcome =
   | { kind: 'aborted' };
 
 /** The invocation body: the run, its room, and the delegated token the connector works with. */
-export function invocationBody(run: AgentRun, room: Pick<Room, 'id' | 'name'>, token: DelegatedToken, baseUrl: string): Buffer {
-  return Buffer.from(JSON.stringify({
-    type: INVOCATION_TYPE,
-    run: {
-      id: run.id, roomId: run.roomId, organizationId: run.organizationId, connectorId: run.connectorId, delegatingUserId: run.userId,
-      input: run.input, attempt: run.attempts, createdAt: run.createdAt, deadlineAt: run.deadlineAt,
-    },
-    room: { id: room.id, name: room.name },
-    delegation: {
-      accessToken: token.accessToken, tokenType: 'Bearer', expiresAt: token.expiresAt, scopes: token.scopes, resource: token.resource,
-      mcpUrl: `${baseUrl}/mcp`, completeTool: 'complete_agent_run',
-    },
-  }));
+export function invocationBody(
+  run: AgentRun,
+  room: Pick<Room, 'id' | 'name'>,
+  token: DelegatedToken,
+  baseUrl: string,
+): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      type: INVOCATION_TYPE,
+      run: {
+        id: run.id,
+        roomId: run.roomId,
+        organizationId: run.organizationId,
+        connectorId: run.connectorId,
+        delegatingUserId: run.userId,
+        input: run.input,
+        attempt: run.attempts,
+        createdAt: run.createdAt,
+        deadlineAt: run.deadlineAt,
+      },
+      room: { id: room.id, name: room.name },
+      delegation: {
+        accessToken: token.accessToken,
+        tokenType: 'Bearer',
+        expiresAt: token.expiresAt,
+        scopes: token.scopes,
+        resource: token.resource,
+        mcpUrl: `${baseUrl}/mcp`,
+        completeTool: 'complete_agent_run',
+      },
+    }),
+  );
 }
 
 const MAX_ERROR = 500;
@@ -52,15 +71,29 @@ export function interpretAnswer(statusCode: number, text: string | null): Invoca
   try {
     parsed = JSON.parse(body);
   } catch {
-    return { kind: 'failed', statusCode, error: 'connector_answer_invalid: the connector\'s answer is not JSON {status, output} (at most 2 KB; larger outputs go through complete_agent_run)' };
+    return {
+      kind: 'failed',
+      statusCode,
+      error:
+        "connector_answer_invalid: the connector's answer is not JSON {status, output} (at most 2 KB; larger outputs go through complete_agent_run)",
+    };
   }
   const p = parsed as { status?: unknown; output?: unknown; error?: unknown } | null;
   if (p && typeof p === 'object' && !Array.isArray(p)) {
     if (p.status === 'succeeded') return { kind: 'succeeded', output: p.output ?? null, statusCode };
-    if (p.status === 'failed') return { kind: 'failed', statusCode, error: clip(`connector_failed: ${typeof p.error === 'string' ? p.error : 'the connector reported a failure'}`) };
+    if (p.status === 'failed')
+      return {
+        kind: 'failed',
+        statusCode,
+        error: clip(`connector_failed: ${typeof p.error === 'string' ? p.error : 'the connector reported a failure'}`),
+      };
     if (p.status === 'accepted' || p.status === 'running') return { kind: 'accepted', statusCode };
   }
-  return { kind: 'failed', statusCode, error: 'connector_answer_invalid: the connector answered JSON without status "succeeded", "failed" or "accepted"' };
+  return {
+    kind: 'failed',
+    statusCode,
+    error: 'connector_answer_invalid: the connector answered JSON without status "succeeded", "failed" or "accepted"',
+  };
 }
 
 /**
@@ -71,37 +104,63 @@ export function interpretAnswer(statusCode: number, text: string | null): Invoca
  * the connector's sake.
  */
 export async function invokeConnector(
-  deps: ResolvedDeliveryDeps, connector: AgentConnector, body: Buffer, runId: string, signal?: AbortSignal,
+  deps: ResolvedDeliveryDeps,
+  connector: AgentConnector,
+  body: Buffer,
+  runId: string,
+  signal?: AbortSignal,
 ): Promise<InvocationOutcome> {
   let secret: string;
   try {
     secret = decryptSecret(deps.key, connector.secretEnc);
   } catch {
-    return { kind: 'failed', statusCode: null, error: 'secret_unreadable: the connector\'s signing secret cannot be decrypted' };
+    return {
+      kind: 'failed',
+      statusCode: null,
+      error: "secret_unreadable: the connector's signing secret cannot be decrypted",
+    };
   }
   let target;
   try {
     target = await checkOutboundUrl(connector.url, deps.policy);
   } catch (err) {
     if (!(err instanceof UrlRefusedError)) throw err;
-    if (err.reason === 'unresolvable') return { kind: 'retry', statusCode: null, error: 'dns: the connector\'s host does not resolve' };
-    return { kind: 'failed', statusCode: null, error: 'ssrf_refused: the connector\'s endpoint points into an internal network' };
+    if (err.reason === 'unresolvable')
+      return { kind: 'retry', statusCode: null, error: "dns: the connector's host does not resolve" };
+    return {
+      kind: 'failed',
+      statusCode: null,
+      error: "ssrf_refused: the connector's endpoint points into an internal network",
+    };
   }
   const now = deps.now();
   const timestamp = Math.floor(now.getTime() / 1000);
   const headers = {
-    'Content-Type': 'application/json', 'User-Agent': INVOCATION_USER_AGENT,
-    'Svc-Webhook-Id': runId, 'Svc-Webhook-Delivery': randomUUID(), 'Svc-Webhook-Timestamp': String(timestamp),
-    'Svc-Webhook-Signature': signatureHeader({ current: secret, next: null }, timestamp, body), 'Svc-Webhook-Type': INVOCATION_TYPE,
+    'Content-Type': 'application/json',
+    'User-Agent': INVOCATION_USER_AGENT,
+    'Svc-Webhook-Id': runId,
+    'Svc-Webhook-Delivery': randomUUID(),
+    'Svc-Webhook-Timestamp': String(timestamp),
+    'Svc-Webhook-Signature': signatureHeader({ current: secret, next: null }, timestamp, body),
+    'Svc-Webhook-Type': INVOCATION_TYPE,
     'Svc-Agent-Run-Id': runId,
   };
   const r = await deps.sender({ target: target!, headers, body, timeouts: deps.timeouts, signal });
   if (r.error === 'aborted') return { kind: 'aborted' };
   if (r.statusCode !== null && r.statusCode >= 300 && r.statusCode < 400) {
-    return { kind: 'failed', statusCode: r.statusCode, error: `redirect_not_followed: the connector answered ${r.statusCode}` };
+    return {
+      kind: 'failed',
+      statusCode: r.statusCode,
+      error: `redirect_not_followed: the connector answered ${r.statusCode}`,
+    };
   }
   const verdict = classifyAttempt(r.statusCode, r.error);
   if (verdict === 'success') return interpretAnswer(r.statusCode!, r.body);
-  const what = r.statusCode !== null ? `the connector answered ${r.statusCode}` : `${r.errorClass ?? r.error}: no answer from the connector`;
-  return verdict === 'retry' ? { kind: 'retry', statusCode: r.statusCode, error: what } : { kind: 'failed', statusCode: r.statusCode, error: what };
+  const what =
+    r.statusCode !== null
+      ? `the connector answered ${r.statusCode}`
+      : `${r.errorClass ?? r.error}: no answer from the connector`;
+  return verdict === 'retry'
+    ? { kind: 'retry', statusCode: r.statusCode, error: what }
+    : { kind: 'failed', statusCode: r.statusCode, error: what };
 }

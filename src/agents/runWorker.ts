@@ -33,14 +33,19 @@ export interface AgentRunWorker {
 const REVOKED_SWEEP_MS = 5_000;
 const ANY_REVOKED = `SELECT ar."id" FROM "agent_runs" ar WHERE ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED} LIMIT 1`;
 
-type RunRow = Omit<AgentRun, 'awaitingCompletion' | 'scopes' | 'input'> & { awaitingCompletion: boolean | number; scopes: string | string[]; input: string | AgentRun['input'] };
+type RunRow = Omit<AgentRun, 'awaitingCompletion' | 'scopes' | 'input'> & {
+  awaitingCompletion: boolean | number;
+  scopes: string | string[];
+  input: string | AgentRun['input'];
+};
 
-const parsed = (r: RunRow): AgentRun => ({
-  ...r,
-  awaitingCompletion: !!r.awaitingCompletion,
-  scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
-  input: typeof r.input === 'string' ? (JSON.parse(r.input) as AgentRun['input']) : r.input,
-}) as AgentRun;
+const parsed = (r: RunRow): AgentRun =>
+  ({
+    ...r,
+    awaitingCompletion: !!r.awaitingCompletion,
+    scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
+    input: typeof r.input === 'string' ? (JSON.parse(r.input) as AgentRun['input']) : r.input,
+  }) as AgentRun;
 
 /**
  * The invocation worker of agent runs (issue 21), the webhook outbox's sibling: the `agent_runs` row is
@@ -63,7 +68,10 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   const depsNow = () => {
     const d = deliveryDepsFor(s, overrides);
     // an attempt must end well within its lease (connect + headers + body), or another worker could claim it meanwhile
-    const responseMs = Math.max(500, Math.min(INVOCATION_RESPONSE_MS, Math.floor((leaseMs - d.timeouts.connectMs) / 3)));
+    const responseMs = Math.max(
+      500,
+      Math.min(INVOCATION_RESPONSE_MS, Math.floor((leaseMs - d.timeouts.connectMs) / 3)),
+    );
     return { ...d, timeouts: { connectMs: Math.min(d.timeouts.connectMs, Math.floor(leaseMs / 3)), responseMs } };
   };
 
@@ -81,8 +89,10 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
         m,
         'UPDATE "agent_runs" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
           'SELECT "id" FROM "agent_runs" WHERE "status" IN (\'queued\', \'running\') AND "nextAttemptAt" <= ? ' +
-          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' + LIMIT_PARAM +
-          (isPostgres(s.ds) ? ' FOR UPDATE SKIP LOCKED' : '') + ') RETURNING *',
+          'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' +
+          LIMIT_PARAM +
+          (isPostgres(s.ds) ? ' FOR UPDATE SKIP LOCKED' : '') +
+          ') RETURNING *',
         [owner, iso(new Date(now.getTime() + leaseMs)), t, t, batchSize],
       ),
     );
@@ -100,7 +110,8 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     lastSweep = now.getTime();
     if (!(await sql(s.ds, ANY_REVOKED)).rows.length) return;
     const ended = await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now));
-    for (const agentRunId of ended) s.log.info({ agentRunId }, 'agent run canceled: the credential that started it no longer stands');
+    for (const agentRunId of ended)
+      s.log.info({ agentRunId }, 'agent run canceled: the credential that started it no longer stands');
   }
 
   /** Fails the run (only while this worker holds it). */
@@ -110,7 +121,11 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   /** Ends the run (`credential_revoked`) when the credential that started it no longer stands; true when it did. */
   async function endedForRevokedStarter(run: AgentRun, now: Date): Promise<boolean> {
     // a read first: the common case (the credential stands) takes no write lock
-    if (!(await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ar."id" = ? AND ${STARTER_REVOKED}`, [run.id])).rows.length) return false;
+    if (
+      !(await sql(s.ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ar."id" = ? AND ${STARTER_REVOKED}`, [run.id])).rows
+        .length
+    )
+      return false;
     if ((await inTransaction(s, (m) => endRunsOfRevokedStarters(m, now, { runId: run.id }))).length) {
       s.log.info({ agentRunId: run.id }, 'agent run canceled: the credential that started it no longer stands');
     }
@@ -127,14 +142,19 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     }
     if (run.awaitingCompletion) {
       // not due yet (woken early): leave it to its deadline
-      await sql(s.ds, 'UPDATE "agent_runs" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?', [run.id, owner]);
+      await sql(
+        s.ds,
+        'UPDATE "agent_runs" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?',
+        [run.id, owner],
+      );
       return;
     }
     // count the attempt and mint its token in one transaction, before anything is sent
     const prepared = await inTransaction(s, async (m) => {
       const connector = await m.findOneBy(AgentConnector, { id: run.connectorId });
       const room = await m.findOneBy(Room, { id: run.roomId });
-      if (!connector || !connector.active || !room) return { error: 'connector_inactive: the connector was deactivated or deleted' as string } as const;
+      if (!connector || !connector.active || !room)
+        return { error: 'connector_inactive: the connector was deactivated or deleted' as string } as const;
       const counted = await sql(
         m,
         'UPDATE "agent_runs" SET "status" = \'running\', "attempts" = "attempts" + 1, "startedAt" = COALESCE("startedAt", ?), "updatedAt" = ? ' +
@@ -144,7 +164,12 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
       if (counted.affected !== 1) return { gone: true } as const;
       const attempted = { ...run, attempts: run.attempts + 1, status: 'running' as const };
       const token = await mintDelegatedToken(m, now, s.config.baseUrl, attempted);
-      return { error: undefined, connector, body: invocationBody(attempted, room, token, s.config.baseUrl), attempts: attempted.attempts } as const;
+      return {
+        error: undefined,
+        connector,
+        body: invocationBody(attempted, room, token, s.config.baseUrl),
+        attempts: attempted.attempts,
+      } as const;
     });
     if ('gone' in prepared) return;
     if (prepared.error !== undefined) {
@@ -155,7 +180,10 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     try {
       outcome = await invokeConnector(deps, prepared.connector, prepared.body, run.id, loop.signal);
     } catch (err) {
-      s.log.error({ err, agentRunId: run.id }, 'agent run invocation failed unexpectedly; its lease will expire and it is invoked again');
+      s.log.error(
+        { err, agentRunId: run.id },
+        'agent run invocation failed unexpectedly; its lease will expire and it is invoked again',
+      );
       return;
     }
     await record(run, prepared.attempts, outcome);
@@ -167,10 +195,22 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     switch (outcome.kind) {
       case 'aborted':
         // stopped mid-attempt: give the lease back, the attempt does not count
-        await sql(s.ds, 'UPDATE "agent_runs" SET "leaseOwner" = NULL, "leaseUntil" = NULL, "attempts" = "attempts" - 1 WHERE "id" = ? AND "leaseOwner" = ?', [run.id, owner]);
+        await sql(
+          s.ds,
+          'UPDATE "agent_runs" SET "leaseOwner" = NULL, "leaseUntil" = NULL, "attempts" = "attempts" - 1 WHERE "id" = ? AND "leaseOwner" = ?',
+          [run.id, owner],
+        );
         return;
       case 'succeeded':
-        await inTransaction(s, (m) => finishRun(m, now, run.id, { status: 'succeeded', output: outcome.output, lastStatusCode: outcome.statusCode }, owner));
+        await inTransaction(s, (m) =>
+          finishRun(
+            m,
+            now,
+            run.id,
+            { status: 'succeeded', output: outcome.output, lastStatusCode: outcome.statusCode },
+            owner,
+          ),
+        );
         break;
       case 'accepted':
         // the connector finishes it later (complete_agent_run); the worker looks again at the deadline
@@ -184,7 +224,11 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
       case 'retry': {
         const next = now.getTime() + backoffMs(s.config.webhookBackoffBaseMs, attempts);
         if (attempts >= run.maxAttempts || next >= Date.parse(run.deadlineAt)) {
-          await fail(run.id, `connector_unreachable: ${outcome.error} (after ${attempts} attempts)`, outcome.statusCode);
+          await fail(
+            run.id,
+            `connector_unreachable: ${outcome.error} (after ${attempts} attempts)`,
+            outcome.statusCode,
+          );
         } else {
           await sql(
             s.ds,
@@ -203,7 +247,9 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
   }
 
   const guarded = (run: AgentRun) =>
-    handle(run).catch((err: unknown) => s.log.error({ err, agentRunId: run.id }, 'agent run round failed; its lease will expire and it is tried again'));
+    handle(run).catch((err: unknown) =>
+      s.log.error({ err, agentRunId: run.id }, 'agent run round failed; its lease will expire and it is tried again'),
+    );
 
   async function runOnce(): Promise<number> {
     if (loop.stopping) return 0;

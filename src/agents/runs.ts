@@ -33,24 +33,53 @@ export interface CreateRunInput {
  * connector must be its organization's and active, a named record or task must be the room's. The run row
  * is the outbox of its invocation: the worker, woken after the commit, invokes the connector.
  */
-export async function createAgentRun(m: EntityManager, now: Date, s: Services, actor: Actor, o: CreateRunInput): Promise<AgentRun> {
+export async function createAgentRun(
+  m: EntityManager,
+  now: Date,
+  s: Services,
+  actor: Actor,
+  o: CreateRunInput,
+): Promise<AgentRun> {
   if (actor.agentRunId) throw new DomainError('forbidden', 'An agent run cannot start another run');
   const room = await requireRoom(m, actor, o.roomId, 'write');
   const connector = await m.findOneBy(AgentConnector, { id: o.connectorId });
-  if (!connector || !room.organizationId || connector.organizationId !== room.organizationId) throw notFound('Connector');
-  if (!connector.active) throw new DomainError('connector_inactive', 'This agent connector is inactive; an organization admin can activate it');
-  if (o.input.recordId && !(await m.countBy(MeetingRecord, { id: o.input.recordId, roomId: room.id }))) throw notFound('Record');
+  if (!connector || !room.organizationId || connector.organizationId !== room.organizationId)
+    throw notFound('Connector');
+  if (!connector.active)
+    throw new DomainError(
+      'connector_inactive',
+      'This agent connector is inactive; an organization admin can activate it',
+    );
+  if (o.input.recordId && !(await m.countBy(MeetingRecord, { id: o.input.recordId, roomId: room.id })))
+    throw notFound('Record');
   if (o.input.taskId && !(await m.countBy(Task, { id: o.input.taskId, roomId: room.id }))) throw notFound('Task');
   const t = iso(now);
   const run = m.create(AgentRun, {
-    id: newId('run', now.getTime()), connectorId: connector.id, roomId: room.id, organizationId: room.organizationId, userId: actor.userId,
-    invokedBy: actor.kind, apiKeyId: actor.credential.method === 'api_key' ? actor.credential.id : null,
+    id: newId('run', now.getTime()),
+    connectorId: connector.id,
+    roomId: room.id,
+    organizationId: room.organizationId,
+    userId: actor.userId,
+    invokedBy: actor.kind,
+    apiKeyId: actor.credential.method === 'api_key' ? actor.credential.id : null,
     tokenId: actor.credential.method === 'oauth_bearer' ? actor.credential.id : null,
     scopes: delegatedScopes(actor.scopes, connector.scopes),
     input: { text: o.input.text, recordId: o.input.recordId ?? null, taskId: o.input.taskId ?? null },
-    status: 'queued', awaitingCompletion: false, attempts: 0, maxAttempts: MAX_INVOCATION_ATTEMPTS, nextAttemptAt: t,
-    leaseOwner: null, leaseUntil: null, deadlineAt: iso(new Date(now.getTime() + s.config.agentRunDeadlineMs)),
-    lastStatusCode: null, error: null, output: null, createdAt: t, startedAt: null, finishedAt: null, updatedAt: t,
+    status: 'queued',
+    awaitingCompletion: false,
+    attempts: 0,
+    maxAttempts: MAX_INVOCATION_ATTEMPTS,
+    nextAttemptAt: t,
+    leaseOwner: null,
+    leaseUntil: null,
+    deadlineAt: iso(new Date(now.getTime() + s.config.agentRunDeadlineMs)),
+    lastStatusCode: null,
+    error: null,
+    output: null,
+    createdAt: t,
+    startedAt: null,
+    finishedAt: null,
+    updatedAt: t,
   });
   await m.insert(AgentRun, run);
   afterCommit(m, () => s.wake.runs.notify());
@@ -58,7 +87,13 @@ export async function createAgentRun(m: EntityManager, now: Date, s: Services, a
 }
 
 /** A run of a room the actor can read (404 otherwise, and for another room's run). */
-export async function getAgentRun(m: EntityManager, actor: Actor, roomId: string, runId: string, need: 'read' | 'write' = 'read'): Promise<AgentRun> {
+export async function getAgentRun(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  runId: string,
+  need: 'read' | 'write' = 'read',
+): Promise<AgentRun> {
   await requireRoom(m, actor, roomId, need);
   const run = await m.findOneBy(AgentRun, { id: runId, roomId });
   if (!run) throw notFound('Agent run');
@@ -74,24 +109,41 @@ export async function listAgentRuns(m: EntityManager, actor: Actor, roomId: stri
 /** The newest runs of the rooms given (the developer page). */
 export async function recentRunsOfRooms(m: EntityManager, roomIds: string[], limit = 20): Promise<AgentRun[]> {
   if (!roomIds.length) return [];
-  return m.getRepository(AgentRun).createQueryBuilder('x').where('x.roomId IN (:...roomIds)', { roomIds })
-    .orderBy('x.id', 'DESC').take(limit).getMany();
+  return m
+    .getRepository(AgentRun)
+    .createQueryBuilder('x')
+    .where('x.roomId IN (:...roomIds)', { roomIds })
+    .orderBy('x.id', 'DESC')
+    .take(limit)
+    .getMany();
 }
 
 /** What a run created (messages and tasks carrying its id), in creation order. */
-export async function createdByRun(m: EntityManager, runId: string): Promise<{ type: 'message' | 'task'; id: string }[]> {
+export async function createdByRun(
+  m: EntityManager,
+  runId: string,
+): Promise<{ type: 'message' | 'task'; id: string }[]> {
   const [msgs, tasks] = await Promise.all([
     m.find(Message, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
     m.find(Task, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
   ]);
-  return [...msgs.map((x) => ({ type: 'message' as const, id: x.id })), ...tasks.map((x) => ({ type: 'task' as const, id: x.id }))]
-    .sort((a, b) => (a.id.slice(a.id.indexOf('_')) < b.id.slice(b.id.indexOf('_')) ? -1 : 1));
+  return [
+    ...msgs.map((x) => ({ type: 'message' as const, id: x.id })),
+    ...tasks.map((x) => ({ type: 'task' as const, id: x.id })),
+  ].sort((a, b) => (a.id.slice(a.id.indexOf('_')) < b.id.slice(b.id.indexOf('_')) ? -1 : 1));
 }
 
-const ended = (run: AgentRun) => new DomainError('invalid_state', `This run has already ended (${run.status})`, { details: { status: run.status } });
+const ended = (run: AgentRun) =>
+  new DomainError('invalid_state', `This run has already ended (${run.status})`, { details: { status: run.status } });
 
 /** Cancels a queued or running run (a room member with `agent:invoke`): its token stops working at once. */
-export async function cancelAgentRun(m: EntityManager, now: Date, actor: Actor, roomId: string, runId: string): Promise<AgentRun> {
+export async function cancelAgentRun(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  runId: string,
+): Promise<AgentRun> {
   const run = await getAgentRun(m, actor, roomId, runId, 'write');
   if (actor.agentRunId && actor.agentRunId !== run.id) throw notFound('Agent run');
   if (!(await finishRun(m, now, run.id, { status: 'canceled', error: 'canceled' }))) throw ended(run);
@@ -100,10 +152,23 @@ export async function cancelAgentRun(m: EntityManager, now: Date, actor: Actor, 
 
 /** The connector finishes its own run with the run's delegated token (`complete_agent_run`). */
 export async function completeAgentRun(
-  m: EntityManager, now: Date, actor: Actor, roomId: string, runId: string, end: { status: 'succeeded' | 'failed'; output?: unknown; error?: string | null },
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  runId: string,
+  end: { status: 'succeeded' | 'failed'; output?: unknown; error?: string | null },
 ): Promise<AgentRun> {
   const run = await getAgentRun(m, actor, roomId, runId, 'read');
-  if (actor.agentRunId !== run.id) throw new DomainError('forbidden', 'Only the run\'s own delegated token completes it');
-  if (!(await finishRun(m, now, run.id, { status: end.status, output: end.output ?? null, error: end.status === 'failed' ? (end.error ?? 'failed') : null }))) throw ended(run);
+  if (actor.agentRunId !== run.id)
+    throw new DomainError('forbidden', "Only the run's own delegated token completes it");
+  if (
+    !(await finishRun(m, now, run.id, {
+      status: end.status,
+      output: end.output ?? null,
+      error: end.status === 'failed' ? (end.error ?? 'failed') : null,
+    }))
+  )
+    throw ended(run);
   return m.findOneByOrFail(AgentRun, { id: run.id });
 }

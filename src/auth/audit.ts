@@ -25,11 +25,30 @@ export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
   const now = s.now();
   s.metrics?.audited(row.surface, row.errorCode, row.units);
   annotateActiveSpan({ 'svc.request_id': row.requestId, 'svc.actor': row.actor ?? 'anonymous' });
-  await sql(s.ds, AUDIT_INSERT, [
-    newId('aud', now.getTime()), row.requestId, row.surface, row.method, row.routePattern, row.statusCode, row.authMethod, row.actor,
-    row.delegatingUserId, JSON.stringify(row.scopes), row.organizationId, row.userId, row.apiKeyId, row.tokenId, row.units,
-    row.errorCode, iso(now), row.agentRunId,
-  ].map((v) => v ?? null));
+  await sql(
+    s.ds,
+    AUDIT_INSERT,
+    [
+      newId('aud', now.getTime()),
+      row.requestId,
+      row.surface,
+      row.method,
+      row.routePattern,
+      row.statusCode,
+      row.authMethod,
+      row.actor,
+      row.delegatingUserId,
+      JSON.stringify(row.scopes),
+      row.organizationId,
+      row.userId,
+      row.apiKeyId,
+      row.tokenId,
+      row.units,
+      row.errorCode,
+      iso(now),
+      row.agentRunId,
+    ].map((v) => v ?? null),
+  );
 }
 
 export interface AuditQuery {
@@ -52,7 +71,8 @@ export async function listAudit(s: Services, q: AuditQuery): Promise<AuditEntry[
 /** Deletes rows older than `before` (default: 7 years ago). */
 export async function purgeAudit(s: Services, before?: Date): Promise<number> {
   const now = s.now();
-  const cutoff = before ?? new Date(Date.UTC(now.getUTCFullYear() - AUDIT_RETENTION_YEARS, now.getUTCMonth(), now.getUTCDate()));
+  const cutoff =
+    before ?? new Date(Date.UTC(now.getUTCFullYear() - AUDIT_RETENTION_YEARS, now.getUTCMonth(), now.getUTCDate()));
   const r = await s.ds.getRepository(AuditEntry).delete({ createdAt: LessThan(iso(cutoff)) });
   return r.affected ?? 0;
 }
@@ -74,12 +94,26 @@ export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
  * the answer goes out with, written after everything else. A failed write is logged, never the caller's failure.
  */
 export async function auditCall(
-  ctx: RequestContext, meta: ProcedureMeta | undefined, outcome: { ok: true } | { ok: false; error: unknown }, toError: ErrorMapping,
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  outcome: { ok: true } | { ok: false; error: unknown },
+  toError: ErrorMapping,
 ): Promise<void> {
   const error = outcome.ok ? undefined : toError(outcome.error);
   const statusCode = error ? error.status : (ctx.out.status ?? meta?.http.successStatus ?? 200);
-  await recordAudit(ctx.services, auditRow({
-    requestId: ctx.requestId, surface: ctx.surface, method: ctx.method, routePattern: ctx.routePattern, statusCode,
-    units: ctx.out.units, errorCode: error?.code ?? null,
-  }, ctx.out.actor));
+  await recordAudit(
+    ctx.services,
+    auditRow(
+      {
+        requestId: ctx.requestId,
+        surface: ctx.surface,
+        method: ctx.method,
+        routePattern: ctx.routePattern,
+        statusCode,
+        units: ctx.out.units,
+        errorCode: error?.code ?? null,
+      },
+      ctx.out.actor,
+    ),
+  );
 }

@@ -48,7 +48,9 @@ export interface DoorInput {
  * which failures count, every one (a procedure call) or only a refused credential (MCP's door).
  */
 export async function authenticateRequest(
-  door: DoorInput, out: ResponseState, counted: 'every_failure' | 'refused_credential' = 'every_failure',
+  door: DoorInput,
+  out: ResponseState,
+  counted: 'every_failure' | 'refused_credential' = 'every_failure',
 ): Promise<AuthenticatedActor> {
   try {
     return door.authenticated ?? (await authenticate(door.services, door.credentials));
@@ -56,13 +58,19 @@ export async function authenticateRequest(
     const refused = err instanceof DomainError && err.code === 'unauthorized';
     if (!refused && counted === 'refused_credential') throw err;
     await countAddress(door, out);
-    if (refused) out.challenge = { kind: 'unauthorized', presented: presentedToken(door.credentials) !== null, message: err.message };
+    if (refused)
+      out.challenge = {
+        kind: 'unauthorized',
+        presented: presentedToken(door.credentials) !== null,
+        message: err.message,
+      };
     throw err;
   }
 }
 
 /** A column of the key's user, as a scalar subquery of the lookup below. */
-const userColumn = (column: string, as: string) => `(SELECT u."${column}" FROM "users" u WHERE u."id" = k."userId") AS "${as}"`;
+const userColumn = (column: string, as: string) =>
+  `(SELECT u."${column}" FROM "users" u WHERE u."id" = k."userId") AS "${as}"`;
 
 /**
  * The key, its user's profile, whether the user is still a member of the organization the key was installed
@@ -116,7 +124,8 @@ async function authenticateApiKey(s: Services, token: string): Promise<Authentic
 
 /** `lastUsedAt` is kept to the minute (the developer settings list shows it). */
 const LAST_USED_PRECISION_MS = 60_000;
-const TOUCH_LAST_USED = 'UPDATE "api_keys" SET "lastUsedAt" = ? WHERE "id" = ? AND ("lastUsedAt" IS NULL OR "lastUsedAt" <= ?)';
+const TOUCH_LAST_USED =
+  'UPDATE "api_keys" SET "lastUsedAt" = ? WHERE "id" = ? AND ("lastUsedAt" IS NULL OR "lastUsedAt" <= ?)';
 
 /**
  * Records that a key was used, at most once a minute per key: the lookup already read `lastUsedAt`, so most

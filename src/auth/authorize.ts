@@ -14,7 +14,12 @@ export interface Refusal {
  * and the credential must hold the surface's own scopes (MCP: `mcp:tools`) and the operation's, if any.
  * Undefined when it may. The same function decides for a procedure call and for MCP's door (no operation).
  */
-export function authorize(surface: SurfaceName, baseUrl: string, actor: Actor, operationScope?: string | null): Refusal | undefined {
+export function authorize(
+  surface: SurfaceName,
+  baseUrl: string,
+  actor: Actor,
+  operationScope?: string | null,
+): Refusal | undefined {
   const audience = audienceOf(baseUrl, surface);
   if (actor.credential.method === 'oauth_bearer' && actor.audience !== audience) {
     return {
@@ -28,7 +33,9 @@ export function authorize(surface: SurfaceName, baseUrl: string, actor: Actor, o
   // an OAuth token can step up, keeping what it holds; an API key cannot, so it is told only what is needed
   const kept = actor.credential.method === 'oauth_bearer' ? actor.scopes.filter((s) => !required.includes(s)) : [];
   return {
-    error: new DomainError('insufficient_scope', `Missing scope: ${missing.join(' ')}`, { details: { required, granted: actor.scopes } }),
+    error: new DomainError('insufficient_scope', `Missing scope: ${missing.join(' ')}`, {
+      details: { required, granted: actor.scopes },
+    }),
     challenge: { kind: 'scope', required, kept, missing },
   };
 }

@@ -35,8 +35,14 @@ export function parseIdempotencyKey(raw: string): string {
 export function fingerprint(input: unknown): string {
   const canon = (v: unknown): unknown =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]))
-      : Array.isArray(v) ? v.map(canon) : v;
+      ? Object.fromEntries(
+          Object.keys(v as object)
+            .sort()
+            .map((k) => [k, canon((v as Record<string, unknown>)[k])]),
+        )
+      : Array.isArray(v)
+        ? v.map(canon)
+        : v;
   return sha256Hex(JSON.stringify(canon(input) ?? null));
 }
 
@@ -49,7 +55,9 @@ export type BeginResult = { kind: 'run'; id: string } | { kind: 'replay'; respon
  * running 409 `idempotency_key_in_use`, a finished one its stored response.
  */
 export async function beginIdempotent(
-  s: Services, scope: { credentialId: string; method: string; path: string; key: string }, print: string,
+  s: Services,
+  scope: { credentialId: string; method: string; path: string; key: string },
+  print: string,
 ): Promise<BeginResult> {
   const id = sha256Hex(`${scope.credentialId}\n${scope.method}\n${scope.path}\n${scope.key}`);
   const now = s.now();
@@ -57,19 +65,33 @@ export async function beginIdempotent(
   await repo.delete({ id, expiresAt: LessThan(iso(now)) });
   // a claim nobody finished (the process died, or the database failed while releasing it) is taken over
   // after IDEMPOTENCY_STALE_CLAIM_MS instead of answering 409 for 24 hours
-  await repo.delete({ id, state: 'in_flight', createdAt: LessThan(iso(new Date(now.getTime() - IDEMPOTENCY_STALE_CLAIM_MS))) });
+  await repo.delete({
+    id,
+    state: 'in_flight',
+    createdAt: LessThan(iso(new Date(now.getTime() - IDEMPOTENCY_STALE_CLAIM_MS))),
+  });
   await repo
     .createQueryBuilder()
     .insert()
-    .values({ id, fingerprint: print, state: 'in_flight', statusCode: null, createdAt: iso(now),
-      expiresAt: iso(new Date(now.getTime() + IDEMPOTENCY_TTL_MS)) })
+    .values({
+      id,
+      fingerprint: print,
+      state: 'in_flight',
+      statusCode: null,
+      createdAt: iso(now),
+      expiresAt: iso(new Date(now.getTime() + IDEMPOTENCY_TTL_MS)),
+    })
     .orIgnore()
     .execute();
   const claim = await repo
     .createQueryBuilder()
     .update()
     .set({ statusCode: 0 })
-    .where('id = :id AND state = :st AND "statusCode" IS NULL AND fingerprint = :fp', { id, st: 'in_flight', fp: print })
+    .where('id = :id AND state = :st AND "statusCode" IS NULL AND fingerprint = :fp', {
+      id,
+      st: 'in_flight',
+      fp: print,
+    })
     .execute();
   if ((claim.affected ?? 0) === 1) return { kind: 'run', id };
   const existing = await repo.findOneBy({ id });
@@ -104,7 +126,9 @@ export type Claim = { kind: 'replay'; body: unknown } | { kind: 'run'; claimId: 
  */
 export async function claimKey(ctx: RequestContext, actor: Actor, key: string, input: unknown): Promise<Claim> {
   const begun = await beginIdempotent(
-    ctx.services, { credentialId: `${actor.credential.method}:${actor.credential.id}`, method: ctx.method, path: ctx.path, key }, fingerprint(input),
+    ctx.services,
+    { credentialId: `${actor.credential.method}:${actor.credential.id}`, method: ctx.method, path: ctx.path, key },
+    fingerprint(input),
   );
   if (begun.kind === 'run') return { kind: 'run', claimId: begun.id };
   ctx.out.status = begun.response.status;
@@ -113,7 +137,12 @@ export async function claimKey(ctx: RequestContext, actor: Actor, key: string, i
 }
 
 /** After the handler: stores its response under the key, or forgets the key so the client may retry. */
-export async function settleKey(ctx: RequestContext, meta: ProcedureMeta | undefined, claimId: string, result: { ok: true; data: unknown } | { ok: false }) {
+export async function settleKey(
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  claimId: string,
+  result: { ok: true; data: unknown } | { ok: false },
+) {
   if (!result.ok) return abortIdempotent(ctx.services, claimId);
   await completeIdempotent(ctx.services, claimId, {
     status: ctx.out.status ?? meta?.http.successStatus ?? 200,

@@ -16,14 +16,28 @@ export const planOf = (s: Services, actor: Actor) => s.config.plans[actor.plan] 
 
 /** The subject the 60 s window counts for: the API key, or the user behind an OAuth token. */
 const rateSubject = (a: Actor) =>
-  a.credential.method === 'api_key' ? { key: `key:${a.credential.id}`, scope: 'api_key' as const } : { key: `user:${a.userId}`, scope: 'user' as const };
+  a.credential.method === 'api_key'
+    ? { key: `key:${a.credential.id}`, scope: 'api_key' as const }
+    : { key: `user:${a.userId}`, scope: 'user' as const };
 
 export function recordRate(out: ResponseState, r: RateLimitResult, scope: RateState['scope']): void {
-  out.rate = { limit: r.limit, remaining: r.remaining, resetSeconds: r.resetSeconds, windowSeconds: RATE_WINDOW_SECONDS, scope };
+  out.rate = {
+    limit: r.limit,
+    remaining: r.remaining,
+    resetSeconds: r.resetSeconds,
+    windowSeconds: RATE_WINDOW_SECONDS,
+    scope,
+  };
 }
 
 export function recordBalance(ctx: RequestContext, u: UnitsResult): BalanceState {
-  const balance = { limit: u.limit, used: u.used, remaining: u.remaining, cost: u.cost, resetsAt: isoWithOffset(nextMonthStart(ctx.services.now())) };
+  const balance = {
+    limit: u.limit,
+    used: u.used,
+    remaining: u.remaining,
+    cost: u.cost,
+    resetsAt: isoWithOffset(nextMonthStart(ctx.services.now())),
+  };
   ctx.out.balance = balance;
   return balance;
 }
@@ -37,7 +51,10 @@ export function rateLimited(out: ResponseState, retryAfter: number): DomainError
 }
 
 /** Counts an unauthenticated request against its client address's window (guessing keys is limited too). */
-export async function countAddress(o: { services: Services; rateLimiter: RequestContext['rateLimiter']; clientIp: string }, out: ResponseState) {
+export async function countAddress(
+  o: { services: Services; rateLimiter: RequestContext['rateLimiter']; clientIp: string },
+  out: ResponseState,
+) {
   const r = await o.rateLimiter.consume(`ip:${o.clientIp}`, o.services.config.plans.default.rateLimit);
   recordRate(out, r, 'ip');
   if (!r.allowed) throw rateLimited(out, r.resetSeconds);
@@ -55,7 +72,12 @@ export async function recordUnchargedBalance(ctx: RequestContext, actor: Actor):
  * is written in the same group commit, only if the count allows it: the same outcome as one after the
  * other, one commit less. Returns that charge, or undefined when only counted.
  */
-export async function count(ctx: RequestContext, actor: Actor, cost: number, charge: boolean): Promise<UnitsResult | undefined> {
+export async function count(
+  ctx: RequestContext,
+  actor: Actor,
+  cost: number,
+  charge: boolean,
+): Promise<UnitsResult | undefined> {
   const { services } = ctx;
   const plan = planOf(services, actor);
   const subject = rateSubject(actor);
@@ -102,7 +124,12 @@ export function requireUnits(ctx: RequestContext, cost: number, units: UnitsResu
 const REFUNDED = new Set(['validation_error', 'rule_violation', 'service_unavailable', 'insufficient_storage']);
 
 /** After a failed handler: gives the units back when nothing was done (a refund the busy database refuses is only logged). */
-export async function refundIfNothingDone(ctx: RequestContext, actor: Actor, units: UnitsResult, errorCode: string): Promise<void> {
+export async function refundIfNothingDone(
+  ctx: RequestContext,
+  actor: Actor,
+  units: UnitsResult,
+  errorCode: string,
+): Promise<void> {
   if (!REFUNDED.has(errorCode) || units.cost <= 0) return;
   try {
     await refundUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), units.cost);

@@ -80,7 +80,12 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
  * Steps 1–4: the actor, the refusal of 2–3 decided and answered after the count. With `chargeWithCount`,
  * the count carries the charge when nothing else can refuse (see above); returns that charge as `counted`.
  */
-async function admit(ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>, chargeWithCount: boolean) {
+async function admit(
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  getRawInput: () => Promise<unknown>,
+  chargeWithCount: boolean,
+) {
   const actor = await authenticateRequest(ctx, ctx.out);
   ctx.out.actor = actor;
   const denied = authorize(ctx.surface, ctx.services.config.baseUrl, actor, meta?.scope);
@@ -103,7 +108,9 @@ async function admit(ctx: RequestContext, meta: ProcedureMeta | undefined, getRa
  * never charged nor run. Returns the refusal; undefined if, against `authorize`, nothing refused it.
  */
 export async function refuseBeforeDispatch(
-  ctx: RequestContext, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>,
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  getRawInput: () => Promise<unknown>,
 ): Promise<DomainError | undefined> {
   try {
     await admit(ctx, meta, getRawInput, false);

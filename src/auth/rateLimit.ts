@@ -20,7 +20,13 @@ export function createRateLimiter(ds: DataSource): RateLimiter {
   const limiters = new Map<number, Promise<RateLimiterAbstract>>();
   const make = (points: number) =>
     new Promise<RateLimiterAbstract>((resolve, reject) => {
-      const common = { points, duration: RATE_WINDOW_SECONDS, keyPrefix: `rl${points}`, tableName: 'rate_limits', tableCreated: true };
+      const common = {
+        points,
+        duration: RATE_WINDOW_SECONDS,
+        keyPrefix: `rl${points}`,
+        tableName: 'rate_limits',
+        tableCreated: true,
+      };
       // the library may call back synchronously, inside its constructor: settle after it returns
       const done = (err?: unknown) => queueMicrotask(() => (err ? reject(err) : resolve(limiter)));
       const limiter: RateLimiterAbstract = new RateLimiterPostgres(

@@ -24,13 +24,20 @@ const CHARGE_UPSERT =
  * statement runs (the rate limit's `allowedAfterConsume`: count and charge in one commit).
  */
 export async function chargeUnits(
-  ds: DataSource, billingEntity: string, now: Date, cost: number, limit: number, onlyIf?: SqlCondition,
+  ds: DataSource,
+  billingEntity: string,
+  now: Date,
+  cost: number,
+  limit: number,
+  onlyIf?: SqlCondition,
 ): Promise<UnitsResult> {
   const period = monthPeriod(now);
   if (cost > 0 && cost <= limit) {
     const r = await sql<{ used: number | string }>(
       ds,
-      onlyIf ? `${CHARGE_INSERT} SELECT ?, ?, ? WHERE ${onlyIf.sql} ${CHARGE_UPSERT}` : `${CHARGE_INSERT} VALUES (?, ?, ?) ${CHARGE_UPSERT}`,
+      onlyIf
+        ? `${CHARGE_INSERT} SELECT ?, ?, ? WHERE ${onlyIf.sql} ${CHARGE_UPSERT}`
+        : `${CHARGE_INSERT} VALUES (?, ?, ?) ${CHARGE_UPSERT}`,
       onlyIf ? [billingEntity, period, cost, ...onlyIf.params, limit] : [billingEntity, period, cost, limit],
     );
     if (r.rows.length) {
@@ -38,10 +45,11 @@ export async function chargeUnits(
       return { allowed: true, limit, used, remaining: Math.max(0, limit - used), cost };
     }
   }
-  const cur = await sql<{ used: number | string }>(ds, 'SELECT "used" FROM "unit_usage" WHERE "billingEntity" = ? AND "period" = ?', [
-    billingEntity,
-    period,
-  ]);
+  const cur = await sql<{ used: number | string }>(
+    ds,
+    'SELECT "used" FROM "unit_usage" WHERE "billingEntity" = ? AND "period" = ?',
+    [billingEntity, period],
+  );
   const used = Number(cur.rows[0]?.used ?? 0);
   return { allowed: cost === 0, limit, used, remaining: Math.max(0, limit - used), cost: 0 };
 }
@@ -49,7 +57,9 @@ export async function chargeUnits(
 /** Gives back units charged to a request that was refused for its input before doing any work. */
 export async function refundUnits(ds: DataSource, billingEntity: string, now: Date, cost: number): Promise<void> {
   if (cost <= 0) return;
-  await sql(ds, 'UPDATE "unit_usage" SET "used" = "used" - ? WHERE "billingEntity" = ? AND "period" = ? AND "used" >= ?', [
-    cost, billingEntity, monthPeriod(now), cost,
-  ]);
+  await sql(
+    ds,
+    'UPDATE "unit_usage" SET "used" = "used" - ? WHERE "billingEntity" = ? AND "period" = ? AND "used" >= ?',
+    [cost, billingEntity, monthPeriod(now), cost],
+  );
 }

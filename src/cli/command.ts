@@ -25,7 +25,10 @@ export interface Command {
    * A command against a server through the public API (`svc listen`, `svc trigger`): no database is opened.
    * `positionals` are the words after the command name (allowed only for these commands).
    */
-  remote?(args: Record<string, string | string[] | boolean | undefined>, positionals: string[]): Promise<Record<string, unknown>>;
+  remote?(
+    args: Record<string, string | string[] | boolean | undefined>,
+    positionals: string[],
+  ): Promise<Record<string, unknown>>;
 }
 
 /** A usage error: printed to stderr with exit code 2. */
@@ -44,6 +47,7 @@ export function optional(args: Record<string, unknown>, name: string): string | 
 
 export function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T | undefined {
   if (value === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
   return value as T;
 }

@@ -10,7 +10,8 @@ const CLI_TRANSACTION_RETRIES = 5;
 function printHuman(result: Record<string, unknown>): void {
   const entries = Object.entries(result);
   if (!entries.length) return void process.stdout.write('ok\n');
-  for (const [k, v] of entries) process.stdout.write(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v, null, 2)}\n`);
+  for (const [k, v] of entries)
+    process.stdout.write(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v, null, 2)}\n`);
 }
 
 /** The operator command line (CONTRACT §2). With --json, exactly one JSON object on stdout. */
@@ -51,7 +52,11 @@ async function main(argv: string[]): Promise<number> {
  * Runs a command's work and prints its result (with `--json`, exactly one JSON object on stdout); errors go to
  * stderr. The exit code: 0, 1 for an error, 2 for a usage error.
  */
-async function printOutcome(cmd: Command, values: Record<string, unknown>, work: () => Promise<Record<string, unknown>>): Promise<number> {
+async function printOutcome(
+  cmd: Command,
+  values: Record<string, unknown>,
+  work: () => Promise<Record<string, unknown>>,
+): Promise<number> {
   try {
     const result = await work();
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -72,7 +77,11 @@ async function printOutcome(cmd: Command, values: Record<string, unknown>, work:
 }
 
 /** A command against a server through the public API: no configuration, no database. */
-async function runRemote(cmd: Command, values: Record<string, string | string[] | boolean | undefined>, positionals: string[]): Promise<number> {
+async function runRemote(
+  cmd: Command,
+  values: Record<string, string | string[] | boolean | undefined>,
+  positionals: string[],
+): Promise<number> {
   return printOutcome(cmd, values, () => cmd.remote!(values, positionals));
 }
 

@@ -17,7 +17,8 @@ const groups = [...new Set(commands.filter((c) => c.name.includes(' ')).map((c) 
 const inGroup = (group: string) => commands.filter((c) => c.name.split(' ')[0] === group);
 
 function version(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 const table = (rows: [string, string][]) => {
@@ -32,20 +33,26 @@ function help(): string {
     `svc ${version()}: the operator command line, on the database of DATABASE_URL (listen and trigger: on a server, through its API)`,
     '',
     'Usage: svc <command> [options] [--json]',
-    '       svc help <command>        a command\'s usage and options (or: svc <command> --help)',
+    "       svc help <command>        a command's usage and options (or: svc <command> --help)",
     '       svc --version',
     '',
     'Commands:',
     ...table(commands.map((c) => [c.name, summaryOf(c)])),
     '',
-    'Through npm: npx svc help, npx svc help <command> (npx svc --help is npm\'s own help).',
+    "Through npm: npx svc help, npx svc help <command> (npx svc --help is npm's own help).",
   ].join('\n');
 }
 
 /** `svc help webhook`, `svc webhook --help`: the commands of one group. */
 function groupHelp(group: string): string {
-  return [`Usage: svc ${group} <action> [options] [--json]`, '', 'Commands:', ...table(inGroup(group).map((c) => [c.name, summaryOf(c)])), '',
-    `Run svc help ${group} <action> for a command's options.`].join('\n');
+  return [
+    `Usage: svc ${group} <action> [options] [--json]`,
+    '',
+    'Commands:',
+    ...table(inGroup(group).map((c) => [c.name, summaryOf(c)])),
+    '',
+    `Run svc help ${group} <action> for a command's options.`,
+  ].join('\n');
 }
 
 /** The placeholder the usage line gives an option (`--room ROOM` gives `ROOM`), else `VALUE`. */
@@ -62,7 +69,13 @@ export function commandHelp(cmd: Command): string {
     `${name === 'help' ? '-h, ' : ''}--${name}${o.type === 'string' ? ` ${placeholder(cmd, name)}` : ''}`,
     o.description,
   ]);
-  return [`Usage: ${cmd.usage}`, ...(cmd.summary ? ['', `${cmd.summary[0].toUpperCase()}${cmd.summary.slice(1)}.`] : []), '', 'Options:', ...table(rows)].join('\n');
+  return [
+    `Usage: ${cmd.usage}`,
+    ...(cmd.summary ? ['', `${cmd.summary[0].toUpperCase()}${cmd.summary.slice(1)}.`] : []),
+    '',
+    'Options:',
+    ...table(rows),
+  ].join('\n');
 }
 
 /** The nearest of `candidates` to a mistyped word, if one is near enough to be what was meant. */
@@ -83,7 +96,8 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -95,9 +109,18 @@ function unknownCommand(argv: string[]): string {
   const oneWord = commands.filter((c) => !c.name.includes(' ')).map((c) => c.name);
   let guess: string | undefined;
   if (groups.includes(first)) {
-    guess = second === undefined || second.startsWith('-') ? undefined : nearest(second, inGroup(first).map((c) => c.name.split(' ')[1]));
+    guess =
+      second === undefined || second.startsWith('-')
+        ? undefined
+        : nearest(
+            second,
+            inGroup(first).map((c) => c.name.split(' ')[1]),
+          );
     if (guess) guess = `${first} ${guess}`;
-    const what = second === undefined || second.startsWith('-') ? `svc ${first} needs an action` : `Unknown command: svc ${first} ${second}`;
+    const what =
+      second === undefined || second.startsWith('-')
+        ? `svc ${first} needs an action`
+        : `Unknown command: svc ${first} ${second}`;
     return `${what}${guess ? `. Did you mean: svc ${guess}?` : ''}\n\n${groupHelp(first)}`;
   }
   const group = nearest(first, [...groups, ...oneWord, 'help']);
@@ -113,7 +136,12 @@ function unknownCommand(argv: string[]): string {
 export type Parsed =
   | { kind: 'print'; text: string }
   | { kind: 'usage'; text: string }
-  | { kind: 'run'; cmd: Command; values: Record<string, string | string[] | boolean | undefined>; positionals: string[] };
+  | {
+      kind: 'run';
+      cmd: Command;
+      values: Record<string, string | string[] | boolean | undefined>;
+      positionals: string[];
+    };
 
 /** Reads argv: `help …`, `--version`, a group or a command and its options. */
 export function parseCommandLine(argv: string[]): Parsed {
@@ -131,11 +159,15 @@ export function parseCommandLine(argv: string[]): Parsed {
   // commands are one word (`worker`) or two (`org create`)
   const cmd = commands.find((c) => c.name === argv.slice(0, c.name.split(' ').length).join(' '));
   if (!cmd) {
-    if (groups.includes(first) && (second === '--help' || second === '-h')) return { kind: 'print', text: groupHelp(first) };
+    if (groups.includes(first) && (second === '--help' || second === '-h'))
+      return { kind: 'print', text: groupHelp(first) };
     return { kind: 'usage', text: unknownCommand(argv) };
   }
   const args = argv.slice(cmd.name.split(' ').length);
-  const usage = (message: string): Parsed => ({ kind: 'usage', text: `${message}\nUsage: ${cmd.usage}\nRun svc help ${cmd.name} for every option.` });
+  const usage = (message: string): Parsed => ({
+    kind: 'usage',
+    text: `${message}\nUsage: ${cmd.usage}\nRun svc help ${cmd.name} for every option.`,
+  });
   const options = { ...cmd.options, ...COMMON_OPTIONS, help: { ...COMMON_OPTIONS.help, short: 'h' } };
   // a first lenient pass finds --help anywhere and names the nearest option to an unknown one; the strict
   // pass then reports what remains (a missing value, a stray argument) in parseArgs's own words
@@ -144,7 +176,9 @@ export function parseCommandLine(argv: string[]): Parsed {
   for (const t of loose.tokens) {
     if (t.kind === 'option' && !(t.name in options)) {
       const guess = nearest(t.name, Object.keys(options));
-      return usage(`Unknown option ${t.rawName.startsWith('--') ? '--' : '-'}${t.name} for svc ${cmd.name}${guess ? `. Did you mean --${guess}?` : ''}`);
+      return usage(
+        `Unknown option ${t.rawName.startsWith('--') ? '--' : '-'}${t.name} for svc ${cmd.name}${guess ? `. Did you mean --${guess}?` : ''}`,
+      );
     }
   }
   try {
@@ -154,4 +188,3 @@ export function parseCommandLine(argv: string[]): Parsed {
     return usage((e as Error).message);
   }
 }
-

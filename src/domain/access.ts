@@ -45,7 +45,9 @@ const roomWithAccess = (webhooks: string) =>
   `(SELECT COUNT(*) FROM "room_members" rm WHERE rm."roomId" = r."id" AND rm."userId" = ?) AS "member"${webhooks} ` +
   'FROM "rooms" r WHERE r."id" = ?';
 const ROOM_WITH_ACCESS = roomWithAccess('');
-const ROOM_WITH_ACCESS_AND_WEBHOOKS = roomWithAccess(', (SELECT COUNT(*) FROM "webhooks" w WHERE w."roomId" = r."id" AND w."active" = TRUE) AS "webhooks"');
+const ROOM_WITH_ACCESS_AND_WEBHOOKS = roomWithAccess(
+  ', (SELECT COUNT(*) FROM "webhooks" w WHERE w."roomId" = r."id" AND w."active" = TRUE) AS "webhooks"',
+);
 
 /** Where a room read for a change keeps its count of active webhooks at that read (see `activeWebhooksOf`). */
 const WEBHOOKS = Symbol('activeWebhooks');
@@ -62,7 +64,13 @@ export async function requireRoom(m: EntityManager, actor: Actor, roomId: string
   // a room-restricted credential (an agent run's delegated token) sees no other room at all
   if (actor.roomId !== undefined && actor.roomId !== roomId) throw notFound('Room');
   const statement = need === 'read' ? ROOM_WITH_ACCESS : ROOM_WITH_ACCESS_AND_WEBHOOKS;
-  const row = (await sql<Room & { role: OrgRole | null; member: number | string; webhooks?: number | string }>(m, statement, [actor.userId, actor.userId, roomId])).rows[0];
+  const row = (
+    await sql<Room & { role: OrgRole | null; member: number | string; webhooks?: number | string }>(m, statement, [
+      actor.userId,
+      actor.userId,
+      roomId,
+    ])
+  ).rows[0];
   if (!row || row.organizationId !== actor.organizationId) throw notFound('Room');
   const { role: orgRoleOfCaller, member: memberCount, webhooks, ...fields } = row;
   const room: Room & { [WEBHOOKS]?: number } = { ...fields, roomType: Number(fields.roomType) };
@@ -88,7 +96,10 @@ const IN_ROOMS_OF_USER = ' AND r."id" IN (SELECT rm."roomId" FROM "room_members"
  * the rooms they are a member of for a member, none without a membership; outside one, the personal rooms
  * they are a member of; a room-restricted actor (an agent run's delegated token) only its room, whatever else.
  */
-export async function readableRoomsWhere(m: EntityManager, actor: Actor): Promise<{ where: string; params: unknown[] }> {
+export async function readableRoomsWhere(
+  m: EntityManager,
+  actor: Actor,
+): Promise<{ where: string; params: unknown[] }> {
   let where = 'r."roomType" = 0';
   const params: unknown[] = [];
   if (actor.roomId !== undefined) {
@@ -112,7 +123,11 @@ export async function readableRoomsWhere(m: EntityManager, actor: Actor): Promis
 }
 
 /** `<column> IN (the rooms the actor can read)`, for a table of room data (`x."roomId"`): see `readableRoomsWhere`. */
-export async function inReadableRooms(m: EntityManager, actor: Actor, column: string): Promise<{ where: string; params: unknown[] }> {
+export async function inReadableRooms(
+  m: EntityManager,
+  actor: Actor,
+  column: string,
+): Promise<{ where: string; params: unknown[] }> {
   const rooms = await readableRoomsWhere(m, actor);
   return { where: `${column} IN (SELECT r."id" FROM "rooms" r WHERE ${rooms.where})`, params: rooms.params };
 }
@@ -134,11 +149,19 @@ export const likePrefix = (value: string): string => `${value.replace(/[\\%_]/g,
  * so a completion never names a room the room list would not show.
  */
 export async function readableRoomsByPrefix(
-  m: EntityManager, actor: Actor, prefix: string, limit: number,
+  m: EntityManager,
+  actor: Actor,
+  prefix: string,
+  limit: number,
 ): Promise<{ id: string; name: string }[]> {
   const rooms = await readableRoomsWhere(m, actor);
   const pattern = likePrefix(prefix);
-  return (await sql<{ id: string; name: string }>(m,
-    `SELECT r."id", r."name" FROM "rooms" r WHERE ${rooms.where} AND (LOWER(r."name") LIKE ? ESCAPE '\\' OR r."id" LIKE ? ESCAPE '\\') ` +
-    `ORDER BY LOWER(r."name"), r."id" ${LIMIT_PARAM}`, [...rooms.params, pattern.toLowerCase(), pattern, limit])).rows;
+  return (
+    await sql<{ id: string; name: string }>(
+      m,
+      `SELECT r."id", r."name" FROM "rooms" r WHERE ${rooms.where} AND (LOWER(r."name") LIKE ? ESCAPE '\\' OR r."id" LIKE ? ESCAPE '\\') ` +
+        `ORDER BY LOWER(r."name"), r."id" ${LIMIT_PARAM}`,
+      [...rooms.params, pattern.toLowerCase(), pattern, limit],
+    )
+  ).rows;
 }

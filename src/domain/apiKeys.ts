@@ -19,10 +19,15 @@ export interface CreateKeyOptions {
 export const API_KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9_-]{43}$/;
 
 /** Issues a key. The plaintext token is returned here once; only its SHA-256 is stored. */
-export async function createApiKey(m: EntityManager, now: Date, o: CreateKeyOptions): Promise<{ key: ApiKey; token: string }> {
+export async function createApiKey(
+  m: EntityManager,
+  now: Date,
+  o: CreateKeyOptions,
+): Promise<{ key: ApiKey; token: string }> {
   if (!o.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
   const unknown = o.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown.length || o.scopes.length === 0) throw validationError('Unknown or empty scopes', { field: 'scopes', unknown });
+  if (unknown.length || o.scopes.length === 0)
+    throw validationError('Unknown or empty scopes', { field: 'scopes', unknown });
   if (!(await m.countBy(User, { id: o.userId }))) throw notFound('User');
   if (o.organizationId && !(await m.countBy(Membership, { userId: o.userId, organizationId: o.organizationId }))) {
     throw validationError('The user is not a member of that organization', { field: 'organizationId' });
@@ -30,9 +35,17 @@ export async function createApiKey(m: EntityManager, now: Date, o: CreateKeyOpti
   const prefix = `svc_${o.mode}_`;
   const token = randomToken(prefix, 32);
   const key = m.create(ApiKey, {
-    id: newId('key', now.getTime()), userId: o.userId, organizationId: o.organizationId ?? null, name: o.name.trim(),
-    mode: o.mode, scopes: [...new Set(o.scopes)], tokenHash: sha256Hex(token), prefix, last4: token.slice(-4),
-    createdAt: iso(now), revokedAt: null,
+    id: newId('key', now.getTime()),
+    userId: o.userId,
+    organizationId: o.organizationId ?? null,
+    name: o.name.trim(),
+    mode: o.mode,
+    scopes: [...new Set(o.scopes)],
+    tokenHash: sha256Hex(token),
+    prefix,
+    last4: token.slice(-4),
+    createdAt: iso(now),
+    revokedAt: null,
   });
   await m.insert(ApiKey, key);
   return { key, token };
@@ -43,7 +56,12 @@ export async function createApiKey(m: EntityManager, now: Date, o: CreateKeyOpti
  * The agent runs the key started end with it (`credential_revoked`), and their delegated tokens stop at once:
  * a run acts on the authority of the credential that started it. Returns the ids of the runs it ended.
  */
-export async function revokeApiKey(m: EntityManager, now: Date, id: string, userId?: string): Promise<{ runsEnded: string[] }> {
+export async function revokeApiKey(
+  m: EntityManager,
+  now: Date,
+  id: string,
+  userId?: string,
+): Promise<{ runsEnded: string[] }> {
   const key = await m.findOneBy(ApiKey, userId ? { id, userId } : { id });
   if (!key) throw notFound('API key');
   if (!key.revokedAt) await m.update(ApiKey, { id }, { revokedAt: iso(now) });

@@ -25,17 +25,31 @@ const EVENTS: Record<ApprovalAction, EventType[]> = {
 };
 
 export async function actOnApproval(
-  m: EntityManager, now: Date, actor: Actor, roomId: string, recordId: string, action: ApprovalAction, comment?: string,
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  recordId: string,
+  action: ApprovalAction,
+  comment?: string,
 ) {
   const { room, record } = await getRecord(m, actor, roomId, recordId, 'write');
   const pending = await m.findOneBy(Approval, { recordId, status: 'pending' });
-  const conflict = (msg: string) => new DomainError('invalid_state', msg, { details: { approvalState: record.approvalState } });
+  const conflict = (msg: string) =>
+    new DomainError('invalid_state', msg, { details: { approvalState: record.approvalState } });
   let approval: Approval;
   if (action === 'request') {
     if (pending) throw conflict('An approval is already pending for this record');
     approval = m.create(Approval, {
-      id: newId('apr', now.getTime()), recordId, roomId, status: 'pending', requestedById: actor.userId,
-      decidedById: null, comment: comment ?? null, createdAt: iso(now), decidedAt: null,
+      id: newId('apr', now.getTime()),
+      recordId,
+      roomId,
+      status: 'pending',
+      requestedById: actor.userId,
+      decidedById: null,
+      comment: comment ?? null,
+      createdAt: iso(now),
+      decidedAt: null,
     });
     await m.insert(Approval, approval);
     record.approvalState = 'pending';
@@ -48,13 +62,22 @@ export async function actOnApproval(
       throw new DomainError('forbidden', 'The requester cannot decide their own approval request');
     }
     const status = action === 'approve' ? 'approved' : action === 'reject' ? 'rejected' : 'withdrawn';
-    Object.assign(pending, { status, decidedById: actor.userId, decidedAt: iso(now), comment: comment ?? pending.comment });
+    Object.assign(pending, {
+      status,
+      decidedById: actor.userId,
+      decidedAt: iso(now),
+      comment: comment ?? pending.comment,
+    });
     await m.save(Approval, pending);
     approval = pending;
     record.approvalState = status;
   }
   record.updatedAt = iso(now);
-  await m.update(MeetingRecord, { id: record.id }, { approvalState: record.approvalState, updatedAt: record.updatedAt });
+  await m.update(
+    MeetingRecord,
+    { id: record.id },
+    { approvalState: record.approvalState, updatedAt: record.updatedAt },
+  );
   for (const type of EVENTS[action]) {
     await emitEvent(m, { type, room, object: { type: 'record', id: record.id }, actor, now });
   }

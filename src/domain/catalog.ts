@@ -24,18 +24,66 @@ export const EVENT_CATALOG = [
   { type: 'record.created', objectType: 'record', description: 'A record was created', stable: true, v1: true },
   { type: 'record.updated', objectType: 'record', description: 'A record was updated', stable: true, v1: true },
   { type: 'record.deleted', objectType: 'record', description: 'A record was deleted', stable: true, v1: true },
-  { type: 'approval.requested', objectType: 'record', description: 'Approval of a record was requested', stable: true, v1: true },
+  {
+    type: 'approval.requested',
+    objectType: 'record',
+    description: 'Approval of a record was requested',
+    stable: true,
+    v1: true,
+  },
   { type: 'approval.approved', objectType: 'record', description: 'A record was approved', stable: true, v1: true },
   { type: 'approval.rejected', objectType: 'record', description: 'A record was rejected', stable: true, v1: true },
-  { type: 'approval.withdrawn', objectType: 'record', description: 'An approval request was withdrawn', stable: true, v1: true },
-  { type: 'record.approval_requested', objectType: 'record', description: 'v2 alias of approval.requested; data.object is the record', stable: true, v1: false },
-  { type: 'record.approved', objectType: 'record', description: 'v2 alias of approval.approved; data.object is the record', stable: true, v1: false },
-  { type: 'room.member.added', objectType: 'room', description: 'A member was added to a room', stable: true, v1: true },
+  {
+    type: 'approval.withdrawn',
+    objectType: 'record',
+    description: 'An approval request was withdrawn',
+    stable: true,
+    v1: true,
+  },
+  {
+    type: 'record.approval_requested',
+    objectType: 'record',
+    description: 'v2 alias of approval.requested; data.object is the record',
+    stable: true,
+    v1: false,
+  },
+  {
+    type: 'record.approved',
+    objectType: 'record',
+    description: 'v2 alias of approval.approved; data.object is the record',
+    stable: true,
+    v1: false,
+  },
+  {
+    type: 'room.member.added',
+    objectType: 'room',
+    description: 'A member was added to a room',
+    stable: true,
+    v1: true,
+  },
   { type: 'message.created', objectType: 'message', description: 'A message was posted', stable: true, v1: false },
   { type: 'task.created', objectType: 'task', description: 'A task was created', stable: true, v1: false },
-  { type: 'task.updated', objectType: 'task', description: 'A task was updated (including a period change)', stable: true, v1: true },
-  { type: 'file.uploaded', objectType: 'file', description: 'A file attached to a message or task was finalized', stable: true, v1: false },
-  { type: 'room.created', objectType: 'room', description: 'A room was created (preview: never delivered, a new room has no subscriber)', stable: false, v1: false },
+  {
+    type: 'task.updated',
+    objectType: 'task',
+    description: 'A task was updated (including a period change)',
+    stable: true,
+    v1: true,
+  },
+  {
+    type: 'file.uploaded',
+    objectType: 'file',
+    description: 'A file attached to a message or task was finalized',
+    stable: true,
+    v1: false,
+  },
+  {
+    type: 'room.created',
+    objectType: 'room',
+    description: 'A room was created (preview: never delivered, a new room has no subscriber)',
+    stable: false,
+    v1: false,
+  },
 ] as const satisfies readonly CatalogEntry[];
 
 type CatalogRow = (typeof EVENT_CATALOG)[number];
@@ -54,7 +102,8 @@ const everyObjectTypeUsed: [UnusedObjectType] extends [never] ? true : UnusedObj
 void everyObjectTypeUsed;
 
 // sets of strings: they are asked about stored types (an event row's, a delivery's), which are strings
-const typesWhere = (keep: (e: CatalogRow) => boolean): ReadonlySet<string> => new Set(EVENT_CATALOG.filter(keep).map((e) => e.type));
+const typesWhere = (keep: (e: CatalogRow) => boolean): ReadonlySet<string> =>
+  new Set(EVENT_CATALOG.filter(keep).map((e) => e.type));
 
 /** The stable types (`StableEventType`): delivered to webhooks. */
 export const STABLE_EVENT_TYPES = typesWhere((e) => e.stable);

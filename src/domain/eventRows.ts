@@ -11,5 +11,17 @@ const EVENT_INSERT =
  * ORM's insert builder wrote: every write of the API emits one event, and the builder cost more than the insert.
  */
 export async function insertEventRow(m: EntityManager, e: EventRow): Promise<void> {
-  await sql(m, EVENT_INSERT, [e.seq, e.id, e.type, e.organizationId, e.ownerUserId, e.roomId, e.objectType, e.objectId, e.actor, e.userId, e.createdAt]);
+  await sql(m, EVENT_INSERT, [
+    e.seq,
+    e.id,
+    e.type,
+    e.organizationId,
+    e.ownerUserId,
+    e.roomId,
+    e.objectType,
+    e.objectId,
+    e.actor,
+    e.userId,
+    e.createdAt,
+  ]);
 }

@@ -28,19 +28,37 @@ export const filePath = (dataDir: string, f: StoredFile) => path.join(filesDir(d
  * `file.uploaded` fires when the file is attached to a message or task (spec 6.1: "finalized").
  * If the transaction fails the caller removes the bytes with `discardUpload`.
  */
-export async function uploadFile(m: EntityManager, now: Date, dataDir: string, actor: Actor, roomId: string, o: UploadOptions) {
+export async function uploadFile(
+  m: EntityManager,
+  now: Date,
+  dataDir: string,
+  actor: Actor,
+  roomId: string,
+  o: UploadOptions,
+) {
   const room = await requireRoom(m, actor, roomId, 'write');
   if (o.messageId && o.taskId) throw ruleViolation('Attach to a message or a task, not both', { field: 'taskId' });
   if (o.messageId && !(await m.countBy(Message, { id: o.messageId, roomId }))) throw notFound('Message');
   if (o.taskId && !(await m.countBy(Task, { id: o.taskId, roomId }))) throw notFound('Task');
   // every surface ends here: the stored type is what a download sends back as its Content-Type header
   const contentType = normalizeMediaType(o.contentType);
-  if (!contentType) throw validationError('contentType must be a media type (RFC 9110: type/subtype; name=value)', { field: 'contentType' });
+  if (!contentType)
+    throw validationError('contentType must be a media type (RFC 9110: type/subtype; name=value)', {
+      field: 'contentType',
+    });
   const id = newId('file', now.getTime());
   const file = m.create(StoredFile, {
-    id, roomId, messageId: o.messageId ?? null, taskId: o.taskId ?? null, filename: o.filename, contentType,
-    size: o.bytes.length, sha256: createHash('sha256').update(o.bytes).digest('hex'), storageKey: id,
-    uploadedById: actor.userId, createdAt: iso(now),
+    id,
+    roomId,
+    messageId: o.messageId ?? null,
+    taskId: o.taskId ?? null,
+    filename: o.filename,
+    contentType,
+    size: o.bytes.length,
+    sha256: createHash('sha256').update(o.bytes).digest('hex'),
+    storageKey: id,
+    uploadedById: actor.userId,
+    createdAt: iso(now),
   });
   const dir = filesDir(dataDir);
   await fs.promises.mkdir(dir, { recursive: true });
@@ -64,7 +82,9 @@ export async function uploadFile(m: EntityManager, now: Date, dataDir: string, a
 function storageError(err: unknown): unknown {
   const code = (err as { code?: string }).code;
   if (code !== 'ENOSPC' && code !== 'EDQUOT') return err;
-  return new DomainError('insufficient_storage', 'There is no space left to store this file; nothing was stored', { cause: err });
+  return new DomainError('insufficient_storage', 'There is no space left to store this file; nothing was stored', {
+    cause: err,
+  });
 }
 
 export async function discardUpload(dataDir: string, fileId: string): Promise<void> {
@@ -80,7 +100,12 @@ export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
  * entries older than `graceMs` are touched, so an upload in flight (here, or in another process sharing
  * DATA_DIR) is never swept. Returns how many entries were removed.
  */
-export async function sweepOrphanedUploads(m: EntityManager, dataDir: string, now: Date, graceMs = ORPHAN_GRACE_MS): Promise<number> {
+export async function sweepOrphanedUploads(
+  m: EntityManager,
+  dataDir: string,
+  now: Date,
+  graceMs = ORPHAN_GRACE_MS,
+): Promise<number> {
   const dir = filesDir(dataDir);
   let names: string[];
   try {
@@ -96,7 +121,10 @@ export async function sweepOrphanedUploads(m: EntityManager, dataDir: string, no
   const keys = old.filter((n) => !n.startsWith('.'));
   const named = new Set<string>();
   for (let i = 0; i < keys.length; i += 500) {
-    const rows = await m.find(StoredFile, { where: { storageKey: In(keys.slice(i, i + 500)) }, select: { storageKey: true } });
+    const rows = await m.find(StoredFile, {
+      where: { storageKey: In(keys.slice(i, i + 500)) },
+      select: { storageKey: true },
+    });
     for (const r of rows) named.add(r.storageKey);
   }
   const orphans = old.filter((n) => !named.has(n));

@@ -11,28 +11,59 @@ import { iso } from './time.js';
 
 const MESSAGE_COLUMNS = '"id", "roomId", "authorId", "postedBy", "body", "createdAt", "agentRunId"';
 
-export async function listMessages(m: EntityManager, actor: Actor, roomId: string, page: PageInput & { since?: string }, secret: string) {
+export async function listMessages(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  page: PageInput & { since?: string },
+  secret: string,
+) {
   await requireRoom(m, actor, roomId, 'read');
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
   const since = page.since ? ' AND "createdAt" >= ?' : '';
   return keysetRows<Message>(
     m,
-    { select: `SELECT ${MESSAGE_COLUMNS} FROM "messages" WHERE "roomId" = ?${since}`, params: page.since ? [roomId, page.since] : [roomId], key: '"id"' },
-    (r) => r.id, page, secret,
+    {
+      select: `SELECT ${MESSAGE_COLUMNS} FROM "messages" WHERE "roomId" = ?${since}`,
+      params: page.since ? [roomId, page.since] : [roomId],
+      key: '"id"',
+    },
+    (r) => r.id,
+    page,
+    secret,
   );
 }
 
 const MESSAGE_INSERT = `INSERT INTO "messages" (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
 
 /** Posts a message. The human stays the author; `postedBy` records whether an app or agent sent it. */
-export async function createMessage(m: EntityManager, now: Date, actor: Actor, roomId: string, body: string): Promise<Message> {
+export async function createMessage(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  body: string,
+): Promise<Message> {
   const room = await requireRoom(m, actor, roomId, 'write');
   if (!body.trim()) throw validationError('Message body must not be empty', { field: 'body' });
   const msg: Message = {
-    id: newId('msg', now.getTime()), roomId, authorId: actor.userId, postedBy: actor.kind, body, createdAt: iso(now),
+    id: newId('msg', now.getTime()),
+    roomId,
+    authorId: actor.userId,
+    postedBy: actor.kind,
+    body,
+    createdAt: iso(now),
     agentRunId: actor.agentRunId ?? null,
   };
-  await sql(m, MESSAGE_INSERT, [msg.id, msg.roomId, msg.authorId, msg.postedBy, msg.body, msg.createdAt, msg.agentRunId]);
+  await sql(m, MESSAGE_INSERT, [
+    msg.id,
+    msg.roomId,
+    msg.authorId,
+    msg.postedBy,
+    msg.body,
+    msg.createdAt,
+    msg.agentRunId,
+  ]);
   await emitEvent(m, { type: 'message.created', room, object: { type: 'message', id: msg.id }, actor, now });
   return msg;
 }

@@ -34,7 +34,8 @@ export function encodeCursor(secret: string, key: string, order: SortOrder = 'as
 
 /** The key of a cursor issued by `encodeCursor` for the same `order`; anything else is a 400. */
 export function decodeCursor(secret: string, cursor: string, order: SortOrder = 'asc'): string {
-  const bad = () => validationError('Invalid cursor', { field: 'cursor', reason: 'not a cursor issued by this service' });
+  const bad = () =>
+    validationError('Invalid cursor', { field: 'cursor', reason: 'not a cursor issued by this service' });
   const [body, sig, extra] = cursor.split('.');
   if (!body || !sig || extra !== undefined || !safeEqual(sig, sign(secret, body))) throw bad();
   let parsed: { k?: unknown; o?: unknown };
@@ -45,7 +46,10 @@ export function decodeCursor(secret: string, cursor: string, order: SortOrder = 
   }
   if (typeof parsed.k !== 'string') throw bad();
   if ((parsed.o ?? 'asc') !== order) {
-    throw validationError('This cursor continues a list in the other order', { field: 'cursor', reason: `issued for order=${String(parsed.o ?? 'asc')}` });
+    throw validationError('This cursor continues a list in the other order', {
+      field: 'cursor',
+      reason: `issued for order=${String(parsed.o ?? 'asc')}`,
+    });
   }
   return parsed.k;
 }
@@ -64,14 +68,21 @@ export async function keysetPage<T extends ObjectLiteral>(
 ): Promise<Page<T>> {
   const { limit, order, after } = pageBounds(input, secret);
   if (after !== undefined) qb.andWhere(`${keyColumn} ${order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: after });
-  const rows = await qb.orderBy(keyColumn, order === 'desc' ? 'DESC' : 'ASC').limit(limit + 1).getMany();
+  const rows = await qb
+    .orderBy(keyColumn, order === 'desc' ? 'DESC' : 'ASC')
+    .limit(limit + 1)
+    .getMany();
   return pageOf(rows, limit, order, keyOf, secret);
 }
 
 /** What a page request asks: its size, its order and the key it starts after (from the cursor). */
 function pageBounds(input: PageInput, secret: string) {
   const order = input.order ?? 'asc';
-  return { limit: input.limit ?? DEFAULT_LIMIT, order, after: input.cursor ? decodeCursor(secret, input.cursor, order) : undefined };
+  return {
+    limit: input.limit ?? DEFAULT_LIMIT,
+    order,
+    after: input.cursor ? decodeCursor(secret, input.cursor, order) : undefined,
+  };
 }
 
 /** The page of `limit + 1` rows fetched: `limit` of them, and a cursor when the extra row says more exist. */

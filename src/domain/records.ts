@@ -14,19 +14,37 @@ export async function listRecords(m: EntityManager, actor: Actor, roomId: string
   return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }
 
-export async function getRecord(m: EntityManager, actor: Actor, roomId: string, recordId: string, need: 'read' | 'write' = 'read') {
+export async function getRecord(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  recordId: string,
+  need: 'read' | 'write' = 'read',
+) {
   const room = await requireRoom(m, actor, roomId, need);
   const record = await m.findOneBy(MeetingRecord, { id: recordId, roomId });
   if (!record) throw notFound('Record');
   return { room, record };
 }
 
-export async function createRecord(m: EntityManager, now: Date, actor: Actor, roomId: string, f: { title: string; body?: string }) {
+export async function createRecord(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  f: { title: string; body?: string },
+) {
   const room = await requireRoom(m, actor, roomId, 'write');
   if (!f.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
   const record = m.create(MeetingRecord, {
-    id: newId('rec', now.getTime()), roomId, title: f.title, body: f.body ?? '', approvalState: 'none',
-    createdById: actor.userId, createdAt: iso(now), updatedAt: iso(now),
+    id: newId('rec', now.getTime()),
+    roomId,
+    title: f.title,
+    body: f.body ?? '',
+    approvalState: 'none',
+    createdById: actor.userId,
+    createdAt: iso(now),
+    updatedAt: iso(now),
   });
   await m.insert(MeetingRecord, record);
   await emitEvent(m, { type: 'record.created', room, object: { type: 'record', id: record.id }, actor, now });
@@ -37,15 +55,27 @@ export async function createRecord(m: EntityManager, now: Date, actor: Actor, ro
  * Updates title or body. A record awaiting or holding approval goes back to `none` when its content changes:
  * what was approved is no longer what is written.
  */
-export async function updateRecord(m: EntityManager, now: Date, actor: Actor, roomId: string, recordId: string, f: { title?: string; body?: string }) {
+export async function updateRecord(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  recordId: string,
+  f: { title?: string; body?: string },
+) {
   const { room, record } = await getRecord(m, actor, roomId, recordId, 'write');
   if (f.title !== undefined && !f.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
-  const changed = (f.title !== undefined && f.title !== record.title) || (f.body !== undefined && f.body !== record.body);
+  const changed =
+    (f.title !== undefined && f.title !== record.title) || (f.body !== undefined && f.body !== record.body);
   if (f.title !== undefined) record.title = f.title;
   if (f.body !== undefined) record.body = f.body;
   if (changed && record.approvalState !== 'none') {
     if (record.approvalState === 'pending') {
-      await m.update(Approval, { recordId, status: 'pending' }, { status: 'withdrawn', decidedById: actor.userId, decidedAt: iso(now) });
+      await m.update(
+        Approval,
+        { recordId, status: 'pending' },
+        { status: 'withdrawn', decidedById: actor.userId, decidedAt: iso(now) },
+      );
     }
     record.approvalState = 'none';
   }

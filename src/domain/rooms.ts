@@ -45,21 +45,35 @@ async function insertMember(m: EntityManager, now: Date, roomId: string, userId:
 
 export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, name: string): Promise<Room> {
   // a room-restricted credential (an agent run's delegated token) works in its one room, never a new one
-  if (actor.roomId !== undefined) throw new DomainError('forbidden', 'This credential is restricted to one room and cannot create rooms');
+  if (actor.roomId !== undefined)
+    throw new DomainError('forbidden', 'This credential is restricted to one room and cannot create rooms');
   const room = await createRoom(m, now, { name, createdById: actor.userId, organizationId: actor.organizationId });
   await emitEvent(m, { type: 'room.created', room, object: { type: 'room', id: room.id }, actor, now });
   return room;
 }
 
-const ROOM_COLUMNS = 'r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt"';
+const ROOM_COLUMNS =
+  'r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt"';
 
 /** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
 export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
   const { where, params } = await readableRoomsWhere(m, actor);
-  return keysetRows<Room>(m, { select: `SELECT ${ROOM_COLUMNS} FROM "rooms" r WHERE ${where}`, params, key: 'r."id"' }, (r) => r.id, page, secret);
+  return keysetRows<Room>(
+    m,
+    { select: `SELECT ${ROOM_COLUMNS} FROM "rooms" r WHERE ${where}`, params, key: 'r."id"' },
+    (r) => r.id,
+    page,
+    secret,
+  );
 }
 
-export async function updateRoom(m: EntityManager, now: Date, actor: Actor, roomId: string, patch: { name?: string }): Promise<Room> {
+export async function updateRoom(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  patch: { name?: string },
+): Promise<Room> {
   const room = await requireRoom(m, actor, roomId, 'manage');
   if (patch.name !== undefined) {
     if (!patch.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
@@ -85,8 +99,12 @@ export async function listMembers(m: EntityManager, actor: Actor, roomId: string
 async function reachableUser(m: EntityManager, actor: Actor, room: Room, userId: string): Promise<boolean> {
   if (room.organizationId) return (await m.countBy(Membership, { organizationId: room.organizationId, userId })) > 0;
   if (userId === actor.userId) return (await m.countBy(User, { id: userId })) > 0;
-  const shared = await m.getRepository(Membership).createQueryBuilder('theirs')
-    .innerJoin(Membership, 'mine', 'mine.organizationId = theirs.organizationId AND mine.userId = :me', { me: actor.userId })
+  const shared = await m
+    .getRepository(Membership)
+    .createQueryBuilder('theirs')
+    .innerJoin(Membership, 'mine', 'mine.organizationId = theirs.organizationId AND mine.userId = :me', {
+      me: actor.userId,
+    })
     .where('theirs.userId = :them', { them: userId })
     .getCount();
   return shared > 0;

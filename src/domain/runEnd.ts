@@ -17,7 +17,13 @@ export interface RunEnd {
  * in the same transaction every delegated token minted for it, and their grants, are revoked. True for the
  * one caller that ended it.
  */
-export async function finishRun(m: EntityManager, now: Date, runId: string, end: RunEnd, leaseOwner?: string): Promise<boolean> {
+export async function finishRun(
+  m: EntityManager,
+  now: Date,
+  runId: string,
+  end: RunEnd,
+  leaseOwner?: string,
+): Promise<boolean> {
   const t = iso(now);
   const output = end.output === undefined || end.output === null ? null : JSON.stringify(end.output);
   const params: unknown[] = [end.status, end.error ?? null, output, t, t, runId];
@@ -42,14 +48,19 @@ export async function finishRun(m: EntityManager, now: Date, runId: string, end:
 /** Revokes every delegated token of a run and its grant: they stop working at once (issue 21). */
 export async function revokeRunTokens(m: EntityManager, now: Date, runId: string): Promise<void> {
   const t = iso(now);
-  await sql(m, 'UPDATE "oauth_grants" SET "revokedAt" = ? WHERE "revokedAt" IS NULL AND "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)', [t, runId]);
+  await sql(
+    m,
+    'UPDATE "oauth_grants" SET "revokedAt" = ? WHERE "revokedAt" IS NULL AND "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)',
+    [t, runId],
+  );
   await sql(m, 'UPDATE "oauth_tokens" SET "revokedAt" = ? WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [t, runId]);
 }
 
 /** Why a run's starting credential no longer stands (see `STARTER_REVOKED`). */
 export type RevokedStarter = 'api_key' | 'token' | 'user';
 
-const KEY_REVOKED = 'ar."apiKeyId" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "api_keys" k WHERE k."id" = ar."apiKeyId" AND k."revokedAt" IS NULL)';
+const KEY_REVOKED =
+  'ar."apiKeyId" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "api_keys" k WHERE k."id" = ar."apiKeyId" AND k."revokedAt" IS NULL)';
 // a token purged after its expiry counts as gone: purging waits a day past expiry, far beyond a run's deadline
 const TOKEN_REVOKED =
   'ar."tokenId" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "oauth_tokens" t WHERE t."id" = ar."tokenId" AND t."revokedAt" IS NULL ' +
@@ -67,8 +78,7 @@ const USER_GONE =
 export const STARTER_REVOKED = `((${KEY_REVOKED}) OR (${TOKEN_REVOKED}) OR (${USER_GONE}))`;
 
 /** Which of the three it is, as a column (`RevokedStarter`, or NULL while the credential stands). */
-export const REVOKED_STARTER_COLUMN =
-  `CASE WHEN (${KEY_REVOKED}) THEN 'api_key' WHEN (${TOKEN_REVOKED}) THEN 'token' WHEN (${USER_GONE}) THEN 'user' ELSE NULL END`;
+export const REVOKED_STARTER_COLUMN = `CASE WHEN (${KEY_REVOKED}) THEN 'api_key' WHEN (${TOKEN_REVOKED}) THEN 'token' WHEN (${USER_GONE}) THEN 'user' ELSE NULL END`;
 
 const REVOKED_REASON: Record<RevokedStarter, string> = {
   api_key: 'credential_revoked: the API key that started this run was revoked',
@@ -84,7 +94,11 @@ const MAX_ENDED_AT_ONCE = 1000;
  * all of them or only one run's or one API key's, with their delegated tokens, in the caller's transaction.
  * Returns the ids of the runs it ended.
  */
-export async function endRunsOfRevokedStarters(m: EntityManager, now: Date, only: { runId?: string; apiKeyId?: string } = {}): Promise<string[]> {
+export async function endRunsOfRevokedStarters(
+  m: EntityManager,
+  now: Date,
+  only: { runId?: string; apiKeyId?: string } = {},
+): Promise<string[]> {
   let where = `ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED}`;
   const params: unknown[] = [];
   if (only.runId !== undefined) {
@@ -95,9 +109,13 @@ export async function endRunsOfRevokedStarters(m: EntityManager, now: Date, only
     where += ' AND ar."apiKeyId" = ?';
     params.push(only.apiKeyId);
   }
-  const rows = (await sql<{ id: string; why: RevokedStarter }>(
-    m, `SELECT ar."id", ${REVOKED_STARTER_COLUMN} AS "why" FROM "agent_runs" ar WHERE ${where} ORDER BY ar."id" ${LIMIT_PARAM}`, [...params, MAX_ENDED_AT_ONCE],
-  )).rows;
+  const rows = (
+    await sql<{ id: string; why: RevokedStarter }>(
+      m,
+      `SELECT ar."id", ${REVOKED_STARTER_COLUMN} AS "why" FROM "agent_runs" ar WHERE ${where} ORDER BY ar."id" ${LIMIT_PARAM}`,
+      [...params, MAX_ENDED_AT_ONCE],
+    )
+  ).rows;
   const ended: string[] = [];
   for (const r of rows) {
     if (await finishRun(m, now, r.id, { status: 'canceled', error: REVOKED_REASON[r.why] })) ended.push(r.id);

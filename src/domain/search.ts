@@ -22,7 +22,15 @@ const containsPattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c
 
 /** Newest first: later `createdAt`, then the larger id (ids of one millisecond are ordered too). */
 const newerFirst = (a: SearchHit, b: SearchHit) =>
-  a.item.createdAt === b.item.createdAt ? (a.item.id < b.item.id ? 1 : a.item.id > b.item.id ? -1 : 0) : a.item.createdAt < b.item.createdAt ? 1 : -1;
+  a.item.createdAt === b.item.createdAt
+    ? a.item.id < b.item.id
+      ? 1
+      : a.item.id > b.item.id
+        ? -1
+        : 0
+    : a.item.createdAt < b.item.createdAt
+      ? 1
+      : -1;
 
 /**
  * Messages (body) and tasks (title, description) containing `q`, case-insensitively, in the rooms the actor
@@ -31,14 +39,20 @@ const newerFirst = (a: SearchHit, b: SearchHit) =>
  * substring match, so the cost grows with the rows of those rooms. Keyset paging over (createdAt, id) across
  * both tables: each page reads at most limit+1 rows of each type below the cursor and merges them.
  */
-export async function search(m: EntityManager, actor: Actor, input: SearchInput, secret: string): Promise<Page<SearchHit>> {
+export async function search(
+  m: EntityManager,
+  actor: Actor,
+  input: SearchInput,
+  secret: string,
+): Promise<Page<SearchHit>> {
   const limit = input.limit ?? DEFAULT_LIMIT;
   let after: [string, string] | undefined;
   if (input.cursor) {
     const key = decodeCursor(secret, input.cursor, 'desc');
     try {
       const parsed = JSON.parse(key) as unknown;
-      if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((v) => typeof v === 'string')) after = parsed as [string, string];
+      if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((v) => typeof v === 'string'))
+        after = parsed as [string, string];
     } catch {
       /* refused below */
     }
@@ -68,5 +82,8 @@ export async function search(m: EntityManager, actor: Actor, input: SearchInput,
   const more = hits.length > limit;
   const data = hits.slice(0, limit);
   const last = data[data.length - 1];
-  return { data, nextCursor: more ? encodeCursor(secret, JSON.stringify([last.item.createdAt, last.item.id]), 'desc') : null };
+  return {
+    data,
+    nextCursor: more ? encodeCursor(secret, JSON.stringify([last.item.createdAt, last.item.id]), 'desc') : null,
+  };
 }

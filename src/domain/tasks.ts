@@ -23,7 +23,14 @@ const TASK_COLUMNS =
   '"id", "roomId", "title", "description", "status", "assigneeId", "startDate", "dueDate", "createdById", "createdAt", "updatedAt", "agentRunId"';
 const TASK_BY_ID = `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "id" = ? AND "roomId" = ?`;
 const TASK_INSERT = `INSERT INTO "tasks" (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-const TASK_FIELDS = ['title', 'description', 'status', 'assigneeId', 'startDate', 'dueDate'] as const satisfies readonly (keyof TaskFields)[];
+const TASK_FIELDS = [
+  'title',
+  'description',
+  'status',
+  'assigneeId',
+  'startDate',
+  'dueDate',
+] as const satisfies readonly (keyof TaskFields)[];
 
 /** The update of the given fields (and `updatedAt`) of one task, returning the row as it is after it. */
 const taskUpdate = (fields: readonly (keyof TaskFields)[]) =>
@@ -40,14 +47,26 @@ async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<voi
   }
 }
 
-export async function listTasks(m: EntityManager, actor: Actor, roomId: string, page: PageInput & { since?: string }, secret: string) {
+export async function listTasks(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  page: PageInput & { since?: string },
+  secret: string,
+) {
   await requireRoom(m, actor, roomId, 'read');
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
   const since = page.since ? ' AND "createdAt" >= ?' : '';
   return keysetRows<Task>(
     m,
-    { select: `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "roomId" = ?${since}`, params: page.since ? [roomId, page.since] : [roomId], key: '"id"' },
-    (r) => r.id, page, secret,
+    {
+      select: `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "roomId" = ?${since}`,
+      params: page.since ? [roomId, page.since] : [roomId],
+      key: '"id"',
+    },
+    (r) => r.id,
+    page,
+    secret,
   );
 }
 
@@ -62,7 +81,13 @@ export async function getTask(m: EntityManager, actor: Actor, roomId: string, ta
   return findTask(m, roomId, taskId);
 }
 
-export async function createTask(m: EntityManager, now: Date, actor: Actor, roomId: string, f: TaskFields & { title: string }) {
+export async function createTask(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  f: TaskFields & { title: string },
+) {
   const room = await requireRoom(m, actor, roomId, 'write');
   const task: Task = {
     id: newId('task', now.getTime()),
@@ -80,8 +105,18 @@ export async function createTask(m: EntityManager, now: Date, actor: Actor, room
   };
   await checkTask(m, roomId, task);
   await sql(m, TASK_INSERT, [
-    task.id, task.roomId, task.title, task.description, task.status, task.assigneeId, task.startDate, task.dueDate, task.createdById,
-    task.createdAt, task.updatedAt, task.agentRunId,
+    task.id,
+    task.roomId,
+    task.title,
+    task.description,
+    task.status,
+    task.assigneeId,
+    task.startDate,
+    task.dueDate,
+    task.createdById,
+    task.createdAt,
+    task.updatedAt,
+    task.agentRunId,
   ]);
   await emitEvent(m, { type: 'task.created', room, object: { type: 'task', id: task.id }, actor, now });
   return task;
@@ -94,7 +129,14 @@ export async function createTask(m: EntityManager, now: Date, actor: Actor, room
  * too. A rule the result breaks (or an unknown task) throws, and the caller's transaction takes the change and
  * its event back, so a refused update leaves the task as it was.
  */
-export async function updateTask(m: EntityManager, now: Date, actor: Actor, roomId: string, taskId: string, f: TaskFields) {
+export async function updateTask(
+  m: EntityManager,
+  now: Date,
+  actor: Actor,
+  roomId: string,
+  taskId: string,
+  f: TaskFields,
+) {
   const room = await requireRoom(m, actor, roomId, 'write');
   await emitEvent(m, { type: 'task.updated', room, object: { type: 'task', id: taskId }, actor, now });
   const given = TASK_FIELDS.filter((k) => f[k] !== undefined);

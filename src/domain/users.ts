@@ -25,7 +25,12 @@ function checkPassword(password: string): void {
  * Sets a user's password and ends every browser session of theirs (issue 16 item 5): whoever signed in
  * with the old password is signed out at once. Returns how many sessions ended.
  */
-export async function setUserPassword(m: EntityManager, now: Date, userId: string, password: string): Promise<{ sessionsEnded: number }> {
+export async function setUserPassword(
+  m: EntityManager,
+  now: Date,
+  userId: string,
+  password: string,
+): Promise<{ sessionsEnded: number }> {
   checkPassword(password);
   if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
   await m.update(User, { id: userId }, { passwordHash: await hashPassword(password), updatedAt: iso(now) });
@@ -54,12 +59,23 @@ export async function createUser(m: EntityManager, now: Date, o: CreateUserOptio
 
 export async function createOrganization(m: EntityManager, now: Date, name: string): Promise<Organization> {
   if (!name.trim()) throw validationError('Name must not be empty', { field: 'name' });
-  const org = m.create(Organization, { id: newId('org', now.getTime()), name: name.trim(), plan: 'default', createdAt: iso(now) });
+  const org = m.create(Organization, {
+    id: newId('org', now.getTime()),
+    name: name.trim(),
+    plan: 'default',
+    createdAt: iso(now),
+  });
   await m.insert(Organization, org);
   return org;
 }
 
-export async function addOrgMember(m: EntityManager, now: Date, organizationId: string, userId: string, role: OrgRole): Promise<void> {
+export async function addOrgMember(
+  m: EntityManager,
+  now: Date,
+  organizationId: string,
+  userId: string,
+  role: OrgRole,
+): Promise<void> {
   if (!(await m.countBy(Organization, { id: organizationId }))) throw notFound('Organization');
   if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
   const existing = await m.findOneBy(Membership, { organizationId, userId });

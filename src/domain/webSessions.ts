@@ -16,10 +16,18 @@ const TOUCH_EVERY_MS = 60 * 1000;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 /** Starts a session for `userId`: the row (token stored as its SHA-256) and the token for the cookie. */
-export async function createWebSession(m: EntityManager, now: Date, userId: string): Promise<{ session: WebSession; token: string }> {
+export async function createWebSession(
+  m: EntityManager,
+  now: Date,
+  userId: string,
+): Promise<{ session: WebSession; token: string }> {
   const token = randomToken('', 32);
   const session = m.create(WebSession, {
-    id: newId('ses', now.getTime()), tokenHash: sha256Hex(token), userId, createdAt: iso(now), lastSeenAt: iso(now),
+    id: newId('ses', now.getTime()),
+    tokenHash: sha256Hex(token),
+    userId,
+    createdAt: iso(now),
+    lastSeenAt: iso(now),
     expiresAt: iso(new Date(now.getTime() + SESSION_ABSOLUTE_MS)),
   });
   await m.insert(WebSession, session);
@@ -39,7 +47,11 @@ export async function findWebSession(ds: DataSource, now: Date, token: string): 
   const [row] = (await sql<WebSession>(ds, 'SELECT * FROM "web_sessions" WHERE "tokenHash" = ?', [hash])).rows;
   if (!row || !safeEqual(row.tokenHash, hash) || !alive(row, now)) return null;
   if (now.getTime() - Date.parse(row.lastSeenAt) >= TOUCH_EVERY_MS) {
-    await sql(ds, 'UPDATE "web_sessions" SET "lastSeenAt" = ? WHERE "id" = ? AND "lastSeenAt" < ?', [iso(now), row.id, iso(now)]);
+    await sql(ds, 'UPDATE "web_sessions" SET "lastSeenAt" = ? WHERE "id" = ? AND "lastSeenAt" < ?', [
+      iso(now),
+      row.id,
+      iso(now),
+    ]);
   }
   return row;
 }
@@ -59,6 +71,8 @@ export async function purgeExpiredWebSessions(s: Services): Promise<number> {
   const m = s.ds.manager;
   const now = s.now();
   const ended = (await m.delete(WebSession, { expiresAt: LessThan(iso(now)) })).affected ?? 0;
-  const idle = (await m.delete(WebSession, { lastSeenAt: LessThan(iso(new Date(now.getTime() - SESSION_IDLE_MS))) })).affected ?? 0;
+  const idle =
+    (await m.delete(WebSession, { lastSeenAt: LessThan(iso(new Date(now.getTime() - SESSION_IDLE_MS))) })).affected ??
+    0;
   return ended + idle;
 }

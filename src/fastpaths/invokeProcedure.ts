@@ -44,19 +44,39 @@ export async function invokeProcedure(path: string, def: ProcedureDef, o: Invoke
   const middlewares = def.middlewares as Middleware[];
   const { type, meta } = def;
   const { signal } = o;
-  const level = async (index: number, ctx: unknown, input: unknown, getRawInput: () => Promise<unknown>): Promise<MiddlewareResult> => {
+  const level = async (
+    index: number,
+    ctx: unknown,
+    input: unknown,
+    getRawInput: () => Promise<unknown>,
+  ): Promise<MiddlewareResult> => {
     try {
       return await middlewares[index]({
-        ctx, type, path, input, getRawInput, meta, signal,
+        ctx,
+        type,
+        path,
+        input,
+        getRawInput,
+        meta,
+        signal,
         next: (n) =>
-          level(index + 1, n?.ctx ? { ...(ctx as object), ...n.ctx } : ctx, n && 'input' in n ? n.input : input, n?.getRawInput ?? getRawInput),
+          level(
+            index + 1,
+            n?.ctx ? { ...(ctx as object), ...n.ctx } : ctx,
+            n && 'input' in n ? n.input : input,
+            n?.getRawInput ?? getRawInput,
+          ),
       });
     } catch (cause) {
       return { ok: false, error: getTRPCErrorFromUnknown(cause), marker: 'middlewareMarker' };
     }
   };
   const result = await level(0, o.ctx, undefined, o.getRawInput);
-  if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares - did you forget to `return next()`?' });
+  if (!result)
+    throw new TRPCError({
+      code: 'INTERNAL_SERVER_ERROR',
+      message: 'No result from middlewares - did you forget to `return next()`?',
+    });
   if (!result.ok) throw result.error;
   return result.data;
 }

@@ -33,12 +33,22 @@ export function createSqliteRateLimiter(ds: DataSource, windowSeconds: number): 
     async consume(subject, limit) {
       const now = Date.now();
       const r = await sql<{ points: number; expire: number | null }>(ds, SQLITE_UPSERT, [
-        storeKey(subject, limit), 1, now + windowSeconds * 1000, now, now,
+        storeKey(subject, limit),
+        1,
+        now + windowSeconds * 1000,
+        now,
+        now,
       ]);
       const { points, expire } = r.rows[0];
       const msBeforeNext = expire ? Math.max(Number(expire) - now, 0) : -1;
-      if (points > limit) return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)) };
-      return { allowed: true, limit, remaining: Math.max(limit - points, 0), resetSeconds: Math.ceil(msBeforeNext / 1000) };
+      if (points > limit)
+        return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)) };
+      return {
+        allowed: true,
+        limit,
+        remaining: Math.max(limit - points, 0),
+        resetSeconds: Math.ceil(msBeforeNext / 1000),
+      };
     },
   };
 }

@@ -14,7 +14,9 @@ export interface SqliteConnection {
 /** The open better-sqlite3 connection under TypeORM's SQLite driver, if it is that driver. */
 export function sqliteConnectionOf(ds: DataSource): SqliteConnection | undefined {
   const conn = driverSqliteConnection<Partial<SqliteConnection>>(ds);
-  return conn && typeof conn.prepare === 'function' && typeof conn.inTransaction === 'boolean' ? (conn as SqliteConnection) : undefined;
+  return conn && typeof conn.prepare === 'function' && typeof conn.inTransaction === 'boolean'
+    ? (conn as SqliteConnection)
+    : undefined;
 }
 
 /** The state of TypeORM's query runner that says a transaction is open on it (public on the runner, the depth protected). */
@@ -44,8 +46,11 @@ export function sqliteGroupStatements(conn: SqliteConnection): GroupStatements {
   let stmts = groupStatements.get(conn);
   if (!stmts) {
     stmts = {
-      begin: conn.prepare('BEGIN IMMEDIATE'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK'),
-      savepoint: conn.prepare('SAVEPOINT "svc_member"'), release: conn.prepare('RELEASE "svc_member"'),
+      begin: conn.prepare('BEGIN IMMEDIATE'),
+      commit: conn.prepare('COMMIT'),
+      rollback: conn.prepare('ROLLBACK'),
+      savepoint: conn.prepare('SAVEPOINT "svc_member"'),
+      release: conn.prepare('RELEASE "svc_member"'),
       rollbackTo: conn.prepare('ROLLBACK TO "svc_member"'),
     };
     groupStatements.set(conn, stmts);
@@ -68,7 +73,10 @@ export class GroupLostError extends AggregateError {}
  * while `fn` failed, the error is a `GroupLostError` (the group's other members are lost with it).
  */
 export async function sqliteMember<T>(
-  ds: DataSource, conn: SqliteConnection, opened: (m: EntityManager) => void, fn: (m: EntityManager) => Promise<T>,
+  ds: DataSource,
+  conn: SqliteConnection,
+  opened: (m: EntityManager) => void,
+  fn: (m: EntityManager) => Promise<T>,
 ): Promise<T> {
   const stmts = sqliteGroupStatements(conn);
   const runner = ds.createQueryRunner();

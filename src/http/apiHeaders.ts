@@ -44,7 +44,9 @@ export function headersAtWriteHead(res: ServerResponse, initial: Record<string, 
     const merged: Record<string, unknown> = {};
     for (const k in pending) if (!named.has(k.toLowerCase()) && !this.hasHeader(k)) merged[k] = pending[k];
     if (given) for (const k in given) merged[k] = (given as Record<string, unknown>)[k];
-    return writeHead.apply(this, [status, ...(given ? rest.slice(0, -1) : rest), merged] as unknown as Parameters<typeof writeHead>);
+    return writeHead.apply(this, [status, ...(given ? rest.slice(0, -1) : rest), merged] as unknown as Parameters<
+      typeof writeHead
+    >);
   } as ServerResponse['writeHead'];
   return pending;
 }

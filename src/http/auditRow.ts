@@ -22,13 +22,21 @@ export interface AuditFacts {
  */
 export function auditRow(f: AuditFacts, a: Actor | undefined): AuditInput {
   return {
-    requestId: f.requestId, surface: f.surface, method: f.method, routePattern: f.routePattern, statusCode: f.statusCode,
-    authMethod: a?.credential.method ?? null, actor: a?.kind ?? null,
-    delegatingUserId: a?.kind === 'agent' ? a.userId : null, scopes: a?.scopes ?? [],
-    organizationId: a?.organizationId ?? null, userId: a?.userId ?? null,
+    requestId: f.requestId,
+    surface: f.surface,
+    method: f.method,
+    routePattern: f.routePattern,
+    statusCode: f.statusCode,
+    authMethod: a?.credential.method ?? null,
+    actor: a?.kind ?? null,
+    delegatingUserId: a?.kind === 'agent' ? a.userId : null,
+    scopes: a?.scopes ?? [],
+    organizationId: a?.organizationId ?? null,
+    userId: a?.userId ?? null,
     apiKeyId: a?.credential.method === 'api_key' ? a.credential.id : null,
     tokenId: a?.credential.method === 'oauth_bearer' ? a.credential.id : null,
-    units: f.units, errorCode: f.errorCode,
+    units: f.units,
+    errorCode: f.errorCode,
     agentRunId: a?.agentRunId ?? null,
   };
 }

@@ -31,23 +31,35 @@ export const basicChallenge = (realm: string): string => `Basic realm="${realm.r
  * The one writer of a surface's Bearer challenges (undefined: the surface sends none for it). `scope` is what a 401 on MCP tells a client to ask for
  * (MCP authorization, "Scope selection strategy"): `mcp:tools` and every scope a tool needs.
  */
-export function challengeHeader(baseUrl: string, surface: SurfaceName, c: Challenge, scope?: string): string | undefined {
+export function challengeHeader(
+  baseUrl: string,
+  surface: SurfaceName,
+  c: Challenge,
+  scope?: string,
+): string | undefined {
   const s = SURFACES[surface];
   const resource_metadata = resourceMetadataUrl(baseUrl, surface);
   if (s.style === 'rest') {
-    if (c.kind === 'unauthorized') return bearerChallenge({ realm: 'realm' in s ? s.realm : undefined, resource_metadata });
-    if (c.kind === 'audience') return bearerChallenge({ error: 'invalid_token', error_description: 'audience mismatch' });
+    if (c.kind === 'unauthorized')
+      return bearerChallenge({ realm: 'realm' in s ? s.realm : undefined, resource_metadata });
+    if (c.kind === 'audience')
+      return bearerChallenge({ error: 'invalid_token', error_description: 'audience mismatch' });
     return undefined; // REST answers a missing scope with the envelope alone (details.required)
   }
   if (c.kind === 'unauthorized') {
     return bearerChallenge({
-      resource_metadata, scope: scope ?? s.scopes.join(' '),
-      error: c.presented ? 'invalid_token' : undefined, error_description: c.presented ? c.message : undefined,
+      resource_metadata,
+      scope: scope ?? s.scopes.join(' '),
+      error: c.presented ? 'invalid_token' : undefined,
+      error_description: c.presented ? c.message : undefined,
     });
   }
-  if (c.kind === 'audience') return bearerChallenge({ error: 'invalid_token', error_description: 'audience mismatch', resource_metadata });
+  if (c.kind === 'audience')
+    return bearerChallenge({ error: 'invalid_token', error_description: 'audience mismatch', resource_metadata });
   return bearerChallenge({
-    error: 'insufficient_scope', scope: [...c.required, ...c.kept].join(' '), resource_metadata,
+    error: 'insufficient_scope',
+    scope: [...c.required, ...c.kept].join(' '),
+    resource_metadata,
     error_description: `Missing scope: ${c.missing.join(' ')}`,
   });
 }

@@ -3,9 +3,11 @@ import { ERROR_STATUS, type DomainError, type ErrorCode } from '../domain/errors
 import { boundedForError, clip, MAX_ERROR_MESSAGE } from './inputBounds.js';
 
 /** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
-export const ErrorCodeSchema = z
-  .enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]])
-  .meta({ id: 'ErrorCode', description: 'The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.' });
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).meta({
+  id: 'ErrorCode',
+  description:
+    'The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.',
+});
 
 /** The error envelope of spec 2.4. */
 export const ErrorEnvelope = z
@@ -13,8 +15,13 @@ export const ErrorEnvelope = z
     error: z.object({
       code: ErrorCodeSchema,
       message: z.string().meta({ example: 'Room not found' }),
-      requestId: z.string().meta({ description: 'Equals the X-Request-Id header', example: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB' }),
-      details: z.record(z.string(), z.unknown()).meta({ description: 'validation_error: issues (path, code, message); insufficient_scope: required, granted; others as documented' }),
+      requestId: z
+        .string()
+        .meta({ description: 'Equals the X-Request-Id header', example: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB' }),
+      details: z.record(z.string(), z.unknown()).meta({
+        description:
+          'validation_error: issues (path, code, message); insufficient_scope: required, granted; others as documented',
+      }),
     }),
   })
   .meta({ id: 'ApiError' });
@@ -26,7 +33,9 @@ export const ErrorEnvelope = z
  */
 export const errorEnvelope = (e: DomainError, requestId: string): z.infer<typeof ErrorEnvelope> => ({
   error: {
-    code: e.code, message: clip(e.message, MAX_ERROR_MESSAGE), requestId,
+    code: e.code,
+    message: clip(e.message, MAX_ERROR_MESSAGE),
+    requestId,
     details: e.details ? (boundedForError(e.details) as Record<string, unknown>) : {},
   },
 });
@@ -37,6 +46,7 @@ export const errorEnvelope = (e: DomainError, requestId: string): z.infer<typeof
  */
 export function retryAfterOf(err: DomainError, alreadySet: boolean): string | undefined {
   if (err.code === 'service_unavailable') return String(err.details?.retryAfterSeconds ?? 1);
-  if (err.code === 'rate_limited' && !alreadySet && err.details?.retryAfterSeconds !== undefined) return String(err.details.retryAfterSeconds);
+  if (err.code === 'rate_limited' && !alreadySet && err.details?.retryAfterSeconds !== undefined)
+    return String(err.details.retryAfterSeconds);
   return undefined;
 }

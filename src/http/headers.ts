@@ -3,9 +3,21 @@ import { challengeHeader } from './challenge.js';
 import type { SurfaceName } from './surfaces.js';
 
 /** The 60 s window's headers (spec 8), in the order they are sent. */
-export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Svc-RateLimit-Scope'] as const;
+export const RATE_LIMIT_HEADERS = [
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'RateLimit-Policy',
+  'Svc-RateLimit-Scope',
+] as const;
 /** The monthly unit balance's headers, in the order they are sent. */
-export const UNIT_HEADERS = ['Svc-Api-Units-Limit', 'Svc-Api-Units-Remaining', 'Svc-Api-Units-Used', 'Svc-Api-Units-Cost', 'Svc-Api-Units-Reset'] as const;
+export const UNIT_HEADERS = [
+  'Svc-Api-Units-Limit',
+  'Svc-Api-Units-Remaining',
+  'Svc-Api-Units-Used',
+  'Svc-Api-Units-Cost',
+  'Svc-Api-Units-Reset',
+] as const;
 export const RETRY_AFTER = 'Retry-After';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const REQUEST_ID_HEADER = 'X-Request-Id';

@@ -26,7 +26,8 @@ export interface InputLimits {
   maxStringLength: number;
 }
 
-const refusal = (message: string, details: Record<string, unknown>) => new DomainError('validation_error', message, { details });
+const refusal = (message: string, details: Record<string, unknown>) =>
+  new DomainError('validation_error', message, { details });
 
 /** A field's path as errors show it: at most a few segments, each cut short. */
 export function shownPath(segments: readonly (string | number)[]): string {
@@ -61,7 +62,11 @@ export function inputBoundsError(input: unknown, limits: InputLimits = INPUT_LIM
     }
     if (!v || typeof v !== 'object') continue;
     if (path.length >= limits.maxDepth) {
-      return refusal(`Input is nested deeper than ${limits.maxDepth} levels`, { field: shownPath(path), reason: 'too_deep', limit: limits.maxDepth });
+      return refusal(`Input is nested deeper than ${limits.maxDepth} levels`, {
+        field: shownPath(path),
+        reason: 'too_deep',
+        limit: limits.maxDepth,
+      });
     }
     if (Array.isArray(v)) {
       members += v.length;
@@ -73,7 +78,11 @@ export function inputBoundsError(input: unknown, limits: InputLimits = INPUT_LIM
       if (!Object.hasOwn(v, k)) continue;
       if (++members > limits.maxMembers) return tooManyMembers(limits);
       if (k.length > limits.maxKeyLength) {
-        return refusal(`Keys are limited to ${limits.maxKeyLength} characters`, { field: shownPath(path) || '(input)', reason: 'key_too_long', limit: limits.maxKeyLength });
+        return refusal(`Keys are limited to ${limits.maxKeyLength} characters`, {
+          field: shownPath(path) || '(input)',
+          reason: 'key_too_long',
+          limit: limits.maxKeyLength,
+        });
       }
       const problem = stringProblem(k, Infinity);
       if (problem) return refusal(problem.message, { field: shownPath([...path, k]), reason: problem.reason });
@@ -84,12 +93,20 @@ export function inputBoundsError(input: unknown, limits: InputLimits = INPUT_LIM
 }
 
 const tooManyMembers = (limits: InputLimits) =>
-  refusal(`Input holds more than ${limits.maxMembers} members (object keys and array items)`, { reason: 'too_many_members', limit: limits.maxMembers });
+  refusal(`Input holds more than ${limits.maxMembers} members (object keys and array items)`, {
+    reason: 'too_many_members',
+    limit: limits.maxMembers,
+  });
 
 function stringProblem(s: string, maxLength: number): { message: string; reason: string } | undefined {
-  if (s.length > maxLength) return { message: `Strings are limited to ${maxLength} characters`, reason: 'string_too_long' };
+  if (s.length > maxLength)
+    return { message: `Strings are limited to ${maxLength} characters`, reason: 'string_too_long' };
   if (s.includes('\u0000')) return { message: 'Strings must not contain NUL characters', reason: 'nul_character' };
-  if (!isWellFormed(s)) return { message: 'Strings must be well-formed Unicode (a lone UTF-16 surrogate is not)', reason: 'lone_surrogate' };
+  if (!isWellFormed(s))
+    return {
+      message: 'Strings must be well-formed Unicode (a lone UTF-16 surrogate is not)',
+      reason: 'lone_surrogate',
+    };
   return undefined;
 }
 
@@ -131,7 +148,11 @@ export function jsonTextBoundsError(bytes: Uint8Array, limits: InputLimits = INP
       continue;
     }
     if (b === 0x7b || b === 0x5b) {
-      if (++depth > limits.maxDepth) return refusal(`Input is nested deeper than ${limits.maxDepth} levels`, { reason: 'too_deep', limit: limits.maxDepth });
+      if (++depth > limits.maxDepth)
+        return refusal(`Input is nested deeper than ${limits.maxDepth} levels`, {
+          reason: 'too_deep',
+          limit: limits.maxDepth,
+        });
       members++;
     } else if (b === 0x7d || b === 0x5d) {
       depth--;

@@ -20,7 +20,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 /** Renders the spec's error envelope (2.4) with the given headers. `requestId` equals `X-Request-Id`. */
-export function sendError(res: ServerResponse, err: DomainError, requestId: string, headers: Record<string, string> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  err: DomainError,
+  requestId: string,
+  headers: Record<string, string> = {},
+): void {
   const all = mergeHeaders(headers, { [REQUEST_ID_HEADER]: requestId });
   // a busy database: nothing was done, retry shortly (RFC 9110 §10.2.3); the same for a refused body
   const retryAfter = retryAfterOf(err, all[RETRY_AFTER] !== undefined);

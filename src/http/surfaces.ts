@@ -34,9 +34,11 @@ export type SurfaceName = keyof typeof SURFACES;
 export const audienceOf = (baseUrl: string, surface: SurfaceName): string => `${baseUrl}${SURFACES[surface].path}`;
 
 /** Where a surface's protected-resource metadata is served (RFC 9728 §3.1): the path below the base URL. */
-export const resourceMetadataPath = (surface: SurfaceName): string => `/.well-known/oauth-protected-resource${SURFACES[surface].path}`;
+export const resourceMetadataPath = (surface: SurfaceName): string =>
+  `/.well-known/oauth-protected-resource${SURFACES[surface].path}`;
 
-export const resourceMetadataUrl = (baseUrl: string, surface: SurfaceName): string => `${baseUrl}${resourceMetadataPath(surface)}`;
+export const resourceMetadataUrl = (baseUrl: string, surface: SurfaceName): string =>
+  `${baseUrl}${resourceMetadataPath(surface)}`;
 
 /** True when `resource` is the audience of one of the surfaces (an authorization request's `resource`). */
 export const isAudience = (baseUrl: string, resource: string): boolean =>

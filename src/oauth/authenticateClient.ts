@@ -12,7 +12,9 @@ import { basicChallenge } from '../http/challenge.js';
  * The client of a token or revocation request; a metadata-document client's carries its client-id URL and the
  * approvals of it read at authentication (null for a registered client).
  */
-export type AuthenticatedClient = OAuthClient & { readonly metadata: { url: string; approvals: ApprovedContexts } | null };
+export type AuthenticatedClient = OAuthClient & {
+  readonly metadata: { url: string; approvals: ApprovedContexts } | null;
+};
 
 const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
@@ -21,7 +23,10 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
   const h = req.headers.authorization;
   if (h === undefined) return null;
   const m = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(h);
-  if (!m) throw new OAuthError('invalid_client', 'Unsupported or malformed Authorization header', { 'WWW-Authenticate': basicChallenge('svc') });
+  if (!m)
+    throw new OAuthError('invalid_client', 'Unsupported or malformed Authorization header', {
+      'WWW-Authenticate': basicChallenge('svc'),
+    });
   const decoded = Buffer.from(m[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   try {
@@ -30,7 +35,9 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
     if (credentials.id.includes('\0') || credentials.secret.includes('\0')) throw new Error('NUL');
     return credentials;
   } catch {
-    throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', { 'WWW-Authenticate': basicChallenge('svc') });
+    throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', {
+      'WWW-Authenticate': basicChallenge('svc'),
+    });
   }
 }
 
@@ -45,8 +52,10 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
   const basic = basicCredentials(req);
   const bodyId = p.one('client_id');
   const bodySecret = p.one('client_secret');
-  if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not several');
-  if (basic && bodyId !== undefined && bodyId !== basic.id) throw new OAuthError('invalid_request', 'client_id does not match the Authorization header');
+  if (basic && bodySecret !== undefined)
+    throw new OAuthError('invalid_request', 'Use one client authentication method, not several');
+  if (basic && bodyId !== undefined && bodyId !== basic.id)
+    throw new OAuthError('invalid_request', 'client_id does not match the Authorization header');
   const challenge = basic ? { 'WWW-Authenticate': basicChallenge('svc') } : undefined;
   const failed = () => new OAuthError('invalid_client', 'Client authentication failed', challenge);
 
@@ -61,14 +70,17 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
   if (identity.url !== null) {
     metadata = { url: identity.url, approvals: await approvedContexts(s.ds.manager, identity.url) };
     const { approvals } = metadata;
-    if (!approvals.all && !approvals.organizationIds.length) throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
+    if (!approvals.all && !approvals.organizationIds.length)
+      throw new OAuthError('invalid_client', 'The client is no longer approved on this server');
   }
   const secret = basic?.secret ?? bodySecret;
   if (client.type === 'public') {
-    if (secret !== undefined && secret !== '') throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);
+    if (secret !== undefined && secret !== '')
+      throw new OAuthError('invalid_client', 'A public client does not authenticate with a secret', challenge);
     return { ...client, metadata };
   }
-  if (secret === undefined || secret === '') throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
+  if (secret === undefined || secret === '')
+    throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
   if (!client.secretHash || !safeEqual(sha256Hex(secret), client.secretHash)) throw failed();
   return { ...client, metadata };
 }

@@ -5,7 +5,14 @@ import { signingKey } from '../signingKey.js';
 import { redirectUriMatches } from './clientRegistry.js';
 import { audienceOf as surfaceAudience, isAudience } from '../http/surfaces.js';
 import { AUTHORIZATION_REQUEST_TTL_S } from './constants.js';
-import { findClientById, isClientIdUrl, isMetadataClientRow, metadataClientRowId, resolveMetadataClient, ROW_ID_REFUSED } from './metadataClients.js';
+import {
+  findClientById,
+  isClientIdUrl,
+  isMetadataClientRow,
+  metadataClientRowId,
+  resolveMetadataClient,
+  ROW_ID_REFUSED,
+} from './metadataClients.js';
 
 /** A validated authorization request, carried signed from /oauth/authorize through sign-in to consent. */
 export interface AuthorizationRequest {
@@ -19,7 +26,8 @@ export interface AuthorizationRequest {
   clientUrl?: string;
 }
 
-export type AuthorizationErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_target';
+export type AuthorizationErrorCode =
+  'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_target';
 
 /** What /oauth/authorize does with a request. */
 export type ParsedAuthorization =
@@ -38,7 +46,6 @@ function one(q: Query, name: string): string | undefined | null {
   return typeof v === 'string' ? v : null;
 }
 
-
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
@@ -50,7 +57,8 @@ const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
  */
 export async function parseAuthorizationRequest(s: Services, q: Query): Promise<ParsedAuthorization> {
   const clientId = one(q, 'client_id');
-  if (!clientId) return { kind: 'page', message: clientId === null ? 'client_id is repeated.' : 'client_id is missing.' };
+  if (!clientId)
+    return { kind: 'page', message: clientId === null ? 'client_id is repeated.' : 'client_id is missing.' };
   const redirectUri = one(q, 'redirect_uri');
   let client: OAuthClient | null;
   const clientUrl = isClientIdUrl(clientId) ? clientId : undefined;
@@ -60,9 +68,14 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
     client = resolved.client;
   } else {
     client = await findClientById(s, clientId);
-    if (!client) return { kind: 'page', message: isMetadataClientRow(clientId.toLowerCase()) ? ROW_ID_REFUSED : 'The client is not registered.' };
+    if (!client)
+      return {
+        kind: 'page',
+        message: isMetadataClientRow(clientId.toLowerCase()) ? ROW_ID_REFUSED : 'The client is not registered.',
+      };
   }
-  if (!redirectUri) return { kind: 'page', message: redirectUri === null ? 'redirect_uri is repeated.' : 'redirect_uri is missing.' };
+  if (!redirectUri)
+    return { kind: 'page', message: redirectUri === null ? 'redirect_uri is repeated.' : 'redirect_uri is missing.' };
   if (!redirectUriMatches(client.redirectUris, redirectUri)) {
     return {
       kind: 'page',
@@ -74,7 +87,11 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
 
   const state = one(q, 'state');
   const fail = (error: AuthorizationErrorCode, description: string): ParsedAuthorization => ({
-    kind: 'error', redirectUri, state: state ?? undefined, error, description,
+    kind: 'error',
+    redirectUri,
+    state: state ?? undefined,
+    error,
+    description,
   });
   for (const name of ['state', 'response_type', 'scope', 'code_challenge', 'code_challenge_method', 'resource']) {
     if (one(q, name) === null) return fail('invalid_request', `${name} is repeated`);
@@ -87,7 +104,8 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
   const method = one(q, 'code_challenge_method');
   if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256)');
   if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256; plain is not supported');
-  if (!CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier');
+  if (!CHALLENGE.test(challenge))
+    return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier');
 
   const resource = one(q, 'resource');
   const { baseUrl } = s.config;
@@ -105,9 +123,15 @@ export async function parseAuthorizationRequest(s: Services, q: Query): Promise<
   if (!granted.length) return fail('invalid_scope', `The client may not request: ${asked.join(' ')}`);
 
   return {
-    kind: 'ok', client,
+    kind: 'ok',
+    client,
     request: {
-      clientId: client.id, redirectUri, scopes: granted, state: state ?? undefined, codeChallenge: challenge, resource,
+      clientId: client.id,
+      redirectUri,
+      scopes: granted,
+      state: state ?? undefined,
+      codeChallenge: challenge,
+      resource,
       ...(clientUrl ? { clientUrl } : {}),
     },
   };
@@ -120,7 +144,10 @@ export async function signAuthorizationRequest(s: Services, r: AuthorizationRequ
   const now = Math.floor(s.now().getTime() / 1000);
   return new SignJWT({ req: r })
     .setProtectedHeader({ alg: 'HS256' })
-    .setIssuer(s.config.baseUrl).setAudience(audienceOf(s)).setIssuedAt(now).setExpirationTime(now + AUTHORIZATION_REQUEST_TTL_S)
+    .setIssuer(s.config.baseUrl)
+    .setAudience(audienceOf(s))
+    .setIssuedAt(now)
+    .setExpirationTime(now + AUTHORIZATION_REQUEST_TTL_S)
     .sign(signingKey(s.secret, 'authorization-request'));
 }
 
@@ -129,20 +156,28 @@ export async function signAuthorizationRequest(s: Services, r: AuthorizationRequ
  * redirect_uri; else null (the consent step then shows an error page, never a redirect).
  */
 export async function verifyAuthorizationRequest(
-  s: Services, token: unknown,
+  s: Services,
+  token: unknown,
 ): Promise<{ client: OAuthClient; request: AuthorizationRequest } | null> {
   if (typeof token !== 'string' || !token) return null;
   let request: AuthorizationRequest;
   try {
     const { payload } = await jwtVerify(token, signingKey(s.secret, 'authorization-request'), {
-      algorithms: ['HS256'], issuer: s.config.baseUrl, audience: audienceOf(s), currentDate: s.now(),
+      algorithms: ['HS256'],
+      issuer: s.config.baseUrl,
+      audience: audienceOf(s),
+      currentDate: s.now(),
     });
     request = payload.req as AuthorizationRequest;
   } catch {
     return null;
   }
   // a metadata-document client's request carries its URL, whose approvals the consent step reads
-  if (isMetadataClientRow(request.clientId) && (!request.clientUrl || metadataClientRowId(request.clientUrl) !== request.clientId)) return null;
+  if (
+    isMetadataClientRow(request.clientId) &&
+    (!request.clientUrl || metadataClientRowId(request.clientUrl) !== request.clientId)
+  )
+    return null;
   const client = await s.ds.manager.findOneBy(OAuthClient, { id: request.clientId });
   if (!client || !redirectUriMatches(client.redirectUris, request.redirectUri)) return null;
   if (!request.scopes.every((x) => client.scopes.includes(x))) return null;

@@ -32,7 +32,10 @@ export function normalizeApprovalPattern(raw: string): string {
   try {
     u = new URL(value);
   } catch {
-    throw validationError('Give an https client-id URL (https://app.example/oauth/client.json) or an https origin (https://app.example)', { field: 'url' });
+    throw validationError(
+      'Give an https client-id URL (https://app.example/oauth/client.json) or an https origin (https://app.example)',
+      { field: 'url' },
+    );
   }
   if (u.protocol !== 'https:') throw validationError('The client-id URL or origin must use https', { field: 'url' });
   if ((u.pathname === '/' || u.pathname === '') && !u.search && !u.hash && !u.username && !u.password) return u.origin;
@@ -47,8 +50,13 @@ const patternsFor = (clientUrl: string) => [clientUrl, new URL(clientUrl).origin
 /** The approvals that cover a client-id URL (server-wide ones have organizationId null). */
 export async function approvalsFor(m: EntityManager, clientUrl: string): Promise<OAuthClientApproval[]> {
   const patterns = patternsFor(clientUrl);
-  const rows = await m.getRepository(OAuthClientApproval).createQueryBuilder('a')
-    .where('a.pattern IN (:...patterns)', { patterns }).orderBy('a.createdAt', 'ASC').addOrderBy('a.id', 'ASC').getMany();
+  const rows = await m
+    .getRepository(OAuthClientApproval)
+    .createQueryBuilder('a')
+    .where('a.pattern IN (:...patterns)', { patterns })
+    .orderBy('a.createdAt', 'ASC')
+    .addOrderBy('a.id', 'ASC')
+    .getMany();
   return rows;
 }
 
@@ -77,26 +85,38 @@ export function approvesContext(contexts: ApprovedContexts, organizationId: stri
 
 /** Approves a client-id URL or origin for one organization (or server-wide with null); idempotent. */
 export async function approveClient(
-  m: EntityManager, now: Date, o: { pattern: string; organizationId: string | null; createdById: string | null },
+  m: EntityManager,
+  now: Date,
+  o: { pattern: string; organizationId: string | null; createdById: string | null },
 ): Promise<{ approval: OAuthClientApproval; created: boolean }> {
   const pattern = normalizeApprovalPattern(o.pattern);
   const existing = await m.findOneBy(OAuthClientApproval, { pattern, organizationId: o.organizationId ?? IsNull() });
   if (existing) return { approval: existing, created: false };
   const approval = m.create(OAuthClientApproval, {
-    id: newId('cla', now.getTime()), pattern, organizationId: o.organizationId, createdById: o.createdById, createdAt: iso(now),
+    id: newId('cla', now.getTime()),
+    pattern,
+    organizationId: o.organizationId,
+    createdById: o.createdById,
+    createdAt: iso(now),
   });
   await m.insert(OAuthClientApproval, approval);
   return { approval, created: true };
 }
 
 /** Withdraws an approval of a pattern for one organization (or the server-wide one); true when one was removed. */
-export async function withdrawApproval(m: EntityManager, o: { pattern: string; organizationId: string | null }): Promise<boolean> {
+export async function withdrawApproval(
+  m: EntityManager,
+  o: { pattern: string; organizationId: string | null },
+): Promise<boolean> {
   const pattern = normalizeApprovalPattern(o.pattern);
   const r = await m.delete(OAuthClientApproval, { pattern, organizationId: o.organizationId ?? IsNull() });
   return (r.affected ?? 0) > 0;
 }
 
 /** An organization's approvals (the settings page), oldest first. */
-export async function approvalsOfOrganization(m: EntityManager, organizationId: string): Promise<OAuthClientApproval[]> {
+export async function approvalsOfOrganization(
+  m: EntityManager,
+  organizationId: string,
+): Promise<OAuthClientApproval[]> {
   return m.find(OAuthClientApproval, { where: { organizationId }, order: { createdAt: 'ASC', id: 'ASC' } });
 }

@@ -1,7 +1,14 @@
 import { Agent, request } from 'undici';
 import type { Services } from '../domain/services.js';
 import { ConcurrencyGate } from '../outbound/concurrencyGate.js';
-import { allowlistOf, checkOutboundUrl, pinnedLookup, type Resolver, systemResolver, UrlRefusedError } from '../outbound/ssrfGuard.js';
+import {
+  allowlistOf,
+  checkOutboundUrl,
+  pinnedLookup,
+  type Resolver,
+  systemResolver,
+  UrlRefusedError,
+} from '../outbound/ssrfGuard.js';
 import { redirectUriProblem } from './clientRegistry.js';
 
 /**
@@ -54,7 +61,12 @@ export interface ClientMetadataFetchDeps {
 }
 
 const DEFAULT_DEPS: ClientMetadataFetchDeps = {
-  resolver: systemResolver, connectTimeoutMs: 3000, totalTimeoutMs: 5000, maxFetchesPerOrigin: 2, maxFetches: 8, failureCacheMs: 30_000,
+  resolver: systemResolver,
+  connectTimeoutMs: 3000,
+  totalTimeoutMs: 5000,
+  maxFetchesPerOrigin: 2,
+  maxFetches: 8,
+  failureCacheMs: 30_000,
 };
 
 const overrides = new WeakMap<Services, Partial<ClientMetadataFetchDeps>>();
@@ -95,7 +107,10 @@ function remember<V>(cache: Map<string, V>, key: string, value: V): void {
 
 /** The cache lifetime of a response, in seconds; null when it must not be stored (no-store, no-cache, private is fine). */
 export function cacheSeconds(cacheControl: string | undefined): number | null {
-  const directives = (cacheControl ?? '').toLowerCase().split(',').map((d) => d.trim());
+  const directives = (cacheControl ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
   if (directives.includes('no-store') || directives.includes('no-cache')) return null;
   const maxAge = directives.map((d) => /^(?:s-)?max-age\s*=\s*"?(\d+)"?$/.exec(d)).find(Boolean);
   const seconds = maxAge ? Number(maxAge[1]) : MIN_CACHE_S;
@@ -118,25 +133,42 @@ export function validateClientMetadata(url: string, body: unknown): ClientMetada
     const problem = redirectUriProblem(uri);
     if (problem) throw bad(`redirect URI ${uri} ${problem}`);
   }
-  if (body.token_endpoint_auth_method !== 'none') throw bad('token_endpoint_auth_method must be "none" (a public client)');
+  if (body.token_endpoint_auth_method !== 'none')
+    throw bad('token_endpoint_auth_method must be "none" (a public client)');
   if ('client_secret' in body || 'client_secret_expires_at' in body) throw bad('it must not hold a client_secret');
-  if (body.grant_types !== undefined && !(Array.isArray(body.grant_types) && body.grant_types.includes('authorization_code'))) {
+  if (
+    body.grant_types !== undefined &&
+    !(Array.isArray(body.grant_types) && body.grant_types.includes('authorization_code'))
+  ) {
     throw bad('grant_types must include authorization_code');
   }
-  if (body.response_types !== undefined && !(Array.isArray(body.response_types) && body.response_types.includes('code'))) {
+  if (
+    body.response_types !== undefined &&
+    !(Array.isArray(body.response_types) && body.response_types.includes('code'))
+  ) {
     throw bad('response_types must include code');
   }
   let logoUri: string | null = null;
   if (body.logo_uri !== undefined) {
-    const ok = typeof body.logo_uri === 'string' && URL.canParse(body.logo_uri) && new URL(body.logo_uri).protocol === 'https:';
+    const ok =
+      typeof body.logo_uri === 'string' && URL.canParse(body.logo_uri) && new URL(body.logo_uri).protocol === 'https:';
     if (!ok) throw bad('logo_uri must be an https URL');
     logoUri = body.logo_uri as string;
   }
-  return { clientId: url, clientName: body.client_name.trim(), redirectUris: [...new Set(body.redirect_uris as string[])], logoUri };
+  return {
+    clientId: url,
+    clientName: body.client_name.trim(),
+    redirectUris: [...new Set(body.redirect_uris as string[])],
+    logoUri,
+  };
 }
 
 /** Reads at most `limit` bytes of a body; throws when there is more. */
-async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number, url: string): Promise<Buffer> {
+async function readBounded(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  limit: number,
+  url: string,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -155,15 +187,30 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
   const deps = depsOf(s);
   let target;
   try {
-    target = await checkOutboundUrl(url, { allowlist: allowlistOf(s.config), resolver: deps.resolver, resolveTimeoutMs: deps.connectTimeoutMs });
+    target = await checkOutboundUrl(url, {
+      allowlist: allowlistOf(s.config),
+      resolver: deps.resolver,
+      resolveTimeoutMs: deps.connectTimeoutMs,
+    });
   } catch (err) {
-    if (err instanceof UrlRefusedError) throw new ClientMetadataError(`The client metadata document at ${url} cannot be fetched: ${err.message}.`);
+    if (err instanceof UrlRefusedError)
+      throw new ClientMetadataError(`The client metadata document at ${url} cannot be fetched: ${err.message}.`);
     throw err;
   }
-  if (!target) throw new ClientMetadataError(`The client metadata document at ${url} cannot be fetched: its host does not resolve.`);
+  if (!target)
+    throw new ClientMetadataError(
+      `The client metadata document at ${url} cannot be fetched: its host does not resolve.`,
+    );
   const agent = new Agent({
-    connect: { timeout: deps.connectTimeoutMs, lookup: pinnedLookup(target) as never, ...(deps.ca ? { ca: deps.ca } : {}) },
-    headersTimeout: deps.totalTimeoutMs, bodyTimeout: deps.totalTimeoutMs, connections: 1, pipelining: 0,
+    connect: {
+      timeout: deps.connectTimeoutMs,
+      lookup: pinnedLookup(target) as never,
+      ...(deps.ca ? { ca: deps.ca } : {}),
+    },
+    headersTimeout: deps.totalTimeoutMs,
+    bodyTimeout: deps.totalTimeoutMs,
+    connections: 1,
+    pipelining: 0,
   });
   const ac = new AbortController();
   let timedOut = false;
@@ -174,28 +221,41 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
   try {
     // undici's request() follows no redirect
     const res = await request(target.url, {
-      method: 'GET', dispatcher: agent, signal: ac.signal,
+      method: 'GET',
+      dispatcher: agent,
+      signal: ac.signal,
       headers: { accept: 'application/json', 'user-agent': 'svc-authorization-server' },
     });
     // a body given up on (destroyed) reports an abort error: it is expected, never an uncaught exception
     res.body.on('error', () => undefined);
     if (res.statusCode >= 300 && res.statusCode < 400) {
       res.body.destroy();
-      throw new ClientMetadataError(`The client metadata document at ${url} redirects (HTTP ${res.statusCode}); redirects are not followed.`);
+      throw new ClientMetadataError(
+        `The client metadata document at ${url} redirects (HTTP ${res.statusCode}); redirects are not followed.`,
+      );
     }
     if (res.statusCode !== 200) {
       res.body.destroy();
-      throw new ClientMetadataError(`The client metadata document at ${url} could not be fetched: HTTP ${res.statusCode}.`);
+      throw new ClientMetadataError(
+        `The client metadata document at ${url} could not be fetched: HTTP ${res.statusCode}.`,
+      );
     }
-    const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const type = String(res.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim()
+      .toLowerCase();
     if (type !== 'application/json') {
       res.body.destroy();
-      throw new ClientMetadataError(`The client metadata document at ${url} is not application/json (${type || 'no Content-Type'}).`);
+      throw new ClientMetadataError(
+        `The client metadata document at ${url} is not application/json (${type || 'no Content-Type'}).`,
+      );
     }
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_DOCUMENT_BYTES) {
       res.body.destroy();
-      throw new ClientMetadataError(`The client metadata document at ${url} is larger than ${MAX_DOCUMENT_BYTES} bytes.`);
+      throw new ClientMetadataError(
+        `The client metadata document at ${url} is larger than ${MAX_DOCUMENT_BYTES} bytes.`,
+      );
     }
     const raw = await readBounded(res.body as never, MAX_DOCUMENT_BYTES, url);
     let parsed: unknown;
@@ -208,8 +268,15 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
     return { doc: validateClientMetadata(url, parsed), cacheFor: cacheSeconds(Array.isArray(cc) ? cc.join(', ') : cc) };
   } catch (err) {
     if (err instanceof ClientMetadataError) throw err;
-    if (timedOut || ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes((err as { code?: string }).code ?? '')) {
-      throw new ClientMetadataError(`The client metadata document at ${url} did not arrive within ${deps.totalTimeoutMs / 1000} s.`);
+    if (
+      timedOut ||
+      ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(
+        (err as { code?: string }).code ?? '',
+      )
+    ) {
+      throw new ClientMetadataError(
+        `The client metadata document at ${url} did not arrive within ${deps.totalTimeoutMs / 1000} s.`,
+      );
     }
     s.log.info({ err, url }, 'client metadata document fetch failed');
     throw new ClientMetadataError(`The client metadata document at ${url} is unreachable.`);
@@ -239,7 +306,7 @@ export async function loadClientMetadata(s: Services, url: string): Promise<Clie
   if (!release) {
     throw new ClientMetadataError(
       `The client metadata document at ${url} cannot be fetched now: too many client metadata documents are being fetched ` +
-      `(from ${origin} or in all); try again in a few seconds.`,
+        `(from ${origin} or in all); try again in a few seconds.`,
     );
   }
   const fetching = (async () => {
@@ -250,7 +317,8 @@ export async function loadClientMetadata(s: Services, url: string): Promise<Clie
       else st.documents.delete(url);
       return doc;
     } catch (err) {
-      if (err instanceof ClientMetadataError) remember(st.failures, url, { message: err.message, expiresAt: now + depsOf(s).failureCacheMs });
+      if (err instanceof ClientMetadataError)
+        remember(st.failures, url, { message: err.message, expiresAt: now + depsOf(s).failureCacheMs });
       throw err;
     } finally {
       release();

@@ -43,7 +43,9 @@ export function redirectUriProblem(uri: string): string | null {
  * is enough).
  */
 export async function createClient(
-  m: EntityManager, now: Date, o: CreateClientOptions,
+  m: EntityManager,
+  now: Date,
+  o: CreateClientOptions,
 ): Promise<{ client: OAuthClient; clientSecret: string | null }> {
   if (!o.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
   if (!o.redirectUris.length) throw validationError('At least one redirect URI is required', { field: 'redirectUris' });
@@ -56,9 +58,14 @@ export async function createClient(
   if (unknown.length || !scopes.length) throw validationError('Unknown or empty scopes', { field: 'scopes', unknown });
   const clientSecret = o.type === 'confidential' ? randomToken(CLIENT_SECRET_PREFIX, 32) : null;
   const client = m.create(OAuthClient, {
-    id: newId('cli', now.getTime()), name: o.name.trim(), type: o.type, kind: o.kind ?? 'app',
-    redirectUris: [...new Set(o.redirectUris)], scopes: [...new Set(scopes)],
-    secretHash: clientSecret ? sha256Hex(clientSecret) : null, createdAt: iso(now),
+    id: newId('cli', now.getTime()),
+    name: o.name.trim(),
+    type: o.type,
+    kind: o.kind ?? 'app',
+    redirectUris: [...new Set(o.redirectUris)],
+    scopes: [...new Set(scopes)],
+    secretHash: clientSecret ? sha256Hex(clientSecret) : null,
+    createdAt: iso(now),
   });
   await m.insert(OAuthClient, client);
   return { client, clientSecret };
@@ -81,7 +88,15 @@ export function redirectUriMatches(registered: readonly string[], presented: str
   } catch {
     return false;
   }
-  if (p.protocol !== 'http:' || !ANY_PORT_HOSTS.has(p.hostname) || p.href !== presented || p.username || p.password || p.hash) return false;
+  if (
+    p.protocol !== 'http:' ||
+    !ANY_PORT_HOSTS.has(p.hostname) ||
+    p.href !== presented ||
+    p.username ||
+    p.password ||
+    p.hash
+  )
+    return false;
   return registered.some((r) => {
     if (!URL.canParse(r)) return false;
     const u = new URL(r);

@@ -20,8 +20,13 @@ export interface NewCode {
 export async function issueCode(m: EntityManager, now: Date, c: NewCode): Promise<string> {
   const code = randomToken('', 32);
   await m.insert(OAuthCode, {
-    id: newId('cod', now.getTime()), codeHash: sha256Hex(code), ...c, createdAt: iso(now),
-    expiresAt: iso(new Date(now.getTime() + CODE_TTL_MS)), usedAt: null, grantId: null,
+    id: newId('cod', now.getTime()),
+    codeHash: sha256Hex(code),
+    ...c,
+    createdAt: iso(now),
+    expiresAt: iso(new Date(now.getTime() + CODE_TTL_MS)),
+    usedAt: null,
+    grantId: null,
   });
   return code;
 }
@@ -34,6 +39,9 @@ export async function findCode(m: EntityManager, code: string): Promise<OAuthCod
 
 /** Consumes a code atomically: true for the one exchange that wins, false when it was used already. */
 export async function consumeCode(m: EntityManager, now: Date, codeId: string): Promise<boolean> {
-  const r = await sql(m, 'UPDATE "oauth_codes" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [iso(now), codeId]);
+  const r = await sql(m, 'UPDATE "oauth_codes" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [
+    iso(now),
+    codeId,
+  ]);
   return r.affected === 1;
 }

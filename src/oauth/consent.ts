@@ -23,7 +23,11 @@ export interface ConsentContexts {
  * client or one an operator approved server-wide; for a metadata-document client otherwise only the user's
  * organizations whose administrators approved it (issue 19 item 1).
  */
-export async function consentContexts(s: Services, userId: string, request: AuthorizationRequest): Promise<ConsentContexts> {
+export async function consentContexts(
+  s: Services,
+  userId: string,
+  request: AuthorizationRequest,
+): Promise<ConsentContexts> {
   const orgs = (await organizationsOf(s.ds.manager, userId)).map(({ id, name }) => ({ id, name }));
   if (!request.clientUrl) return { orgs, personal: true };
   // the rule the code exchange and every refresh apply again to the grant's context (approvesContext)
@@ -47,7 +51,11 @@ export function chosenContext(contexts: ConsentContexts, chosen: unknown): strin
 
 /** Where a denial sends the user: the client's redirect_uri with `access_denied`, `state` and `iss`. */
 export const denialRedirect = (s: Services, request: AuthorizationRequest): string =>
-  redirectTo(s, request.redirectUri, { error: 'access_denied', error_description: 'The user denied the request', state: request.state });
+  redirectTo(s, request.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The user denied the request',
+    state: request.state,
+  });
 
 /**
  * Issues the single-use code of an approval, bound to the client, redirect_uri, PKCE challenge, resource,
@@ -55,13 +63,19 @@ export const denialRedirect = (s: Services, request: AuthorizationRequest): stri
  * `code`, `state` and `iss`.
  */
 export async function approvalRedirect(
-  s: Services, a: { clientId: string; userId: string; organizationId: string | null; request: AuthorizationRequest },
+  s: Services,
+  a: { clientId: string; userId: string; organizationId: string | null; request: AuthorizationRequest },
 ): Promise<string> {
   const { request } = a;
   const code = await inTransaction(s, (m) =>
     issueCode(m, s.now(), {
-      clientId: a.clientId, userId: a.userId, organizationId: a.organizationId, scopes: request.scopes, resource: request.resource,
-      redirectUri: request.redirectUri, codeChallenge: request.codeChallenge,
+      clientId: a.clientId,
+      userId: a.userId,
+      organizationId: a.organizationId,
+      scopes: request.scopes,
+      resource: request.resource,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
     }),
   );
   return redirectTo(s, request.redirectUri, { code, state: request.state });

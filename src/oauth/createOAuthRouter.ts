@@ -1,5 +1,11 @@
 import cors from 'cors';
-import express, { type ErrorRequestHandler, type NextFunction, type Request, type Response, type Router } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type Response,
+  type Router,
+} from 'express';
 import type { Services } from '../domain/services.js';
 import { formBody } from '../formBody.js';
 import { authorizationServerMetadata, protectedResourceMetadata } from './metadata.js';
@@ -57,8 +63,13 @@ export function createOAuthRouter({ services, errorHandler }: OAuthRouterOptions
   const oauthBodyErrors = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     const status = (err as { status?: number }).status;
     if (!status || status >= 500) return next(err);
-    if (status === 408) return sendOAuthError(res, new OAuthError('invalid_request', 'The request body did not arrive in time', {}, 408));
-    if (status === 429) return sendOAuthError(res, new OAuthError('invalid_request', 'Too many requests in flight; retry shortly', { 'Retry-After': '1' }, 429));
+    if (status === 408)
+      return sendOAuthError(res, new OAuthError('invalid_request', 'The request body did not arrive in time', {}, 408));
+    if (status === 429)
+      return sendOAuthError(
+        res,
+        new OAuthError('invalid_request', 'Too many requests in flight; retry shortly', { 'Retry-After': '1' }, 429),
+      );
     sendOAuthError(res, new OAuthError('invalid_request', 'The request body could not be read'));
   };
   r.options('/oauth/token', anyOriginPost);

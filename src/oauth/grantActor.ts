@@ -10,8 +10,12 @@ export const ACTOR_USER_COLUMNS = { email: true, name: true, locale: true, creat
  * (an app's or agent client's token, an agent run's delegated token) build it here.
  */
 export function grantActor(
-  kind: AuthenticatedActor['kind'], token: OAuthToken, grant: OAuthGrant, user: Pick<User, 'email' | 'name' | 'locale' | 'createdAt'>,
-  plan: string, extra: Pick<AuthenticatedActor, 'roomId' | 'agentRunId'> = {},
+  kind: AuthenticatedActor['kind'],
+  token: OAuthToken,
+  grant: OAuthGrant,
+  user: Pick<User, 'email' | 'name' | 'locale' | 'createdAt'>,
+  plan: string,
+  extra: Pick<AuthenticatedActor, 'roomId' | 'agentRunId'> = {},
 ): AuthenticatedActor {
   return {
     kind,

@@ -56,7 +56,10 @@ export const approvalHint = (url: string) =>
  * loaded and validated and the client's row is brought up to date with it. Never redirects: the caller
  * shows `message` on an error page.
  */
-export async function resolveMetadataClient(s: Services, url: string): Promise<{ client: OAuthClient } | { message: string }> {
+export async function resolveMetadataClient(
+  s: Services,
+  url: string,
+): Promise<{ client: OAuthClient } | { message: string }> {
   const problem = clientIdUrlProblem(url);
   if (problem) return { message: `The client_id ${url} ${problem}.` };
   const contexts = await approvedContexts(s.ds.manager, url);
@@ -71,19 +74,29 @@ export async function resolveMetadataClient(s: Services, url: string): Promise<{
     throw err;
   }
   const id = metadataClientRowId(url);
-  const upsert = () => inTransaction(s, async (m) => {
-    const existing = await m.findOneBy(OAuthClient, { id });
-    const fields = { name: doc.clientName, redirectUris: doc.redirectUris, scopes: [...SCOPES] };
-    if (existing) {
-      const changed = existing.name !== fields.name || JSON.stringify(existing.redirectUris) !== JSON.stringify(fields.redirectUris)
-        || JSON.stringify(existing.scopes) !== JSON.stringify(fields.scopes);
-      if (changed) await m.update(OAuthClient, { id }, fields);
-      return { ...existing, ...fields };
-    }
-    const row = m.create(OAuthClient, { id, ...fields, type: 'public', kind: 'agent', secretHash: null, createdAt: iso(s.now()) });
-    await m.insert(OAuthClient, row);
-    return row;
-  });
+  const upsert = () =>
+    inTransaction(s, async (m) => {
+      const existing = await m.findOneBy(OAuthClient, { id });
+      const fields = { name: doc.clientName, redirectUris: doc.redirectUris, scopes: [...SCOPES] };
+      if (existing) {
+        const changed =
+          existing.name !== fields.name ||
+          JSON.stringify(existing.redirectUris) !== JSON.stringify(fields.redirectUris) ||
+          JSON.stringify(existing.scopes) !== JSON.stringify(fields.scopes);
+        if (changed) await m.update(OAuthClient, { id }, fields);
+        return { ...existing, ...fields };
+      }
+      const row = m.create(OAuthClient, {
+        id,
+        ...fields,
+        type: 'public',
+        kind: 'agent',
+        secretHash: null,
+        createdAt: iso(s.now()),
+      });
+      await m.insert(OAuthClient, row);
+      return row;
+    });
   try {
     return { client: await upsert() };
   } catch (err) {

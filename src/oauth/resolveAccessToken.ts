@@ -19,7 +19,8 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
   if (!value.startsWith(ACCESS_TOKEN_PREFIX)) return null;
   const m = s.ds.manager;
   const token = await findToken(m, value);
-  if (!token || token.kind !== 'access' || token.revokedAt || Date.parse(token.expiresAt) <= s.now().getTime()) return null;
+  if (!token || token.kind !== 'access' || token.revokedAt || Date.parse(token.expiresAt) <= s.now().getTime())
+    return null;
   const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
   if (!grant || grant.revokedAt) return null;
   // an agent run's delegated token (issue 21): its own rules, no OAuth client behind it

@@ -21,17 +21,29 @@ const RUN_STANDING = `SELECT ar."id", ar."status", ar."roomId", ar."userId", ${R
  * organization. The run then ends here (`credential_revoked`), so its list shows it ended. The human's room
  * rights are not copied here: `requireRoom` reads them from the database on every request.
  */
-export async function resolveDelegatedToken(s: Services, token: OAuthToken, grant: OAuthGrant): Promise<AuthenticatedActor | null> {
+export async function resolveDelegatedToken(
+  s: Services,
+  token: OAuthToken,
+  grant: OAuthGrant,
+): Promise<AuthenticatedActor | null> {
   const m = s.ds.manager;
   if (!token.agentRunId || !token.roomId || !grant.organizationId) return null;
   const [run, user] = await Promise.all([
-    sql<{ id: string; status: string; roomId: string; userId: string; revoked: RevokedStarter | null }>(s.ds, RUN_STANDING, [token.agentRunId]).then((r) => r.rows[0]),
+    sql<{ id: string; status: string; roomId: string; userId: string; revoked: RevokedStarter | null }>(
+      s.ds,
+      RUN_STANDING,
+      [token.agentRunId],
+    ).then((r) => r.rows[0]),
     m.findOne(User, { where: { id: grant.userId }, select: ACTOR_USER_COLUMNS }),
   ]);
   if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId) return null;
   if (run.revoked || !user) {
     const ended = await inTransaction(s, (tx) => endRunsOfRevokedStarters(tx, s.now(), { runId: run.id }));
-    if (ended.length) s.log.info({ agentRunId: run.id, revoked: run.revoked ?? 'user' }, 'agent run canceled: the credential that started it no longer stands');
+    if (ended.length)
+      s.log.info(
+        { agentRunId: run.id, revoked: run.revoked ?? 'user' },
+        'agent run canceled: the credential that started it no longer stands',
+      );
     return null;
   }
   const plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';

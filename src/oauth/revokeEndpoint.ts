@@ -22,8 +22,11 @@ export function revokeEndpoint({ services: s }: { services: Services }) {
       const token = await findToken(s.ds.manager, value);
       const grant = token ? await s.ds.manager.findOneBy(OAuthGrant, { id: token.grantId }) : null;
       if (token && grant) {
-        if (grant.clientId !== client.id) throw new OAuthError('unauthorized_client', 'The token was not issued to this client');
-        await inTransaction(s, (m) => (token.kind === 'refresh' ? revokeGrant(m, s.now(), grant.id) : revokeToken(m, s.now(), token.id)));
+        if (grant.clientId !== client.id)
+          throw new OAuthError('unauthorized_client', 'The token was not issued to this client');
+        await inTransaction(s, (m) =>
+          token.kind === 'refresh' ? revokeGrant(m, s.now(), grant.id) : revokeToken(m, s.now(), token.id),
+        );
       }
       res.set(NO_STORE).status(200).end();
     } catch (err) {

@@ -24,7 +24,8 @@ export function tokenEndpoint({ services: s }: { services: Services }) {
       // every parameter read first (a repeated one is refused), then the missing ones refused in order
       const params = Object.fromEntries(grant.parameters.map(({ name }) => [name, p.one(name)]));
       for (const { name, required, hint } of grant.parameters) {
-        if (required && !params[name]) throw new OAuthError('invalid_request', `${name} is required${hint ? ` (${hint})` : ''}`);
+        if (required && !params[name])
+          throw new OAuthError('invalid_request', `${name} is required${hint ? ` (${hint})` : ''}`);
       }
       const body = await grant.handler(s, client, params, p);
       res.set(NO_STORE).status(200).json(body);

@@ -27,8 +27,11 @@ export interface NewGrant {
 /** Starts a refresh-token family (spec 3): it and every token under it end 30 days from now. */
 export async function createGrant(m: EntityManager, now: Date, g: NewGrant): Promise<OAuthGrant> {
   const grant = m.create(OAuthGrant, {
-    id: newId('grt', now.getTime()), ...g, createdAt: iso(now),
-    expiresAt: iso(new Date(now.getTime() + REFRESH_FAMILY_TTL_MS)), revokedAt: null,
+    id: newId('grt', now.getTime()),
+    ...g,
+    createdAt: iso(now),
+    expiresAt: iso(new Date(now.getTime() + REFRESH_FAMILY_TTL_MS)),
+    revokedAt: null,
   });
   await m.insert(OAuthGrant, grant);
   return grant;
@@ -38,16 +41,29 @@ export async function createGrant(m: EntityManager, now: Date, g: NewGrant): Pro
  * Issues an access token (1 hour, `accessScopes`) and a refresh token (to the family's end, the grant's
  * scopes). Tokens are the prefix + 32 random bytes base64url; only their SHA-256 is stored (spec 5.6).
  */
-export async function issueTokens(m: EntityManager, now: Date, grant: OAuthGrant, accessScopes = grant.scopes): Promise<IssuedTokens> {
+export async function issueTokens(
+  m: EntityManager,
+  now: Date,
+  grant: OAuthGrant,
+  accessScopes = grant.scopes,
+): Promise<IssuedTokens> {
   const accessToken = randomToken(ACCESS_TOKEN_PREFIX, 32);
   const refreshToken = randomToken(REFRESH_TOKEN_PREFIX, 32);
   const base = { grantId: grant.id, createdAt: iso(now), usedAt: null, revokedAt: null };
   const access = {
-    ...base, id: newId('tok', now.getTime()), kind: 'access' as const, tokenHash: sha256Hex(accessToken), scopes: accessScopes,
+    ...base,
+    id: newId('tok', now.getTime()),
+    kind: 'access' as const,
+    tokenHash: sha256Hex(accessToken),
+    scopes: accessScopes,
     expiresAt: iso(new Date(Math.min(now.getTime() + ACCESS_TOKEN_TTL_MS, Date.parse(grant.expiresAt)))),
   };
   const refresh = {
-    ...base, id: newId('tok', now.getTime()), kind: 'refresh' as const, tokenHash: sha256Hex(refreshToken), scopes: grant.scopes,
+    ...base,
+    id: newId('tok', now.getTime()),
+    kind: 'refresh' as const,
+    tokenHash: sha256Hex(refreshToken),
+    scopes: grant.scopes,
     expiresAt: grant.expiresAt,
   };
   await m.insert(OAuthToken, [access, refresh]);
@@ -67,7 +83,10 @@ export async function findToken(m: EntityManager, token: string): Promise<OAuthT
  * already (then the caller has detected reuse).
  */
 export async function markRefreshUsed(m: EntityManager, now: Date, tokenId: string): Promise<boolean> {
-  const r = await sql(m, 'UPDATE "oauth_tokens" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [iso(now), tokenId]);
+  const r = await sql(m, 'UPDATE "oauth_tokens" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [
+    iso(now),
+    tokenId,
+  ]);
   return r.affected === 1;
 }
 

@@ -17,7 +17,8 @@ export interface GrantSummary {
 /** The apps and agents a user has granted and that still hold a live refresh family (issue 4 item 8). */
 export async function listUserGrants(m: EntityManager, now: Date, userId: string): Promise<GrantSummary[]> {
   const grants = await m.find(OAuthGrant, {
-    where: { userId, revokedAt: IsNull(), expiresAt: MoreThan(iso(now)) }, order: { createdAt: 'DESC', id: 'DESC' },
+    where: { userId, revokedAt: IsNull(), expiresAt: MoreThan(iso(now)) },
+    order: { createdAt: 'DESC', id: 'DESC' },
   });
   if (!grants.length) return [];
   const clients = new Map(
@@ -30,7 +31,9 @@ export async function listUserGrants(m: EntityManager, now: Date, userId: string
     clientName: clients.get(g.clientId)?.name ?? '(deleted client)',
     kind: clients.get(g.clientId)?.kind ?? 'app',
     resource: g.resource,
-    organization: g.organizationId ? { id: g.organizationId, name: orgs.get(g.organizationId)?.name ?? g.organizationId } : null,
+    organization: g.organizationId
+      ? { id: g.organizationId, name: orgs.get(g.organizationId)?.name ?? g.organizationId }
+      : null,
     scopes: g.scopes,
     createdAt: g.createdAt,
   }));

@@ -8,7 +8,12 @@ export type Surface = 'rest' | 'mcp' | 'oauth' | 'pages';
 
 /** The refusals counted by reason (spec 5.5's error codes), and a database busy past its timeout. */
 const REFUSAL_REASONS = new Set([
-  'rate_limited', 'api_units_exhausted', 'insufficient_scope', 'invalid_audience', 'unauthorized', 'service_unavailable',
+  'rate_limited',
+  'api_units_exhausted',
+  'insufficient_scope',
+  'invalid_audience',
+  'unauthorized',
+  'service_unavailable',
 ]);
 
 /** How an attempt of a webhook delivery ended: delivered, to be retried, or finally failed (spec 6.5). */
@@ -56,29 +61,40 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
   const registers = [registry];
 
   const requests = new Counter({
-    name: 'svc_requests_total', help: 'Requests answered, by surface, operation and status class', registers,
+    name: 'svc_requests_total',
+    help: 'Requests answered, by surface, operation and status class',
+    registers,
     labelNames: ['surface', 'operation', 'status_class'] as const,
   });
   const duration = new Histogram({
-    name: 'svc_request_duration_seconds', help: 'Time from the request to the end of its answer', registers,
+    name: 'svc_request_duration_seconds',
+    help: 'Time from the request to the end of its answer',
+    registers,
     labelNames: ['surface', 'operation', 'status_class'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   });
   const refusals = new Counter({
-    name: 'svc_refusals_total', help: 'Requests refused, by surface and reason (the error code)', registers,
+    name: 'svc_refusals_total',
+    help: 'Requests refused, by surface and reason (the error code)',
+    registers,
     labelNames: ['surface', 'reason'] as const,
   });
   const units = new Counter({
-    name: 'svc_api_units_charged_total', help: 'API units charged (net of refunds), by surface', registers, labelNames: ['surface'] as const,
+    name: 'svc_api_units_charged_total',
+    help: 'API units charged (net of refunds), by surface',
+    registers,
+    labelNames: ['surface'] as const,
   });
   const attempts = new Counter({
     name: 'svc_webhook_attempts_total',
-    help: 'Webhook delivery attempts by outcome; succeeded + failed are the deliveries finished', registers,
+    help: 'Webhook delivery attempts by outcome; succeeded + failed are the deliveries finished',
+    registers,
     labelNames: ['outcome'] as const,
   });
   const commitToReceipt = new Histogram({
     name: 'svc_webhook_commit_to_receipt_seconds',
-    help: 'From the commit of a delivery (its outbox row) to the receiver\'s 2xx answer', registers,
+    help: "From the commit of a delivery (its outbox row) to the receiver's 2xx answer",
+    registers,
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
   });
 
@@ -86,7 +102,8 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
   let backlog: Promise<{ pending: number; oldestSeconds: number }> | null = null;
   const readBacklog = () =>
     (backlog ??= sql<{ n: number | string; oldest: string | null }>(
-      ds, 'SELECT COUNT(*) AS "n", MIN("createdAt") AS "oldest" FROM "webhook_deliveries" WHERE "state" = \'pending\'',
+      ds,
+      'SELECT COUNT(*) AS "n", MIN("createdAt") AS "oldest" FROM "webhook_deliveries" WHERE "state" = \'pending\'',
     )
       .then(({ rows: [r] }) => ({
         pending: Number(r?.n ?? 0),
@@ -94,23 +111,39 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
       }))
       .finally(() => setImmediate(() => (backlog = null))));
   new Gauge({
-    name: 'svc_webhook_backlog_pending', help: 'Webhook deliveries waiting to be sent or retried (the outbox)', registers,
+    name: 'svc_webhook_backlog_pending',
+    help: 'Webhook deliveries waiting to be sent or retried (the outbox)',
+    registers,
     async collect() {
       // (a database that fails the query leaves the gauge as it was: /readyz reports the database)
-      if (ds.isInitialized) await readBacklog().then((b) => this.set(b.pending), () => undefined);
+      if (ds.isInitialized)
+        await readBacklog().then(
+          (b) => this.set(b.pending),
+          () => undefined,
+        );
     },
   });
   new Gauge({
-    name: 'svc_webhook_backlog_oldest_age_seconds', help: 'Age of the oldest pending webhook delivery (0 when none)', registers,
+    name: 'svc_webhook_backlog_oldest_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (0 when none)',
+    registers,
     async collect() {
-      if (ds.isInitialized) await readBacklog().then((b) => this.set(b.oldestSeconds), () => undefined);
+      if (ds.isInitialized)
+        await readBacklog().then(
+          (b) => this.set(b.oldestSeconds),
+          () => undefined,
+        );
     },
   });
 
   if (ds.options.type === 'postgres') {
-    const pool = () => driverPostgresPool<{ totalCount: number; idleCount: number; waitingCount: number } | undefined>(ds);
+    const pool = () =>
+      driverPostgresPool<{ totalCount: number; idleCount: number; waitingCount: number } | undefined>(ds);
     new Gauge({
-      name: 'svc_db_pool_connections', help: 'PostgreSQL pool connections by state', registers, labelNames: ['state'] as const,
+      name: 'svc_db_pool_connections',
+      help: 'PostgreSQL pool connections by state',
+      registers,
+      labelNames: ['state'] as const,
       collect() {
         const p = pool();
         if (!p) return;
@@ -119,7 +152,9 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
       },
     });
     new Gauge({
-      name: 'svc_db_pool_waiting', help: 'Queries waiting for a PostgreSQL pool connection', registers,
+      name: 'svc_db_pool_waiting',
+      help: 'Queries waiting for a PostgreSQL pool connection',
+      registers,
       collect() {
         const p = pool();
         if (p) this.set(p.waitingCount);

@@ -14,7 +14,11 @@ export function metricsEndpoint(metrics: Metrics, token: string): (req: Incoming
   return (req, res) => {
     const presented = BEARER.exec(req.headers.authorization ?? '')?.[1];
     if (!presented || !safeEqual(sha256Hex(presented), expected)) {
-      res.writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8', 'WWW-Authenticate': 'Bearer realm="metrics"', 'Cache-Control': 'no-store' });
+      res.writeHead(401, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'WWW-Authenticate': 'Bearer realm="metrics"',
+        'Cache-Control': 'no-store',
+      });
       res.end('Unauthorized\n');
       return;
     }

@@ -33,7 +33,7 @@ function surfaceOf(url: string): Surface | null {
     if (MCP_PATH.test(url)) return 'mcp';
     if (OPERATOR_PATHS.test(url)) return null;
   }
-  if ((c === 0x68 /* h */ || c === 0x72 /* r */) && OPERATOR_PATHS.test(url)) return null;
+  if ((c === 0x68 /* h */ || c === 0x72) /* r */ && OPERATOR_PATHS.test(url)) return null;
   if (/^\/(?:oauth(?:[/?]|$)|\.well-known\/oauth-)/.test(url)) return 'oauth';
   return 'pages';
 }
@@ -62,9 +62,14 @@ export function observeRequests(listener: RequestListener, { metrics }: ObserveR
     const traced = startRequestSpan(req.method ?? 'GET', req.headers);
     // 'close' comes once the answer is sent, or when the client went away first (not counted, span ended)
     res.once('close', () => {
-      const operation = (res as Marked)[OPERATION] ?? (surface === 'rest' || surface === 'mcp' ? undefined : routeOperation(req)) ?? 'unmatched';
-      if (res.writableFinished) metrics?.requestEnded(surface, operation, res.statusCode, (performance.now() - start) / 1000);
-      if (traced) endRequestSpan(traced.span, req.method ?? 'GET', surface, operation, res.statusCode, !res.writableFinished);
+      const operation =
+        (res as Marked)[OPERATION] ??
+        (surface === 'rest' || surface === 'mcp' ? undefined : routeOperation(req)) ??
+        'unmatched';
+      if (res.writableFinished)
+        metrics?.requestEnded(surface, operation, res.statusCode, (performance.now() - start) / 1000);
+      if (traced)
+        endRequestSpan(traced.span, req.method ?? 'GET', surface, operation, res.statusCode, !res.writableFinished);
     });
     if (traced) return context.with(traced.ctx, () => listener(req, res));
     listener(req, res);

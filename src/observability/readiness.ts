@@ -4,7 +4,8 @@ import { sql } from '../../db/sql.js';
 /** Longest a readiness probe waits for the database before calling it unreachable. */
 const PROBE_TIMEOUT_MS = 2000;
 
-export type Readiness = { ready: true } | { ready: false; reason: 'database_unreachable' | 'migrations_unreadable' | 'migrations_pending' };
+export type Readiness =
+  { ready: true } | { ready: false; reason: 'database_unreachable' | 'migrations_unreadable' | 'migrations_pending' };
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -12,7 +12,8 @@ export async function serveMetrics(s: Services): Promise<Server | null> {
   if (!s.metrics || !m?.port) return null;
   const endpoint = metricsEndpoint(s.metrics, m.token);
   const server = http.createServer((req, res) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && /^\/metrics\/?(?:\?|$)/.test(req.url ?? '')) return endpoint(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && /^\/metrics\/?(?:\?|$)/.test(req.url ?? ''))
+      return endpoint(req, res);
     req.resume();
     res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found\n');
   });

@@ -10,15 +10,29 @@ import { enableTracing } from './tracing.js';
  * Returns the shutdown that flushes the spans still buffered.
  */
 export async function startTracing(): Promise<() => Promise<void>> {
-  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { OTLPTraceExporter }, resources, { BatchSpanProcessor, TracerProvider }, { ATTR_SERVICE_NAME }] =
-    await Promise.all([
-      import('@opentelemetry/context-async-hooks'), import('@opentelemetry/core'), import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'), import('@opentelemetry/sdk-trace'), import('@opentelemetry/semantic-conventions'),
-    ]);
-  const resource = resources.defaultResource()
+  const [
+    { AsyncLocalStorageContextManager },
+    { W3CTraceContextPropagator },
+    { OTLPTraceExporter },
+    resources,
+    { BatchSpanProcessor, TracerProvider },
+    { ATTR_SERVICE_NAME },
+  ] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/semantic-conventions'),
+  ]);
+  const resource = resources
+    .defaultResource()
     .merge(resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'svc' }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] });
+  const provider = new TracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
+  });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);

@@ -1,4 +1,13 @@
-import { context, propagation, type Span, SpanKind, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Tracer,
+} from '@opentelemetry/api';
 
 /**
  * Traces through the OpenTelemetry API only; the SDK is loaded by startTracing.ts when OTEL is configured.
@@ -22,18 +31,33 @@ export const tracingEnabled = (): boolean => tracer !== null;
  * Starts the span of one HTTP request, child of the caller's `traceparent` when it sends one, and returns it
  * with the context to run the request in; null when tracing is off.
  */
-export function startRequestSpan(method: string, headers: Record<string, string | string[] | undefined>): { span: Span; ctx: ReturnType<typeof context.active> } | null {
+export function startRequestSpan(
+  method: string,
+  headers: Record<string, string | string[] | undefined>,
+): { span: Span; ctx: ReturnType<typeof context.active> } | null {
   if (!tracer) return null;
   const parent = propagation.extract(context.active(), headers);
-  const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+  const span = tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+    parent,
+  );
   return { span, ctx: trace.setSpan(parent, span) };
 }
 
 /** Ends a request's span with what the request turned out to be (operation, surface, status). */
-export function endRequestSpan(span: Span, method: string, surface: string, operation: string, status: number, aborted = false): void {
+export function endRequestSpan(
+  span: Span,
+  method: string,
+  surface: string,
+  operation: string,
+  status: number,
+  aborted = false,
+): void {
   span.updateName(operation.startsWith(`${method} `) ? operation : `${method} ${operation}`);
   span.setAttributes({ 'svc.surface': surface, 'svc.operation': operation, 'http.response.status_code': status });
-  if (aborted) span.setStatus({ code: SpanStatusCode.ERROR, message: 'client closed the connection before the answer' });
+  if (aborted)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'client closed the connection before the answer' });
   else if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
 }
@@ -48,7 +72,11 @@ export function annotateActiveSpan(attributes: Attributes): void {
  * Runs `fn` in a child span of the active one (a database transaction, a webhook attempt); `fn` gets the span
  * (null when tracing is off) to add what it learns. A throw marks the span as an error and is rethrown.
  */
-export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | null) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span | null) => Promise<T>,
+): Promise<T> {
   if (!tracer) return fn(null);
   return tracer.startActiveSpan(name, { attributes }, async (span) => {
     try {

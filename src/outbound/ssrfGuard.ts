@@ -15,7 +15,10 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** The operating system's resolver (getaddrinfo, so /etc/hosts counts too). */
 export const systemResolver: Resolver = async (hostname) =>
-  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 /** Parsed `SVC_SSRF_ALLOWLIST` (CONTRACT §1): CIDRs (or single addresses) and host names (`*.corp.example` too). */
 export interface Allowlist {
@@ -38,7 +41,10 @@ export function allowlistOf(config: Config): Allowlist {
 export function parseAllowlist(entries: string[]): Allowlist {
   const out: Allowlist = { cidrs: [], hosts: [] };
   for (const raw of entries) {
-    const e = raw.trim().toLowerCase().replace(/^\[|\]$/g, '');
+    const e = raw
+      .trim()
+      .toLowerCase()
+      .replace(/^\[|\]$/g, '');
     if (!e) continue;
     if (e.includes('/')) {
       try {
@@ -61,7 +67,8 @@ export function parseAllowlist(entries: string[]): Allowlist {
 /** Why a URL was refused; `details` are safe to show to the one registering it. */
 export class UrlRefusedError extends Error {
   constructor(
-    readonly reason: 'invalid_url' | 'scheme_not_allowed' | 'credentials_in_url' | 'blocked_host' | 'blocked_address' | 'unresolvable',
+    readonly reason:
+      'invalid_url' | 'scheme_not_allowed' | 'credentials_in_url' | 'blocked_host' | 'blocked_address' | 'unresolvable',
     message: string,
     readonly address?: string,
   ) {
@@ -131,10 +138,15 @@ function parseUrl(raw: string): { url: URL; hostname: string } {
   } catch {
     throw new UrlRefusedError('invalid_url', 'URL is not a valid absolute URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlRefusedError('scheme_not_allowed', 'URL must use http or https');
-  if (url.username || url.password) throw new UrlRefusedError('credentials_in_url', 'URL must not carry credentials; use a custom header');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UrlRefusedError('scheme_not_allowed', 'URL must use http or https');
+  if (url.username || url.password)
+    throw new UrlRefusedError('credentials_in_url', 'URL must not carry credentials; use a custom header');
   // WHATWG parsing has already turned 2130706433, 0177.0.0.1, 0x7f000001 and 127.1 into 127.0.0.1
-  const hostname = url.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const hostname = url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
   if (!hostname) throw new UrlRefusedError('invalid_url', 'URL has no host');
   return { url, hostname };
 }
@@ -171,13 +183,19 @@ async function resolveWithin(p: SsrfPolicy, hostname: string): Promise<ResolvedA
  * answer cannot swap in an internal address. Allow-listed names skip the address check. Throws
  * UrlRefusedError. With `allowUnresolvable`, a name that does not resolve passes (creation: DNS may come later).
  */
-export async function checkOutboundUrl(raw: string, p: SsrfPolicy, o: { allowUnresolvable?: boolean } = {}): Promise<CheckedTarget | null> {
+export async function checkOutboundUrl(
+  raw: string,
+  p: SsrfPolicy,
+  o: { allowUnresolvable?: boolean } = {},
+): Promise<CheckedTarget | null> {
   const { url, hostname } = parseUrl(raw);
   if (ipaddr.isValid(hostname)) {
     if (isBlockedAddress(hostname, p.allowlist)) throw blocked(hostname);
     return { url, hostname, address: hostname, family: ipaddr.parse(hostname).kind() === 'ipv6' ? 6 : 4 };
   }
-  const allowedName = p.allowlist.hosts.some((h) => h === hostname || (h.startsWith('*.') && hostname.endsWith(h.slice(1))));
+  const allowedName = p.allowlist.hosts.some(
+    (h) => h === hostname || (h.startsWith('*.') && hostname.endsWith(h.slice(1))),
+  );
   if (!allowedName && (LOCAL_NAMES.has(hostname) || hostname.endsWith('.localhost'))) {
     throw new UrlRefusedError('blocked_host', `URL points to a local host name (${hostname})`);
   }

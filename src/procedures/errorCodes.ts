@@ -19,8 +19,16 @@ const CATALOG_ORDER = Object.keys(ERROR_STATUS) as ErrorCode[];
  * - the operation's own `meta.errors` (business rules, `forbidden`, …), with the status the spec gives them.
  */
 /** The codes any call can answer, whatever the operation (the pipeline's own). */
-export const EVERY_CALL_CODES = ['validation_error', 'unauthorized', 'insufficient_scope', 'invalid_audience', 'rate_limited', 'api_units_exhausted',
-  'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+export const EVERY_CALL_CODES = [
+  'validation_error',
+  'unauthorized',
+  'insufficient_scope',
+  'invalid_audience',
+  'rate_limited',
+  'api_units_exhausted',
+  'internal_error',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
 
 export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): ErrorCodesByStatus {
   const codes: { code: ErrorCode; status: number }[] = [];
@@ -60,7 +68,9 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
 export function ownErrorCodesOf(meta: ProcedureMeta, surface: Surface): ErrorCodesByStatus {
   const common = new Set<ErrorCode>([...EVERY_CALL_CODES, 'idempotency_key_in_use', 'idempotency_key_reused']);
   // a common code stays where the operation declares it at its own status (422 validation_error of a stored payload)
-  const declared = new Set((meta.errors ?? []).map((e) => (typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`)));
+  const declared = new Set(
+    (meta.errors ?? []).map((e) => (typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`)),
+  );
   const out: ErrorCodesByStatus = {};
   for (const [status, codes] of Object.entries(errorCodesOf(meta, surface))) {
     const kept = codes.filter((c) => !common.has(c) || declared.has(`${status} ${c}`));

@@ -19,14 +19,23 @@ const ISSUE_MESSAGE_MAX = 200;
 function validationDetails(err: z.ZodError) {
   const issues = err.issues.slice(0, SHOWN_ISSUES).map((i) => {
     const keys = 'keys' in i ? (i.keys as string[]) : undefined;
-    const message = keys && keys.length > SHOWN_KEYS
-      ? `Unrecognized keys: ${keys.slice(0, SHOWN_KEYS).map((k) => JSON.stringify(clip(k, 64))).join(', ')} (and ${keys.length - SHOWN_KEYS} more)`
-      : i.message;
+    const message =
+      keys && keys.length > SHOWN_KEYS
+        ? `Unrecognized keys: ${keys
+            .slice(0, SHOWN_KEYS)
+            .map((k) => JSON.stringify(clip(k, 64)))
+            .join(', ')} (and ${keys.length - SHOWN_KEYS} more)`
+        : i.message;
     return {
       path: shownPath(i.path as (string | number)[]),
       code: i.code,
       message: clip(message, ISSUE_MESSAGE_MAX),
-      ...(keys ? { keys: keys.slice(0, SHOWN_KEYS).map((k) => clip(k, 64)), ...(keys.length > SHOWN_KEYS ? { keyCount: keys.length } : {}) } : {}),
+      ...(keys
+        ? {
+            keys: keys.slice(0, SHOWN_KEYS).map((k) => clip(k, 64)),
+            ...(keys.length > SHOWN_KEYS ? { keyCount: keys.length } : {}),
+          }
+        : {}),
     };
   });
   return { issues, ...(err.issues.length > SHOWN_ISSUES ? { issueCount: err.issues.length } : {}) };
@@ -56,7 +65,10 @@ export function toDomainError(err: unknown): DomainError {
     if (err.code === 'BAD_REQUEST') {
       const details = err.cause instanceof z.ZodError ? validationDetails(err.cause) : undefined;
       const total = err.cause instanceof z.ZodError ? err.cause.issues.length : 0;
-      return new DomainError('validation_error', validationMessage(details?.issues ?? [], total), { details, cause: err });
+      return new DomainError('validation_error', validationMessage(details?.issues ?? [], total), {
+        details,
+        cause: err,
+      });
     }
   }
   return domainErrorOf(err);

@@ -44,9 +44,15 @@ export interface ProcedureInfo {
 /** Every procedure of the app router, in declaration order. */
 export function listProcedures(): ProcedureInfo[] {
   return Object.entries(appRouter._def.procedures).map(([path, proc]) => {
-    const def = (proc as unknown as { _def: ProcedureDef & { meta: ProcedureMeta; inputs: z.ZodObject[]; output: z.ZodType } })._def;
+    const def = (
+      proc as unknown as { _def: ProcedureDef & { meta: ProcedureMeta; inputs: z.ZodObject[]; output: z.ZodType } }
+    )._def;
     return {
-      path, type: def.type, meta: def.meta, input: def.inputs[0], output: def.output,
+      path,
+      type: def.type,
+      meta: def.meta,
+      input: def.inputs[0],
+      output: def.output,
       call: (o: InvokeOptions) => invokeProcedure(path, def, o),
     };
   });

@@ -5,7 +5,10 @@ import { apiProcedure, router } from './trpc.js';
 
 export const MeView = z
   .object({
-    id: idOf('usr'), email: z.string(), name: z.string(), locale: z.string().meta({ example: 'en' }),
+    id: idOf('usr'),
+    email: z.string(),
+    name: z.string(),
+    locale: z.string().meta({ example: 'en' }),
     organizationId: idOf('org').nullable().meta({ description: 'null in the individual context' }),
     billingContext: z.enum(['individual', 'organization']),
     createdAt: timestamp,
@@ -19,10 +22,19 @@ export const OrganizationView = z
 export const meRouter = router({
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/me' }, tool: { name: 'get_me', title: 'Get the current user', description: 'The user and organization this credential acts for (organization null in the individual context). Call first to learn who you are.' },
+      http: { method: 'GET', path: '/v1/me' },
+      tool: {
+        name: 'get_me',
+        title: 'Get the current user',
+        description:
+          'The user and organization this credential acts for (organization null in the individual context). Call first to learn who you are.',
+      },
       summary: 'The current user and acting context',
       description: 'Who the credential acts for: the user, and the organization (null in the individual context).',
-      tags: ['me'], scope: 'me:read', units: 1, kind: 'read',
+      tags: ['me'],
+      scope: 'me:read',
+      units: 1,
+      kind: 'read',
     })
     .input(z.strictObject({}))
     .output(MeView)
@@ -30,8 +42,13 @@ export const meRouter = router({
       // the user's row was read with the credential, in this request (a credential whose user is gone is a 401)
       const { user } = ctx.actor;
       return {
-        id: ctx.actor.userId, email: user.email, name: user.name, locale: user.locale, organizationId: ctx.actor.organizationId,
-        billingContext: ctx.actor.organizationId ? ('organization' as const) : ('individual' as const), createdAt: user.createdAt,
+        id: ctx.actor.userId,
+        email: user.email,
+        name: user.name,
+        locale: user.locale,
+        organizationId: ctx.actor.organizationId,
+        billingContext: ctx.actor.organizationId ? ('organization' as const) : ('individual' as const),
+        createdAt: user.createdAt,
       };
     }),
 });
@@ -39,11 +56,20 @@ export const meRouter = router({
 export const organizationsRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/organizations' }, tool: { name: 'list_organizations', title: 'List organizations', description: 'The organization the credential acts in, with your role; empty in the individual context.' },
+      http: { method: 'GET', path: '/v1/organizations' },
+      tool: {
+        name: 'list_organizations',
+        title: 'List organizations',
+        description: 'The organization the credential acts in, with your role; empty in the individual context.',
+      },
       summary: 'Organizations of the acting context',
       description:
-        'The organization the credential acts in, with the caller\'s role. A credential of the individual context sees none (spec 5.3: other organizations answer as if they did not exist).',
-      tags: ['organizations'], toolset: 'me', scope: 'organizations:read', units: 1, kind: 'read',
+        "The organization the credential acts in, with the caller's role. A credential of the individual context sees none (spec 5.3: other organizations answer as if they did not exist).",
+      tags: ['organizations'],
+      toolset: 'me',
+      scope: 'organizations:read',
+      units: 1,
+      kind: 'read',
     })
     .input(z.strictObject({}))
     .output(z.object({ data: z.array(OrganizationView), nextCursor: z.null() }))
@@ -53,9 +79,14 @@ export const organizationsRouter = router({
       const m = ctx.services.ds.manager;
       const [org, membership] = await Promise.all([
         m.findOneBy(Organization, { id: orgId }),
-        m.findOneBy('memberships', { organizationId: orgId, userId: ctx.actor.userId }) as Promise<{ role: 'owner' } | null>,
+        m.findOneBy('memberships', { organizationId: orgId, userId: ctx.actor.userId }) as Promise<{
+          role: 'owner';
+        } | null>,
       ]);
       if (!org || !membership) return { data: [], nextCursor: null };
-      return { data: [{ id: org.id, name: org.name, role: membership.role, createdAt: org.createdAt }], nextCursor: null };
+      return {
+        data: [{ id: org.id, name: org.name, role: membership.role, createdAt: org.createdAt }],
+        nextCursor: null,
+      };
     }),
 });

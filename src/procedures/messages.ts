@@ -8,27 +8,67 @@ import { checkedListOf, MessageView, toMessage } from './views.js';
 export const messagesRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' }, tool: { name: 'list_messages', title: 'List messages', description: 'Messages of a room, oldest first (order=desc: newest first; since: from a time). Use to read a conversation; rows carry author names; ask for ids with fields.', textOmits: ['id'] },
-      summary: 'List messages', description: 'Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
-      tags: ['messages'], scope: 'messages:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/messages' },
+      tool: {
+        name: 'list_messages',
+        title: 'List messages',
+        description:
+          'Messages of a room, oldest first (order=desc: newest first; since: from a time). Use to read a conversation; rows carry author names; ask for ids with fields.',
+        textOmits: ['id'],
+      },
+      summary: 'List messages',
+      description:
+        'Messages of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
+      tags: ['messages'],
+      scope: 'messages:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
     .output(checkedListOf(MessageView))
     .query(async ({ ctx, input }) => {
-      const page = await listMessages(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
+      const page = await listMessages(
+        ctx.services.ds.manager,
+        ctx.actor,
+        input.roomId,
+        { ...input, since: normalizedSince(input.since) },
+        ctx.services.secret,
+      );
       return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
     }),
 
   create: apiProcedure
     .meta({
       http: { method: 'POST', path: '/v1/rooms/{roomId}/messages', successStatus: 201 },
-      tool: { name: 'create_message', title: 'Send a message', description: 'Posts a message in a room as you; returns it.' },
-      summary: 'Send a message', description: 'Posts a message in a room as the calling user. Fires message.created.',
-      tags: ['messages'], scope: 'messages:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden'],
+      tool: {
+        name: 'create_message',
+        title: 'Send a message',
+        description: 'Posts a message in a room as you; returns it.',
+      },
+      summary: 'Send a message',
+      description: 'Posts a message in a room as the calling user. Fires message.created.',
+      tags: ['messages'],
+      scope: 'messages:write',
+      units: 2,
+      kind: 'write',
+      errors: ['not_found', 'room_not_found', 'forbidden'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), body: nonBlankText(10_000).meta({ description: 'The message text, kept as sent; it holds a non-space character', example: 'Minutes are up for review.' }) }))
+    .input(
+      z.strictObject({
+        roomId: idOf('room'),
+        body: nonBlankText(10_000).meta({
+          description: 'The message text, kept as sent; it holds a non-space character',
+          example: 'Minutes are up for review.',
+        }),
+      }),
+    )
     .output(MessageView)
     .mutation(async ({ ctx, input }) =>
-      toMessage(await inTransaction(ctx.services, (m) => createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body))),
+      toMessage(
+        await inTransaction(ctx.services, (m) =>
+          createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body),
+        ),
+      ),
     ),
 });

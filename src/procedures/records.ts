@@ -8,27 +8,68 @@ import { inTransaction } from '../../db/transaction.js';
 import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
 
 const title = trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' });
-const body = text(200_000).meta({ description: 'Markdown text of the minutes', example: '## Decisions\n- Ship on Monday' });
+const body = text(200_000).meta({
+  description: 'Markdown text of the minutes',
+  example: '## Decisions\n- Ship on Monday',
+});
 const recordPath = '/v1/rooms/{roomId}/records/{recordId}';
 const recordErrors: ProcedureMeta['errors'] = ['not_found', 'room_not_found', 'forbidden'];
 
 const approvalDocs: Record<ApprovalAction, { tool: string; title: string; description: string; forModel: string }> = {
-  request: { tool: 'request_record_approval', title: 'Request approval of a record', description: 'Any room member may request approval while none is pending. Fires approval.requested and record.approval_requested.', forModel: 'Requests approval of a record while none is pending; returns the record and the approval.' },
-  approve: { tool: 'approve_record', title: 'Approve a record', description: 'A room member other than the requester approves the pending request. Fires approval.approved and record.approved.', forModel: 'Approves a record\'s pending approval (not as its requester); returns the record and the approval.' },
-  reject: { tool: 'reject_record', title: 'Reject a record', description: 'A room member other than the requester rejects the pending request. Fires approval.rejected.', forModel: 'Rejects a record\'s pending approval (not as its requester); returns the record and the approval.' },
-  withdraw: { tool: 'withdraw_record_approval', title: 'Withdraw an approval request', description: 'The requester withdraws their pending request. Fires approval.withdrawn.', forModel: 'Withdraws your own pending approval request; returns the record and the approval.' },
+  request: {
+    tool: 'request_record_approval',
+    title: 'Request approval of a record',
+    description:
+      'Any room member may request approval while none is pending. Fires approval.requested and record.approval_requested.',
+    forModel: 'Requests approval of a record while none is pending; returns the record and the approval.',
+  },
+  approve: {
+    tool: 'approve_record',
+    title: 'Approve a record',
+    description:
+      'A room member other than the requester approves the pending request. Fires approval.approved and record.approved.',
+    forModel: "Approves a record's pending approval (not as its requester); returns the record and the approval.",
+  },
+  reject: {
+    tool: 'reject_record',
+    title: 'Reject a record',
+    description: 'A room member other than the requester rejects the pending request. Fires approval.rejected.',
+    forModel: "Rejects a record's pending approval (not as its requester); returns the record and the approval.",
+  },
+  withdraw: {
+    tool: 'withdraw_record_approval',
+    title: 'Withdraw an approval request',
+    description: 'The requester withdraws their pending request. Fires approval.withdrawn.',
+    forModel: 'Withdraws your own pending approval request; returns the record and the approval.',
+  },
 };
 
 const approvalProcedure = (action: ApprovalAction) =>
   apiProcedure
     .meta({
       http: { method: 'POST', path: `${recordPath}/approval/${action}` },
-      tool: { name: approvalDocs[action].tool, title: approvalDocs[action].title, description: approvalDocs[action].forModel },
-      summary: approvalDocs[action].title, description: approvalDocs[action].description,
+      tool: {
+        name: approvalDocs[action].tool,
+        title: approvalDocs[action].title,
+        description: approvalDocs[action].forModel,
+      },
+      summary: approvalDocs[action].title,
+      description: approvalDocs[action].description,
       // approving, rejecting or withdrawing decides a record's fate: a person confirms it over MCP (mcp/confirm.ts)
-      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', destructive: action !== 'request', errors: [...recordErrors!, 'invalid_state'],
+      tags: ['records'],
+      scope: 'records:write',
+      units: 2,
+      kind: 'write',
+      destructive: action !== 'request',
+      errors: [...recordErrors!, 'invalid_state'],
     })
-    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), comment: text(2000).optional().meta({ description: 'Recorded with the approval step' }) }))
+    .input(
+      z.strictObject({
+        roomId: idOf('room'),
+        recordId: idOf('rec'),
+        comment: text(2000).optional().meta({ description: 'Recorded with the approval step' }),
+      }),
+    )
     .output(z.object({ record: RecordView, approval: ApprovalView }))
     .mutation(async ({ ctx, input }) => {
       const r = await inTransaction(ctx.services, (m) =>
@@ -40,9 +81,19 @@ const approvalProcedure = (action: ApprovalAction) =>
 export const recordsRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/records' }, tool: { name: 'list_records', title: 'List records', description: 'Meeting records (minutes) of a room, oldest first, with their approval state.' },
-      summary: 'List meeting records', description: 'Records (meeting minutes) of a room, oldest first.',
-      tags: ['records'], scope: 'records:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/records' },
+      tool: {
+        name: 'list_records',
+        title: 'List records',
+        description: 'Meeting records (minutes) of a room, oldest first, with their approval state.',
+      },
+      summary: 'List meeting records',
+      description: 'Records (meeting minutes) of a room, oldest first.',
+      tags: ['records'],
+      scope: 'records:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
     .output(listOf(RecordView))
@@ -53,50 +104,100 @@ export const recordsRouter = router({
 
   create: apiProcedure
     .meta({
-      http: { method: 'POST', path: '/v1/rooms/{roomId}/records', successStatus: 201 }, tool: { name: 'create_record', title: 'Create a record', description: 'Creates a meeting record (markdown minutes) in a room; returns it.' },
-      summary: 'Create a meeting record', description: 'Creates a record in a room. Fires record.created.',
-      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', errors: recordErrors,
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/records', successStatus: 201 },
+      tool: {
+        name: 'create_record',
+        title: 'Create a record',
+        description: 'Creates a meeting record (markdown minutes) in a room; returns it.',
+      },
+      summary: 'Create a meeting record',
+      description: 'Creates a record in a room. Fires record.created.',
+      tags: ['records'],
+      scope: 'records:write',
+      units: 2,
+      kind: 'write',
+      errors: recordErrors,
     })
     .input(z.strictObject({ roomId: idOf('room'), title, body: body.optional() }))
     .output(RecordView)
     .mutation(async ({ ctx, input }) =>
-      toRecord(await inTransaction(ctx.services, (m) => createRecord(m, ctx.services.now(), ctx.actor, input.roomId, input))),
+      toRecord(
+        await inTransaction(ctx.services, (m) => createRecord(m, ctx.services.now(), ctx.actor, input.roomId, input)),
+      ),
     ),
 
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: recordPath }, tool: { name: 'get_record', title: 'Get a record', description: 'One meeting record with its approval state.' },
-      summary: 'Get a meeting record', description: 'One record with its approval state.',
-      tags: ['records'], scope: 'records:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: recordPath },
+      tool: { name: 'get_record', title: 'Get a record', description: 'One meeting record with its approval state.' },
+      summary: 'Get a meeting record',
+      description: 'One record with its approval state.',
+      tags: ['records'],
+      scope: 'records:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec') }))
     .output(RecordView)
-    .query(async ({ ctx, input }) => toRecord((await getRecord(ctx.services.ds.manager, ctx.actor, input.roomId, input.recordId)).record)),
+    .query(async ({ ctx, input }) =>
+      toRecord((await getRecord(ctx.services.ds.manager, ctx.actor, input.roomId, input.recordId)).record),
+    ),
 
   update: apiProcedure
     .meta({
-      http: { method: 'PATCH', path: recordPath }, tool: { name: 'update_record', title: 'Update a record', description: 'Changes a record\'s title or body; a content change resets its approval state. Returns the record.' },
+      http: { method: 'PATCH', path: recordPath },
+      tool: {
+        name: 'update_record',
+        title: 'Update a record',
+        description:
+          "Changes a record's title or body; a content change resets its approval state. Returns the record.",
+      },
       summary: 'Update a meeting record',
-      description: 'Changes title or body. A content change resets the approval state to none (a pending request is withdrawn). Fires record.updated.',
-      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', idempotent: true, errors: recordErrors,
+      description:
+        'Changes title or body. A content change resets the approval state to none (a pending request is withdrawn). Fires record.updated.',
+      tags: ['records'],
+      scope: 'records:write',
+      units: 2,
+      kind: 'write',
+      idempotent: true,
+      errors: recordErrors,
     })
-    .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), title: title.optional(), body: body.optional() }))
+    .input(
+      z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), title: title.optional(), body: body.optional() }),
+    )
     .output(RecordView)
     .mutation(async ({ ctx, input }) => {
       const { roomId, recordId, ...f } = input;
-      return toRecord(await inTransaction(ctx.services, (m) => updateRecord(m, ctx.services.now(), ctx.actor, roomId, recordId, f)));
+      return toRecord(
+        await inTransaction(ctx.services, (m) => updateRecord(m, ctx.services.now(), ctx.actor, roomId, recordId, f)),
+      );
     }),
 
   delete: apiProcedure
     .meta({
-      http: { method: 'DELETE', path: recordPath }, tool: { name: 'delete_record', title: 'Delete a record', description: 'Deletes a meeting record and its approvals.' },
-      summary: 'Delete a meeting record', description: 'Deletes a record and its approvals. Fires record.deleted.',
-      tags: ['records'], scope: 'records:write', units: 2, kind: 'write', destructive: true, idempotent: true, errors: recordErrors,
+      http: { method: 'DELETE', path: recordPath },
+      tool: {
+        name: 'delete_record',
+        title: 'Delete a record',
+        description: 'Deletes a meeting record and its approvals.',
+      },
+      summary: 'Delete a meeting record',
+      description: 'Deletes a record and its approvals. Fires record.deleted.',
+      tags: ['records'],
+      scope: 'records:write',
+      units: 2,
+      kind: 'write',
+      destructive: true,
+      idempotent: true,
+      errors: recordErrors,
     })
     .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec') }))
     .output(z.object({ id: idOf('rec'), deleted: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      const r = await inTransaction(ctx.services, (m) => deleteRecord(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId));
+      const r = await inTransaction(ctx.services, (m) =>
+        deleteRecord(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId),
+      );
       return { id: r.id, deleted: true as const };
     }),
 

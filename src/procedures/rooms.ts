@@ -6,14 +6,23 @@ import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 import { checkedListOf, MemberView, RoomView, toMember, toRoom } from './views.js';
 
-const roomName = trimmedName(200).meta({ description: 'The room\'s name (trimmed)', example: 'Design review' });
+const roomName = trimmedName(200).meta({ description: "The room's name (trimmed)", example: 'Design review' });
 
 export const roomsRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms' }, tool: { name: 'list_rooms', title: 'List rooms', description: 'Rooms you can read, oldest first. Start here to find a roomId.' },
-      summary: 'List rooms', description: 'Ordinary rooms the caller can read in its organization or personal scope, oldest first.',
-      tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read',
+      http: { method: 'GET', path: '/v1/rooms' },
+      tool: {
+        name: 'list_rooms',
+        title: 'List rooms',
+        description: 'Rooms you can read, oldest first. Start here to find a roomId.',
+      },
+      summary: 'List rooms',
+      description: 'Ordinary rooms the caller can read in its organization or personal scope, oldest first.',
+      tags: ['rooms'],
+      scope: 'rooms:read',
+      units: 1,
+      kind: 'read',
     })
     .input(z.strictObject({ ...pageInput }))
     .output(checkedListOf(RoomView))
@@ -24,9 +33,19 @@ export const roomsRouter = router({
 
   create: apiProcedure
     .meta({
-      http: { method: 'POST', path: '/v1/rooms', successStatus: 201 }, tool: { name: 'create_room', title: 'Create a room', description: 'Creates a room in your organization (or personal scope) with you as a member; returns it.' },
-      summary: 'Create a room', description: 'Creates an ordinary room in the acting organization (or personal scope); the caller becomes a member. Fires room.created (preview, never delivered).',
-      tags: ['rooms'], scope: 'rooms:write', units: 5, kind: 'write',
+      http: { method: 'POST', path: '/v1/rooms', successStatus: 201 },
+      tool: {
+        name: 'create_room',
+        title: 'Create a room',
+        description: 'Creates a room in your organization (or personal scope) with you as a member; returns it.',
+      },
+      summary: 'Create a room',
+      description:
+        'Creates an ordinary room in the acting organization (or personal scope); the caller becomes a member. Fires room.created (preview, never delivered).',
+      tags: ['rooms'],
+      scope: 'rooms:write',
+      units: 5,
+      kind: 'write',
     })
     .input(z.strictObject({ name: roomName }))
     .output(RoomView)
@@ -36,32 +55,64 @@ export const roomsRouter = router({
 
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}' }, tool: { name: 'get_room', title: 'Get a room', description: 'One room by id.' },
-      summary: 'Get a room', description: 'One room. Direct-message rooms answer 404 room_not_found.',
-      tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: '/v1/rooms/{roomId}' },
+      tool: { name: 'get_room', title: 'Get a room', description: 'One room by id.' },
+      summary: 'Get a room',
+      description: 'One room. Direct-message rooms answer 404 room_not_found.',
+      tags: ['rooms'],
+      scope: 'rooms:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room') }))
     .output(RoomView)
-    .query(async ({ ctx, input }) => toRoom(await requireRoom(ctx.services.ds.manager, ctx.actor, input.roomId, 'read'))),
+    .query(async ({ ctx, input }) =>
+      toRoom(await requireRoom(ctx.services.ds.manager, ctx.actor, input.roomId, 'read')),
+    ),
 
   update: apiProcedure
     .meta({
-      http: { method: 'PATCH', path: '/v1/rooms/{roomId}' }, tool: { name: 'update_room', title: 'Update a room', description: 'Renames a room; only its creator or an organization owner/admin may. Returns the room.' },
-      summary: 'Change room settings', description: 'Renames a room. Only its creator or an organization owner/admin may.',
-      tags: ['rooms'], scope: 'rooms:write', units: 2, kind: 'write', idempotent: true,
+      http: { method: 'PATCH', path: '/v1/rooms/{roomId}' },
+      tool: {
+        name: 'update_room',
+        title: 'Update a room',
+        description: 'Renames a room; only its creator or an organization owner/admin may. Returns the room.',
+      },
+      summary: 'Change room settings',
+      description: 'Renames a room. Only its creator or an organization owner/admin may.',
+      tags: ['rooms'],
+      scope: 'rooms:write',
+      units: 2,
+      kind: 'write',
+      idempotent: true,
       errors: ['not_found', 'room_not_found', 'forbidden'],
     })
     .input(z.strictObject({ roomId: idOf('room'), name: roomName.optional() }))
     .output(RoomView)
     .mutation(async ({ ctx, input }) =>
-      toRoom(await inTransaction(ctx.services, (m) => updateRoom(m, ctx.services.now(), ctx.actor, input.roomId, { name: input.name }))),
+      toRoom(
+        await inTransaction(ctx.services, (m) =>
+          updateRoom(m, ctx.services.now(), ctx.actor, input.roomId, { name: input.name }),
+        ),
+      ),
     ),
 
   listMembers: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/members' }, tool: { name: 'list_room_members', title: 'List room members', description: 'Members of a room with their names, in the order they joined.' },
-      summary: 'List room members', description: 'Members of a room, in the order they joined.',
-      tags: ['rooms'], scope: 'rooms:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/members' },
+      tool: {
+        name: 'list_room_members',
+        title: 'List room members',
+        description: 'Members of a room with their names, in the order they joined.',
+      },
+      summary: 'List room members',
+      description: 'Members of a room, in the order they joined.',
+      tags: ['rooms'],
+      scope: 'rooms:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
     .output(checkedListOf(MemberView))
@@ -73,16 +124,28 @@ export const roomsRouter = router({
   addMember: apiProcedure
     .meta({
       http: { method: 'POST', path: '/v1/rooms/{roomId}/members', successStatus: 201 },
-      tool: { name: 'add_room_member', title: 'Add a room member', description: 'Adds a user of the room\'s organization to the room (a repeat changes nothing); returns the membership.' },
+      tool: {
+        name: 'add_room_member',
+        title: 'Add a room member',
+        description:
+          "Adds a user of the room's organization to the room (a repeat changes nothing); returns the membership.",
+      },
       summary: 'Add a member to a room',
-      description: 'Adds a user of the room\'s organization (in a personal room: a user who shares an organization with the caller; anyone else answers 404 not_found, as an unknown user does). Fires room.member.added. Adding a member twice changes nothing.',
-      tags: ['rooms'], scope: 'rooms:write', units: 2, kind: 'write', idempotent: true,
+      description:
+        "Adds a user of the room's organization (in a personal room: a user who shares an organization with the caller; anyone else answers 404 not_found, as an unknown user does). Fires room.member.added. Adding a member twice changes nothing.",
+      tags: ['rooms'],
+      scope: 'rooms:write',
+      units: 2,
+      kind: 'write',
+      idempotent: true,
       errors: ['not_found', 'room_not_found', 'forbidden'],
     })
     .input(z.strictObject({ roomId: idOf('room'), userId: idOf('usr') }))
     .output(MemberView)
     .mutation(async ({ ctx, input }) => {
-      const { member } = await inTransaction(ctx.services, (m) => addMember(m, ctx.services.now(), ctx.actor, input.roomId, input.userId));
+      const { member } = await inTransaction(ctx.services, (m) =>
+        addMember(m, ctx.services.now(), ctx.actor, input.roomId, input.userId),
+      );
       return toMember(member);
     }),
 });

@@ -10,34 +10,75 @@ const fields = {
   description: text(20_000).meta({ description: 'Free text' }),
   status: TaskStatus,
   assigneeId: idOf('usr').nullable().meta({ description: 'A human member of the room; agents are never assignees' }),
-  startDate: forModel(date.nullable().meta({ description: 'First day of the task; not after dueDate (else 400 rule_violation)' }), 'First day'),
-  dueDate: forModel(date.nullable().meta({ description: 'Last day of the task; not before startDate (else 400 rule_violation)' }), 'Last day'),
+  startDate: forModel(
+    date.nullable().meta({ description: 'First day of the task; not after dueDate (else 400 rule_violation)' }),
+    'First day',
+  ),
+  dueDate: forModel(
+    date.nullable().meta({ description: 'Last day of the task; not before startDate (else 400 rule_violation)' }),
+    'Last day',
+  ),
 };
 
 export const tasksRouter = router({
   list: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks' }, tool: { name: 'list_tasks', title: 'List tasks', description: 'Tasks of a room, oldest first (order=desc: newest first; since: from a time), with status and assignee names.' },
-      summary: 'List tasks', description: 'Tasks of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
-      tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks' },
+      tool: {
+        name: 'list_tasks',
+        title: 'List tasks',
+        description:
+          'Tasks of a room, oldest first (order=desc: newest first; since: from a time), with status and assignee names.',
+      },
+      summary: 'List tasks',
+      description:
+        'Tasks of a room, oldest first (`order=desc`: newest first); `since` keeps those created at or after that time.',
+      tags: ['tasks'],
+      scope: 'tasks:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), ...pageInput, ...timeListInput }))
     .output(checkedListOf(TaskView))
     .query(async ({ ctx, input }) => {
-      const page = await listTasks(ctx.services.ds.manager, ctx.actor, input.roomId, { ...input, since: normalizedSince(input.since) }, ctx.services.secret);
+      const page = await listTasks(
+        ctx.services.ds.manager,
+        ctx.actor,
+        input.roomId,
+        { ...input, since: normalizedSince(input.since) },
+        ctx.services.secret,
+      );
       return { data: page.data.map(toTask), nextCursor: page.nextCursor };
     }),
 
   create: apiProcedure
     .meta({
-      http: { method: 'POST', path: '/v1/rooms/{roomId}/tasks', successStatus: 201 }, tool: { name: 'create_task', title: 'Create a task', description: 'Creates a task in a room; the assignee must be a room member and startDate not after dueDate. Returns the task.' },
-      summary: 'Create a task', description: 'Creates a task in a room. Fires task.created. Rules the schema cannot state (400 rule_violation): the assignee is a member of the room; startDate is not after dueDate.',
-      tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', errors: ['not_found', 'room_not_found', 'forbidden', 'rule_violation'],
+      http: { method: 'POST', path: '/v1/rooms/{roomId}/tasks', successStatus: 201 },
+      tool: {
+        name: 'create_task',
+        title: 'Create a task',
+        description:
+          'Creates a task in a room; the assignee must be a room member and startDate not after dueDate. Returns the task.',
+      },
+      summary: 'Create a task',
+      description:
+        'Creates a task in a room. Fires task.created. Rules the schema cannot state (400 rule_violation): the assignee is a member of the room; startDate is not after dueDate.',
+      tags: ['tasks'],
+      scope: 'tasks:write',
+      units: 2,
+      kind: 'write',
+      errors: ['not_found', 'room_not_found', 'forbidden', 'rule_violation'],
     })
     .input(
       z.strictObject({
-        roomId: idOf('room'), title: fields.title, description: fields.description.optional(), status: fields.status.optional(),
-        assigneeId: fields.assigneeId.optional(), startDate: fields.startDate.optional(), dueDate: fields.dueDate.optional(),
+        roomId: idOf('room'),
+        title: fields.title,
+        description: fields.description.optional(),
+        status: fields.status.optional(),
+        assigneeId: fields.assigneeId.optional(),
+        startDate: fields.startDate.optional(),
+        dueDate: fields.dueDate.optional(),
       }),
     )
     .output(TaskView)
@@ -48,31 +89,57 @@ export const tasksRouter = router({
 
   get: apiProcedure
     .meta({
-      http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks/{taskId}' }, tool: { name: 'get_task', title: 'Get a task', description: 'One task by id.' },
-      summary: 'Get a task', description: 'One task.',
-      tags: ['tasks'], scope: 'tasks:read', units: 1, kind: 'read', errors: ['not_found', 'room_not_found'],
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/tasks/{taskId}' },
+      tool: { name: 'get_task', title: 'Get a task', description: 'One task by id.' },
+      summary: 'Get a task',
+      description: 'One task.',
+      tags: ['tasks'],
+      scope: 'tasks:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
     })
     .input(z.strictObject({ roomId: idOf('room'), taskId: idOf('task') }))
     .output(TaskView)
-    .query(async ({ ctx, input }) => toTask(await getTask(ctx.services.ds.manager, ctx.actor, input.roomId, input.taskId))),
+    .query(async ({ ctx, input }) =>
+      toTask(await getTask(ctx.services.ds.manager, ctx.actor, input.roomId, input.taskId)),
+    ),
 
   update: apiProcedure
     .meta({
-      http: { method: 'PATCH', path: '/v1/rooms/{roomId}/tasks/{taskId}' }, tool: { name: 'update_task', title: 'Update a task', description: 'Changes any fields of a task (same rules as create_task); returns the task.' },
-      summary: 'Update a task', description: 'Changes any of a task\'s fields (a Gantt period change is a startDate/dueDate change). Fires task.updated. Rules the schema cannot state (400 rule_violation): the assignee is a member of the room; startDate is not after dueDate, as they are after the change.',
-      tags: ['tasks'], scope: 'tasks:write', units: 2, kind: 'write', idempotent: true,
+      http: { method: 'PATCH', path: '/v1/rooms/{roomId}/tasks/{taskId}' },
+      tool: {
+        name: 'update_task',
+        title: 'Update a task',
+        description: 'Changes any fields of a task (same rules as create_task); returns the task.',
+      },
+      summary: 'Update a task',
+      description:
+        "Changes any of a task's fields (a Gantt period change is a startDate/dueDate change). Fires task.updated. Rules the schema cannot state (400 rule_violation): the assignee is a member of the room; startDate is not after dueDate, as they are after the change.",
+      tags: ['tasks'],
+      scope: 'tasks:write',
+      units: 2,
+      kind: 'write',
+      idempotent: true,
       errors: ['not_found', 'room_not_found', 'forbidden', 'rule_violation'],
     })
     .input(
       z.strictObject({
-        roomId: idOf('room'), taskId: idOf('task'), title: fields.title.optional(), description: fields.description.optional(),
-        status: fields.status.optional(), assigneeId: fields.assigneeId.optional(), startDate: fields.startDate.optional(),
+        roomId: idOf('room'),
+        taskId: idOf('task'),
+        title: fields.title.optional(),
+        description: fields.description.optional(),
+        status: fields.status.optional(),
+        assigneeId: fields.assigneeId.optional(),
+        startDate: fields.startDate.optional(),
         dueDate: fields.dueDate.optional(),
       }),
     )
     .output(TaskView)
     .mutation(async ({ ctx, input }) => {
       const { roomId, taskId, ...f } = input;
-      return toTask(await inTransaction(ctx.services, (m) => updateTask(m, ctx.services.now(), ctx.actor, roomId, taskId, f)));
+      return toTask(
+        await inTransaction(ctx.services, (m) => updateTask(m, ctx.services.now(), ctx.actor, roomId, taskId, f)),
+      );
     }),
 });

@@ -18,11 +18,14 @@ export const createCallerFactory = t.createCallerFactory;
  */
 const spec55 = t.middleware(({ ctx, meta, next, getRawInput }) =>
   pipeline({
-    ctx, meta, getRawInput,
+    ctx,
+    meta,
+    getRawInput,
     next: next as unknown as () => ReturnType<typeof next<{ actor: AuthenticatedActor }>>,
     replayed: (body) => ({ ok: true as const, data: body, ctx, marker: 'middlewareMarker' as never }),
     toError: toDomainError,
-  }));
+  }),
+);
 
 /** Every /v1 operation and MCP tool: the spec 5.5 pipeline around the handler. */
 export const apiProcedure = t.procedure.use(spec55);

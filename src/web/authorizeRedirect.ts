@@ -15,7 +15,14 @@ export function authorizeRedirect({ services: s }: { services: Services }) {
     if (parsed.kind === 'page') return sendErrorPage(res, 400, 'Invalid authorization request', parsed.message);
     if (parsed.kind === 'error') {
       res.set('Cache-Control', 'no-store');
-      return res.redirect(302, redirectTo(s, parsed.redirectUri, { error: parsed.error, error_description: parsed.description, state: parsed.state }));
+      return res.redirect(
+        302,
+        redirectTo(s, parsed.redirectUri, {
+          error: parsed.error,
+          error_description: parsed.description,
+          state: parsed.state,
+        }),
+      );
     }
     const token = await signAuthorizationRequest(s, parsed.request);
     res.set('Cache-Control', 'no-store');

@@ -10,7 +10,8 @@ import { currentUser } from './session.js';
 const EXPIRED = 'This authorization request is invalid or has expired. Start again from the app.';
 const CSRF_FAILED = 'This form expired or did not come from this site. Go back, reload the page and try again.';
 
-const loginUrl = (request: string) => `/login?next=${encodeURIComponent(`/oauth/consent?request=${encodeURIComponent(request)}`)}`;
+const loginUrl = (request: string) =>
+  `/login?next=${encodeURIComponent(`/oauth/consent?request=${encodeURIComponent(request)}`)}`;
 
 /**
  * /oauth/consent (spec 5.6, issue 4 item 4), the page; the rules are oauth/'s (consent.ts). GET shows the
@@ -27,12 +28,25 @@ export function consentPage({ services: s }: { services: Services }) {
       if (!who) return res.redirect(302, loginUrl(req.query.request as string));
       const { client, request } = verified;
       const contexts = await consentContexts(s, who.user.id, request);
-      if (!contexts.orgs.length && !contexts.personal) return sendErrorPage(res, 403, 'Client not approved', notApprovedHere(request.clientUrl!));
-      sendPage(res, 200, consentView({
-        clientName: client.name, kind: client.kind, scopes: request.scopes, resource: request.resource, clientUrl: request.clientUrl,
-        redirectUri: request.redirectUri, organizations: contexts.orgs, personal: contexts.personal,
-        request: req.query.request as string, csrf: csrfToken(s, req, res, who.session), email: who.user.email,
-      }));
+      if (!contexts.orgs.length && !contexts.personal)
+        return sendErrorPage(res, 403, 'Client not approved', notApprovedHere(request.clientUrl!));
+      sendPage(
+        res,
+        200,
+        consentView({
+          clientName: client.name,
+          kind: client.kind,
+          scopes: request.scopes,
+          resource: request.resource,
+          clientUrl: request.clientUrl,
+          redirectUri: request.redirectUri,
+          organizations: contexts.orgs,
+          personal: contexts.personal,
+          request: req.query.request as string,
+          csrf: csrfToken(s, req, res, who.session),
+          email: who.user.email,
+        }),
+      );
     },
 
     async answer(req: Request, res: Response) {
@@ -41,18 +55,31 @@ export function consentPage({ services: s }: { services: Services }) {
       if (!verified) return sendErrorPage(res, 400, 'Invalid authorization request', EXPIRED);
       const who = await currentUser(s, req);
       if (!who) return res.redirect(303, loginUrl(body.request as string));
-      if (!checkCsrf(s, req, who.session, body.csrf)) return sendErrorPage(res, 403, 'Invalid authorization request', CSRF_FAILED);
+      if (!checkCsrf(s, req, who.session, body.csrf))
+        return sendErrorPage(res, 403, 'Invalid authorization request', CSRF_FAILED);
       const { client, request } = verified;
       res.set('Cache-Control', 'no-store');
       if (body.decision === 'deny') return res.redirect(303, denialRedirect(s, request));
-      if (body.decision !== 'allow') return sendErrorPage(res, 400, 'Invalid authorization request', 'Choose Allow or Deny.');
+      if (body.decision !== 'allow')
+        return sendErrorPage(res, 400, 'Invalid authorization request', 'Choose Allow or Deny.');
       const contexts = await consentContexts(s, who.user.id, request);
-      if (!contexts.orgs.length && !contexts.personal) return sendErrorPage(res, 403, 'Client not approved', notApprovedHere(request.clientUrl!));
+      if (!contexts.orgs.length && !contexts.personal)
+        return sendErrorPage(res, 403, 'Client not approved', notApprovedHere(request.clientUrl!));
       const organizationId = chosenContext(contexts, body.organization);
       if (organizationId === undefined) {
-        return sendErrorPage(res, 400, 'Invalid authorization request', contexts.personal ? 'Choose one of your organizations or Personal.' : 'Choose one of the organizations offered.');
+        return sendErrorPage(
+          res,
+          400,
+          'Invalid authorization request',
+          contexts.personal
+            ? 'Choose one of your organizations or Personal.'
+            : 'Choose one of the organizations offered.',
+        );
       }
-      res.redirect(303, await approvalRedirect(s, { clientId: client.id, userId: who.user.id, organizationId, request }));
+      res.redirect(
+        303,
+        await approvalRedirect(s, { clientId: client.id, userId: who.user.id, organizationId, request }),
+      );
     },
   };
 }

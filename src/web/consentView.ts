@@ -28,7 +28,9 @@ export interface ConsentViewOptions {
 export function consentView(o: ConsentViewOptions): SafeHtml {
   const what = o.resource.endsWith('/mcp') ? 'the MCP tools (/mcp)' : 'the REST API (/v1)';
   const contexts = [
-    ...o.organizations.map((org, i) => html`<option value="${org.id}"${i === 0 ? html` selected` : null}>${org.name}</option>`),
+    ...o.organizations.map(
+      (org, i) => html`<option value="${org.id}"${i === 0 ? html` selected` : null}>${org.name}</option>`,
+    ),
     o.personal === false ? null : html`<option value="personal">Personal (no organization)</option>`,
   ];
   return page({

@@ -53,10 +53,12 @@ export function page(o: PageOptions): SafeHtml {
 <style>${STYLE}</style>
 </head>
 <body>
-<header><strong>svc</strong>${o.signedIn
-    ? html`<span class="who">Signed in as ${o.signedIn.email}</span><nav aria-label="Settings"><a href="/settings/developer">Developer</a><a href="/settings/apps">Apps</a><a href="/logout">Sessions</a></nav>
+<header><strong>svc</strong>${
+    o.signedIn
+      ? html`<span class="who">Signed in as ${o.signedIn.email}</span><nav aria-label="Settings"><a href="/settings/developer">Developer</a><a href="/settings/apps">Apps</a><a href="/logout">Sessions</a></nav>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="${o.signedIn.csrf}"><button type="submit">Sign out</button></form>`
-    : null}</header>
+      : null
+  }</header>
 <main${o.wide ? html` class="wide"` : null}>
 <h1>${o.title}</h1>
 ${o.body}
@@ -81,8 +83,7 @@ export function sendPage(res: Response, status: number, body: SafeHtml, o: SendP
     .set({
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy':
-        `default-src 'none';${o.scripts ? " script-src 'self';" : ''} style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
+      'Content-Security-Policy': `default-src 'none';${o.scripts ? " script-src 'self';" : ''} style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
       'X-Frame-Options': 'DENY',
       // not `no-referrer`: under it browsers send `Origin: null` with the pages' own form posts, which the
       // CSRF check (csrf.ts) then refuses; `same-origin` still sends nothing to other sites

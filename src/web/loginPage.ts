@@ -26,9 +26,12 @@ const dummy = () => (dummyHash ??= hashPassword('not-a-real-password'));
 export function loginPage({ services: s, throttle }: LoginPageOptions) {
   function render(req: Request, res: Response, status: number, o: { next: string; email?: string; error?: string }) {
     const csrf = csrfToken(s, req, res, null);
-    sendPage(res, status, page({
-      title: 'Sign in',
-      body: html`${o.error ? html`<p class="error" role="alert">${o.error}</p>` : null}
+    sendPage(
+      res,
+      status,
+      page({
+        title: 'Sign in',
+        body: html`${o.error ? html`<p class="error" role="alert">${o.error}</p>` : null}
 <form method="post" action="/login">
 <input type="hidden" name="csrf" value="${csrf}">
 <input type="hidden" name="next" value="${o.next}">
@@ -38,7 +41,8 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>`,
-    }));
+      }),
+    );
   }
 
   return {
@@ -52,7 +56,12 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const next = safeNext(s.config.baseUrl, body.next);
       if (!checkCsrf(s, req, null, body.csrf)) {
-        return sendErrorPage(res, 403, 'Sign in', 'This form expired or did not come from this site. Go back, reload the page and try again.');
+        return sendErrorPage(
+          res,
+          403,
+          'Sign in',
+          'This form expired or did not come from this site. Go back, reload the page and try again.',
+        );
       }
       const email = typeof body.email === 'string' ? body.email.trim() : '';
       const password = typeof body.password === 'string' ? body.password : '';
@@ -62,11 +71,15 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
       if (wait > 0) {
         res.set('Retry-After', String(wait));
         return render(req, res, 429, {
-          next, email, error: `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+          next,
+          email,
+          error: `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
         });
       }
       const user = email ? await findUserByEmail(s.ds.manager, email) : null;
-      const ok = user ? await verifyPassword(password, user.passwordHash) : (await verifyPassword(password, await dummy()), false);
+      const ok = user
+        ? await verifyPassword(password, user.passwordHash)
+        : (await verifyPassword(password, await dummy()), false);
       if (!user || !ok) {
         return render(req, res, 401, { next, email, error: 'Email or password is incorrect.' });
       }

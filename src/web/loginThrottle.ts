@@ -47,18 +47,29 @@ export function createLoginThrottle({ ds, now }: LoginThrottleOptions): LoginThr
   const accountKey = (email: string, ip: string) => `login_acct:${email.trim().toLowerCase()}|${ip}`;
   const addressKey = (ip: string) => `login_ip:${ip}`;
   const count = async (key: string, max: number, at: number): Promise<number> => {
-    const r = await sql<{ points: number | string; expire: number | string }>(ds, COUNT_ATTEMPT, [key, at + LOGIN_WINDOW_S * 1000, at, at]);
+    const r = await sql<{ points: number | string; expire: number | string }>(ds, COUNT_ATTEMPT, [
+      key,
+      at + LOGIN_WINDOW_S * 1000,
+      at,
+      at,
+    ]);
     const { points, expire } = r.rows[0];
     return Number(points) > max ? Math.max(1, Math.ceil((Number(expire) - at) / 1000)) : 0;
   };
   return {
     async attempt(email, ip) {
       const at = now().getTime();
-      const waits = await Promise.all([count(accountKey(email, ip), LOGIN_FAILURES_PER_ACCOUNT, at), count(addressKey(ip), LOGIN_FAILURES_PER_IP, at)]);
+      const waits = await Promise.all([
+        count(accountKey(email, ip), LOGIN_FAILURES_PER_ACCOUNT, at),
+        count(addressKey(ip), LOGIN_FAILURES_PER_IP, at),
+      ]);
       return Math.max(...waits);
     },
     async succeeded(email, ip) {
-      await Promise.all([sql(ds, CLEAR, [accountKey(email, ip)]), sql(ds, GIVE_BACK, [addressKey(ip), now().getTime()])]);
+      await Promise.all([
+        sql(ds, CLEAR, [accountKey(email, ip)]),
+        sql(ds, GIVE_BACK, [addressKey(ip), now().getTime()]),
+      ]);
     },
   };
 }

@@ -18,13 +18,17 @@ export function logoutPage({ services: s }: { services: Services }) {
       const who = await currentUser(s, req);
       if (!who) return res.redirect(303, '/login');
       const csrf = csrfToken(s, req, res, who.session);
-      sendPage(res, 200, page({
-        title: 'Sign out',
-        signedIn: { email: who.user.email, csrf },
-        body: html`<form method="post" action="/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>
+      sendPage(
+        res,
+        200,
+        page({
+          title: 'Sign out',
+          signedIn: { email: who.user.email, csrf },
+          body: html`<form method="post" action="/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>
 <p class="muted">Signing out everywhere ends your sessions in every browser and on every device, this one included.</p>
 <form method="post" action="/logout/everywhere"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out everywhere</button></form>`,
-      }));
+        }),
+      );
     },
 
     async submit(req: Request, res: Response) {

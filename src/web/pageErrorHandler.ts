@@ -15,9 +15,15 @@ export function pageErrorHandler(s: Services) {
     if (status === 408) return sendErrorPage(res, 408, 'Too slow', 'The form did not arrive in time. Try again.');
     if (status === 429) {
       res.set('Retry-After', '1');
-      return sendErrorPage(res, 429, 'Too many requests', 'Too many requests are in flight from your address. Try again in a moment.');
+      return sendErrorPage(
+        res,
+        429,
+        'Too many requests',
+        'Too many requests are in flight from your address. Try again in a moment.',
+      );
     }
-    if ((status && status >= 400 && status < 500) || isUnstorableTextError(err)) return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
+    if ((status && status >= 400 && status < 500) || isUnstorableTextError(err))
+      return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
     if (isTransientDatabaseError(err)) {
       res.set('Retry-After', '1');
       return sendErrorPage(res, 503, 'Busy', 'The service is busy. Nothing was changed; try again in a moment.');

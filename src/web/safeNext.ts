@@ -4,7 +4,8 @@ export const DEFAULT_AFTER_LOGIN = '/settings/apps';
 /** Longer targets are not ours (the longest we build, the consent step's, is about 2 KB). */
 const MAX_NEXT_LENGTH = 8192;
 /** C0 controls, DEL and the backslash: a browser strips or rewrites these, so a target may not hold them. */
-const hasForbidden = (s: string) => [...s].some((c) => c === '\\' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+const hasForbidden = (s: string) =>
+  [...s].some((c) => c === '\\' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 /** Percent-escapes of ASCII: `%2e`, `%2f`, `%5c`, `%09`, … */
 const ASCII_ESCAPE = /%([0-7][0-9a-f])/gi;
 
@@ -41,7 +42,8 @@ export function safeNext(baseUrl: string, next: unknown): string {
   if (u.origin !== base.origin || (u.protocol !== 'http:' && u.protocol !== 'https:')) return DEFAULT_AFTER_LOGIN;
   const path = decodeAscii(u.pathname);
   const segments = path.split('/');
-  if (path.startsWith('//') || hasForbidden(path) || segments.some((x) => x === '.' || x === '..')) return DEFAULT_AFTER_LOGIN;
+  if (path.startsWith('//') || hasForbidden(path) || segments.some((x) => x === '.' || x === '..'))
+    return DEFAULT_AFTER_LOGIN;
   const target = u.pathname + u.search + u.hash;
   // what the browser will resolve the Location to is the target itself, on our origin
   const again = new URL(target, base);

@@ -2,7 +2,13 @@ import { parse as parseCookies } from 'cookie';
 import type { CookieOptions, Request, Response } from 'express';
 import { User } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
-import { createWebSession, findWebSession, revokeUserWebSessions, revokeWebSession, SESSION_ABSOLUTE_MS } from '../domain/webSessions.js';
+import {
+  createWebSession,
+  findWebSession,
+  revokeUserWebSessions,
+  revokeWebSession,
+  SESSION_ABSOLUTE_MS,
+} from '../domain/webSessions.js';
 import { inTransaction } from '../../db/transaction.js';
 
 /** The browser session cookie of the web pages (issue 4 item 1). */
@@ -18,7 +24,10 @@ export interface Session {
  * Cookie flags of the web pages: HttpOnly, SameSite=Lax, Secure when BASE_URL is https, whole site.
  */
 export const cookieOptions = (s: Services): CookieOptions => ({
-  httpOnly: true, sameSite: 'lax', secure: s.config.baseUrl.startsWith('https:'), path: '/',
+  httpOnly: true,
+  sameSite: 'lax',
+  secure: s.config.baseUrl.startsWith('https:'),
+  path: '/',
 });
 
 export function readCookie(req: Request, name: string): string | undefined {

@@ -23,7 +23,9 @@ export const HIDDEN_HEADER_VALUE = '(custom header value hidden)';
 /** The headers as recorded: every custom header's value hidden, everything else (signatures included) as sent. */
 export function recordedHeaders(headers: Record<string, string>, customNames: string[]): Record<string, string> {
   const hidden = new Set(customNames.map((n) => n.toLowerCase()));
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, hidden.has(k.toLowerCase()) ? HIDDEN_HEADER_VALUE : v]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([k, v]) => [k, hidden.has(k.toLowerCase()) ? HIDDEN_HEADER_VALUE : v]),
+  );
 }
 
 /** Error classes of attempts that never reached the receiver, by the delivery's `lastError`. */
@@ -46,9 +48,17 @@ function decrypterFor(key: Buffer, webhook: DeliveryWebhook): (sealed: string) =
 }
 
 const unsent = (error: string, startedAt: Date, url: string): AttemptResult => ({
-  statusCode: null, durationMs: null, responseBody: null, error,
+  statusCode: null,
+  durationMs: null,
+  responseBody: null,
+  error,
   record: {
-    startedAt: iso(startedAt), errorClass: UNSENT_CLASS[error] ?? error, requestUrl: url, requestHeaders: null, requestBody: null, responseHeaders: null,
+    startedAt: iso(startedAt),
+    errorClass: UNSENT_CLASS[error] ?? error,
+    requestUrl: url,
+    requestHeaders: null,
+    requestBody: null,
+    responseHeaders: null,
   },
 });
 
@@ -59,22 +69,46 @@ const unsent = (error: string, startedAt: Date, url: string): AttemptResult => (
  * `webhook.attempt` span, and the attempt's outcome and commit-to-receipt time in the metrics.
  */
 export function attemptDelivery(
-  deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: DeliveryWebhook | null, log: Logger, signal?: AbortSignal,
+  deps: ResolvedDeliveryDeps,
+  row: WebhookDelivery,
+  webhook: DeliveryWebhook | null,
+  log: Logger,
+  signal?: AbortSignal,
 ): Promise<AttemptResult> {
-  const attrs = { 'svc.webhook.event_type': row.eventType, 'svc.webhook.delivery_id': row.deliveryId, 'svc.webhook.attempt': row.attempts + 1 };
+  const attrs = {
+    'svc.webhook.event_type': row.eventType,
+    'svc.webhook.delivery_id': row.deliveryId,
+    'svc.webhook.attempt': row.attempts + 1,
+  };
   return inSpan('webhook.attempt', attrs, async (span) => {
     const r = await sendAttempt(deps, row, webhook, log, signal);
     if (r.aborted) return r;
     const verdict = classifyAttempt(r.statusCode, r.error);
-    const outcome = verdict === 'success' ? 'succeeded' : verdict === 'retry' && row.attempts + 1 < row.maxAttempts ? 'retrying' : 'failed';
-    span?.setAttributes({ 'svc.webhook.outcome': outcome, ...(r.statusCode !== null ? { 'http.response.status_code': r.statusCode } : {}), ...(r.error ? { 'error.type': r.error } : {}) });
-    deps.metrics?.deliveryAttempted(outcome, outcome === 'succeeded' ? (deps.now().getTime() - Date.parse(row.createdAt)) / 1000 : null);
+    const outcome =
+      verdict === 'success'
+        ? 'succeeded'
+        : verdict === 'retry' && row.attempts + 1 < row.maxAttempts
+          ? 'retrying'
+          : 'failed';
+    span?.setAttributes({
+      'svc.webhook.outcome': outcome,
+      ...(r.statusCode !== null ? { 'http.response.status_code': r.statusCode } : {}),
+      ...(r.error ? { 'error.type': r.error } : {}),
+    });
+    deps.metrics?.deliveryAttempted(
+      outcome,
+      outcome === 'succeeded' ? (deps.now().getTime() - Date.parse(row.createdAt)) / 1000 : null,
+    );
     return r;
   });
 }
 
 async function sendAttempt(
-  deps: ResolvedDeliveryDeps, row: WebhookDelivery, webhook: DeliveryWebhook | null, log: Logger, signal?: AbortSignal,
+  deps: ResolvedDeliveryDeps,
+  row: WebhookDelivery,
+  webhook: DeliveryWebhook | null,
+  log: Logger,
+  signal?: AbortSignal,
 ): Promise<AttemptResult> {
   const now = deps.now();
   if (!webhook) return unsent('webhook_deleted', now, '');
@@ -89,36 +123,60 @@ async function sendAttempt(
     // a Standard Webhooks name stored before such names were refused is dropped, never sent nor recorded
     customHeaders = customHeadersOf(deps.key, webhook, decrypt).filter(([n]) => !isStandardHeaderName(n));
   } catch {
-    log.error({ webhookId: webhook.id }, 'webhook secret cannot be decrypted (SVC_WEBHOOK_KEY or webhook.key changed?)');
+    log.error(
+      { webhookId: webhook.id },
+      'webhook secret cannot be decrypted (SVC_WEBHOOK_KEY or webhook.key changed?)',
+    );
     return unsent('secret_unreadable', now, webhook.url);
   }
   const unsendable = unsendableCustomHeader(customHeaders);
   if (unsendable !== null) {
     // a value stored before creation checked it the way HTTP does: no request could carry it
-    log.warn({ webhookId: webhook.id, header: unsendable.slice(0, 100) }, 'webhook custom header cannot be sent; delivery not attempted');
+    log.warn(
+      { webhookId: webhook.id, header: unsendable.slice(0, 100) },
+      'webhook custom header cannot be sent; delivery not attempted',
+    );
     return unsent('invalid_custom_header', now, webhook.url);
   }
   let target;
   try {
     target = await checkOutboundUrl(webhook.url, deps.policy);
   } catch (err) {
-    if (err instanceof UrlRefusedError) return unsent(err.reason === 'unresolvable' ? 'network_error' : 'ssrf_blocked', now, webhook.url);
+    if (err instanceof UrlRefusedError)
+      return unsent(err.reason === 'unresolvable' ? 'network_error' : 'ssrf_blocked', now, webhook.url);
     throw err;
   }
   const body = buildBody(webhook.apiVersion, event, row.deliveryId);
   const headers = buildDeliveryHeaders({
-    apiVersion: webhook.apiVersion, eventId: event.id, eventType: event.type, deliveryId: row.deliveryId, secrets, body,
-    now, customHeaders,
+    apiVersion: webhook.apiVersion,
+    eventId: event.id,
+    eventType: event.type,
+    deliveryId: row.deliveryId,
+    secrets,
+    body,
+    now,
+    customHeaders,
   });
   const r = await deps.sender({ target: target!, headers, body, timeouts: deps.timeouts, signal });
-  if (r.error === 'aborted') return { statusCode: null, durationMs: null, responseBody: null, error: 'aborted', aborted: true };
+  if (r.error === 'aborted')
+    return { statusCode: null, durationMs: null, responseBody: null, error: 'aborted', aborted: true };
   const error = r.statusCode !== null && r.statusCode >= 300 && r.statusCode < 400 ? 'redirect_not_followed' : r.error;
   const errorClass = error === 'redirect_not_followed' ? error : error ? (r.errorClass ?? error) : null;
   return {
-    statusCode: r.statusCode, durationMs: r.durationMs, responseBody: r.body, error,
+    statusCode: r.statusCode,
+    durationMs: r.durationMs,
+    responseBody: r.body,
+    error,
     record: {
-      startedAt: iso(now), errorClass, requestUrl: webhook.url, requestHeaders: recordedHeaders(headers, customHeaders.map(([n]) => n)),
-      requestBody: body.toString('utf8'), responseHeaders: r.headers ?? null,
+      startedAt: iso(now),
+      errorClass,
+      requestUrl: webhook.url,
+      requestHeaders: recordedHeaders(
+        headers,
+        customHeaders.map(([n]) => n),
+      ),
+      requestBody: body.toString('utf8'),
+      responseHeaders: r.headers ?? null,
     },
   };
 }
@@ -126,9 +184,19 @@ async function sendAttempt(
 /** Turns an attempt into the row's new state: retry with backoff while attempts remain, else finalize. */
 export function updateAfterAttempt(row: WebhookDelivery, r: AttemptResult, now: Date, baseMs: number): AttemptUpdate {
   const verdict = classifyAttempt(r.statusCode, r.error);
-  const common = { attempts: row.attempts + 1, statusCode: r.statusCode, durationMs: r.durationMs, responseBody: r.responseBody, lastError: r.error };
+  const common = {
+    attempts: row.attempts + 1,
+    statusCode: r.statusCode,
+    durationMs: r.durationMs,
+    responseBody: r.responseBody,
+    lastError: r.error,
+  };
   if (verdict === 'retry' && common.attempts < row.maxAttempts) {
-    return { ...common, state: 'pending', nextAttemptAt: iso(new Date(now.getTime() + backoffMs(baseMs, common.attempts))) };
+    return {
+      ...common,
+      state: 'pending',
+      nextAttemptAt: iso(new Date(now.getTime() + backoffMs(baseMs, common.attempts))),
+    };
   }
   return { ...common, state: verdict === 'success' ? 'succeeded' : 'failed', finalizedAt: iso(now) };
 }

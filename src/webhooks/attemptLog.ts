@@ -62,19 +62,43 @@ function attemptRow(a: MadeAttempt, now: Date): WebhookAttempt | null {
   if (!rec) return null;
   const w = new WebhookAttempt();
   Object.assign(w, {
-    id: newId('wha', now.getTime()), deliveryRowId: a.row.id, webhookId: a.row.webhookId, deliveryId: a.row.deliveryId,
-    attemptNumber: a.attemptNumber, kind: attemptKind(a.row), startedAt: rec.startedAt, durationMs: a.result.durationMs,
-    statusCode: a.result.statusCode, errorClass: rec.errorClass, requestUrl: rec.requestUrl,
-    requestHeaders: rec.requestHeaders ? JSON.stringify(rec.requestHeaders) : null, requestBody: rec.requestBody,
-    responseHeaders: rec.responseHeaders ? JSON.stringify(rec.responseHeaders) : null, responseBody: a.result.responseBody,
+    id: newId('wha', now.getTime()),
+    deliveryRowId: a.row.id,
+    webhookId: a.row.webhookId,
+    deliveryId: a.row.deliveryId,
+    attemptNumber: a.attemptNumber,
+    kind: attemptKind(a.row),
+    startedAt: rec.startedAt,
+    durationMs: a.result.durationMs,
+    statusCode: a.result.statusCode,
+    errorClass: rec.errorClass,
+    requestUrl: rec.requestUrl,
+    requestHeaders: rec.requestHeaders ? JSON.stringify(rec.requestHeaders) : null,
+    requestBody: rec.requestBody,
+    responseHeaders: rec.responseHeaders ? JSON.stringify(rec.responseHeaders) : null,
+    responseBody: a.result.responseBody,
     createdAt: iso(now),
   } satisfies WebhookAttempt);
   return w;
 }
 
 const COLUMNS = [
-  'id', 'deliveryRowId', 'webhookId', 'deliveryId', 'attemptNumber', 'kind', 'startedAt', 'durationMs', 'statusCode', 'errorClass',
-  'requestUrl', 'requestHeaders', 'requestBody', 'responseHeaders', 'responseBody', 'createdAt',
+  'id',
+  'deliveryRowId',
+  'webhookId',
+  'deliveryId',
+  'attemptNumber',
+  'kind',
+  'startedAt',
+  'durationMs',
+  'statusCode',
+  'errorClass',
+  'requestUrl',
+  'requestHeaders',
+  'requestBody',
+  'responseHeaders',
+  'responseBody',
+  'createdAt',
 ] as const satisfies readonly (keyof WebhookAttempt)[];
 
 /**
@@ -88,7 +112,8 @@ export async function recordAttempts(m: EntityManager, made: MadeAttempt[], o: A
   if (rows.length) {
     const tuple = `(${COLUMNS.map(() => '?').join(', ')})`;
     await sql(
-      m, `INSERT INTO "webhook_attempts" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
+      m,
+      `INSERT INTO "webhook_attempts" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
       rows.flatMap((r) => COLUMNS.map((c) => r[c])),
     );
   }
@@ -97,15 +122,22 @@ export async function recordAttempts(m: EntityManager, made: MadeAttempt[], o: A
   for (const a of made) {
     if (!a.result.record || NOT_THE_RECEIVERS.has(a.result.error ?? '')) continue;
     const h = health.get(a.row.webhookId) ?? { succeeded: false, failingSince: null };
-    if (classifyAttempt(a.result.statusCode, a.result.error) === 'success') Object.assign(h, { succeeded: true, failingSince: null });
+    if (classifyAttempt(a.result.statusCode, a.result.error) === 'success')
+      Object.assign(h, { succeeded: true, failingSince: null });
     else h.failingSince ??= a.result.record.startedAt;
     health.set(a.row.webhookId, h);
   }
   const disableBefore = iso(new Date(o.now.getTime() - o.disableAfterMs));
   for (const [webhookId, h] of [...health].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (h.succeeded) await sql(m, 'UPDATE "webhooks" SET "failingSince" = NULL WHERE "id" = ? AND "failingSince" IS NOT NULL', [webhookId]);
+    if (h.succeeded)
+      await sql(m, 'UPDATE "webhooks" SET "failingSince" = NULL WHERE "id" = ? AND "failingSince" IS NOT NULL', [
+        webhookId,
+      ]);
     if (h.failingSince === null) continue;
-    await sql(m, 'UPDATE "webhooks" SET "failingSince" = ? WHERE "id" = ? AND "failingSince" IS NULL', [h.failingSince, webhookId]);
+    await sql(m, 'UPDATE "webhooks" SET "failingSince" = ? WHERE "id" = ? AND "failingSince" IS NULL', [
+      h.failingSince,
+      webhookId,
+    ]);
     await sql(
       m,
       'UPDATE "webhooks" SET "active" = ?, "disabledReason" = ?, "disabledAt" = ?, "updatedAt" = ? ' +
@@ -118,7 +150,8 @@ export async function recordAttempts(m: EntityManager, made: MadeAttempt[], o: A
 /** The reason shown to the owner of a webhook the service set inactive. */
 export function disabledReason(disableAfterMs: number): string {
   const hours = Math.round(disableAfterMs / 3_600_000);
-  const period = hours % 24 === 0 ? `${hours / 24} day${hours === 24 ? '' : 's'}` : `${hours} hour${hours === 1 ? '' : 's'}`;
+  const period =
+    hours % 24 === 0 ? `${hours / 24} day${hours === 24 ? '' : 's'}` : `${hours} hour${hours === 1 ? '' : 's'}`;
   return `Every delivery attempt failed for ${period} without a success in between, so deliveries were stopped. Fix the receiver, then activate the webhook again.`;
 }
 

@@ -11,7 +11,16 @@ const MAX_VALUE = 2000;
 
 /** Names the transport owns exactly (hop-by-hop and framing, RFC 9110 §7.6.1, §6.4-6.5, §7.2, §10.1.1). */
 const TRANSPORT_NAMES = new Set([
-  'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'content-length', 'host', 'expect',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+  'content-length',
+  'host',
+  'expect',
 ]);
 
 /**
@@ -60,16 +69,25 @@ function unsendableValue(name: string, value: string): boolean {
  * fail later because of them.
  */
 export function validateCustomHeaders(headers: CustomHeader[]): CustomHeader[] {
-  if (headers.length > MAX_HEADERS) throw validationError(`At most ${MAX_HEADERS} custom headers`, { field: 'headers' });
+  if (headers.length > MAX_HEADERS)
+    throw validationError(`At most ${MAX_HEADERS} custom headers`, { field: 'headers' });
   const seen = new Set<string>();
   return headers.map(([rawName, rawValue]) => {
     const name = rawName.trim();
     const value = rawValue.trim();
     if (!TOKEN.test(name) || name.length > MAX_NAME || invalidName(name)) {
-      throw validationError(`Invalid header name ${JSON.stringify(name.slice(0, MAX_NAME))}`, { field: 'headers', header: name.slice(0, MAX_NAME) });
+      throw validationError(`Invalid header name ${JSON.stringify(name.slice(0, MAX_NAME))}`, {
+        field: 'headers',
+        header: name.slice(0, MAX_NAME),
+      });
     }
     const reason = protectedHeaderReason(name);
-    if (reason) throw validationError(`Custom header ${name} is not allowed: ${reason}`, { field: 'headers', header: name, reason: 'protected_header' });
+    if (reason)
+      throw validationError(`Custom header ${name} is not allowed: ${reason}`, {
+        field: 'headers',
+        header: name,
+        reason: 'protected_header',
+      });
     if (value.length > MAX_VALUE || unsendableValue(name, value)) {
       throw validationError(
         `Invalid value for header ${name}: it must fit in an HTTP header (at most ${MAX_VALUE} Latin-1 characters, no control character but tab)`,
@@ -92,7 +110,8 @@ export function unsendableCustomHeader(headers: CustomHeader[]): string | null {
   for (const [name, value] of headers) {
     // stored before the standard's names were refused: the sender drops it rather than failing the delivery
     if (isStandardHeaderName(name)) continue;
-    if (!TOKEN.test(name) || invalidName(name) || protectedHeaderReason(name) || unsendableValue(name, value)) return name;
+    if (!TOKEN.test(name) || invalidName(name) || protectedHeaderReason(name) || unsendableValue(name, value))
+      return name;
   }
   return null;
 }
@@ -109,6 +128,9 @@ function invalidName(name: string): boolean {
 /** Parses the CLI and form notation `Name: value`. */
 export function parseHeaderLine(line: string): CustomHeader {
   const i = line.indexOf(':');
-  if (i <= 0) throw validationError(`Header must be "Name: value", got ${JSON.stringify(line.slice(0, 100))}`, { field: 'headers' });
+  if (i <= 0)
+    throw validationError(`Header must be "Name: value", got ${JSON.stringify(line.slice(0, 100))}`, {
+      field: 'headers',
+    });
   return [line.slice(0, i).trim(), line.slice(i + 1).trim()];
 }

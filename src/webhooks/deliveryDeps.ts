@@ -43,7 +43,11 @@ export function configureWebhookDelivery(s: Services, deps: Partial<WebhookDeliv
  * The deps of one runtime: `extra` wins over what configureWebhookDelivery set, which wins over
  * `defaultSender` (the worker's keep-alive pool) and the one-shot undici sender.
  */
-export function deliveryDepsFor(s: Services, extra: Partial<WebhookDeliveryDeps> = {}, defaultSender?: HttpSender): ResolvedDeliveryDeps {
+export function deliveryDepsFor(
+  s: Services,
+  extra: Partial<WebhookDeliveryDeps> = {},
+  defaultSender?: HttpSender,
+): ResolvedDeliveryDeps {
   const d = { ...s.webhookDelivery, ...stripUndefined(extra) };
   const resolver = d.resolver ?? systemResolver;
   return {

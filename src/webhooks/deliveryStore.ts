@@ -13,21 +13,57 @@ import type { EventSnapshot } from './payload.js';
 
 /** A new delivery job: a fresh `deliveryId` (UUID), due at once, not leased unless `lease` is given. */
 export function newDeliveryRow(
-  m: EntityManager, webhookId: string, e: EventSnapshot, now: Date,
+  m: EntityManager,
+  webhookId: string,
+  e: EventSnapshot,
+  now: Date,
   o: { maxAttempts?: number; redeliveryOf?: string; lease?: { owner: string; until: Date } } = {},
 ): WebhookDelivery {
   return m.create(WebhookDelivery, {
-    id: newId('whd', now.getTime()), webhookId, roomId: e.roomId, eventId: e.id, eventType: e.type, deliveryId: randomUUID(),
-    payload: JSON.stringify(e), state: 'pending', attempts: 0, maxAttempts: o.maxAttempts ?? MAX_ATTEMPTS,
-    nextAttemptAt: iso(now), leaseOwner: o.lease?.owner ?? null, leaseUntil: o.lease ? iso(o.lease.until) : null,
-    statusCode: null, durationMs: null, responseBody: null, lastError: null, finalizedAt: null,
-    redeliveryOf: o.redeliveryOf ?? null, createdAt: iso(now),
+    id: newId('whd', now.getTime()),
+    webhookId,
+    roomId: e.roomId,
+    eventId: e.id,
+    eventType: e.type,
+    deliveryId: randomUUID(),
+    payload: JSON.stringify(e),
+    state: 'pending',
+    attempts: 0,
+    maxAttempts: o.maxAttempts ?? MAX_ATTEMPTS,
+    nextAttemptAt: iso(now),
+    leaseOwner: o.lease?.owner ?? null,
+    leaseUntil: o.lease ? iso(o.lease.until) : null,
+    statusCode: null,
+    durationMs: null,
+    responseBody: null,
+    lastError: null,
+    finalizedAt: null,
+    redeliveryOf: o.redeliveryOf ?? null,
+    createdAt: iso(now),
   });
 }
 
 const ROW_COLUMNS = [
-  'id', 'webhookId', 'roomId', 'eventId', 'eventType', 'deliveryId', 'payload', 'state', 'attempts', 'maxAttempts', 'nextAttemptAt',
-  'leaseOwner', 'leaseUntil', 'statusCode', 'durationMs', 'responseBody', 'lastError', 'finalizedAt', 'redeliveryOf', 'createdAt',
+  'id',
+  'webhookId',
+  'roomId',
+  'eventId',
+  'eventType',
+  'deliveryId',
+  'payload',
+  'state',
+  'attempts',
+  'maxAttempts',
+  'nextAttemptAt',
+  'leaseOwner',
+  'leaseUntil',
+  'statusCode',
+  'durationMs',
+  'responseBody',
+  'lastError',
+  'finalizedAt',
+  'redeliveryOf',
+  'createdAt',
 ] as const satisfies readonly (keyof WebhookDelivery)[];
 /** Rows per INSERT statement (SQLite allows 32,766 parameters per statement). */
 const INSERT_CHUNK = 500;
@@ -38,13 +74,26 @@ export async function insertDeliveryRows(m: EntityManager, rows: WebhookDelivery
   const tuple = `(${ROW_COLUMNS.map(() => '?').join(', ')})`;
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const chunk = rows.slice(i, i + INSERT_CHUNK);
-    await sql(m, head + chunk.map(() => tuple).join(', '), chunk.flatMap((r) => ROW_COLUMNS.map((c) => r[c])));
+    await sql(
+      m,
+      head + chunk.map(() => tuple).join(', '),
+      chunk.flatMap((r) => ROW_COLUMNS.map((c) => r[c])),
+    );
   }
 }
 
 /** What an attempt needs of its webhook (loaded once per claimed batch, not per row). */
 export type DeliveryWebhook = Pick<
-  Webhook, 'id' | 'url' | 'apiVersion' | 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt' | 'headersEnc' | 'active' | 'maxDeliveriesPerSecond'
+  Webhook,
+  | 'id'
+  | 'url'
+  | 'apiVersion'
+  | 'secretEnc'
+  | 'nextSecretEnc'
+  | 'rotationEndsAt'
+  | 'headersEnc'
+  | 'active'
+  | 'maxDeliveriesPerSecond'
 >;
 
 /** A claimed delivery and its webhook as of the claim (null: deleted meanwhile). */
@@ -63,7 +112,12 @@ type WebhookRecord = Omit<DeliveryWebhook, 'active'> & { active: boolean | numbe
  * webhooks. `before` runs first in the same transaction (the worker promotes ended rotations there).
  */
 export async function claimDueBatch(
-  s: Services, owner: string, now: Date, leaseUntil: Date, limit: number, before?: (m: EntityManager) => Promise<unknown>,
+  s: Services,
+  owner: string,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  before?: (m: EntityManager) => Promise<unknown>,
 ): Promise<ClaimedDelivery[]> {
   const pg = isPostgres(s.ds);
   const t = iso(now);
@@ -73,7 +127,8 @@ export async function claimDueBatch(
       m,
       'UPDATE "webhook_deliveries" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
         'SELECT "id" FROM "webhook_deliveries" WHERE "state" = \'pending\' AND "nextAttemptAt" <= ? ' +
-        'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' + LIMIT_PARAM +
+        'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' +
+        LIMIT_PARAM +
         (pg ? ' FOR UPDATE SKIP LOCKED' : '') +
         ') RETURNING *',
       [owner, iso(leaseUntil), t, t, limit],
@@ -88,9 +143,16 @@ export async function claimDueBatch(
     );
     return { rows: claimed.rows, hooks: found.rows };
   });
-  const byId = new Map(hooks.map((w) => [w.id, {
-    ...w, active: Boolean(w.active), maxDeliveriesPerSecond: w.maxDeliveriesPerSecond === null ? null : Number(w.maxDeliveriesPerSecond),
-  } satisfies DeliveryWebhook]));
+  const byId = new Map(
+    hooks.map((w) => [
+      w.id,
+      {
+        ...w,
+        active: Boolean(w.active),
+        maxDeliveriesPerSecond: w.maxDeliveriesPerSecond === null ? null : Number(w.maxDeliveriesPerSecond),
+      } satisfies DeliveryWebhook,
+    ]),
+  );
   return rows
     .sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1))
     .map((row) => ({ row, webhook: byId.get(row.webhookId) ?? null }));
@@ -98,14 +160,22 @@ export async function claimDueBatch(
 
 /** claimDueBatch without the webhooks: the claimed rows, oldest due first. */
 export async function claimDueDeliveries(
-  s: Services, owner: string, now: Date, leaseUntil: Date, limit: number, before?: (m: EntityManager) => Promise<unknown>,
+  s: Services,
+  owner: string,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  before?: (m: EntityManager) => Promise<unknown>,
 ): Promise<WebhookDelivery[]> {
   return (await claimDueBatch(s, owner, now, leaseUntil, limit, before)).map((c) => c.row);
 }
 
 /** What an attempt changes on its row (updateAfterAttempt): `nextAttemptAt` when retried, `finalizedAt` when final. */
-export type AttemptUpdate = Pick<WebhookDelivery, 'state' | 'attempts' | 'statusCode' | 'durationMs' | 'responseBody' | 'lastError'>
-  & Partial<Pick<WebhookDelivery, 'nextAttemptAt' | 'finalizedAt'>>;
+export type AttemptUpdate = Pick<
+  WebhookDelivery,
+  'state' | 'attempts' | 'statusCode' | 'durationMs' | 'responseBody' | 'lastError'
+> &
+  Partial<Pick<WebhookDelivery, 'nextAttemptAt' | 'finalizedAt'>>;
 
 /** One row to settle: an attempt's result, or (`update` null) a lease given back untouched or deferred. */
 export interface Settlement {
@@ -121,8 +191,10 @@ const FINISH =
   'UPDATE "webhook_deliveries" SET "state" = ?, "attempts" = ?, "nextAttemptAt" = COALESCE(?, "nextAttemptAt"), ' +
   '"statusCode" = ?, "durationMs" = ?, "responseBody" = ?, "lastError" = ?, "finalizedAt" = COALESCE(?, "finalizedAt"), ' +
   '"leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
-const RELEASE = 'UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
-const DEFER = 'UPDATE "webhook_deliveries" SET "nextAttemptAt" = ?, "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
+const RELEASE =
+  'UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
+const DEFER =
+  'UPDATE "webhook_deliveries" SET "nextAttemptAt" = ?, "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
 
 /**
  * Writes the results of several attempts (and gives back untouched leases) in ONE transaction, each row
@@ -130,7 +202,12 @@ const DEFER = 'UPDATE "webhook_deliveries" SET "nextAttemptAt" = ?, "leaseOwner"
  * Returns, per settlement, whether it was written. If the transaction fails nothing is written and the
  * leases expire: the rows are attempted again (at least once).
  */
-export async function settleDeliveries(s: Services, owner: string, settlements: Settlement[], books?: AttemptBookkeeping): Promise<boolean[]> {
+export async function settleDeliveries(
+  s: Services,
+  owner: string,
+  settlements: Settlement[],
+  books?: AttemptBookkeeping,
+): Promise<boolean[]> {
   if (!settlements.length) return [];
   return inTransaction(s, (m) => settleIn(m, owner, settlements, books));
 }
@@ -140,12 +217,30 @@ export async function settleDeliveries(s: Services, owner: string, settlements: 
  * the attempts of the settlements are recorded too (every attempt made, even one whose lease was lost
  * meanwhile: the receiver got it).
  */
-export async function settleIn(m: EntityManager, owner: string, settlements: Settlement[], books?: AttemptBookkeeping): Promise<boolean[]> {
+export async function settleIn(
+  m: EntityManager,
+  owner: string,
+  settlements: Settlement[],
+  books?: AttemptBookkeeping,
+): Promise<boolean[]> {
   const written: boolean[] = [];
   for (const { id, update: u, deferTo } of settlements) {
     const r = u
-      ? await sql(m, FINISH, [u.state, u.attempts, u.nextAttemptAt ?? null, u.statusCode, u.durationMs, u.responseBody, u.lastError, u.finalizedAt ?? null, id, owner])
-      : deferTo ? await sql(m, DEFER, [deferTo, id, owner]) : await sql(m, RELEASE, [id, owner]);
+      ? await sql(m, FINISH, [
+          u.state,
+          u.attempts,
+          u.nextAttemptAt ?? null,
+          u.statusCode,
+          u.durationMs,
+          u.responseBody,
+          u.lastError,
+          u.finalizedAt ?? null,
+          id,
+          owner,
+        ])
+      : deferTo
+        ? await sql(m, DEFER, [deferTo, id, owner])
+        : await sql(m, RELEASE, [id, owner]);
     written.push(r.affected > 0);
   }
   const made = settlements.flatMap((x) => (x.made ? [x.made] : []));
@@ -155,7 +250,12 @@ export async function settleIn(m: EntityManager, owner: string, settlements: Set
 
 /** Writes an attempt's result (and its record) and gives the lease back, only while `owner` still holds it. */
 export async function finishAttempt(
-  s: Services, id: string, owner: string, update: AttemptUpdate, made?: MadeAttempt, books?: AttemptBookkeeping,
+  s: Services,
+  id: string,
+  owner: string,
+  update: AttemptUpdate,
+  made?: MadeAttempt,
+  books?: AttemptBookkeeping,
 ): Promise<boolean> {
   return (await settleDeliveries(s, owner, [{ id, update, made }], books))[0];
 }
@@ -167,12 +267,18 @@ export async function releaseLease(s: Services, id: string, owner: string): Prom
 
 /** Delivery history of one webhook, newest first, with an opaque signed cursor (keyset on the row id). */
 export async function listWebhookDeliveries(
-  m: EntityManager, webhookId: string, page: PageInput, secret: string,
+  m: EntityManager,
+  webhookId: string,
+  page: PageInput,
+  secret: string,
 ): Promise<Page<WebhookDelivery>> {
   const limit = page.limit ?? DEFAULT_LIMIT;
   const qb = m.getRepository(WebhookDelivery).createQueryBuilder('d').where('d.webhookId = :webhookId', { webhookId });
   if (page.cursor) qb.andWhere('d.id < :before', { before: decodeCursor(secret, page.cursor) });
-  const rows = await qb.orderBy('d.id', 'DESC').limit(limit + 1).getMany();
+  const rows = await qb
+    .orderBy('d.id', 'DESC')
+    .limit(limit + 1)
+    .getMany();
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   return { data, nextCursor: more ? encodeCursor(secret, data[data.length - 1].id) : null };

@@ -8,7 +8,14 @@ import { WorkerLoop } from '../outbox/workerLoop.js';
 import { createPooledSender } from './agentPool.js';
 import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
 import { deliveryDepsFor, type ResolvedDeliveryDeps, type WebhookDeliveryDeps } from './deliveryDeps.js';
-import { type AttemptUpdate, claimDueBatch, type ClaimedDelivery, type Settlement, settleDeliveries, settleIn } from './deliveryStore.js';
+import {
+  type AttemptUpdate,
+  claimDueBatch,
+  type ClaimedDelivery,
+  type Settlement,
+  settleDeliveries,
+  settleIn,
+} from './deliveryStore.js';
 import { promoteEndedRotations } from './rotation.js';
 import { DeliveryThrottle } from './throttle.js';
 import { iso } from '../domain/time.js';
@@ -58,11 +65,12 @@ type Outcome =
   | { kind: 'released'; row: WebhookDelivery }
   | { kind: 'deferred'; row: WebhookDelivery; until: string };
 
-const settlementsOf = (outcomes: Outcome[]): Settlement[] => outcomes.map((x) => {
-  if (x.kind === 'released') return { id: x.row.id, update: null };
-  if (x.kind === 'deferred') return { id: x.row.id, update: null, deferTo: x.until };
-  return { id: x.row.id, update: x.update, made: { row: x.row, result: x.result, attemptNumber: x.update.attempts } };
-});
+const settlementsOf = (outcomes: Outcome[]): Settlement[] =>
+  outcomes.map((x) => {
+    if (x.kind === 'released') return { id: x.row.id, update: null };
+    if (x.kind === 'deferred') return { id: x.row.id, update: null, deferTo: x.until };
+    return { id: x.row.id, update: x.update, made: { row: x.row, result: x.result, attemptNumber: x.update.attempts } };
+  });
 
 /**
  * The delivery worker of the transactional outbox (ARCHITECTURE "Events and webhooks"): at least once,
@@ -93,7 +101,10 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const reserved = new Map<string, number>();
 
   /** Splits a claim into what is attempted now and what the throttle puts back for later. */
-  function admit(deps: ResolvedDeliveryDeps, claimed: ClaimedDelivery[]): { now: ClaimedDelivery[]; deferred: Outcome[] } {
+  function admit(
+    deps: ResolvedDeliveryDeps,
+    claimed: ClaimedDelivery[],
+  ): { now: ClaimedDelivery[]; deferred: Outcome[] } {
     const t = deps.now().getTime();
     const now: ClaimedDelivery[] = [];
     const deferred: Outcome[] = [];
@@ -149,9 +160,18 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     if (!outcomes.length) return;
     try {
       const deps = depsNow();
-      logOutcomes(outcomes, await settleDeliveries(s, owner, settlementsOf(outcomes), { now: deps.now(), disableAfterMs: deps.disableAfterMs }));
+      logOutcomes(
+        outcomes,
+        await settleDeliveries(s, owner, settlementsOf(outcomes), {
+          now: deps.now(),
+          disableAfterMs: deps.disableAfterMs,
+        }),
+      );
     } catch (err) {
-      s.log.error({ err, deliveries: outcomes.length }, 'recording webhook attempts failed; their leases will expire and they will be retried');
+      s.log.error(
+        { err, deliveries: outcomes.length },
+        'recording webhook attempts failed; their leases will expire and they will be retried',
+      );
     }
   }
 
@@ -159,7 +179,16 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     outcomes.forEach((x, i) => {
       if (x.kind !== 'attempted') return;
       s.log.info(
-        { deliveryId: x.row.deliveryId, webhookId: x.row.webhookId, eventType: x.row.eventType, attempt: x.update.attempts, statusCode: x.result.statusCode, error: x.result.error, state: x.update.state, recorded: written[i] },
+        {
+          deliveryId: x.row.deliveryId,
+          webhookId: x.row.webhookId,
+          eventType: x.row.eventType,
+          attempt: x.update.attempts,
+          statusCode: x.result.statusCode,
+          error: x.result.error,
+          state: x.update.state,
+          recorded: written[i],
+        },
         'webhook attempt',
       );
     });
@@ -185,7 +214,12 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
 
   // the continuous loop (start()): attempts in flight take slots, their outcomes wait to be written together
   const slots = new Slots(() => loop.slotFreed());
-  const outcomes = new OutcomeBatcher<Outcome>({ windowMs: RECORD_WINDOW_MS, max: maxInFlight, record, stopping: () => abort.aborted });
+  const outcomes = new OutcomeBatcher<Outcome>({
+    windowMs: RECORD_WINDOW_MS,
+    max: maxInFlight,
+    record,
+    stopping: () => abort.aborted,
+  });
   const fullBatch = Math.min(batchSize, maxInFlight);
   let lastClaim = 0;
 

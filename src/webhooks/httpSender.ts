@@ -42,11 +42,16 @@ const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|
  */
 export function networkErrorClass(err: unknown, timedOut = false): string {
   if (timedOut) return 'timeout';
-  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     const code = e.code ?? '';
     if (TIMEOUT_CODES.has(code) || code === 'ETIMEDOUT') return 'timeout';
     if (code === 'ECONNREFUSED') return 'connection_refused';
-    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'connection_reset';
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED')
+      return 'connection_reset';
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return 'dns';
     if (TLS_CODE.test(code)) return 'tls';
   }
@@ -55,7 +60,8 @@ export function networkErrorClass(err: unknown, timedOut = false): string {
 
 function headerRecord(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(h))
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
@@ -83,7 +89,11 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
  * timeouts. `keepAlive` keeps connections open for the next request to the same key (the pool's caller
  * guarantees the key includes the pinned address); without it every request gets its own connection.
  */
-export function pinnedAgent(target: CheckedTarget, timeouts: SendTimeouts, o: { keepAlive: boolean; connections?: number }): Agent {
+export function pinnedAgent(
+  target: CheckedTarget,
+  timeouts: SendTimeouts,
+  o: { keepAlive: boolean; connections?: number },
+): Agent {
   return new Agent({
     connect: { timeout: timeouts.connectMs, lookup: pinnedLookup(target) as never },
     headersTimeout: timeouts.responseMs,
@@ -100,15 +110,21 @@ export function pinnedAgent(target: CheckedTarget, timeouts: SendTimeouts, o: { 
  * most RESPONSE_PREVIEW_BYTES of the answer, and is bounded by an overall deadline besides the agent's
  * timeouts. Never throws: a failure is a result.
  */
-export async function sendVia(dispatcher: Dispatcher, { target, headers, body, timeouts, signal }: SendRequest): Promise<SendResult> {
+export async function sendVia(
+  dispatcher: Dispatcher,
+  { target, headers, body, timeouts, signal }: SendRequest,
+): Promise<SendResult> {
   // one controller for the deadline and the worker's stop (cheaper than AbortSignal.timeout + AbortSignal.any,
   // which also keeps every dependent signal registered on the long-lived stop signal until GC)
   const ac = new AbortController();
   let timedOut = false;
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    ac.abort();
-  }, timeouts.connectMs + 2 * timeouts.responseMs);
+  const deadline = setTimeout(
+    () => {
+      timedOut = true;
+      ac.abort();
+    },
+    timeouts.connectMs + 2 * timeouts.responseMs,
+  );
   const stop = () => ac.abort();
   if (signal?.aborted) ac.abort();
   else signal?.addEventListener('abort', stop, { once: true });
@@ -122,12 +138,30 @@ export async function sendVia(dispatcher: Dispatcher, { target, headers, body, t
     statusCode = res.statusCode;
     responseHeaders = headerRecord(res.headers);
     const preview = await readPreview(res.body as never);
-    return { statusCode, body: preview, error: null, durationMs: elapsed(), errorClass: null, headers: responseHeaders };
+    return {
+      statusCode,
+      body: preview,
+      error: null,
+      durationMs: elapsed(),
+      errorClass: null,
+      headers: responseHeaders,
+    };
   } catch (err) {
     const e = err as { code?: string; name?: string };
-    const error = signal?.aborted ? 'aborted' : TIMEOUT_CODES.has(e.code ?? '') || timedOut ? 'timeout' : 'network_error';
+    const error = signal?.aborted
+      ? 'aborted'
+      : TIMEOUT_CODES.has(e.code ?? '') || timedOut
+        ? 'timeout'
+        : 'network_error';
     const errorClass = error === 'aborted' ? null : error === 'timeout' ? 'timeout' : networkErrorClass(err);
-    return { statusCode: error === 'aborted' ? null : statusCode, body: null, error, durationMs: elapsed(), errorClass, headers: responseHeaders };
+    return {
+      statusCode: error === 'aborted' ? null : statusCode,
+      body: null,
+      error,
+      durationMs: elapsed(),
+      errorClass,
+      headers: responseHeaders,
+    };
   } finally {
     clearTimeout(deadline);
     signal?.removeEventListener('abort', stop);

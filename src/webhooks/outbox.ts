@@ -33,18 +33,28 @@ export const DELIVERED_EVENT_TYPES = STABLE_EVENT_TYPES;
  * at all; the worker delivers from these rows only, never from memory. Once the transaction has committed
  * (never before, never on rollback), this process's workers are woken, so they need not wait for a poll.
  */
-export async function enqueueWebhookDeliveries(m: EntityManager, event: EventRow, room: Room, committed?: WakeSignal): Promise<void> {
+export async function enqueueWebhookDeliveries(
+  m: EntityManager,
+  event: EventRow,
+  room: Room,
+  committed?: WakeSignal,
+): Promise<void> {
   // a room whose access check for this change counted no active webhook has none to look up
   if (!DELIVERED_EVENT_TYPES.has(event.type) || activeWebhooksOf(room) === 0) return;
   const found = await sql<{ id: string; eventTypes: string | null }>(
-    m, 'SELECT "id", "eventTypes" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"', [event.roomId, true],
+    m,
+    'SELECT "id", "eventTypes" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"',
+    [event.roomId, true],
   );
   // a webhook limited to other types gets no row at all: nothing to send, nothing to count as a failure
   const hooks = found.rows.filter((h) => webhookTakes(parseEventTypes(h.eventTypes), event.type));
   if (!hooks.length) return;
   const now = new Date(event.createdAt);
   const snapshot = snapshotOf(event);
-  await insertDeliveryRows(m, hooks.map((h) => newDeliveryRow(m, h.id, snapshot, now)));
+  await insertDeliveryRows(
+    m,
+    hooks.map((h) => newDeliveryRow(m, h.id, snapshot, now)),
+  );
   if (committed) afterCommit(m, () => committed.notify());
 }
 

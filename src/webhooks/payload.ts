@@ -14,7 +14,11 @@ export const EventSnapshot = z.object({
 export type EventSnapshot = z.infer<typeof EventSnapshot>;
 
 export const snapshotOf = (e: EventRow): EventSnapshot => ({
-  id: e.id, type: e.type, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId,
+  id: e.id,
+  type: e.type,
+  createdAt: e.createdAt,
+  organizationId: e.organizationId,
+  roomId: e.roomId,
   object: { type: e.objectType, id: e.objectId },
 });
 
@@ -33,7 +37,12 @@ export function parseSnapshot(stored: string): EventSnapshot | null {
  * ID-only `data.object`. `organizationId` is null for a room in a user's personal scope.
  */
 export const v2Body = (e: EventSnapshot) => ({
-  id: e.id, type: e.type, apiVersion: API_V2, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId,
+  id: e.id,
+  type: e.type,
+  apiVersion: API_V2,
+  createdAt: e.createdAt,
+  organizationId: e.organizationId,
+  roomId: e.roomId,
   data: { object: { id: e.object.id, type: e.object.type } },
   ...testMark(e),
 });
@@ -47,7 +56,11 @@ const testMark = (e: EventSnapshot): { test?: true } => (e.type === TEST_EVENT_T
  * `{ object: { id, type } }` as in v2, `deliveryId` the job's UUID (equal to `Svc-Webhook-Delivery`).
  */
 export const v1Body = (e: EventSnapshot, deliveryId: string) => ({
-  event: e.type, timestamp: e.createdAt, roomId: e.roomId, data: { object: { id: e.object.id, type: e.object.type } }, deliveryId,
+  event: e.type,
+  timestamp: e.createdAt,
+  roomId: e.roomId,
+  data: { object: { id: e.object.id, type: e.object.type } },
+  deliveryId,
   ...testMark(e),
 });
 

@@ -30,13 +30,19 @@ export function recoverSince(s: Services, raw: string): Date {
   }
   const now = s.now();
   // a well-formed time outside the allowed span breaks a rule, not the schema (400 rule_violation)
-  if (since.getTime() > now.getTime()) throw ruleViolation('since is in the future', { field: 'since', reason: 'future' });
+  if (since.getTime() > now.getTime())
+    throw ruleViolation('since is in the future', { field: 'since', reason: 'future' });
   const days = s.config.webhookAttemptRetentionDays;
   const oldest = new Date(now.getTime() - days * DAY_MS);
   if (since.getTime() < oldest.getTime()) {
-    throw ruleViolation(`since is older than the ${days}-day retention of delivery attempts; the oldest allowed is ${iso(oldest)}`, {
-      field: 'since', reason: 'older_than_retention', oldest: iso(oldest),
-    });
+    throw ruleViolation(
+      `since is older than the ${days}-day retention of delivery attempts; the oldest allowed is ${iso(oldest)}`,
+      {
+        field: 'since',
+        reason: 'older_than_retention',
+        oldest: iso(oldest),
+      },
+    );
   }
   return since;
 }
@@ -49,11 +55,19 @@ export function recoverSince(s: Services, raw: string): Date {
  * pending (already on its way: a second recover, or one repeated in a loop, queues nothing twice). Test
  * events and types the webhook's filter now excludes are not queued. 409 `webhook_inactive` as redeliver.
  */
-export async function recoverWebhookDeliveries(s: Services, actor: Actor | undefined, input: RecoverInput): Promise<{ queued: number }> {
+export async function recoverWebhookDeliveries(
+  s: Services,
+  actor: Actor | undefined,
+  input: RecoverInput,
+): Promise<{ queued: number }> {
   const since = recoverSince(s, input.since);
   const queued = await inTransaction(s, async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
-    if (!webhook.active) throw new DomainError('webhook_inactive', 'The webhook is inactive; activate it before recovering its deliveries');
+    if (!webhook.active)
+      throw new DomainError(
+        'webhook_inactive',
+        'The webhook is inactive; activate it before recovering its deliveries',
+      );
     // a write to the webhook first: two recovers of one webhook then run one after the other (both
     // engines lock the row), so the second sees the rows the first queued
     await sql(m, 'UPDATE "webhooks" SET "updatedAt" = "updatedAt" WHERE "id" = ?', [webhook.id]);

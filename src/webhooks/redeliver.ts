@@ -30,7 +30,8 @@ export interface SentNow {
   attempt: AttemptResult;
 }
 
-const inactive = (what: string) => new DomainError('webhook_inactive', `The webhook is inactive; activate it before ${what}`);
+const inactive = (what: string) =>
+  new DomainError('webhook_inactive', `The webhook is inactive; activate it before ${what}`);
 
 /**
  * Sends `event` to `webhook` once, now: a new history row (leased by this call, one attempt, no automatic
@@ -38,7 +39,8 @@ const inactive = (what: string) => new DomainError('webhook_inactive', `The webh
  * same transaction (checks that refuse the send). An HTTP failure is a result, not an error.
  */
 async function sendOnceNow(
-  s: Services, load: (m: EntityManager) => Promise<{ webhook: Webhook; event: EventSnapshot; redeliveryOf?: string }>,
+  s: Services,
+  load: (m: EntityManager) => Promise<{ webhook: Webhook; event: EventSnapshot; redeliveryOf?: string }>,
 ): Promise<SentNow> {
   const deps = deliveryDepsFor(s);
   const owner = `redeliver:${randomUUID()}`;
@@ -46,7 +48,9 @@ async function sendOnceNow(
     const { webhook, event, redeliveryOf } = await load(m);
     const now = deps.now();
     const row = newDeliveryRow(m, webhook.id, event, now, {
-      maxAttempts: 1, redeliveryOf, lease: { owner, until: new Date(now.getTime() + REDELIVER_LEASE_MS) },
+      maxAttempts: 1,
+      redeliveryOf,
+      lease: { owner, until: new Date(now.getTime() + REDELIVER_LEASE_MS) },
     });
     await m.insert(WebhookDelivery, row);
     return { webhook, row };
@@ -55,9 +59,17 @@ async function sendOnceNow(
   try {
     attempt = await attemptDelivery(deps, row, webhook, s.log);
     const update = updateAfterAttempt(row, attempt, deps.now(), deps.backoffBaseMs);
-    await finishAttempt(s, row.id, owner, update, { row, result: attempt, attemptNumber: update.attempts }, {
-      now: deps.now(), disableAfterMs: deps.disableAfterMs,
-    });
+    await finishAttempt(
+      s,
+      row.id,
+      owner,
+      update,
+      { row, result: attempt, attemptNumber: update.attempts },
+      {
+        now: deps.now(),
+        disableAfterMs: deps.disableAfterMs,
+      },
+    );
   } catch (err) {
     await releaseLease(s, row.id, owner);
     throw err;
@@ -72,17 +84,30 @@ async function sendOnceNow(
  * (with a message naming the id the path takes when the `Svc-Webhook-Delivery` UUID is given instead),
  * 409 `webhook_inactive`, 422 `validation_error` when its stored payload cannot be interpreted.
  */
-export async function redeliverWebhookDelivery(s: Services, actor: Actor | undefined, input: RedeliverInput): Promise<WebhookDelivery> {
+export async function redeliverWebhookDelivery(
+  s: Services,
+  actor: Actor | undefined,
+  input: RedeliverInput,
+): Promise<WebhookDelivery> {
   const sent = await sendOnceNow(s, async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
     if (UUID.test(input.deliveryId)) {
-      const byUuid = await m.findOneBy(WebhookDelivery, { deliveryId: input.deliveryId.toLowerCase(), webhookId: webhook.id });
+      const byUuid = await m.findOneBy(WebhookDelivery, {
+        deliveryId: input.deliveryId.toLowerCase(),
+        webhookId: webhook.id,
+      });
       throw new DomainError(
         'not_found',
-        'Delivery not found: the deliveryId path parameter takes the history row id (whd_…, the "id" field of the delivery list), '
-          + 'not the Svc-Webhook-Delivery UUID'
-          + (byUuid ? `; this UUID belongs to the history row ${byUuid.id}` : ''),
-        { details: { reason: 'delivery_uuid_given', expected: 'whd_ history row id', ...(byUuid ? { historyId: byUuid.id } : {}) } },
+        'Delivery not found: the deliveryId path parameter takes the history row id (whd_…, the "id" field of the delivery list), ' +
+          'not the Svc-Webhook-Delivery UUID' +
+          (byUuid ? `; this UUID belongs to the history row ${byUuid.id}` : ''),
+        {
+          details: {
+            reason: 'delivery_uuid_given',
+            expected: 'whd_ history row id',
+            ...(byUuid ? { historyId: byUuid.id } : {}),
+          },
+        },
       );
     }
     const original = await m.findOneBy(WebhookDelivery, { id: input.deliveryId, webhookId: webhook.id });
@@ -91,7 +116,8 @@ export async function redeliverWebhookDelivery(s: Services, actor: Actor | undef
     const event = parseSnapshot(original.payload);
     if (!event) {
       throw new DomainError('validation_error', 'The stored payload of this delivery cannot be interpreted', {
-        status: 422, details: { reason: 'payload_uninterpretable' },
+        status: 422,
+        details: { reason: 'payload_uninterpretable' },
       });
     }
     return { webhook, event, redeliveryOf: original.id };
@@ -108,13 +134,21 @@ const testEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
  * signed with the webhook's secret(s). A new history row, one attempt, its record kept like any other.
  * 404 without the webhook, 409 `webhook_inactive`.
  */
-export async function sendTestEvent(s: Services, actor: Actor | undefined, input: { webhookId: string; roomId?: string }): Promise<SentNow> {
+export async function sendTestEvent(
+  s: Services,
+  actor: Actor | undefined,
+  input: { webhookId: string; roomId?: string },
+): Promise<SentNow> {
   return sendOnceNow(s, async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
     if (!webhook.active) throw inactive('sending a test event');
     const event: EventSnapshot = {
-      id: testEventId(), type: TEST_EVENT_TYPE, createdAt: deliveryDepsFor(s).now().toISOString(), organizationId: webhook.organizationId,
-      roomId: webhook.roomId, object: { type: 'webhook', id: webhook.id },
+      id: testEventId(),
+      type: TEST_EVENT_TYPE,
+      createdAt: deliveryDepsFor(s).now().toISOString(),
+      organizationId: webhook.organizationId,
+      roomId: webhook.roomId,
+      object: { type: 'webhook', id: webhook.id },
     };
     return { webhook, event };
   });

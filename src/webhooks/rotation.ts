@@ -25,7 +25,9 @@ export const isRotating = (w: Pick<Webhook, 'nextSecretEnc' | 'rotationEndsAt'>,
  * ended the next secret already counts as the only one, even before the promotion is written.
  */
 export function effectiveSecrets(
-  key: Buffer, w: Pick<Webhook, 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt'>, now: Date,
+  key: Buffer,
+  w: Pick<Webhook, 'secretEnc' | 'nextSecretEnc' | 'rotationEndsAt'>,
+  now: Date,
   decrypt: (sealed: string) => string = (sealed) => decryptSecret(key, sealed),
 ): { current: string; next: string | null } {
   if (w.nextSecretEnc && w.rotationEndsAt) {
@@ -37,11 +39,16 @@ export function effectiveSecrets(
 
 /** Starts a rotation; the next secret is returned here once. 409 `invalid_state` while one is running. */
 export async function rotateWebhookSecret(
-  s: Services, id: string, o: { periodDays?: number; actor?: Actor } = {},
+  s: Services,
+  id: string,
+  o: { periodDays?: number; actor?: Actor } = {},
 ): Promise<{ nextSecret: string; rotationEndsAt: string }> {
   const days = o.periodDays ?? DEFAULT_ROTATION_DAYS;
   if (!Number.isInteger(days) || days < 1 || days > MAX_ROTATION_DAYS) {
-    throw validationError(`The rotation period is 1 to ${MAX_ROTATION_DAYS} whole days`, { field: 'periodDays', max: MAX_ROTATION_DAYS });
+    throw validationError(`The rotation period is 1 to ${MAX_ROTATION_DAYS} whole days`, {
+      field: 'periodDays',
+      max: MAX_ROTATION_DAYS,
+    });
   }
   const { key } = deliveryDepsFor(s);
   const nextSecret = newWebhookSecret();
@@ -51,7 +58,11 @@ export async function rotateWebhookSecret(
     const w = await loadWebhook(m, id, o.actor);
     if (isRotating(w, now)) throw invalidState('A rotation is already in progress; complete it first');
     const rotationEndsAt = iso(new Date(now.getTime() + days * DAY_MS));
-    await m.update(Webhook, { id }, { nextSecretEnc: encryptSecret(key, nextSecret), rotationEndsAt, updatedAt: iso(now) });
+    await m.update(
+      Webhook,
+      { id },
+      { nextSecretEnc: encryptSecret(key, nextSecret), rotationEndsAt, updatedAt: iso(now) },
+    );
     return { nextSecret, rotationEndsAt };
   });
 }
@@ -61,7 +72,11 @@ export async function completeWebhookRotation(s: Services, id: string, actor?: A
   await inTransaction(s, async (m) => {
     const w = await loadWebhook(m, id, actor);
     if (!w.nextSecretEnc) throw invalidState('No rotation is in progress');
-    await m.update(Webhook, { id }, { secretEnc: w.nextSecretEnc, nextSecretEnc: null, rotationEndsAt: null, updatedAt: iso(s.now()) });
+    await m.update(
+      Webhook,
+      { id },
+      { secretEnc: w.nextSecretEnc, nextSecretEnc: null, rotationEndsAt: null, updatedAt: iso(s.now()) },
+    );
   });
 }
 

@@ -59,13 +59,16 @@ export function encryptSecret(key: Buffer, plaintext: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [FORMAT, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  return [FORMAT, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+    '.',
+  );
 }
 
 /** Decrypts `encryptSecret`'s output; throws when the key is wrong or the value was altered. */
 export function decryptSecret(key: Buffer, sealed: string): string {
   const [format, iv, tag, ct, extra] = sealed.split('.');
-  if (format !== FORMAT || !iv || !tag || ct === undefined || extra !== undefined) throw new Error('not a sealed webhook secret');
+  if (format !== FORMAT || !iv || !tag || ct === undefined || extra !== undefined)
+    throw new Error('not a sealed webhook secret');
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');

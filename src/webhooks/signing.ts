@@ -1,6 +1,13 @@
 import { createHmac } from 'node:crypto';
 import type { WebhookApiVersion } from '../../db/entities/index.js';
-import { API_V1, TEST_EVENT_TYPE, TEST_HEADER, USER_AGENT, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
+import {
+  API_V1,
+  TEST_EVENT_TYPE,
+  TEST_HEADER,
+  USER_AGENT,
+  V1_EVENT_TYPES,
+  WEBHOOK_LEGACY_HEADER_SUNSET_AT,
+} from './constants.js';
 import { type CustomHeader, isStandardHeaderName } from './customHeaders.js';
 
 /** Spec 6.4: HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
@@ -9,8 +16,14 @@ export function signPayload(secret: string, timestamp: number, body: Buffer): st
 }
 
 /** Spec 6.3: `v1=<hex>`, during rotation `v1=<current>,v1=<next>`. */
-export function signatureHeader(secrets: { current: string; next: string | null }, timestamp: number, body: Buffer): string {
-  const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map((s) => `v1=${signPayload(s, timestamp, body)}`);
+export function signatureHeader(
+  secrets: { current: string; next: string | null },
+  timestamp: number,
+  body: Buffer,
+): string {
+  const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map(
+    (s) => `v1=${signPayload(s, timestamp, body)}`,
+  );
   return entries.join(',');
 }
 
@@ -24,8 +37,15 @@ export function signStandard(secret: string, msgId: string, timestamp: number, b
 }
 
 /** `webhook-signature`: `v1,<base64>` per secret, separated by spaces (both secrets during rotation). */
-export function standardSignatureHeader(secrets: { current: string; next: string | null }, msgId: string, timestamp: number, body: Buffer): string {
-  const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map((s) => `v1,${signStandard(s, msgId, timestamp, body)}`);
+export function standardSignatureHeader(
+  secrets: { current: string; next: string | null },
+  msgId: string,
+  timestamp: number,
+  body: Buffer,
+): string {
+  const entries = [secrets.current, ...(secrets.next ? [secrets.next] : [])].map(
+    (s) => `v1,${signStandard(s, msgId, timestamp, body)}`,
+  );
   return entries.join(' ');
 }
 
@@ -44,7 +64,9 @@ export const SUNSET_HTTP_DATE = WEBHOOK_LEGACY_HEADER_SUNSET_AT.toUTCString();
  * clock), only for events of the v1 enumeration.
  */
 export function sendsLegacyHeaders(apiVersion: WebhookApiVersion, eventType: string, now: Date): boolean {
-  return apiVersion === API_V1 && now.getTime() < WEBHOOK_LEGACY_HEADER_SUNSET_AT.getTime() && V1_EVENT_TYPES.has(eventType);
+  return (
+    apiVersion === API_V1 && now.getTime() < WEBHOOK_LEGACY_HEADER_SUNSET_AT.getTime() && V1_EVENT_TYPES.has(eventType)
+  );
 }
 
 export interface DeliveryHeaderInput {
@@ -66,7 +88,10 @@ export interface DeliveryHeaderInput {
  */
 export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, string> {
   const timestamp = Math.floor(o.now.getTime() / 1000);
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT[o.apiVersion] };
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'User-Agent': USER_AGENT[o.apiVersion],
+  };
   for (const [name, value] of o.customHeaders) {
     const lower = name.toLowerCase();
     // never one of the standard's names (refused at creation; a value stored before that rule is dropped)

@@ -22,7 +22,17 @@ export interface VerifyWebhookOptions {
 
 export type VerifyWebhookResult =
   | { ok: true; eventId: string | null; deliveryId: string | null; eventType: string | null; timestamp: number }
-  | { ok: false; reason: 'missing_timestamp' | 'invalid_timestamp' | 'timestamp_out_of_window' | 'missing_signature' | 'no_valid_signature' | 'signature_mismatch' | 'no_secret' };
+  | {
+      ok: false;
+      reason:
+        | 'missing_timestamp'
+        | 'invalid_timestamp'
+        | 'timestamp_out_of_window'
+        | 'missing_signature'
+        | 'no_valid_signature'
+        | 'signature_mismatch'
+        | 'no_secret';
+    };
 
 function header(h: HeaderBag, name: string): string | undefined {
   if (typeof (h as Headers).get === 'function') return (h as Headers).get(name) ?? undefined;
@@ -69,7 +79,8 @@ export function verifyWebhook(o: VerifyWebhookOptions): VerifyWebhookResult {
   }
   if (!match) return { ok: false, reason: 'signature_mismatch' };
   return {
-    ok: true, timestamp,
+    ok: true,
+    timestamp,
     eventId: header(o.headers, 'svc-webhook-id') ?? null,
     deliveryId: header(o.headers, 'svc-webhook-delivery') ?? null,
     eventType: header(o.headers, 'svc-webhook-type') ?? null,
@@ -81,7 +92,11 @@ export function verifyWebhook(o: VerifyWebhookOptions): VerifyWebhookResult {
  * `X-Webhook-Signature` is HMAC-SHA256 hex over the raw body, with the current secret. It has no timestamp
  * and so no replay protection; prefer verifyWebhook.
  */
-export function verifyLegacyWebhookSignature(rawBody: string | Uint8Array, signatureHex: string | undefined, secrets: string[]): boolean {
+export function verifyLegacyWebhookSignature(
+  rawBody: string | Uint8Array,
+  signatureHex: string | undefined,
+  secrets: string[],
+): boolean {
   if (!signatureHex || !/^[0-9a-f]{64}$/.test(signatureHex.trim())) return false;
   const given = Buffer.from(signatureHex.trim(), 'hex');
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody);

@@ -1,5 +1,12 @@
 import type { EntityManager } from 'typeorm';
-import { Room, User, Webhook, WebhookAttempt, WebhookDelivery, type WebhookApiVersion } from '../../db/entities/index.js';
+import {
+  Room,
+  User,
+  Webhook,
+  WebhookAttempt,
+  WebhookDelivery,
+  type WebhookApiVersion,
+} from '../../db/entities/index.js';
 import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, roomNotFound, validationError } from '../domain/errors.js';
@@ -59,7 +66,10 @@ async function roomFor(m: EntityManager, roomId: string, actor?: Actor): Promise
 }
 
 /** Creates a webhook; the secret is returned here once and kept only encrypted. New webhooks default to v2. */
-export async function createWebhook(s: Services, input: CreateWebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+export async function createWebhook(
+  s: Services,
+  input: CreateWebhookInput,
+): Promise<{ webhook: Webhook; secret: string }> {
   const apiVersion = (input.apiVersion ?? API_V2) as WebhookApiVersion;
   if (!API_VERSIONS.includes(apiVersion)) {
     throw validationError(`apiVersion must be one of ${API_VERSIONS.join(', ')}`, { field: 'apiVersion' });
@@ -80,11 +90,25 @@ export async function createWebhook(s: Services, input: CreateWebhookInput): Pro
     if (createdById && !input.actor && !(await m.countBy(User, { id: createdById }))) throw notFound('User');
     const now = iso(s.now());
     const w = m.create(Webhook, {
-      id: newId('wh', s.now().getTime()), roomId: room.id, organizationId: room.organizationId, url, apiVersion,
-      secretEnc: encryptSecret(key, secret), nextSecretEnc: null, rotationEndsAt: null,
-      headerNames: headers.map(([n]) => n), headersEnc: headers.length ? encryptSecret(key, JSON.stringify(headers)) : null,
-      eventTypes, maxDeliveriesPerSecond,
-      active: true, failingSince: null, disabledReason: null, disabledAt: null, createdById, createdAt: now, updatedAt: now,
+      id: newId('wh', s.now().getTime()),
+      roomId: room.id,
+      organizationId: room.organizationId,
+      url,
+      apiVersion,
+      secretEnc: encryptSecret(key, secret),
+      nextSecretEnc: null,
+      rotationEndsAt: null,
+      headerNames: headers.map(([n]) => n),
+      headersEnc: headers.length ? encryptSecret(key, JSON.stringify(headers)) : null,
+      eventTypes,
+      maxDeliveriesPerSecond,
+      active: true,
+      failingSince: null,
+      disabledReason: null,
+      disabledAt: null,
+      createdById,
+      createdAt: now,
+      updatedAt: now,
     });
     await m.insert(Webhook, w);
     return w;
@@ -112,7 +136,11 @@ export function validateEventTypes(types: string[]): string[] | null {
       preview
         ? `${t} is a preview event type and is never delivered to webhooks; a filter takes stable types only`
         : `Unknown event type ${JSON.stringify(t.slice(0, 100))}; the stable types are ${FILTERABLE_EVENT_TYPES.join(', ')}`,
-      { field: 'eventTypes', eventType: t.slice(0, 100), reason: preview ? 'preview_event_type' : 'unknown_event_type' },
+      {
+        field: 'eventTypes',
+        eventType: t.slice(0, 100),
+        reason: preview ? 'preview_event_type' : 'unknown_event_type',
+      },
     );
   }
   const kept = FILTERABLE_EVENT_TYPES.filter((t) => given.has(t));
@@ -123,9 +151,13 @@ export function validateEventTypes(types: string[]): string[] | null {
 export function validateThrottle(max: number | null): number | null {
   if (max === null) return null;
   if (!Number.isInteger(max) || max < 1 || max > MAX_DELIVERIES_PER_SECOND) {
-    throw validationError(`maxDeliveriesPerSecond is a whole number from 1 to ${MAX_DELIVERIES_PER_SECOND}, or none for unlimited`, {
-      field: 'maxDeliveriesPerSecond', max: MAX_DELIVERIES_PER_SECOND,
-    });
+    throw validationError(
+      `maxDeliveriesPerSecond is a whole number from 1 to ${MAX_DELIVERIES_PER_SECOND}, or none for unlimited`,
+      {
+        field: 'maxDeliveriesPerSecond',
+        max: MAX_DELIVERIES_PER_SECOND,
+      },
+    );
   }
   return max;
 }
@@ -145,10 +177,16 @@ export interface UpdateWebhookInput {
  * Changes a webhook's event-type filter and throttle. Deliveries already queued stay queued; the filter
  * decides for events written from now on (and for what `recover` queues).
  */
-export async function updateWebhook(s: Services, id: string, input: UpdateWebhookInput, actor?: Actor): Promise<Webhook> {
+export async function updateWebhook(
+  s: Services,
+  id: string,
+  input: UpdateWebhookInput,
+  actor?: Actor,
+): Promise<Webhook> {
   const change: Partial<Pick<Webhook, 'eventTypes' | 'maxDeliveriesPerSecond'>> = {};
   if (input.eventTypes !== undefined) change.eventTypes = validateEventTypes(input.eventTypes);
-  if (input.maxDeliveriesPerSecond !== undefined) change.maxDeliveriesPerSecond = validateThrottle(input.maxDeliveriesPerSecond);
+  if (input.maxDeliveriesPerSecond !== undefined)
+    change.maxDeliveriesPerSecond = validateThrottle(input.maxDeliveriesPerSecond);
   return inTransaction(s, async (m) => {
     const w = await loadWebhook(m, id, actor);
     if (!Object.keys(change).length) return w;
@@ -168,7 +206,13 @@ export async function loadWebhook(m: EntityManager, id: string, actor?: Actor, r
 }
 
 /** Webhooks of a room (room `manage` access), oldest first, in pages. */
-export async function listRoomWebhooks(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string): Promise<Page<Webhook>> {
+export async function listRoomWebhooks(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  page: PageInput,
+  secret: string,
+): Promise<Page<Webhook>> {
   await requireRoom(m, actor, roomId, 'manage');
   const qb = m.getRepository(Webhook).createQueryBuilder('w').where('w.roomId = :roomId', { roomId });
   return keysetPage(qb, 'w.id', (w) => w.id, page, secret);
@@ -199,7 +243,9 @@ export async function deleteWebhook(s: Services, id: string, actor?: Actor): Pro
 
 /** The custom headers in clear, for the sender only. */
 export function customHeadersOf(
-  key: Buffer, w: Pick<Webhook, 'headersEnc'>, decrypt: (sealed: string) => string = (sealed) => decryptSecret(key, sealed),
+  key: Buffer,
+  w: Pick<Webhook, 'headersEnc'>,
+  decrypt: (sealed: string) => string = (sealed) => decryptSecret(key, sealed),
 ): CustomHeader[] {
   return w.headersEnc ? (JSON.parse(decrypt(w.headersEnc)) as CustomHeader[]) : [];
 }

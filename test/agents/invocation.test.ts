@@ -7,13 +7,27 @@ import { startReceiver, testClock } from '../webhooks/helpers.js';
 import { addConnector, getRun, invokerKey, startRun } from './helpers.js';
 
 const liveTokens = async (rt: { ds: never } | any, runId: string) =>
-  Number((await sql<{ n: number }>(rt.ds, 'SELECT COUNT(*) AS "n" FROM "oauth_tokens" WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [runId])).rows[0].n);
+  Number(
+    (
+      await sql<{ n: number }>(
+        rt.ds,
+        'SELECT COUNT(*) AS "n" FROM "oauth_tokens" WHERE "agentRunId" = ? AND "revokedAt" IS NULL',
+        [runId],
+      )
+    ).rows[0].n,
+  );
 
 describe('agent run invocation (issue 21): signed, retried like webhooks, bounded by a deadline', () => {
-  it('signs the invocation with the connector\'s secret (spec 6.4) and finishes the run from the answer', async () => {
+  it("signs the invocation with the connector's secret (spec 6.4) and finishes the run from the answer", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    await using rx = await startReceiver([{ status: 200, body: JSON.stringify({ status: 'succeeded', output: { n: 1 } }), headers: { 'content-type': 'application/json' } }]);
+    await using rx = await startReceiver([
+      {
+        status: 200,
+        body: JSON.stringify({ status: 'succeeded', output: { n: 1 } }),
+        headers: { 'content-type': 'application/json' },
+      },
+    ]);
     const c = await addConnector(t.rt, w.orgId, rx.url);
     const key = await invokerKey(t.rt, w);
     const run = (await startRun(t, key, w.roomId, c.id)).body;
@@ -25,7 +39,11 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
     const body = JSON.parse(req.body.toString('utf8'));
     expect(body.delegation.accessToken).toMatch(/^svc_at_/);
     expect(body.delegation.resource).toBe(`${t.baseUrl}/mcp`);
-    expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({ status: 'succeeded', output: { n: 1 }, attempts: 1 });
+    expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({
+      status: 'succeeded',
+      output: { n: 1 },
+      attempts: 1,
+    });
     // the run's answer never shows the token, and the token was revoked with the run's end
     expect(JSON.stringify((await getRun(t, key, w.roomId, run.id)).body)).not.toContain(body.delegation.accessToken);
     expect(await liveTokens(t.rt, run.id)).toBe(0);
@@ -34,7 +52,10 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
   it('fails a run whose connector answers garbage with a readable error, and revokes its token', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    await using rx = await startReceiver([{ status: 200, body: '<html>hello</html>' }, { status: 200, body: '{"status":"maybe"}' }]);
+    await using rx = await startReceiver([
+      { status: 200, body: '<html>hello</html>' },
+      { status: 200, body: '{"status":"maybe"}' },
+    ]);
     const c = await addConnector(t.rt, w.orgId, rx.url);
     const key = await invokerKey(t.rt, w);
     const a = (await startRun(t, key, w.roomId, c.id)).body;
@@ -54,7 +75,8 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
     await using t = await startTestServer({ now: clock.now });
     const w = await createWorld(t.rt);
     await using rx = await startReceiver([
-      { status: 503 }, { status: 200, body: '{"status":"succeeded","output":"second time"}' },
+      { status: 503 },
+      { status: 200, body: '{"status":"succeeded","output":"second time"}' },
       { status: 404 },
       { status: 302, headers: { location: 'http://127.0.0.1:9/elsewhere' } },
     ]);
@@ -63,17 +85,29 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
     const worker = createAgentRunWorker({ services: t.rt.services });
     const retried = (await startRun(t, key, w.roomId, c.id)).body;
     await worker.runOnce();
-    expect((await getRun(t, key, w.roomId, retried.id)).body).toMatchObject({ status: 'running', attempts: 1, error: 'the connector answered 503' });
+    expect((await getRun(t, key, w.roomId, retried.id)).body).toMatchObject({
+      status: 'running',
+      attempts: 1,
+      error: 'the connector answered 503',
+    });
     expect(await worker.runOnce()).toBe(0); // not due before the backoff
     clock.advance(2000);
     await worker.runOnce();
-    expect((await getRun(t, key, w.roomId, retried.id)).body).toMatchObject({ status: 'succeeded', attempts: 2, output: 'second time' });
+    expect((await getRun(t, key, w.roomId, retried.id)).body).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      output: 'second time',
+    });
     // both attempts carried the same run id (the connector's deduplication key)
     expect(rx.requests.slice(0, 2).map((r) => r.headers['svc-webhook-id'])).toEqual([retried.id, retried.id]);
 
     const stopped = (await startRun(t, key, w.roomId, c.id)).body;
     await worker.runOnce();
-    expect((await getRun(t, key, w.roomId, stopped.id)).body).toMatchObject({ status: 'failed', attempts: 1, error: 'the connector answered 404' });
+    expect((await getRun(t, key, w.roomId, stopped.id)).body).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: 'the connector answered 404',
+    });
     const redirected = (await startRun(t, key, w.roomId, c.id)).body;
     await worker.runOnce();
     expect((await getRun(t, key, w.roomId, redirected.id)).body.error).toMatch(/^redirect_not_followed/);
@@ -96,7 +130,10 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
     expect(await worker.runOnce()).toBe(0);
     clock.advance(1_000);
     await worker.runOnce();
-    expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/^deadline_exceeded/) });
+    expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^deadline_exceeded/),
+    });
     expect(await liveTokens(t.rt, run.id)).toBe(0);
     expect(rx.requests).toHaveLength(1);
   });
@@ -130,7 +167,10 @@ describe('agent run invocation (issue 21): signed, retried like webhooks, bounde
     const run = (await startRun(t, key, w.roomId, c.id)).body;
     await sql(t.rt.ds, 'UPDATE "agent_connectors" SET "active" = ? WHERE "id" = ?', [false, c.id]);
     await createAgentRunWorker({ services: t.rt.services }).runOnce();
-    expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({ status: 'failed', error: expect.stringMatching(/^connector_inactive/) });
+    expect((await getRun(t, key, w.roomId, run.id)).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^connector_inactive/),
+    });
     expect(rx.requests).toHaveLength(0);
   });
 });

@@ -9,7 +9,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const DIRS = ['src', 'rest', 'mcp', 'db'];
 
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+  return fs
+    .readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)));
 }
@@ -23,7 +24,8 @@ function importsOf(file: string): string[] {
   for (const m of text.get(file)!.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+'(\.{1,2}\/[^']+)'/gms)) {
     const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), m[1].replace(/\.js$/, '.ts')));
     if (text.has(target)) out.push(target);
-    else if (text.has(path.join(target.replace(/\.ts$/, ''), 'index.ts'))) out.push(path.join(target.replace(/\.ts$/, ''), 'index.ts'));
+    else if (text.has(path.join(target.replace(/\.ts$/, ''), 'index.ts')))
+      out.push(path.join(target.replace(/\.ts$/, ''), 'index.ts'));
   }
   return out;
 }
@@ -50,7 +52,11 @@ function cycles(): string[][] {
 }
 
 /** Code without its comments, for the searches below (comments may name the paths). */
-const code = (f: string) => text.get(f)!.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:\\])\/\/.*$/gm, '$1');
+const code = (f: string) =>
+  text
+    .get(f)!
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:\\])\/\/.*$/gm, '$1');
 
 describe('the import graph', () => {
   it('reads the source it checks', () => {
@@ -64,20 +70,36 @@ describe('the import graph', () => {
 
   it('has the call contract at the bottom: the pipeline imports no procedure and no tRPC, the contract nothing above it', () => {
     for (const f of FILES.filter((f) => f.startsWith('src/auth/'))) {
-      expect(GRAPH.get(f)!.filter((g) => g.startsWith('src/procedures/')), f).toEqual([]);
+      expect(
+        GRAPH.get(f)!.filter((g) => g.startsWith('src/procedures/')),
+        f,
+      ).toEqual([]);
       expect(text.get(f), f).not.toMatch(/from '@trpc\//);
     }
-    const above = GRAPH.get('src/contract.ts')!.filter((g) => !/^(db\/|src\/domain\/|src\/http\/(surfaces|challenge)\.ts$)/.test(g));
+    const above = GRAPH.get('src/contract.ts')!.filter(
+      (g) => !/^(db\/|src\/domain\/|src\/http\/(surfaces|challenge)\.ts$)/.test(g),
+    );
     expect(above).toEqual([]);
   });
 
   it('has db/ at the bottom: from src/ it reads only leaves that import nothing of src/ or db/ themselves', () => {
     // the driver's fields and the SQLite transaction are fast paths (they live in src/fastpaths/, pinned by
     // mirrors.test.ts), spans are the tracer's, and the configuration's shape is config.ts's own
-    const LEAVES = ['src/config.ts', 'src/fastpaths/sqliteTransaction.ts', 'src/fastpaths/typeormDriver.ts', 'src/observability/tracing.ts'];
-    const fromDb = FILES.filter((f) => f.startsWith('db/')).flatMap((f) => GRAPH.get(f)!.filter((g) => g.startsWith('src/')));
+    const LEAVES = [
+      'src/config.ts',
+      'src/fastpaths/sqliteTransaction.ts',
+      'src/fastpaths/typeormDriver.ts',
+      'src/observability/tracing.ts',
+    ];
+    const fromDb = FILES.filter((f) => f.startsWith('db/')).flatMap((f) =>
+      GRAPH.get(f)!.filter((g) => g.startsWith('src/')),
+    );
     expect([...new Set(fromDb)].filter((g) => !LEAVES.includes(g))).toEqual([]);
-    for (const leaf of LEAVES) expect(GRAPH.get(leaf)!.filter((g) => !LEAVES.includes(g)), leaf).toEqual([]);
+    for (const leaf of LEAVES)
+      expect(
+        GRAPH.get(leaf)!.filter((g) => !LEAVES.includes(g)),
+        leaf,
+      ).toEqual([]);
   });
 });
 
@@ -90,7 +112,8 @@ describe('the surface paths', () => {
     for (const f of FILES.filter((f) => f !== 'src/http/surfaces.ts' && !NOT_YET.includes(f))) {
       for (const [i, line] of code(f).split('\n').entries()) {
         // a regular expression of a surface path (`/^\/v1…/`), or the bare path as a string (`'/mcp'`)
-        if (/\\\/(?:v1|mcp)\b/.test(line) || /(['"`])\/(?:v1|mcp)\1/.test(line)) stray.push(`${f}:${i + 1}: ${line.trim()}`);
+        if (/\\\/(?:v1|mcp)\b/.test(line) || /(['"`])\/(?:v1|mcp)\1/.test(line))
+          stray.push(`${f}:${i + 1}: ${line.trim()}`);
       }
     }
     expect(stray).toEqual([]);

@@ -34,7 +34,9 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     await agents.getByLabel('Connector URL', { exact: true }).fill('http://169.254.169.254/latest');
     await agents.getByRole('button', { name: 'Create connector' }).click();
     expect(await page.locator('#agents').getByRole('alert').textContent()).toContain('cannot be a connector');
-    expect(Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_connectors"')).rows[0].n)).toBe(0);
+    expect(
+      Number((await sql<{ n: number }>(t.rt.ds, 'SELECT COUNT(*) AS "n" FROM "agent_connectors"')).rows[0].n),
+    ).toBe(0);
 
     await page.locator('#agents').getByLabel('Connector name', { exact: true }).fill('Lines to tasks');
     await page.locator('#agents').getByLabel('Connector URL', { exact: true }).fill(rx.url);
@@ -44,8 +46,14 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     const secret = await page.getByLabel('Copy it now').inputValue();
     expect(secret).toMatch(/^whsec_/);
     const row = page.locator('#agents').getByRole('row', { name: /Lines to tasks/ });
-    for (const scope of ['mcp:tools', 'messages:write', 'tasks:write']) expect(await row.textContent()).toContain(scope);
-    const [stored] = (await sql<{ id: string; scopes: string; secretEnc: string }>(t.rt.ds, 'SELECT "id", "scopes", "secretEnc" FROM "agent_connectors"')).rows;
+    for (const scope of ['mcp:tools', 'messages:write', 'tasks:write'])
+      expect(await row.textContent()).toContain(scope);
+    const [stored] = (
+      await sql<{ id: string; scopes: string; secretEnc: string }>(
+        t.rt.ds,
+        'SELECT "id", "scopes", "secretEnc" FROM "agent_connectors"',
+      )
+    ).rows;
     expect(JSON.parse(stored.scopes).sort()).toEqual(['mcp:tools', 'messages:write', 'tasks:write']);
     expect(stored.secretEnc).not.toContain(secret);
 
@@ -62,7 +70,12 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#agents').getByRole('button', { name: 'Deactivate Lines to tasks' }).click();
     await page.waitForURL(/notice=connector-deactivated/);
     expect(await page.getByRole('status').first().textContent()).toContain('inactive');
-    expect(await page.locator('#agents').getByRole('row', { name: /Lines to tasks/ }).textContent()).toContain('inactive');
+    expect(
+      await page
+        .locator('#agents')
+        .getByRole('row', { name: /Lines to tasks/ })
+        .textContent(),
+    ).toContain('inactive');
     expect((await startRun(t, key, w.roomId, stored.id)).status).toBe(409);
   });
 
@@ -72,7 +85,9 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     const c = await addConnector(t.rt, w.orgId, 'http://127.0.0.1:9/x');
     const key = await invokerKey(t.rt, w);
     const mine = (await startRun(t, key, w.roomId, c.id, { text: 'Visible to the member' })).body;
-    const secret = await t.rt.services.ds.transaction((m) => createRoom(m, new Date(), { name: 'Board', createdById: w.owner.id, organizationId: w.orgId }));
+    const secret = await t.rt.services.ds.transaction((m) =>
+      createRoom(m, new Date(), { name: 'Board', createdById: w.owner.id, organizationId: w.orgId }),
+    );
     const hidden = (await startRun(t, key, secret.id, c.id, { text: 'Board only' })).body;
     await using browser = await openBrowser();
     await signIn(browser.page, t, w.member);

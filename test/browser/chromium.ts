@@ -12,8 +12,13 @@ export const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
 
 /** Headless, sandbox off (root in containers), and nothing that talks to the network on its own. */
 const ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** Time for installing Chromium with apt-get on a fresh machine (the hook that calls `ensureChromium`). */
@@ -22,7 +27,10 @@ export const INSTALL_TIMEOUT_MS = 600_000;
 /** Installs Chromium with scripts/ensure-chromium.sh when /usr/bin/chromium is missing. */
 export function ensureChromium(): void {
   if (fs.existsSync(CHROMIUM)) return;
-  execFileSync('sh', [path.join(ROOT, 'scripts', 'ensure-chromium.sh')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: INSTALL_TIMEOUT_MS });
+  execFileSync('sh', [path.join(ROOT, 'scripts', 'ensure-chromium.sh')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: INSTALL_TIMEOUT_MS,
+  });
 }
 
 export interface TestBrowser extends AsyncDisposable {
@@ -45,7 +53,10 @@ export async function openBrowser(o: OpenBrowserOptions = {}): Promise<TestBrows
   ensureChromium();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 900 },
     javaScriptEnabled: o.javaScript ?? true,
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -56,8 +67,10 @@ export async function openBrowser(o: OpenBrowserOptions = {}): Promise<TestBrows
     fs.rmSync(profile, { recursive: true, force: true });
   };
   return {
-    context, page,
-    screenshot: async (name) => void (await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })),
+    context,
+    page,
+    screenshot: async (name) =>
+      void (await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })),
     [Symbol.asyncDispose]: close,
   };
 }

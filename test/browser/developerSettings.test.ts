@@ -20,7 +20,12 @@ async function setup() {
 }
 
 /** Goes to `path`, gets sent to /login, signs in there and comes back. */
-async function signIn(page: Page, t: TestServer, user: { email: string; password: string }, path = '/settings/developer') {
+async function signIn(
+  page: Page,
+  t: TestServer,
+  user: { email: string; password: string },
+  path = '/settings/developer',
+) {
   await page.goto(t.baseUrl + path);
   await page.waitForURL(/\/login\?next=/);
   await page.getByLabel('Email').fill(user.email);
@@ -33,7 +38,9 @@ async function startCallback() {
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(req.url!);
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Board Sync</title><p>Back in Board Sync.</p>');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><title>Board Sync</title><p>Back in Board Sync.</p>');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
@@ -53,8 +60,14 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     const { clientId } = await registerClient(env.t, { name: 'Board Sync', redirectUris: [cb.url] });
     const { verifier, challenge } = pkcePair();
     const start = authorizeUrl({
-      response_type: 'code', client_id: clientId, redirect_uri: cb.url, scope: 'me:read rooms:read', code_challenge: challenge,
-      code_challenge_method: 'S256', resource: `${env.t.baseUrl}/v1`, state: 'st-1',
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: cb.url,
+      scope: 'me:read rooms:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: `${env.t.baseUrl}/v1`,
+      state: 'st-1',
     });
 
     await signIn(page, env.t, env.w.owner, start);
@@ -68,7 +81,11 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     expect(back.searchParams.get('state')).toBe('st-1');
 
     const token = await postForm(env.t, '/oauth/token', {
-      grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: cb.url, code_verifier: verifier, client_id: clientId,
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      redirect_uri: cb.url,
+      code_verifier: verifier,
+      client_id: clientId,
     });
     expect(token.status).toBe(200);
     expect((await call(env.t, 'GET', '/v1/me', { key: token.body.access_token })).status).toBe(200);
@@ -79,7 +96,9 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: 'Developer' }).click();
     await page.waitForURL(/\/settings\/developer$/);
     const activity = page.locator('#activity');
-    expect(await activity.getByRole('row', { name: /GET \/v1\/me/ }).textContent()).toContain('App “Board Sync” (OAuth)');
+    expect(await activity.getByRole('row', { name: /GET \/v1\/me/ }).textContent()).toContain(
+      'App “Board Sync” (OAuth)',
+    );
     expect(await page.content()).not.toContain(token.body.access_token);
     await browser.screenshot('03-developer-activity');
   });
@@ -130,9 +149,19 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL(/notice=key-revoked/);
     await page.getByText('The key was revoked.').waitFor();
-    expect(await page.locator('#active-keys').getByRole('row', { name: /Browser key/ }).count()).toBe(0);
+    expect(
+      await page
+        .locator('#active-keys')
+        .getByRole('row', { name: /Browser key/ })
+        .count(),
+    ).toBe(0);
     await page.getByText('Revoked keys (1)').click();
-    expect(await page.locator('#revoked-keys').getByRole('row', { name: /Browser key/ }).textContent()).toContain('Revoked');
+    expect(
+      await page
+        .locator('#revoked-keys')
+        .getByRole('row', { name: /Browser key/ })
+        .textContent(),
+    ).toContain('Revoked');
     expect((await call(env.t, 'GET', '/v1/me', { key })).status).toBe(401);
     await browser.screenshot('08-key-revoked');
   });
@@ -161,7 +190,10 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     const { page } = browser;
     const worker = createWebhookWorker({ services: env.t.rt.services });
     const trigger = async () => {
-      expect((await call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hi' } })).status).toBe(201);
+      expect(
+        (await call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hi' } }))
+          .status,
+      ).toBe(201);
       expect(await worker.runOnce()).toBe(1);
     };
     await signIn(page, env.t, env.w.owner);
@@ -173,7 +205,9 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('URL', { exact: true }).fill('http://10.1.2.3/hook');
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const alert = page.locator('#webhooks').getByRole('alert');
-    expect(await alert.textContent()).toContain('This URL cannot receive webhooks: URL points to an internal or special address; an operator may allow it');
+    expect(await alert.textContent()).toContain(
+      'This URL cannot receive webhooks: URL points to an internal or special address; an operator may allow it',
+    );
     await browser.screenshot('10-webhook-ssrf-refused');
 
     await page.getByLabel('URL', { exact: true }).fill(rx.url);
@@ -185,7 +219,9 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await browser.screenshot('11-webhook-created');
 
     await trigger();
-    expect(verifyWebhook({ rawBody: rx.requests[0].body, headers: rx.requests[0].headers, secrets: [secret] }).ok).toBe(true);
+    expect(verifyWebhook({ rawBody: rx.requests[0].body, headers: rx.requests[0].headers, secrets: [secret] }).ok).toBe(
+      true,
+    );
     expect(rx.requests[0].headers['x-team']).toBe('blue');
     await page.goto(`${env.t.baseUrl}/settings/developer`);
     expect(await page.content()).not.toContain(secret);
@@ -202,7 +238,10 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     expect(await page.content()).toContain('deliveries are signed with both the current secret and this next secret');
     await browser.screenshot('13-rotation-started');
     await trigger();
-    for (const s of [secret, next]) expect(verifyWebhook({ rawBody: rx.requests[1].body, headers: rx.requests[1].headers, secrets: [s] }).ok).toBe(true);
+    for (const s of [secret, next])
+      expect(verifyWebhook({ rawBody: rx.requests[1].body, headers: rx.requests[1].headers, secrets: [s] }).ok).toBe(
+        true,
+      );
 
     await page.goto(`${env.t.baseUrl}/settings/developer`);
     expect(await page.content()).not.toContain(next);
@@ -211,8 +250,12 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await page.getByText('Rotation completed').waitFor();
     await browser.screenshot('14-rotation-completed');
     await trigger();
-    expect(verifyWebhook({ rawBody: rx.requests[2].body, headers: rx.requests[2].headers, secrets: [secret] }).ok).toBe(false);
-    expect(verifyWebhook({ rawBody: rx.requests[2].body, headers: rx.requests[2].headers, secrets: [next] }).ok).toBe(true);
+    expect(verifyWebhook({ rawBody: rx.requests[2].body, headers: rx.requests[2].headers, secrets: [secret] }).ok).toBe(
+      false,
+    );
+    expect(verifyWebhook({ rawBody: rx.requests[2].body, headers: rx.requests[2].headers, secrets: [next] }).ok).toBe(
+      true,
+    );
 
     await page.reload();
     expect(await card.getByRole('row', { name: /message\.created/ }).count()).toBe(3);

@@ -25,13 +25,19 @@ describe('webhook debugging on the developer page in Chromium (issue 22)', { tim
     const clock = clockAt(new Date().toISOString());
     await using t = await startTestServer({ now: clock.now, env: { SVC_WEBHOOK_DISABLE_AFTER_HOURS: '72' } });
     const w = await createWorld(t.rt);
-    await using failing = await startReceiver(Array.from({ length: 5 }, () => ({ status: 500, body: 'receiver exploded' })));
+    await using failing = await startReceiver(
+      Array.from({ length: 5 }, () => ({ status: 500, body: 'receiver exploded' })),
+    );
     await using healthy = await startReceiver();
-    const bad = await addWebhook(t.rt, w.roomId, failing.url, { headers: [['Authorization', 'Bearer receiver-credential']] });
+    const bad = await addWebhook(t.rt, w.roomId, failing.url, {
+      headers: [['Authorization', 'Bearer receiver-credential']],
+    });
     await addWebhook(t.rt, w.roomId, healthy.url);
     const worker = createWebhookWorker({ services: t.rt.services });
     const event = async () => {
-      expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, { key: w.key, body: { title: 'R' } })).status).toBe(201);
+      expect(
+        (await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, { key: w.key, body: { title: 'R' } })).status,
+      ).toBe(201);
       for (let i = 0; i < 4; i++) {
         await worker.runOnce();
         clock.advance(10_000);
@@ -49,18 +55,27 @@ describe('webhook debugging on the developer page in Chromium (issue 22)', { tim
     const badCard = page.locator('article.card', { has: page.getByRole('heading', { name: failing.url }) });
     const goodCard = page.locator('article.card', { has: page.getByRole('heading', { name: healthy.url }) });
     const why = badCard.getByRole('alert');
-    expect(await why.textContent()).toMatch(/Disabled automatically .*UTC: Every delivery attempt failed for 3 days without a success in between/);
+    expect(await why.textContent()).toMatch(
+      /Disabled automatically .*UTC: Every delivery attempt failed for 3 days without a success in between/,
+    );
     expect(await badCard.getByRole('button', { name: 'Send test event' }).count()).toBe(0);
     await browser.screenshot('22-01-webhook-disabled');
 
     // the delivery detail: the exact request (signature, body; the custom header's value hidden) and every attempt
-    await badCard.getByRole('row', { name: /record\.created/ }).last().getByRole('link', { name: 'Details' }).click();
+    await badCard
+      .getByRole('row', { name: /record\.created/ })
+      .last()
+      .getByRole('link', { name: 'Details' })
+      .click();
     await page.waitForURL(/\/settings\/developer\/webhooks\/delivery\?/);
     await page.getByRole('heading', { name: 'Attempts' }).waitFor();
     const rows = page.getByRole('table').getByRole('row');
     expect(await rows.count()).toBe(5); // the header row and four attempts
-    for (let i = 1; i <= 4; i++) expect(await rows.nth(i).textContent()).toMatch(new RegExp(`${i}\\s*automatic[\\s\\S]*500`));
-    const request = await page.locator('section', { has: page.getByRole('heading', { name: 'Request as sent' }) }).textContent();
+    for (let i = 1; i <= 4; i++)
+      expect(await rows.nth(i).textContent()).toMatch(new RegExp(`${i}\\s*automatic[\\s\\S]*500`));
+    const request = await page
+      .locator('section', { has: page.getByRole('heading', { name: 'Request as sent' }) })
+      .textContent();
     expect(request).toContain(`POST ${failing.url}`);
     expect(request).toContain(`Svc-Webhook-Signature: ${failing.requests[3].headers['svc-webhook-signature']}`);
     expect(request).toContain('Authorization: (custom header value hidden)');

@@ -28,7 +28,7 @@ async function svc(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 describe('svc help', () => {
-  it('every option of every command has a one-line meaning, and each command\'s help shows them all', () => {
+  it("every option of every command has a one-line meaning, and each command's help shows them all", () => {
     for (const cmd of commands) {
       const text = commandHelp(cmd);
       expect(text.split('\n')[0]).toBe(`Usage: ${cmd.usage}`);
@@ -36,7 +36,9 @@ describe('svc help', () => {
         expect([cmd.name, name, typeof spec.description]).toEqual([cmd.name, name, 'string']);
         expect(spec.description.trim().length).toBeGreaterThan(5);
         expect(spec.description).not.toContain('\n');
-        expect(text).toMatch(new RegExp(`^  --${name}\\b.*  ${spec.description.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+        expect(text).toMatch(
+          new RegExp(`^  --${name}\\b.*  ${spec.description.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+        );
       }
       expect(text).toMatch(/^ {2}--json\b/m);
       expect(text).toMatch(/^ {2}-h, --help\b/m);
@@ -44,10 +46,21 @@ describe('svc help', () => {
   });
 
   it('help, help <command>, <command> --help and -h, <group> --help and help <group> are help, not errors', () => {
-    for (const argv of [['help'], ['--help'], ['-h'], ['help', 'webhook', 'create'], ['webhook', 'create', '--help'], ['listen', '--help'],
-      ['trigger', '-h'], ['worker', '--help'], ['webhook', '--help'], ['help', 'webhook'], ['--version'],
+    for (const argv of [
+      ['help'],
+      ['--help'],
+      ['-h'],
+      ['help', 'webhook', 'create'],
+      ['webhook', 'create', '--help'],
+      ['listen', '--help'],
+      ['trigger', '-h'],
+      ['worker', '--help'],
+      ['webhook', '--help'],
+      ['help', 'webhook'],
+      ['--version'],
       // --help wins over anything else on the line
-      ['org', 'create', '--nme', 'x', '--help']]) {
+      ['org', 'create', '--nme', 'x', '--help'],
+    ]) {
       expect([argv, parseCommandLine(argv).kind]).toEqual([argv, 'print']);
     }
     // a command's options are all there, and every command is in the list of `svc help`
@@ -62,11 +75,17 @@ describe('svc help', () => {
       expect(r.kind).toBe('usage');
       return (r as { text: string }).text;
     };
-    expect(usage('webhok', 'create')).toMatch(/^Unknown command: svc webhok create\. Did you mean: svc webhook create\?/);
-    expect(usage('webhook', 'creat', '--room', 'r')).toMatch(/^Unknown command: svc webhook creat\. Did you mean: svc webhook create\?/);
+    expect(usage('webhok', 'create')).toMatch(
+      /^Unknown command: svc webhok create\. Did you mean: svc webhook create\?/,
+    );
+    expect(usage('webhook', 'creat', '--room', 'r')).toMatch(
+      /^Unknown command: svc webhook creat\. Did you mean: svc webhook create\?/,
+    );
     expect(usage('help', 'webhook', 'rotat')).toMatch(/Did you mean: svc webhook rotate\?/);
     expect(usage('wroker')).toMatch(/Did you mean: svc worker\?/);
-    expect(usage('org', 'create', '--nme', 'x')).toMatch(/^Unknown option --nme for svc org create\. Did you mean --name\?\nUsage: svc org create --name N\n/);
+    expect(usage('org', 'create', '--nme', 'x')).toMatch(
+      /^Unknown option --nme for svc org create\. Did you mean --name\?\nUsage: svc org create --name N\n/,
+    );
     expect(usage('webhook', 'rotate', '--id', 'wh', '--period-day', '3')).toMatch(/Did you mean --period-days\?/);
     // nothing near: no guess, still the usage
     expect(usage('org', 'create', '--zzzzzzzz')).toMatch(/^Unknown option --zzzzzzzz for svc org create\nUsage: /);
@@ -75,13 +94,21 @@ describe('svc help', () => {
     expect(usage('webhook')).toMatch(/^svc webhook needs an action[\s\S]*webhook create/);
     // a missing value or a stray argument: the command's usage
     expect(usage('org', 'create', '--name')).toMatch(/argument missing\nUsage: svc org create --name N\n/);
-    expect(usage('org', 'create', '--name', 'x', 'extra')).toMatch(/Unexpected argument 'extra'[\s\S]*\nUsage: svc org create/);
+    expect(usage('org', 'create', '--name', 'x', 'extra')).toMatch(
+      /Unexpected argument 'extra'[\s\S]*\nUsage: svc org create/,
+    );
   });
 
   it('as a process: help on stdout with exit 0, the version, and usage errors on stderr with exit 2', async () => {
     const [help, cmdHelp, listenHelp, groupHelp, version, unknownOption, unknownCommand, bare] = await Promise.all([
-      svc('help'), svc('help', 'webhook', 'create'), svc('listen', '--help'), svc('webhook', '--help'), svc('--version'),
-      svc('webhook', 'create', '--rooom', 'x'), svc('webhok', 'create'), svc(),
+      svc('help'),
+      svc('help', 'webhook', 'create'),
+      svc('listen', '--help'),
+      svc('webhook', '--help'),
+      svc('--version'),
+      svc('webhook', 'create', '--rooom', 'x'),
+      svc('webhok', 'create'),
+      svc(),
     ]);
     for (const r of [help, cmdHelp, listenHelp, groupHelp, version]) expect([r.code, r.stderr]).toEqual([0, '']);
     expect(help.stdout).toMatch(/^Usage: svc <command> \[options\] \[--json\]$/m);
@@ -91,7 +118,9 @@ describe('svc help', () => {
     const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
     expect(version.stdout).toBe(`${pkg.version}\n`);
     for (const r of [unknownOption, unknownCommand, bare]) expect([r.code, r.stdout]).toEqual([2, '']);
-    expect(unknownOption.stderr).toMatch(/^Unknown option --rooom for svc webhook create\. Did you mean --room\?\nUsage: svc webhook create /);
+    expect(unknownOption.stderr).toMatch(
+      /^Unknown option --rooom for svc webhook create\. Did you mean --room\?\nUsage: svc webhook create /,
+    );
     expect(unknownCommand.stderr).toMatch(/^Unknown command: svc webhok create\. Did you mean: svc webhook create\?/);
     expect(bare.stderr).toMatch(/^ {2}org create +/m);
   });

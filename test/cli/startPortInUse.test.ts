@@ -19,8 +19,16 @@ describe('npm start on a port in use', () => {
     try {
       const { BASE_URL: _vite, ...parent } = process.env;
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...parent, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, NODE_ENV: 'development' },
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...parent,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+          DATA_DIR: dir,
+          NODE_ENV: 'development',
+        },
       });
       let stdout = '';
       let stderr = '';
@@ -29,7 +37,9 @@ describe('npm start on a port in use', () => {
       const code = await new Promise<number | null>((r) => child.on('exit', r));
       expect(code).toBe(1);
       expect(stdout).toBe('');
-      expect(stderr).toBe(`svc failed to start: port ${port} on 127.0.0.1 is already in use (another svc?): stop it, or set PORT, e.g. PORT=${port + 1} npm start\n`);
+      expect(stderr).toBe(
+        `svc failed to start: port ${port} on 127.0.0.1 is already in use (another svc?): stop it, or set PORT, e.g. PORT=${port + 1} npm start\n`,
+      );
       expect(fs.readdirSync(dir)).toEqual([]);
     } finally {
       taken.close();

@@ -11,7 +11,10 @@ describe('clients/typescript/src/schema.ts', () => {
   it('equals the types openapi-typescript generates from the live /v1/openapi.json', { timeout: 60_000 }, async () => {
     await using t = await startTestServer();
     const doc = await (await t.fetch('/v1/openapi.json')).json();
-    const committed = fs.readFileSync(path.resolve(import.meta.dirname, '../../clients/typescript/src/schema.ts'), 'utf8');
+    const committed = fs.readFileSync(
+      path.resolve(import.meta.dirname, '../../clients/typescript/src/schema.ts'),
+      'utf8',
+    );
     expect(await generateTypes(doc as object), 'run `npm run client:generate` and commit the result').toBe(committed);
   });
 });

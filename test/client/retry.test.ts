@@ -10,7 +10,12 @@ const answer = (status: number, body: string, headers: Record<string, string> = 
 function scripted(replies: Response[]) {
   const requests: { method: string; key: string | null; auth: string | null; body: string }[] = [];
   const fetch = async (r: Request) => {
-    requests.push({ method: r.method, key: r.headers.get('idempotency-key'), auth: r.headers.get('authorization'), body: await r.text() });
+    requests.push({
+      method: r.method,
+      key: r.headers.get('idempotency-key'),
+      auth: r.headers.get('authorization'),
+      body: await r.text(),
+    });
     return replies.shift()!;
   };
   return { fetch, requests };
@@ -23,8 +28,15 @@ describe('client retries (issue 20.6)', () => {
       answer(201, JSON.stringify({ id: 'msg_1', body: 'hi' })),
     ]);
     const waits: number[] = [];
-    const svc = createSvcClient({ baseUrl: 'http://svc.test', accessToken: async () => 'svc_at_token', fetch, retry: { sleep: async (ms) => void waits.push(ms) } });
-    const data = await svc.unwrap(svc.api.POST('/v1/rooms/{roomId}/messages', { params: { path: { roomId: 'room_1' } }, body: { body: 'hi' } }));
+    const svc = createSvcClient({
+      baseUrl: 'http://svc.test',
+      accessToken: async () => 'svc_at_token',
+      fetch,
+      retry: { sleep: async (ms) => void waits.push(ms) },
+    });
+    const data = await svc.unwrap(
+      svc.api.POST('/v1/rooms/{roomId}/messages', { params: { path: { roomId: 'room_1' } }, body: { body: 'hi' } }),
+    );
     expect(data).toEqual({ id: 'msg_1', body: 'hi' });
     expect(waits).toEqual([2000]);
     expect(requests).toHaveLength(2);
@@ -38,8 +50,17 @@ describe('client retries (issue 20.6)', () => {
       answer(429, envelope('api_units_exhausted')),
       answer(429, envelope('rate_limited'), { 'retry-after': '3600' }),
     ]);
-    const svc = createSvcClient({ baseUrl: 'http://svc.test', apiKey: 'svc_test_x', fetch, retry: { sleep: async () => expect.unreachable() } });
-    await expect(svc.unwrap(svc.api.GET('/v1/me'))).rejects.toMatchObject({ status: 429, code: 'api_units_exhausted', requestId: 'req_1' });
+    const svc = createSvcClient({
+      baseUrl: 'http://svc.test',
+      apiKey: 'svc_test_x',
+      fetch,
+      retry: { sleep: async () => expect.unreachable() },
+    });
+    await expect(svc.unwrap(svc.api.GET('/v1/me'))).rejects.toMatchObject({
+      status: 429,
+      code: 'api_units_exhausted',
+      requestId: 'req_1',
+    });
     await expect(svc.unwrap(svc.api.GET('/v1/me'))).rejects.toBeInstanceOf(SvcApiError);
     expect(requests).toHaveLength(2);
   });

@@ -24,7 +24,9 @@ describe('lookups of rows in id order read them from an index (migration 1764000
       const rows = await s.ds.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'rooms'`);
       expect(rows.map((r: { indexdef: string }) => r.indexdef).join('\n')).toMatch(/\("organizationId", id\)/);
     } else {
-      const plan = (await s.ds.query(`EXPLAIN QUERY PLAN ${ROOMS_PAGE}`, [w.orgId, 'room_0', 51])) as { detail: string }[];
+      const plan = (await s.ds.query(`EXPLAIN QUERY PLAN ${ROOMS_PAGE}`, [w.orgId, 'room_0', 51])) as {
+        detail: string;
+      }[];
       const text = plan.map((p) => p.detail).join('\n');
       expect(text).toMatch(/IDX_rooms_organizationId_id/);
       expect(text).not.toMatch(/TEMP B-TREE/);

@@ -32,7 +32,9 @@ describe('SQLite transactions committed in groups', () => {
         inTransaction(s, async (m) => {
           await insert(`grp-${i}`)(m);
           afterCommit(m, () => {
-            const { n } = other.prepare('SELECT COUNT(*) AS "n" FROM "settings" WHERE "key" = ?').get(`grp-${i}`) as { n: number };
+            const { n } = other.prepare('SELECT COUNT(*) AS "n" FROM "settings" WHERE "key" = ?').get(`grp-${i}`) as {
+              n: number;
+            };
             seen.push(`hook ${i}: ${n === 1 ? 'committed' : 'not committed'}`);
           });
           if (i === 4) throw new Error('member 4 fails');
@@ -46,11 +48,25 @@ describe('SQLite transactions committed in groups', () => {
         }),
       );
       const results = await Promise.allSettled(calls);
-      expect(results.map((r) => r.status)).toEqual(Array.from({ length: 10 }, (_, i) => (i === 4 ? 'rejected' : 'fulfilled')));
+      expect(results.map((r) => r.status)).toEqual(
+        Array.from({ length: 10 }, (_, i) => (i === 4 ? 'rejected' : 'fulfilled')),
+      );
       expect((results[4] as PromiseRejectedResult).reason.message).toBe('member 4 fails');
       // the failing member's row was undone, every other kept
-      const kept = other.prepare('SELECT "key" FROM "settings" WHERE "key" LIKE ? ORDER BY "key"').all('grp-%') as { key: string }[];
-      expect(kept.map((r) => r.key)).toEqual(['grp-0', 'grp-1', 'grp-2', 'grp-3', 'grp-5', 'grp-6', 'grp-7', 'grp-8', 'grp-9']);
+      const kept = other.prepare('SELECT "key" FROM "settings" WHERE "key" LIKE ? ORDER BY "key"').all('grp-%') as {
+        key: string;
+      }[];
+      expect(kept.map((r) => r.key)).toEqual([
+        'grp-0',
+        'grp-1',
+        'grp-2',
+        'grp-3',
+        'grp-5',
+        'grp-6',
+        'grp-7',
+        'grp-8',
+        'grp-9',
+      ]);
       // the ten were queued together: fewer COMMITs than transactions, and none left open
       expect(commits()).toBeGreaterThan(0);
       expect(commits()).toBeLessThan(10);
@@ -61,7 +77,9 @@ describe('SQLite transactions committed in groups', () => {
       const before = commits();
       await inTransaction(s, insert('grp-alone'));
       expect(commits()).toBe(before + 1);
-      expect(other.prepare('SELECT "key" FROM "settings" WHERE "key" = ?').get('grp-alone')).toEqual({ key: 'grp-alone' });
+      expect(other.prepare('SELECT "key" FROM "settings" WHERE "key" = ?').get('grp-alone')).toEqual({
+        key: 'grp-alone',
+      });
     } finally {
       other.close();
       stmts.commit = realCommit;
@@ -81,7 +99,9 @@ describe('SQLite transactions committed in groups', () => {
       },
     };
     try {
-      const results = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => inTransaction(s, insert(`lost-${i}`))));
+      const results = await Promise.allSettled(
+        Array.from({ length: 3 }, (_, i) => inTransaction(s, insert(`lost-${i}`))),
+      );
       expect(results.every((r) => r.status === 'rejected' && r.reason === refused)).toBe(true);
     } finally {
       stmts.commit = real;

@@ -17,9 +17,23 @@ const read = (rel: string): Doc => ({ file: rel, text: readFileSync(path.join(RO
 const exists = (rel: string) => existsSync(path.join(ROOT, rel));
 
 /** README.md, SECURITY.md and every guide under docs/. */
-const DOCS: Doc[] = ['README.md', 'SECURITY.md', ...docsIn(readdirSync(path.join(ROOT, 'docs'), { recursive: true }) as string[])].map(read);
+const DOCS: Doc[] = [
+  'README.md',
+  'SECURITY.md',
+  ...docsIn(readdirSync(path.join(ROOT, 'docs'), { recursive: true }) as string[]),
+].map(read);
 const GUIDES = [
-  'rest-api', 'mcp', 'oauth', 'webhooks', 'agents', 'cli', 'configuration', 'operations', 'security-model', 'architecture', 'contributing',
+  'rest-api',
+  'mcp',
+  'oauth',
+  'webhooks',
+  'agents',
+  'cli',
+  'configuration',
+  'operations',
+  'security-model',
+  'architecture',
+  'contributing',
 ].map((n) => `docs/${n}.md`);
 
 /**
@@ -41,7 +55,8 @@ const OTHER_VARIABLES: Record<string, string> = {
   // standard OpenTelemetry variables the SDK reads itself
   OTEL_SERVICE_NAME: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
   OTEL_RESOURCE_ATTRIBUTES: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
-  OTEL_EXPORTER_OTLP_HEADERS: 'node_modules/@opentelemetry/otlp-exporter-base/dist/platform/node/configuration/otlp-node-http-env-configuration.mjs',
+  OTEL_EXPORTER_OTLP_HEADERS:
+    'node_modules/@opentelemetry/otlp-exporter-base/dist/platform/node/configuration/otlp-node-http-env-configuration.mjs',
 };
 
 /** Commands src/cli/main.ts answers before its registry. */
@@ -50,10 +65,14 @@ const BUILTIN_COMMANDS = ['help'];
 const REGISTRY = commands.map((c) => ({ name: c.name, options: Object.keys(c.options) }));
 
 function operations() {
-  const doc = buildOpenApiDocument('http://localhost') as unknown as { paths: Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>> };
+  const doc = buildOpenApiDocument('http://localhost') as unknown as {
+    paths: Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>>;
+  };
   return Object.entries(doc.paths).flatMap(([p, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
-      method: method.toUpperCase(), path: p, operationId: op.operationId,
+      method: method.toUpperCase(),
+      path: p,
+      operationId: op.operationId,
       scopes: [...new Set((op.security ?? []).flatMap((s) => Object.values(s).flat()))],
     })),
   );
@@ -75,7 +94,9 @@ describe('the guides', () => {
   });
 
   it('every environment variable they name is read, and every configuration variable is documented', () => {
-    const stale = Object.entries(OTHER_VARIABLES).filter(([name, file]) => !exists(file) || !read(file).text.includes(name));
+    const stale = Object.entries(OTHER_VARIABLES).filter(
+      ([name, file]) => !exists(file) || !read(file).text.includes(name),
+    );
     expect(stale, 'OTHER_VARIABLES entries whose file no longer reads them').toEqual([]);
     expect(checkEnvVariables(DOCS, CONFIG_VARIABLES, Object.keys(OTHER_VARIABLES))).toEqual([]);
   });
@@ -106,7 +127,12 @@ describe('the drift checks fail when they should', () => {
   });
 
   it('an undocumented configuration variable, an unknown one', () => {
-    const docs = [doc('docs/configuration.md', '| `PORT`, `HOST` | 3000 |\n\nSet `SVC_NO_SUCH_THING=1`, or `SVC_SECRET` (no row).\n')];
+    const docs = [
+      doc(
+        'docs/configuration.md',
+        '| `PORT`, `HOST` | 3000 |\n\nSet `SVC_NO_SUCH_THING=1`, or `SVC_SECRET` (no row).\n',
+      ),
+    ];
     expect(checkEnvVariables(docs, ['PORT', 'HOST', 'SVC_SECRET'], [])).toEqual([
       'docs/configuration.md names SVC_NO_SUCH_THING, which no configuration reads',
       'SVC_SECRET (src/config.ts) is not in docs/configuration.md',
@@ -114,8 +140,16 @@ describe('the drift checks fail when they should', () => {
   });
 
   it('an unknown command, an unknown option', () => {
-    const registry = [{ name: 'org create', options: ['name'] }, { name: 'worker', options: [] }];
-    const docs = [doc('docs/cli.md', '```sh\nnpx svc org create --name A --json\nnpx svc org delete --id o\nnpx svc worker --fast\n```\n\nRun `svc worker`.\n')];
+    const registry = [
+      { name: 'org create', options: ['name'] },
+      { name: 'worker', options: [] },
+    ];
+    const docs = [
+      doc(
+        'docs/cli.md',
+        '```sh\nnpx svc org create --name A --json\nnpx svc org delete --id o\nnpx svc worker --fast\n```\n\nRun `svc worker`.\n',
+      ),
+    ];
     expect(checkCommands(docs, registry, [])).toEqual([
       'docs/cli.md: svc org delete: no such command',
       'docs/cli.md: svc worker: no option --fast',
@@ -127,12 +161,18 @@ describe('the drift checks fail when they should', () => {
       { method: 'GET', path: '/v1/me', operationId: 'get_me', scopes: ['me:read'] },
       { method: 'GET', path: '/v1/rooms', operationId: 'list_rooms', scopes: ['rooms:read'] },
     ];
-    const table = doc('docs/rest-api.md', '| `GET /v1/me` | `get_me` | `me:read` |\n| `GET /v1/nope` | `nope` | `x` |\n');
+    const table = doc(
+      'docs/rest-api.md',
+      '| `GET /v1/me` | `get_me` | `me:read` |\n| `GET /v1/nope` | `nope` | `x` |\n',
+    );
     expect(checkOperations(table, ops)).toEqual([
       'docs/rest-api.md: GET /v1/rooms (list_rooms) has no row in the table',
       'docs/rest-api.md: a row names GET /v1/nope, which the OpenAPI document does not have',
     ]);
-    const wrong = doc('docs/rest-api.md', '| `GET /v1/me` | `get_user` | `me:read` |\n| `GET /v1/rooms` | `list_rooms` | `rooms:write` |\n');
+    const wrong = doc(
+      'docs/rest-api.md',
+      '| `GET /v1/me` | `get_user` | `me:read` |\n| `GET /v1/rooms` | `list_rooms` | `rooms:write` |\n',
+    );
     expect(checkOperations(wrong, ops)).toEqual([
       'docs/rest-api.md: the row of GET /v1/me does not name its tool get_me',
       'docs/rest-api.md: the row of GET /v1/rooms does not name its scope rooms:read',

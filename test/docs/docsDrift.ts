@@ -11,7 +11,10 @@ export interface Doc {
 
 /** The markdown files of a recursive listing of docs/, as repository paths. */
 export const docsIn = (entries: string[]): string[] =>
-  entries.filter((e) => e.endsWith('.md')).map((e) => `docs/${e.split(path.sep).join('/')}`).sort();
+  entries
+    .filter((e) => e.endsWith('.md'))
+    .map((e) => `docs/${e.split(path.sep).join('/')}`)
+    .sort();
 
 const FENCE = /^\s*(```|~~~)/;
 
@@ -36,7 +39,14 @@ function parts(text: string): { prose: string; codeLines: string[]; spans: strin
     return ' ';
   });
   // a command continued with a trailing backslash is one line
-  return { prose: withoutSpans, codeLines: codeLines.join('\n').replace(/\\\n\s*/g, ' ').split('\n'), spans };
+  return {
+    prose: withoutSpans,
+    codeLines: codeLines
+      .join('\n')
+      .replace(/\\\n\s*/g, ' ')
+      .split('\n'),
+    spans,
+  };
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
@@ -81,7 +91,8 @@ export function checkLinks(docs: Doc[], exists: (rel: string) => boolean, read: 
       }
       if (fragment === undefined || !rel.endsWith('.md')) continue;
       const text = docs.find((d) => d.file === rel)?.text ?? read(rel).text;
-      if (!headingAnchors(text).has(decodeURIComponent(fragment))) problems.push(`${doc.file}: link to ${target}: no heading "${fragment}" in ${rel}`);
+      if (!headingAnchors(text).has(decodeURIComponent(fragment)))
+        problems.push(`${doc.file}: link to ${target}: no heading "${fragment}" in ${rel}`);
     }
   }
   return problems;
@@ -107,15 +118,21 @@ const tableNames = (text: string) =>
  * Every variable the documents name is one the configuration reads (or one of `others`, read elsewhere), and every
  * configuration variable has a row in docs/configuration.md's tables.
  */
-export function checkEnvVariables(docs: Doc[], configVariables: readonly string[], others: readonly string[]): string[] {
+export function checkEnvVariables(
+  docs: Doc[],
+  configVariables: readonly string[],
+  others: readonly string[],
+): string[] {
   const known = new Set([...configVariables, ...others]);
   const problems: string[] = [];
   for (const doc of docs) {
     const names = [...variablesNamed(doc.text), ...(doc.file === 'docs/configuration.md' ? tableNames(doc.text) : [])];
-    for (const name of new Set(names)) if (!known.has(name)) problems.push(`${doc.file} names ${name}, which no configuration reads`);
+    for (const name of new Set(names))
+      if (!known.has(name)) problems.push(`${doc.file} names ${name}, which no configuration reads`);
   }
   const documented = new Set(tableNames(docs.find((d) => d.file === 'docs/configuration.md')?.text ?? ''));
-  for (const name of configVariables) if (!documented.has(name)) problems.push(`${name} (src/config.ts) is not in docs/configuration.md`);
+  for (const name of configVariables)
+    if (!documented.has(name)) problems.push(`${name} (src/config.ts) is not in docs/configuration.md`);
   return problems;
 }
 
@@ -154,7 +171,8 @@ export function checkCommands(docs: Doc[], registry: CommandSpec[], builtins: re
         continue;
       }
       for (const m of rest.matchAll(/(?:^|[\s[])--([a-z][a-z-]*)/g)) {
-        if (!cmd.options.includes(m[1]) && m[1] !== 'json' && m[1] !== 'help') problems.add(`${doc.file}: svc ${cmd.name}: no option --${m[1]}`);
+        if (!cmd.options.includes(m[1]) && m[1] !== 'json' && m[1] !== 'help')
+          problems.add(`${doc.file}: svc ${cmd.name}: no option --${m[1]}`);
       }
     }
   }
@@ -179,13 +197,17 @@ export function checkOperations(guide: Doc, operations: Operation[]): string[] {
       problems.push(`${guide.file}: ${key} (${op.operationId}) has no row in the table`);
       continue;
     }
-    if (!row.includes(`\`${op.operationId}\``)) problems.push(`${guide.file}: the row of ${key} does not name its tool ${op.operationId}`);
-    for (const scope of op.scopes) if (!row.includes(`\`${scope}\``)) problems.push(`${guide.file}: the row of ${key} does not name its scope ${scope}`);
+    if (!row.includes(`\`${op.operationId}\``))
+      problems.push(`${guide.file}: the row of ${key} does not name its tool ${op.operationId}`);
+    for (const scope of op.scopes)
+      if (!row.includes(`\`${scope}\``))
+        problems.push(`${guide.file}: the row of ${key} does not name its scope ${scope}`);
   }
   const known = new Set(operations.map((o) => `${o.method} ${o.path}`));
   for (const row of rows) {
     for (const m of row.matchAll(/`((?:GET|POST|PUT|PATCH|DELETE) \/v1[^`\s]*)`/g)) {
-      if (!known.has(m[1])) problems.push(`${guide.file}: a row names ${m[1]}, which the OpenAPI document does not have`);
+      if (!known.has(m[1]))
+        problems.push(`${guide.file}: a row names ${m[1]}, which the OpenAPI document does not have`);
     }
   }
   return problems;

@@ -2,7 +2,15 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { Room } from '../../db/entities/index.js';
 import type { Actor } from '../../src/domain/actor.js';
 import {
-  EVENT_CATALOG, type EventType, OBJECT_TYPES, type ObjectType, type ObjectTypeOf, STABLE_EVENT_TYPES, type StableEventType, V1_EVENT_TYPES, type V1EventType,
+  EVENT_CATALOG,
+  type EventType,
+  OBJECT_TYPES,
+  type ObjectType,
+  type ObjectTypeOf,
+  STABLE_EVENT_TYPES,
+  type StableEventType,
+  V1_EVENT_TYPES,
+  type V1EventType,
 } from '../../src/domain/catalog.js';
 import { emitEvent, type EmitEventOptions } from '../../src/domain/events.js';
 import { V1_EVENT_TYPES as WEBHOOK_V1_EVENT_TYPES } from '../../src/webhooks/constants.js';
@@ -22,8 +30,14 @@ export function typeChecks(m: Parameters<typeof emitEvent>[0]) {
   void emitEvent(m, { type: 'record.creatd', room, object: { type: 'record', id: 'rec_1' }, actor, now });
   // @ts-expect-error an event carries the object type the catalog gives it
   void emitEvent(m, { type: 'message.created', room, object: { type: 'task', id: 'task_1' }, actor, now });
-  // @ts-expect-error a string that is not known to be a catalog type is refused
-  const loose: EmitEventOptions = { type: 'record.created' as string, room, object: { type: 'record', id: 'x' }, actor, now };
+  const loose: EmitEventOptions = {
+    // @ts-expect-error a string that is not known to be a catalog type is refused
+    type: 'record.created' as string,
+    room,
+    object: { type: 'record', id: 'x' },
+    actor,
+    now,
+  };
   return loose;
 }
 
@@ -43,8 +57,15 @@ describe('event catalog (issue 18.5)', () => {
     expect(DELIVERED_EVENT_TYPES).toBe(STABLE_EVENT_TYPES);
     // the v1 enumeration the earlier implementation sent (README "Webhooks"), unchanged
     expect([...V1_EVENT_TYPES].sort()).toEqual([
-      'approval.approved', 'approval.rejected', 'approval.requested', 'approval.withdrawn',
-      'record.created', 'record.deleted', 'record.updated', 'room.member.added', 'task.updated',
+      'approval.approved',
+      'approval.rejected',
+      'approval.requested',
+      'approval.withdrawn',
+      'record.created',
+      'record.deleted',
+      'record.updated',
+      'room.member.added',
+      'task.updated',
     ]);
     expect(WEBHOOK_V1_EVENT_TYPES).toBe(V1_EVENT_TYPES);
     // the wire enum's order, and every object type is the object of some event

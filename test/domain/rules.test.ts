@@ -7,11 +7,20 @@ import { createRecord, updateRecord } from '../../src/domain/records.js';
 import { createWorld, startTestServer } from '../helpers/harness.js';
 
 const actorFor = (userId: string, organizationId: string | null): Actor => ({
-  kind: 'user', userId, organizationId, billingEntity: organizationId ? `org:${organizationId}` : `user:${userId}`, scopes: [],
-  credential: { method: 'api_key', id: 'key_x' }, plan: 'default',
+  kind: 'user',
+  userId,
+  organizationId,
+  billingEntity: organizationId ? `org:${organizationId}` : `user:${userId}`,
+  scopes: [],
+  credential: { method: 'api_key', id: 'key_x' },
+  plan: 'default',
 });
 
-const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e: DomainError) => `${e.status} ${e.code}`);
+const codeOf = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: DomainError) => `${e.status} ${e.code}`,
+  );
 
 describe('domain RBAC (one place: requireRoom)', () => {
   it('applies scope, room type, membership and role', async () => {

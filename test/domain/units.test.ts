@@ -31,7 +31,14 @@ describe('cursors', () => {
   it('round-trip and refuse anything not signed by this server', () => {
     const c = encodeCursor('secret-a', 'room_X');
     expect(decodeCursor('secret-a', c)).toBe('room_X');
-    for (const bad of [c.slice(0, -1), `${c}.x`, 'abc', '', encodeCursor('secret-b', 'room_X'), `${Buffer.from('{"k":1}').toString('base64url')}.${c.split('.')[1]}`]) {
+    for (const bad of [
+      c.slice(0, -1),
+      `${c}.x`,
+      'abc',
+      '',
+      encodeCursor('secret-b', 'room_X'),
+      `${Buffer.from('{"k":1}').toString('base64url')}.${c.split('.')[1]}`,
+    ]) {
       expect(() => decodeCursor('secret-a', bad), bad).toThrowError(/Invalid cursor/);
     }
   });
@@ -83,10 +90,21 @@ describe('idempotency keys', () => {
 describe('configuration', () => {
   it('has the contract defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', baseUrl: 'http://localhost:3000', webhookBackoffBaseMs: 2000 });
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      baseUrl: 'http://localhost:3000',
+      webhookBackoffBaseMs: 2000,
+    });
     expect(c.database).toEqual({ kind: 'sqlite', file: './data/svc.sqlite' });
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
-    expect(loadConfig({ SVC_RATE_LIMIT: '7', SVC_MONTHLY_UNITS: '9' }).plans.default).toEqual({ rateLimit: 7, monthlyUnits: 9 });
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u@h/db',
+    });
+    expect(loadConfig({ SVC_RATE_LIMIT: '7', SVC_MONTHLY_UNITS: '9' }).plans.default).toEqual({
+      rateLimit: 7,
+      monthlyUnits: 9,
+    });
   });
   it('names every bad variable precisely', () => {
     expect(() => loadConfig({ PORT: '-1', BASE_URL: 'ftp://x', SVC_RATE_LIMIT: '0' })).toThrowError(

@@ -20,10 +20,24 @@ function build(poweredBy: boolean) {
   const api = express.Router();
   api.get('/v1/echo/:id', (req, res) => {
     seen.push({
-      requestPrototype: Object.getPrototypeOf(req) === app.request, responsePrototype: Object.getPrototypeOf(res) === app.response,
-      circular: req.res === res && res.req === req, app: req.app === app, locals: [Object.getPrototypeOf(res.locals), Object.keys(res.locals)],
-      ip: req.ip, ips: req.ips, query: req.query, path: req.path, hostname: req.hostname, protocol: req.protocol, secure: req.secure,
-      baseUrl: req.baseUrl, originalUrl: req.originalUrl, url: req.url, params: req.params, xhr: req.xhr, header: req.get('x-thing'),
+      requestPrototype: Object.getPrototypeOf(req) === app.request,
+      responsePrototype: Object.getPrototypeOf(res) === app.response,
+      circular: req.res === res && res.req === req,
+      app: req.app === app,
+      locals: [Object.getPrototypeOf(res.locals), Object.keys(res.locals)],
+      ip: req.ip,
+      ips: req.ips,
+      query: req.query,
+      path: req.path,
+      hostname: req.hostname,
+      protocol: req.protocol,
+      secure: req.secure,
+      baseUrl: req.baseUrl,
+      originalUrl: req.originalUrl,
+      url: req.url,
+      params: req.params,
+      xhr: req.xhr,
+      header: req.get('x-thing'),
       accepts: req.accepts(['json', 'html']),
     });
     res.status(201).json({ id: req.params.id, q: req.query });
@@ -48,7 +62,9 @@ async function serve(listener: RequestListener) {
 }
 
 async function exchange(base: string, p: string) {
-  const r = await fetch(base + p, { headers: { 'x-thing': 'yes', 'x-forwarded-for': '203.0.113.9', accept: 'application/json' } });
+  const r = await fetch(base + p, {
+    headers: { 'x-thing': 'yes', 'x-forwarded-for': '203.0.113.9', accept: 'application/json' },
+  });
   const headers = Object.fromEntries([...r.headers].filter(([k]) => !['date', 'keep-alive', 'connection'].includes(k)));
   return { status: r.status, headers, body: await r.text() };
 }
@@ -59,19 +75,39 @@ describe('the API lane hands the surfaces the request and response the app would
       const viaApp = build(poweredBy);
       const viaLane = build(poweredBy);
       await using plain = await serve(viaApp.app);
-      await using lane = await serve(createApiLane({ app: viaLane.app, lane: LANE, api: viaLane.api, onError: viaLane.lastResort }));
-      const paths = ['/v1/echo/7?b=2&a=1&a=3', '/V1/echo/x%20y', '/mcp', '/v1/nothing', '/v1/boom', '/v1/gone', '/page', '/v1x/echo/1', '/v1?x=1'];
+      await using lane = await serve(
+        createApiLane({ app: viaLane.app, lane: LANE, api: viaLane.api, onError: viaLane.lastResort }),
+      );
+      const paths = [
+        '/v1/echo/7?b=2&a=1&a=3',
+        '/V1/echo/x%20y',
+        '/mcp',
+        '/v1/nothing',
+        '/v1/boom',
+        '/v1/gone',
+        '/page',
+        '/v1x/echo/1',
+        '/v1?x=1',
+      ];
       for (const p of paths) expect(await exchange(lane.base, p), p).toEqual(await exchange(plain.base, p));
       expect(viaLane.seen).toHaveLength(2);
       expect(viaLane.seen).toEqual(viaApp.seen);
-      expect(viaLane.seen[0]).toMatchObject({ requestPrototype: true, responsePrototype: true, circular: true, app: true, locals: [null, []] });
+      expect(viaLane.seen[0]).toMatchObject({
+        requestPrototype: true,
+        responsePrototype: true,
+        circular: true,
+        app: true,
+        locals: [null, []],
+      });
     });
   }
 
   it('takes only the lane: other request lines never reach the surfaces first', async () => {
     const { app, api, lastResort } = build(false);
     const before: string[] = [];
-    await using lane = await serve(createApiLane({ app, lane: LANE, api, onError: lastResort, before: (req) => void before.push(req.url) }));
+    await using lane = await serve(
+      createApiLane({ app, lane: LANE, api, onError: lastResort, before: (req) => void before.push(req.url) }),
+    );
     for (const p of ['/v1/echo/1', '/page', '/mcp/x', '/v10', '/favicon.ico']) await exchange(lane.base, p);
     expect(before).toEqual(['/v1/echo/1', '/mcp/x']);
   });

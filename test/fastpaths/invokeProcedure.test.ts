@@ -49,15 +49,21 @@ async function both(path: 'greet' | 'change', user: string, raw: unknown, signal
     const outcome = await f(ctx).then(
       (data) => ({ ok: true, data }),
       (e: unknown) => ({
-        ok: false, instance: e instanceof TRPCError, code: (e as TRPCError).code, message: (e as Error).message,
-        cause: (e as TRPCError).cause?.constructor.name, causeMessage: (e as TRPCError).cause?.message,
+        ok: false,
+        instance: e instanceof TRPCError,
+        code: (e as TRPCError).code,
+        message: (e as Error).message,
+        cause: (e as TRPCError).cause?.constructor.name,
+        causeMessage: (e as TRPCError).cause?.message,
       }),
     );
     return { outcome, seen: ctx.seen };
   };
   const type = defOf(path).type;
   const ours = await run((ctx) => invokeProcedure(path, defOf(path), { ctx, getRawInput: async () => raw, signal }));
-  const theirs = await run((ctx) => callTRPCProcedure({ router: appRouter, path, type, ctx, getRawInput: async () => raw, signal, batchIndex: 0 }));
+  const theirs = await run((ctx) =>
+    callTRPCProcedure({ router: appRouter, path, type, ctx, getRawInput: async () => raw, signal, batchIndex: 0 }),
+  );
   return { ours, theirs };
 }
 

@@ -14,8 +14,12 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-const installed = (name: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+};
+const installed = (name: string) =>
+  (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+    .version;
 const fingerprint = (...code: string[]) => createHash('sha256').update(code.join('\n')).digest('hex').slice(0, 16);
 
 /** The text of a library file from `from` up to and including `to` (what a fast path copies). */
@@ -23,7 +27,8 @@ function slice(file: string, from: string, to: string): string {
   const text = fs.readFileSync(file, 'utf8');
   const start = text.indexOf(from);
   const end = text.indexOf(to, start);
-  if (start < 0 || end < 0) throw new Error(`${path.relative(ROOT, file)} no longer holds ${JSON.stringify(from)} … ${JSON.stringify(to)}`);
+  if (start < 0 || end < 0)
+    throw new Error(`${path.relative(ROOT, file)} no longer holds ${JSON.stringify(from)} … ${JSON.stringify(to)}`);
   return text.slice(start, end + to.length);
 }
 
@@ -47,56 +52,93 @@ interface Mirror {
 
 const MIRRORS: Mirror[] = [
   {
-    file: 'src/fastpaths/invokeProcedure.ts', pkg: '@trpc/server', version: '11.25.2',
+    file: 'src/fastpaths/invokeProcedure.ts',
+    pkg: '@trpc/server',
+    version: '11.25.2',
     code: () => [trpcLoop()],
     sha: '6ebc2d01a3bbf9d9',
-    recheck: "callRecursive/createProcedureCaller: the options each middleware is given, how `next` merges ctx/input/getRawInput, how a thrown error and a missing result become TRPCErrors",
+    recheck:
+      'callRecursive/createProcedureCaller: the options each middleware is given, how `next` merges ctx/input/getRawInput, how a thrown error and a missing result become TRPCErrors',
   },
   {
-    file: 'src/fastpaths/apiLane.ts', pkg: 'express', version: '5.3.0',
+    file: 'src/fastpaths/apiLane.ts',
+    pkg: 'express',
+    version: '5.3.0',
     code: () => [(express.application as unknown as { handle: () => void }).handle.toString()],
     sha: 'cb0794cf3aed8591',
-    recheck: 'app.handle: what it sets on the request and response (prototypes, req.res/res.req, locals, X-Powered-By) before router.handle',
+    recheck:
+      'app.handle: what it sets on the request and response (prototypes, req.res/res.req, locals, X-Powered-By) before router.handle',
   },
   {
-    file: 'src/fastpaths/sqliteRateLimiter.ts', pkg: 'rate-limiter-flexible', version: '11.4.0',
+    file: 'src/fastpaths/sqliteRateLimiter.ts',
+    pkg: 'rate-limiter-flexible',
+    version: '11.4.0',
     code: () => {
       const proto = RateLimiterSQLite.prototype as unknown as Record<string, () => void>;
       return ['_upsertTransaction', '_getRateLimiterRes', '_getCreateTableSQL'].map((m) => proto[m].toString());
     },
     sha: '4f9d2238a25fdd32',
-    recheck: "RateLimiterSQLite's upsert statement, its key (keyPrefix:key), table columns and how it turns a row into remaining points and msBeforeNext",
+    recheck:
+      "RateLimiterSQLite's upsert statement, its key (keyPrefix:key), table columns and how it turns a row into remaining points and msBeforeNext",
   },
   {
-    file: 'src/fastpaths/sqliteTransaction.ts', pkg: 'typeorm', version: '1.1.1',
+    file: 'src/fastpaths/sqliteTransaction.ts',
+    pkg: 'typeorm',
+    version: '1.1.1',
     code: () => {
       const runner = path.join(ROOT, 'node_modules/typeorm/driver/sqlite-abstract/AbstractSqliteQueryRunner.js');
-      return [slice(runner, 'async startTransaction(', 'async rollbackTransaction('), slice(path.join(ROOT, 'node_modules/typeorm/driver/better-sqlite3/BetterSqlite3Driver.js'), 'async createDatabaseConnection(', 'return databaseConnection;')];
+      return [
+        slice(runner, 'async startTransaction(', 'async rollbackTransaction('),
+        slice(
+          path.join(ROOT, 'node_modules/typeorm/driver/better-sqlite3/BetterSqlite3Driver.js'),
+          'async createDatabaseConnection(',
+          'return databaseConnection;',
+        ),
+      ];
     },
     sha: 'be82cf9e7e7d8524',
-    recheck: "AbstractSqliteQueryRunner's start/commit/rollbackTransaction (isTransactionActive, transactionDepth, the statements it sends) and BetterSqlite3Driver's databaseConnection",
+    recheck:
+      "AbstractSqliteQueryRunner's start/commit/rollbackTransaction (isTransactionActive, transactionDepth, the statements it sends) and BetterSqlite3Driver's databaseConnection",
   },
   {
-    file: 'src/fastpaths/typeormDriver.ts', pkg: 'typeorm', version: '1.1.1',
+    file: 'src/fastpaths/typeormDriver.ts',
+    pkg: 'typeorm',
+    version: '1.1.1',
     code: () => {
       const driver = (d: string) => path.join(ROOT, 'node_modules/typeorm/driver', d);
       return [
-        slice(driver('sqlite-abstract/AbstractSqliteDriver.js'), 'async connect() {', 'this.databaseConnection = await this.createDatabaseConnection();'),
-        slice(driver('postgres/PostgresDriver.js'), 'async connect() {', 'this.master = await this.createPool(this.options, this.options);'),
+        slice(
+          driver('sqlite-abstract/AbstractSqliteDriver.js'),
+          'async connect() {',
+          'this.databaseConnection = await this.createDatabaseConnection();',
+        ),
+        slice(
+          driver('postgres/PostgresDriver.js'),
+          'async connect() {',
+          'this.master = await this.createPool(this.options, this.options);',
+        ),
       ];
     },
     sha: '457efa301301f21c',
-    recheck: "AbstractSqliteDriver.connect (the field that keeps better-sqlite3's connection) and PostgresDriver.connect (the field that keeps the node-postgres pool)",
+    recheck:
+      "AbstractSqliteDriver.connect (the field that keeps better-sqlite3's connection) and PostgresDriver.connect (the field that keeps the node-postgres pool)",
   },
 ];
 
 describe('the fast paths of src/fastpaths/ are pinned to the library code they mirror', () => {
   it.each(MIRRORS)('$file mirrors $pkg@$version', (m) => {
     const header = fs.readFileSync(path.join(ROOT, m.file), 'utf8').split('\n')[0];
-    expect(header, `${m.file} must begin with "// Mirrors ${m.pkg}@${m.version}"`).toMatch(new RegExp(`^// Mirrors ${m.pkg.replace(/[/.]/g, '\\$&')}@${m.version.replaceAll('.', '\\.')}:`));
+    expect(header, `${m.file} must begin with "// Mirrors ${m.pkg}@${m.version}"`).toMatch(
+      new RegExp(`^// Mirrors ${m.pkg.replace(/[/.]/g, '\\$&')}@${m.version.replaceAll('.', '\\.')}:`),
+    );
     expect(pkg.dependencies[m.pkg], `package.json pins ${m.pkg} to exactly ${m.version}`).toBe(m.version);
     expect(installed(m.pkg), `installed ${m.pkg}`).toBe(m.version);
-    expect(require.resolve(['express', 'typeorm'].includes(m.pkg) ? m.pkg : `${m.pkg}/package.json`)).toContain(path.join(ROOT, 'node_modules'));
-    expect(fingerprint(...m.code()), `${m.pkg} changed the code ${m.file} copies: re-read ${m.recheck}; bring ${m.file} in line, then update its header, this version and this fingerprint`).toBe(m.sha);
+    expect(require.resolve(['express', 'typeorm'].includes(m.pkg) ? m.pkg : `${m.pkg}/package.json`)).toContain(
+      path.join(ROOT, 'node_modules'),
+    );
+    expect(
+      fingerprint(...m.code()),
+      `${m.pkg} changed the code ${m.file} copies: re-read ${m.recheck}; bring ${m.file} in line, then update its header, this version and this fingerprint`,
+    ).toBe(m.sha);
   });
 });

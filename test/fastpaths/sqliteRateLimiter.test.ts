@@ -18,10 +18,18 @@ afterEach(() => {
 /** The library's limiter for `limit` points per window, on its own database, as rateLimit.ts configures it. */
 function libraryLimiter(db: Database.Database, limit: number): Promise<RateLimiterSQLite> {
   return new Promise((resolve, reject) => {
-    const l: RateLimiterSQLite = new RateLimiterSQLite({
-      storeClient: db, storeType: 'better-sqlite3', tableName: 'rate_limits', points: limit, duration: RATE_WINDOW_SECONDS,
-      keyPrefix: `rl${limit}`, clearExpiredByTimeout: false,
-    }, (err?: unknown) => queueMicrotask(() => (err ? reject(err as Error) : resolve(l))));
+    const l: RateLimiterSQLite = new RateLimiterSQLite(
+      {
+        storeClient: db,
+        storeType: 'better-sqlite3',
+        tableName: 'rate_limits',
+        points: limit,
+        duration: RATE_WINDOW_SECONDS,
+        keyPrefix: `rl${limit}`,
+        clearExpiredByTimeout: false,
+      },
+      (err?: unknown) => queueMicrotask(() => (err ? reject(err as Error) : resolve(l))),
+    );
   });
 }
 
@@ -48,9 +56,21 @@ describe('the SQLite rate limiter counts as RateLimiterSQLite does', () => {
       const theirs = new Map<number, RateLimiterSQLite>();
       // [ms after t0, subject, limit]
       const steps: [number, string, number][] = [
-        [0, 'key_a', 3], [1_000, 'key_a', 3], [1_400, 'key_a', 3], [2_000, 'key_a', 3], [2_001, 'key_b', 3],
-        [30_500, 'key_a', 3], [59_999, 'key_a', 3], [60_000, 'key_a', 3], [60_001, 'key_a', 3], [60_002, 'key_a', 5],
-        [61_000, 'key_b', 3], [119_999, 'key_a', 3], [120_000, 'key_a', 3], [120_000, 'key_a', 1], [120_000, 'key_a', 1],
+        [0, 'key_a', 3],
+        [1_000, 'key_a', 3],
+        [1_400, 'key_a', 3],
+        [2_000, 'key_a', 3],
+        [2_001, 'key_b', 3],
+        [30_500, 'key_a', 3],
+        [59_999, 'key_a', 3],
+        [60_000, 'key_a', 3],
+        [60_001, 'key_a', 3],
+        [60_002, 'key_a', 5],
+        [61_000, 'key_b', 3],
+        [119_999, 'key_a', 3],
+        [120_000, 'key_a', 3],
+        [120_000, 'key_a', 1],
+        [120_000, 'key_a', 1],
         [500_000, 'key_b', 3],
       ];
       for (const [at, subject, limit] of steps) {

@@ -45,9 +45,14 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const baseUrl = `http://127.0.0.1:${port}`;
   const pg = await provisionPostgres(opts.database ?? process.env.TEST_DATABASE_URL, opts.dataDir);
   const env: Record<string, string> = {
-    NODE_ENV: 'test', PORT: String(port), BASE_URL: baseUrl, LOG_LEVEL: 'silent',
+    NODE_ENV: 'test',
+    PORT: String(port),
+    BASE_URL: baseUrl,
+    LOG_LEVEL: 'silent',
     DATABASE_URL: pg?.url ?? `sqlite:${path.join(dataDir, 'svc.sqlite')}`,
-    DATA_DIR: dataDir, SVC_SSRF_ALLOWLIST: '127.0.0.1/32,::1/128', SVC_WORKER: 'off',
+    DATA_DIR: dataDir,
+    SVC_SSRF_ALLOWLIST: '127.0.0.1/32,::1/128',
+    SVC_WORKER: 'off',
     ...opts.env,
   };
   const config = loadConfig(env);
@@ -64,7 +69,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     }
   };
   return {
-    baseUrl, rt, dataDir, env,
+    baseUrl,
+    rt,
+    dataDir,
+    env,
     fetch: (p, init) => fetch(baseUrl + p, { redirect: 'manual', ...init }),
     close,
     [Symbol.asyncDispose]: close,
@@ -77,7 +85,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
  */
 async function provisionPostgres(base: string | undefined, dataDir: string | undefined) {
   if (!base || !base.startsWith('postgres')) return null;
-  const name = dataDir ? `svc_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}` : `svc_t_${randomBytes(8).toString('hex')}`;
+  const name = dataDir
+    ? `svc_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`
+    : `svc_t_${randomBytes(8).toString('hex')}`;
   return throwawayPostgresDatabase(base, name);
 }
 
@@ -94,9 +104,22 @@ export interface World {
 }
 
 export const ALL_SCOPES: Scope[] = [
-  'me:read', 'organizations:read', 'rooms:read', 'rooms:write', 'messages:read', 'messages:write', 'tasks:read',
-  'tasks:write', 'records:read', 'records:write', 'files:read', 'files:write', 'webhooks:read', 'webhooks:write',
-  'events:read', 'mcp:tools',
+  'me:read',
+  'organizations:read',
+  'rooms:read',
+  'rooms:write',
+  'messages:read',
+  'messages:write',
+  'tasks:read',
+  'tasks:write',
+  'records:read',
+  'records:write',
+  'files:read',
+  'files:write',
+  'webhooks:read',
+  'webhooks:write',
+  'events:read',
+  'mcp:tools',
 ];
 
 let counter = 0;
@@ -116,20 +139,44 @@ export async function createWorld(rt: Runtime, name = 'Acme'): Promise<World> {
     };
     const owner = await mk('owner', 'owner');
     const member = await mk('member', 'member');
-    const room = await createRoom(m, now, { name: 'General', createdById: owner.id, organizationId: org.id, memberIds: [member.id] });
-    const dm = await createRoom(m, now, { name: 'DM', createdById: owner.id, organizationId: org.id, roomType: 1, memberIds: [member.id] });
-    const { key, token } = await createApiKey(m, now, { userId: owner.id, organizationId: org.id, name: 'test', scopes: ALL_SCOPES, mode: 'test' });
+    const room = await createRoom(m, now, {
+      name: 'General',
+      createdById: owner.id,
+      organizationId: org.id,
+      memberIds: [member.id],
+    });
+    const dm = await createRoom(m, now, {
+      name: 'DM',
+      createdById: owner.id,
+      organizationId: org.id,
+      roomType: 1,
+      memberIds: [member.id],
+    });
+    const { key, token } = await createApiKey(m, now, {
+      userId: owner.id,
+      organizationId: org.id,
+      name: 'test',
+      scopes: ALL_SCOPES,
+      mode: 'test',
+    });
     return { orgId: org.id, owner, member, roomId: room.id, dmRoomId: dm.id, key: token, keyId: key.id };
   });
 }
 
 /** Issues an API key through the domain (as `svc key create` does). */
 export async function issueKey(
-  rt: Runtime, o: { userId: string; organizationId?: string | null; scopes: string[]; mode?: 'live' | 'test' },
+  rt: Runtime,
+  o: { userId: string; organizationId?: string | null; scopes: string[]; mode?: 'live' | 'test' },
 ): Promise<{ token: string; id: string }> {
   const s = rt.services;
   const { key, token } = await s.ds.transaction((m) =>
-    createApiKey(m, s.now(), { userId: o.userId, organizationId: o.organizationId ?? null, name: 'k', scopes: o.scopes, mode: o.mode ?? 'test' }),
+    createApiKey(m, s.now(), {
+      userId: o.userId,
+      organizationId: o.organizationId ?? null,
+      name: 'k',
+      scopes: o.scopes,
+      mode: o.mode ?? 'test',
+    }),
   );
   return { token, id: key.id };
 }
@@ -144,18 +191,26 @@ export { createRoom };
 export async function addRooms(rt: Runtime, w: World, count: number): Promise<void> {
   const s = rt.services;
   await s.ds.transaction(async (m) => {
-    for (let i = 0; i < count; i++) await createRoom(m, s.now(), { name: `r${i}`, createdById: w.owner.id, organizationId: w.orgId });
+    for (let i = 0; i < count; i++)
+      await createRoom(m, s.now(), { name: `r${i}`, createdById: w.owner.id, organizationId: w.orgId });
   });
 }
 
 /** JSON request helper: returns status, headers and parsed body. */
 export async function call(
-  t: TestServer, method: string, p: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+  t: TestServer,
+  method: string,
+  p: string,
+  o: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.key) headers.authorization = `Bearer ${o.key}`;
   if (o.body !== undefined) headers['content-type'] ??= 'application/json';
-  const res = await t.fetch(p, { method, headers, body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body) });
+  const res = await t.fetch(p, {
+    method,
+    headers,
+    body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
+  });
   const text = await res.text();
   let body: any = text;
   try {

@@ -4,7 +4,10 @@ import pg from 'pg';
  * A database of its own on the PostgreSQL server `base` names (created unless it exists), for one test server or
  * one bench run: its URL, and how to drop it (connections closed by force).
  */
-export async function throwawayPostgresDatabase(base: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function throwawayPostgresDatabase(
+  base: string,
+  name: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   try {

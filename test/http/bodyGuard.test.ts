@@ -11,12 +11,24 @@ import { BodyRefusedError, BodyTimeoutError, createBodyGuard, readLimited } from
 type Reader = 'early' | 'late';
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => { s.closeAllConnections(); s.close(r); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((r) => {
+          s.closeAllConnections();
+          s.close(r);
+        }),
+    ),
+  );
 });
 
 /** A server with the guard, answering each body read with its outcome: 200 and the bytes, or the error's name. */
 async function guarded(reader: Reader, o: { timeoutMs: number; maxPending: number }): Promise<number> {
-  const guard = createBodyGuard({ timeoutMs: o.timeoutMs, maxPendingPerClient: o.maxPending, clientOf: () => 'one client' });
+  const guard = createBodyGuard({
+    timeoutMs: o.timeoutMs,
+    maxPendingPerClient: o.maxPending,
+    clientOf: () => 'one client',
+  });
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     readLimited(req, 1000).then(
       ({ bytes }) => res.end(`read ${bytes.length}`),
@@ -49,7 +61,11 @@ function send(port: number, data: string, ms = 5000): Promise<{ status: number; 
     s.on('data', (d) => {
       raw += d;
       const [head, body] = raw.split('\r\n\r\n');
-      if (body !== undefined && /content-length: (\d+)/i.test(head) && Buffer.byteLength(body) >= Number(/content-length: (\d+)/i.exec(head)![1])) {
+      if (
+        body !== undefined &&
+        /content-length: (\d+)/i.test(head) &&
+        Buffer.byteLength(body) >= Number(/content-length: (\d+)/i.exec(head)![1])
+      ) {
         clearTimeout(timer);
         s.destroy();
         resolve({ status: Number(raw.slice(9, 12)), body });
@@ -58,7 +74,8 @@ function send(port: number, data: string, ms = 5000): Promise<{ status: number; 
   });
 }
 
-const request = (length: number, body: string) => `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n${body}`;
+const request = (length: number, body: string) =>
+  `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n${body}`;
 
 describe('the body guard (src/readLimited.ts)', () => {
   for (const reader of ['early', 'late'] as const) {

@@ -13,11 +13,15 @@ describe('MCP authentication at the HTTP level', () => {
     const none = await postMcp(t, listTools);
     expect(none.status).toBe(401);
     // (issue 19 item 3: the challenge also names the scope a client asks for to start)
-    expect(none.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+"$`));
+    expect(none.headers.get('www-authenticate')).toMatch(
+      new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+"$`),
+    );
     expect(none.body.error).toMatchObject({ code: 'unauthorized', requestId: none.headers.get('x-request-id') });
     const bad = await postMcp(t, listTools, { token: 'svc_live_not-a-real-key' });
     expect(bad.status).toBe(401);
-    expect(bad.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+", error="invalid_token"`));
+    expect(bad.headers.get('www-authenticate')).toMatch(
+      new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+", error="invalid_token"`),
+    );
     const get = await t.fetch('/mcp', { headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(401);
 
@@ -41,27 +45,50 @@ describe('MCP authentication at the HTTP level', () => {
     expect(r.headers.get('www-authenticate')).toBe(
       `Bearer error="insufficient_scope", scope="mcp:tools", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/mcp", error_description="Missing scope: mcp:tools"`,
     );
-    expect(r.body.error).toMatchObject({ code: 'insufficient_scope', details: { required: ['mcp:tools'], granted: ['me:read'] } });
+    expect(r.body.error).toMatchObject({
+      code: 'insufficient_scope',
+      details: { required: ['mcp:tools'], granted: ['me:read'] },
+    });
     const [row] = await listAudit(t.rt.services, { limit: 1 });
-    expect(row).toMatchObject({ surface: 'mcp', statusCode: 403, errorCode: 'insufficient_scope', actor: 'app', apiKeyId: restOnly.id });
+    expect(row).toMatchObject({
+      surface: 'mcp',
+      statusCode: 403,
+      errorCode: 'insufficient_scope',
+      actor: 'app',
+      apiKeyId: restOnly.id,
+    });
   });
 
   it('answers a tool call whose scope is missing with the MCP scope challenge (HTTP 403), audited', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const narrow = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['mcp:tools', 'me:read'] });
+    const narrow = await issueKey(t.rt, {
+      userId: w.owner.id,
+      organizationId: w.orgId,
+      scopes: ['mcp:tools', 'me:read'],
+    });
     const r = await postMcp(t, toolCall('create_message', { roomId: w.roomId, body: 'hi' }), { token: narrow.token });
     expect(r.status).toBe(403);
     const challenge = r.headers.get('www-authenticate')!;
-    expect(challenge).toMatch(/^Bearer error="insufficient_scope", scope="mcp:tools messages:write", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/);
+    expect(challenge).toMatch(
+      /^Bearer error="insufficient_scope", scope="mcp:tools messages:write", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
     expect(r.body.error).toMatchObject({
-      code: 'insufficient_scope', requestId: r.headers.get('x-request-id'),
+      code: 'insufficient_scope',
+      requestId: r.headers.get('x-request-id'),
       details: { required: ['mcp:tools', 'messages:write'], granted: ['mcp:tools', 'me:read'] },
     });
     const [row] = await listAudit(t.rt.services, { limit: 1 });
     expect(row).toMatchObject({
-      surface: 'mcp', method: 'TOOL', routePattern: 'create_message', statusCode: 403, errorCode: 'insufficient_scope',
-      actor: 'app', apiKeyId: narrow.id, requestId: r.headers.get('x-request-id'), units: 0,
+      surface: 'mcp',
+      method: 'TOOL',
+      routePattern: 'create_message',
+      statusCode: 403,
+      errorCode: 'insufficient_scope',
+      actor: 'app',
+      apiKeyId: narrow.id,
+      requestId: r.headers.get('x-request-id'),
+      units: 0,
     });
     // nothing was written
     const list = await postMcp(t, toolCall('list_messages', { roomId: w.roomId }), { token: w.key });
@@ -69,7 +96,9 @@ describe('MCP authentication at the HTTP level', () => {
 
     // the SDK client sees the 403 (with an OAuth provider it would ask for the scopes named in the challenge)
     await using c = await connectMcp(t, { token: narrow.token });
-    const err = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'hi' } }).catch((e: unknown) => e);
+    const err = await c
+      .callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'hi' } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamableHTTPError);
     expect((err as StreamableHTTPError).code).toBe(403);
     expect((await c.callTool({ name: 'get_me', arguments: {} })).isError).toBeFalsy();
@@ -79,7 +108,10 @@ describe('MCP authentication at the HTTP level', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     for (const method of ['GET', 'DELETE']) {
-      const r = await t.fetch('/mcp', { method, headers: { authorization: `Bearer ${w.key}`, accept: 'text/event-stream' } });
+      const r = await t.fetch('/mcp', {
+        method,
+        headers: { authorization: `Bearer ${w.key}`, accept: 'text/event-stream' },
+      });
       expect(r.status).toBe(405);
       expect(r.headers.get('allow')).toBe('POST');
       expect(await r.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });

@@ -18,7 +18,12 @@ class CookieJar {
 const hidden = (page: string, name: string) => {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
   if (!m) throw new Error(`no hidden field ${name} on the page:\n${page.slice(0, 2000)}`);
-  return m[1].replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+  return m[1]
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
 };
 
 /**
@@ -27,18 +32,24 @@ const hidden = (page: string, name: string) => {
  * redirects to (the client's redirect_uri with `code`, `state` and `iss`, or an error).
  */
 export async function consentInBrowser(
-  t: TestServer, authorizationUrl: URL | string, user: { email: string; password: string }, decision: 'allow' | 'deny' = 'allow',
+  t: TestServer,
+  authorizationUrl: URL | string,
+  user: { email: string; password: string },
+  decision: 'allow' | 'deny' = 'allow',
 ): Promise<URL> {
   const jar = new CookieJar();
   const go = async (url: string, init: RequestInit = {}) => {
     const res = await fetch(new URL(url, t.baseUrl), {
-      ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
     });
     jar.take(res);
     return res;
   };
   const form = (fields: Record<string, string>) => ({
-    method: 'POST', body: new URLSearchParams(fields).toString(),
+    method: 'POST',
+    body: new URLSearchParams(fields).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(t.baseUrl).origin },
   });
   let res = await go(String(authorizationUrl));
@@ -52,9 +63,15 @@ export async function consentInBrowser(
     const page = await res.text();
     if (res.status !== 200) throw new Error(`unexpected ${res.status} page:\n${page.slice(0, 2000)}`);
     if (page.includes('action="/login"')) {
-      res = await go('/login', form({ csrf: hidden(page, 'csrf'), next: hidden(page, 'next'), email: user.email, password: user.password }));
+      res = await go(
+        '/login',
+        form({ csrf: hidden(page, 'csrf'), next: hidden(page, 'next'), email: user.email, password: user.password }),
+      );
     } else if (page.includes('action="/oauth/consent"')) {
-      res = await go('/oauth/consent', form({ csrf: hidden(page, 'csrf'), request: hidden(page, 'request'), decision }));
+      res = await go(
+        '/oauth/consent',
+        form({ csrf: hidden(page, 'csrf'), request: hidden(page, 'request'), decision }),
+      );
     } else {
       throw new Error(`unexpected page:\n${page.slice(0, 2000)}`);
     }

@@ -7,13 +7,19 @@ import { bodyOf, connectMcp } from './mcpClient.js';
 
 /** The v2 SDK's client over Streamable HTTP with an API key, negotiating as `versionNegotiation` says. */
 async function connectV2(t: TestServer, key: string, mode?: 'auto' | 'legacy') {
-  const client = new ClientV2({ name: 'svc-test-v2', version: '1.0.0' }, mode ? { versionNegotiation: { mode } } : undefined);
-  await client.connect(new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+  const client = new ClientV2(
+    { name: 'svc-test-v2', version: '1.0.0' },
+    mode ? { versionNegotiation: { mode } } : undefined,
+  );
+  await client.connect(
+    new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+  );
   return Object.assign(client, { [Symbol.asyncDispose]: () => client.close() });
 }
 
 /** How many times the client sent each MCP method, from its audit rows' and the server's point of view. */
-const toolRows = async (t: TestServer, tool: string) => (await listAudit(t.rt.services, { limit: 100 })).filter((r) => r.surface === 'mcp' && r.routePattern === tool);
+const toolRows = async (t: TestServer, tool: string) =>
+  (await listAudit(t.rt.services, { limit: 100 })).filter((r) => r.surface === 'mcp' && r.routePattern === tool);
 
 describe('the MCP clients people use, with an API key', () => {
   it('the v2 SDK client speaks 2026-07-28 when asked to negotiate, 2025-11-25 by default', async () => {
@@ -55,7 +61,8 @@ describe('the MCP clients people use, with an API key', () => {
     const w = await createWorld(t.rt);
     for (const protocolVersionDiscovery of [true, false]) {
       const client = await createMCPClient({
-        transport: { type: 'http', url: `${t.baseUrl}/mcp`, headers: { Authorization: `Bearer ${w.key}` } }, protocolVersionDiscovery,
+        transport: { type: 'http', url: `${t.baseUrl}/mcp`, headers: { Authorization: `Bearer ${w.key}` } },
+        protocolVersionDiscovery,
       });
       try {
         expect(client.serverInfo).toMatchObject({ name: 'svc' });

@@ -17,9 +17,17 @@ type World = Awaited<ReturnType<typeof createWorld>>;
 async function personToken(t: TestServer, w: World, scopes: string[] = ALL_SCOPES): Promise<string> {
   const s = t.rt.services;
   return inTransaction(s, async (m) => {
-    const { client } = await createClient(m, s.now(), { name: 'Desk', redirectUris: ['http://127.0.0.1:7777/cb'], type: 'public' });
+    const { client } = await createClient(m, s.now(), {
+      name: 'Desk',
+      redirectUris: ['http://127.0.0.1:7777/cb'],
+      type: 'public',
+    });
     const grant = await createGrant(m, s.now(), {
-      clientId: client.id, userId: w.owner.id, organizationId: w.orgId, scopes, resource: audienceOf(s.config.baseUrl, 'mcp'),
+      clientId: client.id,
+      userId: w.owner.id,
+      organizationId: w.orgId,
+      scopes,
+      resource: audienceOf(s.config.baseUrl, 'mcp'),
     });
     return (await issueTokens(m, s.now(), grant)).accessToken;
   });
@@ -29,18 +37,28 @@ const ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitatio
 const ACCEPT = { confirm: { action: 'accept', content: { confirm: true } } };
 
 /** A 2026-07-28 tools/call from a client declaring elicitation, with the retry's fields when given. */
-const callTool = (t: TestServer, token: string, name: string, args: Record<string, unknown>, retry: Record<string, unknown> = {}, caps: Record<string, unknown> = ELICITATION) =>
-  post2026(t, 'tools/call', { name, arguments: args, ...retry, _meta: caps }, { token });
+const callTool = (
+  t: TestServer,
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+  retry: Record<string, unknown> = {},
+  caps: Record<string, unknown> = ELICITATION,
+) => post2026(t, 'tools/call', { name, arguments: args, ...retry, _meta: caps }, { token });
 
-const auditOf = async (t: TestServer, tool: string) => (await listAudit(t.rt.services, { limit: 200 })).filter((a) => a.routePattern === tool);
+const auditOf = async (t: TestServer, tool: string) =>
+  (await listAudit(t.rt.services, { limit: 200 })).filter((a) => a.routePattern === tool);
 
 async function newRecord(t: TestServer, w: World, title = 'Minutes of Monday') {
-  return (await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, { key: w.key, body: { title, body: 'x' } })).body as { id: string };
+  return (await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, { key: w.key, body: { title, body: 'x' } })).body as {
+    id: string;
+  };
 }
-const recordStatus = async (t: TestServer, w: World, id: string) => (await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${id}`, { key: w.key })).status;
+const recordStatus = async (t: TestServer, w: World, id: string) =>
+  (await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${id}`, { key: w.key })).status;
 
 describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 input_required)', () => {
-  it('asks with the target\'s name and state, runs once on acceptance, refuses the replay', async () => {
+  it("asks with the target's name and state, runs once on acceptance, refuses the replay", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const token = await personToken(t, w);
@@ -50,17 +68,28 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const asked = await callTool(t, token, 'delete_record', args);
     expect(asked.status).toBe(200);
     expect(asked.body.result).toMatchObject({
-      resultType: 'input_required', requestState: expect.any(String),
-      inputRequests: { confirm: { method: 'elicitation/create', params: { mode: 'form', requestedSchema: { properties: { confirm: { type: 'boolean' } } } } } },
+      resultType: 'input_required',
+      requestState: expect.any(String),
+      inputRequests: {
+        confirm: {
+          method: 'elicitation/create',
+          params: { mode: 'form', requestedSchema: { properties: { confirm: { type: 'boolean' } } } },
+        },
+      },
     });
-    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(/delete_record will change the record "Minutes of Monday" \(approval: none/);
+    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(
+      /delete_record will change the record "Minutes of Monday" \(approval: none/,
+    );
     // nothing ran: the record is there, no audit row of the tool, no units
     expect(await recordStatus(t, w, rec.id)).toBe(200);
     expect(await auditOf(t, 'delete_record')).toHaveLength(0);
 
     const { requestState } = asked.body.result;
     const done = await callTool(t, token, 'delete_record', args, { requestState, inputResponses: ACCEPT });
-    expect(done.body.result).toMatchObject({ resultType: 'complete', structuredContent: { id: rec.id, deleted: true } });
+    expect(done.body.result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { id: rec.id, deleted: true },
+    });
     expect(done.body.result.isError).toBeFalsy();
     expect(done.headers.get('svc-api-units-cost')).toBe('2');
     expect(await recordStatus(t, w, rec.id)).toBe(404);
@@ -81,9 +110,18 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const args = { roomId: w.roomId, recordId: rec.id };
     const { requestState } = (await callTool(t, token, 'delete_record', args)).body.result;
 
-    const declined = await callTool(t, token, 'delete_record', args, { requestState, inputResponses: { confirm: { action: 'decline' } } });
-    expect(declined.body.result).toMatchObject({ resultType: 'complete', structuredContent: { confirmed: false, action: 'decline' } });
-    const unchecked = await callTool(t, token, 'delete_record', args, { requestState, inputResponses: { confirm: { action: 'accept', content: { confirm: false } } } });
+    const declined = await callTool(t, token, 'delete_record', args, {
+      requestState,
+      inputResponses: { confirm: { action: 'decline' } },
+    });
+    expect(declined.body.result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { confirmed: false, action: 'decline' },
+    });
+    const unchecked = await callTool(t, token, 'delete_record', args, {
+      requestState,
+      inputResponses: { confirm: { action: 'accept', content: { confirm: false } } },
+    });
     expect(unchecked.body.result).toMatchObject({ structuredContent: { confirmed: false } });
     // no answer at all: asked again
     const again = await callTool(t, token, 'delete_record', args, { requestState });
@@ -93,7 +131,10 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     // the record changes between the form and the acceptance: conflict
     await call(t, 'PATCH', `/v1/rooms/${w.roomId}/records/${rec.id}`, { key: w.key, body: { title: 'Renamed' } });
     const changed = await callTool(t, token, 'delete_record', args, { requestState, inputResponses: ACCEPT });
-    expect(JSON.parse(changed.body.result.content[0].text).error).toMatchObject({ code: 'conflict', message: expect.stringMatching(/nothing was changed/) });
+    expect(JSON.parse(changed.body.result.content[0].text).error).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/nothing was changed/),
+    });
     expect(await recordStatus(t, w, rec.id)).toBe(200);
     expect(await auditOf(t, 'delete_record')).toHaveLength(0);
   });
@@ -116,8 +157,17 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     }
     const stolen = await callTool(t, other, 'delete_record', argsA, { requestState, inputResponses: ACCEPT });
     expect(stolen.body.error).toMatchObject({ code: -32602 });
-    const elsewhere = await callTool(t, token, 'delete_record', { roomId: w.roomId, recordId: b.id }, { requestState, inputResponses: ACCEPT });
-    expect(JSON.parse(elsewhere.body.result.content[0].text).error).toMatchObject({ code: 'validation_error', message: expect.stringMatching(/another call/) });
+    const elsewhere = await callTool(
+      t,
+      token,
+      'delete_record',
+      { roomId: w.roomId, recordId: b.id },
+      { requestState, inputResponses: ACCEPT },
+    );
+    expect(JSON.parse(elsewhere.body.result.content[0].text).error).toMatchObject({
+      code: 'validation_error',
+      message: expect.stringMatching(/another call/),
+    });
     // a state of a non-destructive tool's call is never asked for; a state on another tool is refused the same way
     const onApprove = await callTool(t, token, 'approve_record', argsA, { requestState, inputResponses: ACCEPT });
     expect(JSON.parse(onApprove.body.result.content[0].text).error).toMatchObject({ code: 'validation_error' });
@@ -130,28 +180,56 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const token = await personToken(t, w);
-    const deleted = (r: Awaited<ReturnType<typeof postMcp>>) => expect(r.body.result).toMatchObject({ structuredContent: { deleted: true } });
+    const deleted = (r: Awaited<ReturnType<typeof postMcp>>) =>
+      expect(r.body.result).toMatchObject({ structuredContent: { deleted: true } });
     deleted(await callTool(t, w.key, 'delete_record', { roomId: w.roomId, recordId: (await newRecord(t, w)).id }));
-    deleted(await callTool(t, token, 'delete_record', { roomId: w.roomId, recordId: (await newRecord(t, w)).id }, {}, { 'io.modelcontextprotocol/clientCapabilities': {} }));
-    deleted(await postMcp(t, toolCall('delete_record', { roomId: w.roomId, recordId: (await newRecord(t, w)).id }), { token }));
+    deleted(
+      await callTool(
+        t,
+        token,
+        'delete_record',
+        { roomId: w.roomId, recordId: (await newRecord(t, w)).id },
+        {},
+        { 'io.modelcontextprotocol/clientCapabilities': {} },
+      ),
+    );
+    deleted(
+      await postMcp(t, toolCall('delete_record', { roomId: w.roomId, recordId: (await newRecord(t, w)).id }), {
+        token,
+      }),
+    );
     const rest = await call(t, 'DELETE', `/v1/rooms/${w.roomId}/records/${(await newRecord(t, w)).id}`, { key: w.key });
     expect(rest.status).toBe(200);
   });
 
-  it('shows an approval\'s pending state before approve_record', async () => {
+  it("shows an approval's pending state before approve_record", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const rec = await newRecord(t, w);
     // the member requests, the owner (through a person's token) approves
     const memberKey = await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ALL_SCOPES });
-    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/records/${rec.id}/approval/request`, { key: memberKey.token, body: {} })).status).toBe(200);
+    expect(
+      (
+        await call(t, 'POST', `/v1/rooms/${w.roomId}/records/${rec.id}/approval/request`, {
+          key: memberKey.token,
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     const token = await personToken(t, w);
     const args = { roomId: w.roomId, recordId: rec.id, comment: 'fine' };
     const asked = await callTool(t, token, 'approve_record', args);
-    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(/approve_record will change the record "Minutes of Monday" \(approval: pending/);
-    const done = await callTool(t, token, 'approve_record', args, { requestState: asked.body.result.requestState, inputResponses: ACCEPT });
+    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(
+      /approve_record will change the record "Minutes of Monday" \(approval: pending/,
+    );
+    const done = await callTool(t, token, 'approve_record', args, {
+      requestState: asked.body.result.requestState,
+      inputResponses: ACCEPT,
+    });
     expect(done.body.result.isError).toBeFalsy();
-    expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${rec.id}`, { key: w.key })).body.approvalState).toBe('approved');
+    expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${rec.id}`, { key: w.key })).body.approvalState).toBe(
+      'approved',
+    );
   });
 
   it('the v2 SDK client with an elicitation handler: asked, answered, retried for it, one write', async () => {
@@ -160,19 +238,30 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const token = await personToken(t, w);
     const kept = await newRecord(t, w, 'Keep me');
     const gone = await newRecord(t, w, 'Delete me');
-    const client = new ClientV2({ name: 'svc-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    const client = new ClientV2(
+      { name: 'svc-test-v2', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } },
+    );
     const asked: string[] = [];
     client.setRequestHandler('elicitation/create', async (request) => {
       const message = (request.params as { message: string }).message;
       asked.push(message);
       return message.includes('Keep me') ? { action: 'decline' } : { action: 'accept', content: { confirm: true } };
     });
-    await client.connect(new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-      const declined = await client.callTool({ name: 'delete_record', arguments: { roomId: w.roomId, recordId: kept.id } });
+      const declined = await client.callTool({
+        name: 'delete_record',
+        arguments: { roomId: w.roomId, recordId: kept.id },
+      });
       expect(declined.structuredContent).toMatchObject({ confirmed: false, action: 'decline' });
-      const deleted = await client.callTool({ name: 'delete_record', arguments: { roomId: w.roomId, recordId: gone.id } });
+      const deleted = await client.callTool({
+        name: 'delete_record',
+        arguments: { roomId: w.roomId, recordId: gone.id },
+      });
       expect(deleted.structuredContent).toMatchObject({ id: gone.id, deleted: true });
     } finally {
       await client.close();
@@ -183,7 +272,7 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     expect(await auditOf(t, 'delete_record')).toHaveLength(1);
   });
 
-  it('cancel_agent_run shows the run\'s status; the replay after the cancel is a conflict', async () => {
+  it("cancel_agent_run shows the run's status; the replay after the cancel is a conflict", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using rx = await startReceiver();
@@ -192,9 +281,13 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const token = await personToken(t, w, INVOKER_SCOPES);
     const args = { roomId: w.roomId, runId: run.id };
     const asked = await callTool(t, token, 'cancel_agent_run', args);
-    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(new RegExp(`cancel_agent_run will change the agent run ${run.id} .*\\(status: queued\\)`));
+    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(
+      new RegExp(`cancel_agent_run will change the agent run ${run.id} .*\\(status: queued\\)`),
+    );
     const retry = { requestState: asked.body.result.requestState, inputResponses: ACCEPT };
-    expect((await callTool(t, token, 'cancel_agent_run', args, retry)).body.result.structuredContent).toMatchObject({ status: 'canceled' });
+    expect((await callTool(t, token, 'cancel_agent_run', args, retry)).body.result.structuredContent).toMatchObject({
+      status: 'canceled',
+    });
     const replay = await callTool(t, token, 'cancel_agent_run', args, retry);
     expect(JSON.parse(replay.body.result.content[0].text).error).toMatchObject({ code: 'conflict' });
     expect(await auditOf(t, 'cancel_agent_run')).toHaveLength(1);
@@ -203,13 +296,18 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
   it('redeliver_webhook_delivery shows the delivery; the replay after the redelivery is a conflict', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const hook = (await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', createdById: w.owner.id })).webhook.id;
+    const hook = (
+      await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', createdById: w.owner.id })
+    ).webhook.id;
     await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hello' } });
-    const delivery = (await call(t, 'GET', `/v1/rooms/${w.roomId}/webhooks/${hook}/deliveries`, { key: w.key })).body.data[0].id as string;
+    const delivery = (await call(t, 'GET', `/v1/rooms/${w.roomId}/webhooks/${hook}/deliveries`, { key: w.key })).body
+      .data[0].id as string;
     const token = await personToken(t, w);
     const args = { roomId: w.roomId, webhookId: hook, deliveryId: delivery };
     const asked = await callTool(t, token, 'redeliver_webhook_delivery', args);
-    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(new RegExp(`delivery ${delivery} \\(state: \\w+, 0 redeliveries so far\\)`));
+    expect(asked.body.result.inputRequests.confirm.params.message).toMatch(
+      new RegExp(`delivery ${delivery} \\(state: \\w+, 0 redeliveries so far\\)`),
+    );
     const retry = { requestState: asked.body.result.requestState, inputResponses: ACCEPT };
     expect((await callTool(t, token, 'redeliver_webhook_delivery', args, retry)).body.result.isError).toBeFalsy();
     const replay = await callTool(t, token, 'redeliver_webhook_delivery', args, retry);

@@ -6,8 +6,10 @@ import { postMcp, toolCall } from './mcpClient.js';
 const preflight = (origin: string) => ({
   method: 'OPTIONS',
   headers: {
-    origin, 'access-control-request-method': 'POST',
-    'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id',
+    origin,
+    'access-control-request-method': 'POST',
+    'access-control-request-headers':
+      'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id',
   },
 });
 
@@ -17,8 +19,20 @@ describe('MCP for browser-based clients: CORS and the Origin check', () => {
     const r = await t.fetch('/mcp', preflight('https://inspector.example.com'));
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-origin')).toBe('https://inspector.example.com');
-    const allowed = r.headers.get('access-control-allow-headers')!.toLowerCase().split(',').map((h) => h.trim());
-    expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']));
+    const allowed = r.headers
+      .get('access-control-allow-headers')!
+      .toLowerCase()
+      .split(',')
+      .map((h) => h.trim());
+    expect(allowed).toEqual(
+      expect.arrayContaining([
+        'authorization',
+        'content-type',
+        'mcp-protocol-version',
+        'mcp-session-id',
+        'last-event-id',
+      ]),
+    );
     expect(r.headers.get('access-control-allow-methods')).toMatch(/POST/);
 
     // an actual request: the 401's challenge must be readable by the page
@@ -54,7 +68,9 @@ describe('MCP for browser-based clients: CORS and the Origin check', () => {
     expect(odd.status).toBe(403);
     const rows = (await listAudit(t.rt.services, {})).filter((a) => a.surface === 'mcp');
     expect(rows.map((a) => [a.method, a.statusCode, a.errorCode])).toEqual([
-      ['POST', 403, 'forbidden'], ['OPTIONS', 403, 'forbidden'], ['POST', 403, 'forbidden'],
+      ['POST', 403, 'forbidden'],
+      ['OPTIONS', 403, 'forbidden'],
+      ['POST', 403, 'forbidden'],
     ]);
   });
 

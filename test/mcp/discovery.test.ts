@@ -5,12 +5,16 @@ import { ALL_SCOPES, createWorld, issueKey, startTestServer } from '../helpers/h
 import { connectMcp, postMcp } from './mcpClient.js';
 
 const initialize = (protocolVersion: string) => ({
-  jsonrpc: '2.0', id: 1, method: 'initialize',
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
   params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
 
 const refs = (node: unknown): string[] =>
-  !node || typeof node !== 'object' ? [] : Object.entries(node).flatMap(([k, v]) => (k === '$ref' || k === '$defs' ? [k] : refs(v)));
+  !node || typeof node !== 'object'
+    ? []
+    : Object.entries(node).flatMap(([k, v]) => (k === '$ref' || k === '$defs' ? [k] : refs(v)));
 
 describe('MCP discovery: initialize and tools/list', () => {
   it('negotiates the protocol version and announces tools, statelessly', async () => {
@@ -30,7 +34,11 @@ describe('MCP discovery: initialize and tools/list', () => {
     const unknown = await postMcp(t, initialize('1999-01-01'), { token: w.key });
     expect(unknown.body.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
     // after initialization an unsupported protocol header is refused by the transport
-    const bad = await postMcp(t, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { token: w.key, headers: { 'mcp-protocol-version': '1999-01-01' } });
+    const bad = await postMcp(
+      t,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { token: w.key, headers: { 'mcp-protocol-version': '1999-01-01' } },
+    );
     expect(bad.status).toBe(400);
   });
 
@@ -38,7 +46,9 @@ describe('MCP discovery: initialize and tools/list', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     // every scope, agent:invoke included; completing an agent run is listed to the run's own token only (mcp/units)
-    const all = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+    const all = (
+      await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
+    ).token;
     await using c = await connectMcp(t, { token: all });
     const { tools } = await c.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
@@ -54,7 +64,13 @@ describe('MCP discovery: initialize and tools/list', () => {
       expect(refs(tool.outputSchema)).toEqual([]);
       // each hint only where it differs from the MCP default (readOnlyHint false, destructiveHint true,
       // idempotentHint false, openWorldHint true); a read-only tool's other hints mean nothing
-      const hints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true, ...tool.annotations };
+      const hints = {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+        ...tool.annotations,
+      };
       expect(hints.readOnlyHint, tool.name).toBe(p.meta.kind === 'read');
       if (p.meta.kind === 'write') {
         expect(hints.destructiveHint, tool.name).toBe(p.meta.destructive === true);
@@ -68,7 +84,10 @@ describe('MCP discovery: initialize and tools/list', () => {
     expect(byName.get('create_message')!.annotations).toEqual({ destructiveHint: false, openWorldHint: false });
 
     const listRooms = byName.get('list_rooms')!;
-    expect(listRooms.inputSchema.properties).toMatchObject({ limit: { type: 'integer', minimum: 1, maximum: 200 }, cursor: { type: 'string' } });
+    expect(listRooms.inputSchema.properties).toMatchObject({
+      limit: { type: 'integer', minimum: 1, maximum: 200 },
+      cursor: { type: 'string' },
+    });
     expect(listRooms.outputSchema!.properties).toMatchObject({ data: { type: 'array' } });
     expect(listRooms.outputSchema!.required).toEqual(['data', 'nextCursor']);
     expect(byName.get('get_room')!.inputSchema.required).toEqual(['roomId']);
@@ -94,7 +113,10 @@ describe('MCP discovery: initialize and tools/list', () => {
     };
     for (const tool of tools) {
       const used = [...keywords(tool.inputSchema), ...keywords(tool.outputSchema)];
-      expect(used.filter((k) => k === 'example' || k.startsWith('x-')), tool.name).toEqual([]);
+      expect(
+        used.filter((k) => k === 'example' || k.startsWith('x-')),
+        tool.name,
+      ).toEqual([]);
       // errors are isError results without structuredContent: the output schema is the success shape alone
       expect(tool.outputSchema!.properties ?? {}, tool.name).not.toHaveProperty('error');
       expect(tool.outputSchema, tool.name).not.toHaveProperty('anyOf');
@@ -114,7 +136,11 @@ describe('MCP discovery: initialize and tools/list', () => {
   it('shows only the tools whose scope the credential holds', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const narrow = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['mcp:tools', 'me:read', 'rooms:read'] });
+    const narrow = await issueKey(t.rt, {
+      userId: w.owner.id,
+      organizationId: w.orgId,
+      scopes: ['mcp:tools', 'me:read', 'rooms:read'],
+    });
     await using c = await connectMcp(t, { token: narrow.token });
     const names = (await c.listTools()).tools.map((tool) => tool.name).sort();
     expect(names).toEqual(['get_me', 'get_room', 'list_room_members', 'list_rooms']);

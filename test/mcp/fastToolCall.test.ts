@@ -16,7 +16,9 @@ describe('a plain tools/call answered by the router is what the SDK server answe
     const w = await createWorld(t.rt);
     // a write compared as its replays (each path's first call would create a message of its own)
     const write = { roomId: w.roomId, body: 'Hello "agent" \\ ✓\n', idempotencyKey: 'k-1' };
-    expect((await post2026(t, 'tools/call', { name: 'create_message', arguments: write }, { token: w.key })).status).toBe(200);
+    expect(
+      (await post2026(t, 'tools/call', { name: 'create_message', arguments: write }, { token: w.key })).status,
+    ).toBe(200);
     const calls: [string, Record<string, unknown>][] = [
       ['get_me', {}],
       ['create_message', write],
@@ -26,9 +28,20 @@ describe('a plain tools/call answered by the router is what the SDK server answe
     ];
     for (const [name, args] of calls) {
       const fast = await post2026(t, 'tools/call', { name, arguments: args }, { token: w.key, id: 7 });
-      const viaSdk = await post2026(t, 'tools/call', { name, arguments: args }, { token: w.key, id: 7, headers: { 'mcp-name': b64(name) } });
-      const fast25 = await postMcp(t, toolCall(name, args, 8), { token: w.key, headers: { 'mcp-protocol-version': '2025-03-26' } });
-      const viaSdk25 = await postMcp(t, [toolCall(name, args, 8)], { token: w.key, headers: { 'mcp-protocol-version': '2025-03-26' } });
+      const viaSdk = await post2026(
+        t,
+        'tools/call',
+        { name, arguments: args },
+        { token: w.key, id: 7, headers: { 'mcp-name': b64(name) } },
+      );
+      const fast25 = await postMcp(t, toolCall(name, args, 8), {
+        token: w.key,
+        headers: { 'mcp-protocol-version': '2025-03-26' },
+      });
+      const viaSdk25 = await postMcp(t, [toolCall(name, args, 8)], {
+        token: w.key,
+        headers: { 'mcp-protocol-version': '2025-03-26' },
+      });
       for (const r of [fast, viaSdk, fast25, viaSdk25]) {
         expect(r.status, name).toBe(200);
         expect(r.headers.get('content-type')).toBe('application/json');
@@ -44,7 +57,9 @@ describe('a plain tools/call answered by the router is what the SDK server answe
       expect(fast25.body.result.resultType).toBeUndefined();
     }
     // one audit row per call, whichever path answered it
-    const rows = (await listAudit(t.rt.services, { limit: 100 })).filter((r) => r.surface === 'mcp' && r.routePattern === 'get_me');
+    const rows = (await listAudit(t.rt.services, { limit: 100 })).filter(
+      (r) => r.surface === 'mcp' && r.routePattern === 'get_me',
+    );
     expect(rows).toHaveLength(4);
   });
 });

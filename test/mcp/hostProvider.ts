@@ -1,5 +1,9 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 
 /** The redirect URI the hosts of these tests register and sign in through. */
 export const REDIRECT = 'http://127.0.0.1:8976/callback';
@@ -14,7 +18,13 @@ export class HostProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Desk assistant', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] };
+    return {
+      client_name: 'Desk assistant',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
   }
   state() {
     return 'state-123';

@@ -15,7 +15,8 @@ export async function connectMcp(t: TestServer, o: ConnectOptions = {}): Promise
   const headers: Record<string, string> = { ...o.headers };
   if (o.token) headers.Authorization = `Bearer ${o.token}`;
   const transport = new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), {
-    requestInit: { headers }, authProvider: o.authProvider,
+    requestInit: { headers },
+    authProvider: o.authProvider,
   });
   const client = new Client({ name: 'svc-test', version: '1.0.0' });
   await client.connect(transport);
@@ -24,13 +25,22 @@ export async function connectMcp(t: TestServer, o: ConnectOptions = {}): Promise
 
 /** A raw JSON-RPC POST to /mcp, for what the SDK client hides (status codes, headers). */
 export async function postMcp(
-  t: TestServer, body: unknown, o: { token?: string; headers?: Record<string, string> } = {},
+  t: TestServer,
+  body: unknown,
+  o: { token?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const headers: Record<string, string> = {
-    'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...o.headers,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    ...o.headers,
   };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
-  const res = await t.fetch('/mcp', { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await t.fetch('/mcp', {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: any = null;
   try {
@@ -43,7 +53,10 @@ export async function postMcp(
 
 /** A tools/call JSON-RPC request. */
 export const toolCall = (name: string, args: Record<string, unknown> = {}, id = 1) => ({
-  jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args },
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
 });
 
 /**
@@ -65,11 +78,24 @@ export const ENVELOPE_2026 = {
  * `Mcp-Method`, and `Mcp-Name` for the methods that name something), each overridable to test refusals.
  */
 export function post2026(
-  t: TestServer, method: string, params: Record<string, unknown> = {}, o: { token?: string; headers?: Record<string, string>; id?: number } = {},
+  t: TestServer,
+  method: string,
+  params: Record<string, unknown> = {},
+  o: { token?: string; headers?: Record<string, string>; id?: number } = {},
 ): ReturnType<typeof postMcp> {
   const name = (params.name ?? params.uri) as string | undefined;
-  const headers: Record<string, string> = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name !== undefined && { 'mcp-name': name }), ...o.headers };
+  const headers: Record<string, string> = {
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name !== undefined && { 'mcp-name': name }),
+    ...o.headers,
+  };
   for (const k of Object.keys(headers)) if (headers[k] === '') delete headers[k];
-  const body = { jsonrpc: '2.0', id: o.id ?? 1, method, params: { ...params, _meta: { ...ENVELOPE_2026, ...(params._meta as object | undefined) } } };
+  const body = {
+    jsonrpc: '2.0',
+    id: o.id ?? 1,
+    method,
+    params: { ...params, _meta: { ...ENVELOPE_2026, ...(params._meta as object | undefined) } },
+  };
   return postMcp(t, body, { token: o.token, headers });
 }

@@ -3,7 +3,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedErrorV2 } from '@modelcontextprotocol/client';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+  UnauthorizedError as UnauthorizedErrorV2,
+} from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { approveClient } from '../../src/oauth/clientApprovals.js';
@@ -15,32 +19,61 @@ import { bodyOf, post2026, postMcp, toolCall } from './mcpClient.js';
 import { HostProvider, REDIRECT } from './hostProvider.js';
 import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js';
 
-
-
 async function registerAgent(t: TestServer, scopes?: string[]) {
   const { client } = await inTransaction(t.rt.services, (m) =>
-    createClient(m, t.rt.services.now(), { name: 'Desk assistant', redirectUris: [REDIRECT], type: 'public', kind: 'agent', scopes }),
+    createClient(m, t.rt.services.now(), {
+      name: 'Desk assistant',
+      redirectUris: [REDIRECT],
+      type: 'public',
+      kind: 'agent',
+      scopes,
+    }),
   );
   return client.id;
 }
 
 /** A token obtained by hand (PKCE S256) for a chosen resource and scopes. */
-async function tokenFor(t: TestServer, clientId: string, user: { email: string; password: string }, resource: string, scope: string) {
+async function tokenFor(
+  t: TestServer,
+  clientId: string,
+  user: { email: string; password: string },
+  resource: string,
+  scope: string,
+) {
   return (await tokensFor(t, clientId, user, resource, scope)).access_token;
 }
 
 /** The tokens (access and refresh) of a code flow for `user`, through the consent page. */
-async function tokensFor(t: TestServer, clientId: string, user: { email: string; password: string }, resource: string, scope: string) {
+async function tokensFor(
+  t: TestServer,
+  clientId: string,
+  user: { email: string; password: string },
+  resource: string,
+  scope: string,
+) {
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL('/oauth/authorize', t.baseUrl);
   url.search = new URLSearchParams({
-    response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope, resource, state: 's',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope,
+    resource,
+    state: 's',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
   }).toString();
   const back = await consentInBrowser(t, url, user);
   const res = await t.fetch('/oauth/token', {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }).toString(),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+    }).toString(),
   });
   expect(res.status).toBe(200);
   return (await res.json()) as { access_token: string; refresh_token: string; token_type: string; scope: string };
@@ -55,12 +88,18 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
 
     // 1. unauthenticated: the 401 points at the protected-resource metadata, the SDK discovers the server
     const first = new Client({ name: 'desk', version: '1' });
-    await expect(first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(
+      first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider })),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
     const auth = provider.authorizationUrl!;
     expect(`${auth.origin}${auth.pathname}`).toBe(`${t.baseUrl}/oauth/authorize`);
     expect(Object.fromEntries(auth.searchParams)).toMatchObject({
-      response_type: 'code', client_id: provider.clientId, redirect_uri: REDIRECT, code_challenge_method: 'S256',
-      resource: `${t.baseUrl}/mcp`, state: 'state-123',
+      response_type: 'code',
+      client_id: provider.clientId,
+      redirect_uri: REDIRECT,
+      code_challenge_method: 'S256',
+      resource: `${t.baseUrl}/mcp`,
+      state: 'state-123',
     });
     expect(auth.searchParams.get('scope')).toContain('mcp:tools');
 
@@ -73,7 +112,11 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
     // 3. the SDK exchanges the code with its PKCE verifier
     const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
     await transport.finishAuth(back.searchParams.get('code')!);
-    expect(provider.saved).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), access_token: expect.stringMatching(/^svc_at_/), refresh_token: expect.stringMatching(/^svc_rt_/) });
+    expect(provider.saved).toMatchObject({
+      token_type: expect.stringMatching(/^bearer$/i),
+      access_token: expect.stringMatching(/^svc_at_/),
+      refresh_token: expect.stringMatching(/^svc_rt_/),
+    });
 
     // 4. tool calls as the agent, bounded by the member's permissions, audited as actor=agent
     const c = new Client({ name: 'desk', version: '1' });
@@ -82,7 +125,10 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
       expect((await c.listTools()).tools.map((x) => x.name)).toContain('create_message');
       const me = await c.callTool({ name: 'get_me', arguments: {} });
       expect(me.structuredContent).toMatchObject({ id: w.member.id, organizationId: w.orgId });
-      const msg = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'Drafted by the assistant' } });
+      const msg = await c.callTool({
+        name: 'create_message',
+        arguments: { roomId: w.roomId, body: 'Drafted by the assistant' },
+      });
       expect(msg.isError).toBeFalsy();
       const dm = await c.callTool({ name: 'get_room', arguments: { roomId: w.dmRoomId } });
       expect(bodyOf(dm).error.code).toBe('room_not_found');
@@ -92,7 +138,15 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
     const rows = (await listAudit(t.rt.services, { actor: 'agent' })).filter((a) => a.method === 'TOOL');
     expect(rows.map((a) => a.routePattern).reverse()).toEqual(['get_me', 'create_message', 'get_room']);
     for (const row of rows) {
-      expect(row).toMatchObject({ surface: 'mcp', actor: 'agent', authMethod: 'oauth_bearer', userId: w.member.id, delegatingUserId: w.member.id, organizationId: w.orgId, apiKeyId: null });
+      expect(row).toMatchObject({
+        surface: 'mcp',
+        actor: 'agent',
+        authMethod: 'oauth_bearer',
+        userId: w.member.id,
+        delegatingUserId: w.member.id,
+        organizationId: w.orgId,
+        apiKeyId: null,
+      });
       expect(row.tokenId).toBeTruthy();
     }
   });
@@ -123,9 +177,17 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
     const token = await tokenFor(t, clientId, w.member, `${t.baseUrl}/mcp`, 'mcp:tools me:read');
     const r = await postMcp(t, toolCall('create_message', { roomId: w.roomId, body: 'x' }), { token });
     expect(r.status).toBe(403);
-    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope", scope="mcp:tools messages:write me:read", resource_metadata="/);
+    expect(r.headers.get('www-authenticate')).toMatch(
+      /^Bearer error="insufficient_scope", scope="mcp:tools messages:write me:read", resource_metadata="/,
+    );
     const [row] = await listAudit(t.rt.services, { limit: 1 });
-    expect(row).toMatchObject({ surface: 'mcp', routePattern: 'create_message', statusCode: 403, errorCode: 'insufficient_scope', actor: 'agent' });
+    expect(row).toMatchObject({
+      surface: 'mcp',
+      routePattern: 'create_message',
+      statusCode: 403,
+      errorCode: 'insufficient_scope',
+      actor: 'agent',
+    });
 
     // the SDK client answers the challenge by asking the user for the named scopes
     const provider = new HostProvider(clientId);
@@ -134,7 +196,9 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
     await c.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { authProvider: provider }));
     try {
       expect((await c.listTools()).tools.map((x) => x.name)).toEqual(['get_me']);
-      await expect(c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'x' } })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(
+        c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'x' } }),
+      ).rejects.toBeInstanceOf(UnauthorizedError);
       expect(provider.authorizationUrl?.searchParams.get('scope')).toBe('mcp:tools messages:write me:read');
     } finally {
       await c.close();
@@ -148,7 +212,10 @@ describe('MCP with OAuth: an administrator-registered agent client', () => {
  */
 class MetadataDocumentHost extends HostProvider {
   info?: OAuthClientInformationMixed;
-  constructor(readonly clientMetadataUrl: string, readonly callback: string) {
+  constructor(
+    readonly clientMetadataUrl: string,
+    readonly callback: string,
+  ) {
     super('');
   }
   override get redirectUrl() {
@@ -173,24 +240,35 @@ describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2
     try {
       const url = site.url('/mcp-client.json');
       // the document registers the loopback address without a port; the host listens on an ephemeral one
-      site.json('/mcp-client.json', clientDocument(url, { client_name: 'Desk assistant', redirect_uris: ['http://127.0.0.1/callback'] }));
+      site.json(
+        '/mcp-client.json',
+        clientDocument(url, { client_name: 'Desk assistant', redirect_uris: ['http://127.0.0.1/callback'] }),
+      );
       const s = t.rt.services;
-      await s.ds.transaction((m) => approveClient(m, s.now(), { pattern: url, organizationId: w.orgId, createdById: w.owner.id }));
+      await s.ds.transaction((m) =>
+        approveClient(m, s.now(), { pattern: url, organizationId: w.orgId, createdById: w.owner.id }),
+      );
       const callback = 'http://127.0.0.1:61999/callback';
       const provider = new MetadataDocumentHost(url, callback);
       const mcpUrl = new URL(`${t.baseUrl}/mcp`);
 
       const first = new Client({ name: 'desk', version: '1' });
-      await expect(first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(
+        first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider })),
+      ).rejects.toBeInstanceOf(UnauthorizedError);
       const auth = provider.authorizationUrl!;
       expect(auth.searchParams.get('client_id')).toBe(url);
       expect(auth.searchParams.get('redirect_uri')).toBe(callback);
       // the SDK asked for the scope of the 401 challenge
-      expect(auth.searchParams.get('scope')?.split(' ')).toEqual(expect.arrayContaining(['mcp:tools', 'me:read', 'messages:write']));
+      expect(auth.searchParams.get('scope')?.split(' ')).toEqual(
+        expect.arrayContaining(['mcp:tools', 'me:read', 'messages:write']),
+      );
 
       const back = await consentInBrowser(t, auth, w.member);
       expect(`${back.origin}${back.pathname}`).toBe(callback);
-      await new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }).finishAuth(back.searchParams.get('code')!);
+      await new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }).finishAuth(
+        back.searchParams.get('code')!,
+      );
       expect(provider.saved?.access_token).toMatch(/^svc_at_/);
 
       const c = new Client({ name: 'desk', version: '1' });
@@ -198,7 +276,10 @@ describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2
       try {
         const me = await c.callTool({ name: 'get_me', arguments: {} });
         expect(me.structuredContent).toMatchObject({ id: w.member.id, organizationId: w.orgId });
-        const msg = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'Hello from a metadata-document client' } });
+        const msg = await c.callTool({
+          name: 'create_message',
+          arguments: { roomId: w.roomId, body: 'Hello from a metadata-document client' },
+        });
         expect(msg.isError).toBeFalsy();
       } finally {
         await c.close();
@@ -211,7 +292,6 @@ describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2
   });
 });
 
-
 describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK does on a step-up', () => {
   it('runs the flow with the v2 client (discovery, PKCE, consent, token) and calls tools on 2026-07-28 as actor=agent', async () => {
     await using t = await startTestServer();
@@ -219,9 +299,15 @@ describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK doe
     const provider = new HostProvider(await registerAgent(t));
     const mcpUrl = new URL(`${t.baseUrl}/mcp`);
     const first = new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } });
-    await expect(first.connect(new TransportV2(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedErrorV2);
+    await expect(first.connect(new TransportV2(mcpUrl, { authProvider: provider }))).rejects.toBeInstanceOf(
+      UnauthorizedErrorV2,
+    );
     const auth = provider.authorizationUrl!;
-    expect(Object.fromEntries(auth.searchParams)).toMatchObject({ client_id: provider.clientId, resource: `${t.baseUrl}/mcp`, code_challenge_method: 'S256' });
+    expect(Object.fromEntries(auth.searchParams)).toMatchObject({
+      client_id: provider.clientId,
+      resource: `${t.baseUrl}/mcp`,
+      code_challenge_method: 'S256',
+    });
     const back = await consentInBrowser(t, auth, w.member);
     // (the v2 SDK checks the callback's `iss` against the issuer it discovered, RFC 9207)
     await new TransportV2(mcpUrl, { authProvider: provider }).finishAuth(back.searchParams);
@@ -231,12 +317,20 @@ describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK doe
     await c.connect(new TransportV2(mcpUrl, { authProvider: provider }));
     try {
       expect(c.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-      expect((await c.callTool({ name: 'get_me', arguments: {} })).structuredContent).toMatchObject({ id: w.member.id });
+      expect((await c.callTool({ name: 'get_me', arguments: {} })).structuredContent).toMatchObject({
+        id: w.member.id,
+      });
     } finally {
       await c.close();
     }
     const [row] = (await listAudit(t.rt.services, { actor: 'agent' })).filter((a) => a.method === 'TOOL');
-    expect(row).toMatchObject({ surface: 'mcp', routePattern: 'get_me', actor: 'agent', authMethod: 'oauth_bearer', delegatingUserId: w.member.id });
+    expect(row).toMatchObject({
+      surface: 'mcp',
+      routePattern: 'get_me',
+      actor: 'agent',
+      authMethod: 'oauth_bearer',
+      delegatingUserId: w.member.id,
+    });
   });
 
   it('refuses a token of /v1 on 2026-07-28 too (403 invalid_audience), before the body is read', async () => {
@@ -280,7 +374,11 @@ describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK doe
     try {
       const err = await c2.callTool(write).catch((e: Error) => e);
       expect(err).toBeInstanceOf(Error);
-      expect(v2.authorizationUrl?.searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:tools', 'me:read', 'messages:write']);
+      expect(v2.authorizationUrl?.searchParams.get('scope')?.split(' ').sort()).toEqual([
+        'mcp:tools',
+        'me:read',
+        'messages:write',
+      ]);
     } finally {
       await c2.close();
     }

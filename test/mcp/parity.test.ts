@@ -13,10 +13,14 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const doc = (await call(t, 'GET', '/v1/openapi.json')).body;
-    const operations = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((ops) => Object.values(ops));
+    const operations = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((ops) =>
+      Object.values(ops),
+    );
     expect(operations.length).toBe(listProcedures().length);
     // every scope, agent:invoke included (issue 21's operations), so no tool is hidden
-    const all = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+    const all = (
+      await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
+    ).token;
     await using c = await connectMcp(t, { token: all });
     const tools = new Map((await c.listTools()).tools.map((tool) => [tool.name, tool]));
     // (completing an agent run is listed to the run's own delegated token only: there, from the catalog)
@@ -36,14 +40,20 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     await using t = await startTestServer({ now: () => NOW });
     const w = await createWorld(t.rt);
     // every scope, agent:invoke included (issue 21's operations)
-    w.key = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+    w.key = (
+      await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
+    ).token;
     const rest = (method: string, path: string, body?: unknown) => call(t, method, path, { key: w.key, body });
     const record = (await rest('POST', `/v1/rooms/${w.roomId}/records`, { title: 'Weekly', body: 'Notes' })).body;
     const task = (await rest('POST', `/v1/rooms/${w.roomId}/tasks`, { title: 'Ship' })).body;
     await rest('POST', `/v1/rooms/${w.roomId}/messages`, { body: 'hello' });
-    const file = (await call(t, 'POST', `/v1/rooms/${w.roomId}/files?filename=a.txt`, {
-      key: w.key, body: 'file body', headers: { 'content-type': 'text/plain' },
-    })).body;
+    const file = (
+      await call(t, 'POST', `/v1/rooms/${w.roomId}/files?filename=a.txt`, {
+        key: w.key,
+        body: 'file body',
+        headers: { 'content-type': 'text/plain' },
+      })
+    ).body;
     expect(file.id).toMatch(/^file_/);
     const params: Record<string, string> = { roomId: w.roomId, recordId: record.id, taskId: task.id, fileId: file.id };
 
@@ -54,7 +64,9 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
       if (kind !== 'read' || http.download) continue;
       const names = [...http.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       // parameters without a fixture (a webhook, a delivery) still compare: both surfaces answer the same 404
-      const input = Object.fromEntries(names.map((n) => [n, params[n] ?? `${n.replace(/Id$/, '').slice(0, 4)}_${FAKE}`]));
+      const input = Object.fromEntries(
+        names.map((n) => [n, params[n] ?? `${n.replace(/Id$/, '').slice(0, 4)}_${FAKE}`]),
+      );
       const path = http.path.replace(/\{(\w+)\}/g, (_, n: string) => input[n]);
       const viaRest = await rest('GET', path);
       const viaMcp = await c.callTool({ name: tool.name, arguments: input });
@@ -62,7 +74,9 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
       expect(withoutRequestId(bodyOf(viaMcp)), tool.name).toEqual(withoutRequestId(viaRest.body));
       compared.push(tool.name);
     }
-    expect(compared).toEqual(expect.arrayContaining(['get_me', 'list_rooms', 'get_room', 'get_record', 'list_event_types', 'list_events']));
+    expect(compared).toEqual(
+      expect.arrayContaining(['get_me', 'list_rooms', 'get_room', 'get_record', 'list_event_types', 'list_events']),
+    );
 
     // the same page and the same cursor
     const page = await rest('GET', '/v1/rooms?limit=1');
@@ -74,7 +88,13 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     expect(dmRest.status).toBe(404);
     expect(withoutRequestId(bodyOf(dmMcp))).toEqual(withoutRequestId(dmRest.body));
     // the download: bytes over REST, the same content as an embedded text resource over MCP
-    const bytes = Buffer.from(await (await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, { headers: { authorization: `Bearer ${w.key}` } })).arrayBuffer());
+    const bytes = Buffer.from(
+      await (
+        await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, {
+          headers: { authorization: `Bearer ${w.key}` },
+        })
+      ).arrayBuffer(),
+    );
     const content = await c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId: file.id } });
     expect((content.content as any)[0].resource.text).toBe(bytes.toString('utf8'));
   });

@@ -7,8 +7,19 @@ import { post2026 } from './mcpClient.js';
 
 const TASKS = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
 
-const startRunTool = (t: TestServer, key: string, roomId: string, connectorId: string, caps: Record<string, unknown> = TASKS) =>
-  post2026(t, 'tools/call', { name: 'create_agent_run', arguments: { roomId, connectorId, input: { text: 'one' } }, _meta: caps }, { token: key });
+const startRunTool = (
+  t: TestServer,
+  key: string,
+  roomId: string,
+  connectorId: string,
+  caps: Record<string, unknown> = TASKS,
+) =>
+  post2026(
+    t,
+    'tools/call',
+    { name: 'create_agent_run', arguments: { roomId, connectorId, input: { text: 'one' } }, _meta: caps },
+    { token: key },
+  );
 /** A tasks/get or tasks/cancel on 2026-07-28: the task id is the request's `Mcp-Name` (the SDK checks it against the body). */
 const taskCall = (t: TestServer, key: string, method: 'tasks/get' | 'tasks/cancel', taskId: unknown) =>
   post2026(t, method, { taskId, _meta: TASKS }, { token: key, headers: { 'mcp-name': String(taskId) } });
@@ -17,7 +28,9 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
   it('answers a task handle, tasks/get follows the run to its result', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    await using rx = await startReceiver([{ status: 200, body: JSON.stringify({ status: 'succeeded', output: { said: 'done' } }) }]);
+    await using rx = await startReceiver([
+      { status: 200, body: JSON.stringify({ status: 'succeeded', output: { said: 'done' } }) },
+    ]);
     const connector = await addConnector(t.rt, w.orgId, rx.url);
     const key = await invokerKey(t.rt, w);
 
@@ -26,7 +39,13 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
 
     const started = await startRunTool(t, key, w.roomId, connector.id);
     expect(started.status).toBe(200);
-    expect(started.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String), status: 'working', pollIntervalMs: 2000, createdAt: expect.any(String) });
+    expect(started.body.result).toMatchObject({
+      resultType: 'task',
+      taskId: expect.any(String),
+      status: 'working',
+      pollIntervalMs: 2000,
+      createdAt: expect.any(String),
+    });
     const { taskId } = started.body.result;
 
     const working = await taskCall(t, key, 'tasks/get', taskId);
@@ -34,11 +53,14 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
     await invokeDue(t.rt);
     const done = await taskCall(t, key, 'tasks/get', taskId);
     expect(done.body.result).toMatchObject({
-      resultType: 'complete', taskId, status: 'completed', result: { structuredContent: { status: 'succeeded', output: { said: 'done' } } },
+      resultType: 'complete',
+      taskId,
+      status: 'completed',
+      result: { structuredContent: { status: 'succeeded', output: { said: 'done' } } },
     });
   });
 
-  it('tasks/cancel cancels the run; a client without the extension gets today\'s result', async () => {
+  it("tasks/cancel cancels the run; a client without the extension gets today's result", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using rx = await startReceiver();
@@ -51,7 +73,9 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
     // cancelling again is acknowledged (cooperative)
     expect((await taskCall(t, key, 'tasks/cancel', taskId)).body.result).toBeDefined();
 
-    const plain = await startRunTool(t, key, w.roomId, connector.id, { 'io.modelcontextprotocol/clientCapabilities': {} });
+    const plain = await startRunTool(t, key, w.roomId, connector.id, {
+      'io.modelcontextprotocol/clientCapabilities': {},
+    });
     expect(plain.body.result).toMatchObject({ resultType: 'complete', structuredContent: { status: 'queued' } });
   });
 
@@ -61,12 +85,21 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
     await using rx = await startReceiver();
     const connector = await addConnector(t.rt, w.orgId, rx.url);
     const key = await invokerKey(t.rt, w);
-    const sameOwnerOtherKey = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: INVOKER_SCOPES })).token;
+    const sameOwnerOtherKey = (
+      await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: INVOKER_SCOPES })
+    ).token;
     const started = (await startRunTool(t, key, w.roomId, connector.id)).body.result;
     const { taskId } = started;
     const [roomId, runId] = (taskId as string).split('.');
 
-    for (const [who, id] of [[sameOwnerOtherKey, taskId], [key, `${roomId}.${runId}.${'0'.repeat(32)}`], [key, 'nonsense'], [key, `${taskId}.x`], [key, 'x'.repeat(301)], [key, 42]] as const) {
+    for (const [who, id] of [
+      [sameOwnerOtherKey, taskId],
+      [key, `${roomId}.${runId}.${'0'.repeat(32)}`],
+      [key, 'nonsense'],
+      [key, `${taskId}.x`],
+      [key, 'x'.repeat(301)],
+      [key, 42],
+    ] as const) {
       for (const method of ['tasks/get', 'tasks/cancel'] as const) {
         const r = await taskCall(t, who, method, id);
         expect(r.status).toBe(200);
@@ -75,7 +108,10 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
         expect(JSON.stringify(r.body)).not.toContain('queued');
       }
     }
-    expect((await taskCall(t, sameOwnerOtherKey, 'tasks/get', taskId)).body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown task/) });
+    expect((await taskCall(t, sameOwnerOtherKey, 'tasks/get', taskId)).body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/^Unknown task/),
+    });
     expect((await getRun(t, key, roomId, runId)).body.status).toBe('queued');
   });
 
@@ -86,10 +122,15 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
     const connector = await addConnector(t.rt, w.orgId, rx.url);
     const key = await invokerKey(t.rt, w);
     const client = new ClientV2({ name: 'svc-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+    );
     try {
       expect(client.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
-      const r = await client.callTool({ name: 'create_agent_run', arguments: { roomId: w.roomId, connectorId: connector.id, input: { text: 'one' } } });
+      const r = await client.callTool({
+        name: 'create_agent_run',
+        arguments: { roomId: w.roomId, connectorId: connector.id, input: { text: 'one' } },
+      });
       expect(r.structuredContent).toMatchObject({ status: 'queued', roomId: w.roomId });
     } finally {
       await client.close();

@@ -10,7 +10,11 @@ describe('MCP tools/call through the procedure pipeline', () => {
     await using c = await connectMcp(t, { token: w.key });
     const me = await c.callTool({ name: 'get_me', arguments: {} });
     expect(me.isError).toBeFalsy();
-    expect(me.structuredContent).toMatchObject({ id: w.owner.id, organizationId: w.orgId, billingContext: 'organization' });
+    expect(me.structuredContent).toMatchObject({
+      id: w.owner.id,
+      organizationId: w.orgId,
+      billingContext: 'organization',
+    });
     expect(JSON.parse((me.content as { text: string }[])[0].text)).toEqual(me.structuredContent);
     expect(me._meta?.['svc/requestId']).toMatch(/^req_/);
   });
@@ -69,11 +73,21 @@ describe('MCP tools/call through the procedure pipeline', () => {
     // the outputSchema describes success only, so an error carries no structuredContent for clients to validate
     expect(dm.structuredContent).toBeUndefined();
     const env = JSON.parse((dm.content as { text: string }[])[0].text);
-    expect(env).toEqual({ error: { code: 'room_not_found', message: 'Room not found', requestId: expect.stringMatching(/^req_/), details: {} } });
+    expect(env).toEqual({
+      error: {
+        code: 'room_not_found',
+        message: 'Room not found',
+        requestId: expect.stringMatching(/^req_/),
+        details: {},
+      },
+    });
     expect(env.error.requestId).toBe(dm._meta?.['svc/requestId']);
     const dmMessages = await c.callTool({ name: 'create_message', arguments: { roomId: w.dmRoomId, body: 'hi' } });
     expect(bodyOf(dmMessages).error.code).toBe('room_not_found');
-    const missing = await c.callTool({ name: 'get_record', arguments: { roomId: w.roomId, recordId: 'rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
+    const missing = await c.callTool({
+      name: 'get_record',
+      arguments: { roomId: w.roomId, recordId: 'rec_01KAR3V6X5Q2Z8N4M7P9W1T3YB' },
+    });
     expect(bodyOf(missing).error.code).toBe('not_found');
     // invalid arguments: a tool execution error (MCP 2025-11-25, SEP-1303) whose message lists the problems
     const invalid = await c.callTool({ name: 'get_room', arguments: { roomId: 'nope', extra: 1 } });
@@ -83,7 +97,9 @@ describe('MCP tools/call through the procedure pipeline', () => {
     expect(bodyOf(invalid).error.message).toContain('roomId: must be a room_ identifier');
     expect(bodyOf(invalid).error.message).toMatch(/extra/);
     // an unknown tool is a JSON-RPC -32602 whose message is prefixed once, by the client
-    const unknown = await c.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: Error & { code?: number }) => e);
+    const unknown = await c
+      .callTool({ name: 'no_such_tool', arguments: {} })
+      .catch((e: Error & { code?: number }) => e);
     expect(unknown).toMatchObject({ code: -32602, message: 'MCP error -32602: Unknown tool: no_such_tool' });
   });
 
@@ -99,35 +115,69 @@ describe('MCP tools/call through the procedure pipeline', () => {
     const get = (fileId: string) => c.callTool({ name: 'get_file_content', arguments: { roomId: w.roomId, fileId } });
 
     const bytes = Buffer.from('minutes\u0001\u00ff binary', 'latin1');
-    const bin = await upload({ filename: 'notes.bin', contentType: 'application/octet-stream', contentBase64: bytes.toString('base64') });
+    const bin = await upload({
+      filename: 'notes.bin',
+      contentType: 'application/octet-stream',
+      contentBase64: bytes.toString('base64'),
+    });
     expect(bin.size).toBe(bytes.length);
     const binDown = await get(bin.id);
     expect(binDown.structuredContent).toMatchObject({
-      file: { id: bin.id }, delivery: 'link', resourceUri: `svc://rooms/${w.roomId}/files/${bin.id}`,
+      file: { id: bin.id },
+      delivery: 'link',
+      resourceUri: `svc://rooms/${w.roomId}/files/${bin.id}`,
       downloadUrl: `${t.baseUrl}/v1/rooms/${w.roomId}/files/${bin.id}/content`,
     });
-    expect(binDown.content).toEqual([{
-      type: 'resource_link', uri: `svc://rooms/${w.roomId}/files/${bin.id}`, name: 'notes.bin', title: 'notes.bin', mimeType: 'application/octet-stream', size: bytes.length,
-    }]);
+    expect(binDown.content).toEqual([
+      {
+        type: 'resource_link',
+        uri: `svc://rooms/${w.roomId}/files/${bin.id}`,
+        name: 'notes.bin',
+        title: 'notes.bin',
+        mimeType: 'application/octet-stream',
+        size: bytes.length,
+      },
+    ]);
     expect(JSON.stringify(binDown)).not.toContain(bytes.toString('base64'));
 
     // text goes up as text and comes back as an embedded text resource
-    const txt = await upload({ filename: 'notes.md', contentType: 'text/markdown; charset=utf-8', text: '# Minutes\nÅrsmøte ✓' });
+    const txt = await upload({
+      filename: 'notes.md',
+      contentType: 'text/markdown; charset=utf-8',
+      text: '# Minutes\nÅrsmøte ✓',
+    });
     expect(txt.size).toBe(Buffer.byteLength('# Minutes\nÅrsmøte ✓'));
     const txtDown = await get(txt.id);
-    expect(txtDown.content).toEqual([{ type: 'resource', resource: { uri: `svc://rooms/${w.roomId}/files/${txt.id}`, mimeType: 'text/markdown; charset=utf-8', text: '# Minutes\nÅrsmøte ✓' } }]);
+    expect(txtDown.content).toEqual([
+      {
+        type: 'resource',
+        resource: {
+          uri: `svc://rooms/${w.roomId}/files/${txt.id}`,
+          mimeType: 'text/markdown; charset=utf-8',
+          text: '# Minutes\nÅrsmøte ✓',
+        },
+      },
+    ]);
     expect(txtDown.structuredContent).toMatchObject({ delivery: 'text' });
     const json = await upload({ filename: 'data.json', contentType: 'application/json', text: '{"a":1}' });
     expect((await get(json.id)).content).toMatchObject([{ type: 'resource', resource: { text: '{"a":1}' } }]);
 
     // an image comes back as an image block
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
     const img = await upload({ filename: 'dot.png', contentType: 'image/png', contentBase64: png.toString('base64') });
-    expect((await get(img.id)).content).toEqual([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]);
+    expect((await get(img.id)).content).toEqual([
+      { type: 'image', data: png.toString('base64'), mimeType: 'image/png' },
+    ]);
 
     // exactly one of text and contentBase64
     for (const args of [{}, { text: 'a', contentBase64: 'YQ==' }]) {
-      const bad = await c.callTool({ name: 'upload_file', arguments: { roomId: w.roomId, filename: 'x.txt', contentType: 'text/plain', ...args } });
+      const bad = await c.callTool({
+        name: 'upload_file',
+        arguments: { roomId: w.roomId, filename: 'x.txt', contentType: 'text/plain', ...args },
+      });
       expect(bad.isError).toBe(true);
       expect(bodyOf(bad).error.message).toContain('exactly one of contentBase64 and text');
     }
@@ -138,11 +188,17 @@ describe('MCP tools/call through the procedure pipeline', () => {
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
     const progress: number[] = [];
-    const r = await c.callTool({ name: 'get_me', arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    const r = await c.callTool({ name: 'get_me', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(r.structuredContent).toMatchObject({ id: w.owner.id });
     expect(progress).toEqual([1]);
 
-    const sse = await postMcp(t, { ...toolCall('get_me'), params: { name: 'get_me', arguments: {}, _meta: { progressToken: 'p1' } } }, { token: w.key });
+    const sse = await postMcp(
+      t,
+      { ...toolCall('get_me'), params: { name: 'get_me', arguments: {}, _meta: { progressToken: 'p1' } } },
+      { token: w.key },
+    );
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(sse.text).toMatch(/notifications\/progress/);
     // a stream's answer carries the security headers and the request id too
@@ -173,7 +229,14 @@ describe('MCP tools/call through the procedure pipeline', () => {
       ['TOOL', 'list_rooms', 200, null],
       ['TOOL', 'get_room', 404, 'room_not_found'],
     ]);
-    expect(rows[0]).toMatchObject({ actor: 'app', authMethod: 'api_key', apiKeyId: w.keyId, userId: w.owner.id, organizationId: w.orgId, units: 1 });
+    expect(rows[0]).toMatchObject({
+      actor: 'app',
+      authMethod: 'api_key',
+      apiKeyId: w.keyId,
+      userId: w.owner.id,
+      organizationId: w.orgId,
+      units: 1,
+    });
     expect(rows.find((a) => a.requestId === 'client-req-1')).toBeDefined();
     // REST and MCP are told apart in the audit
     await call(t, 'GET', '/v1/me', { key: w.key });

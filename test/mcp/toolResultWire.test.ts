@@ -29,13 +29,27 @@ const ok = (data: unknown, o: { replayed?: boolean; toolContent?: unknown[] } = 
 
 /** Outputs of the shapes the procedures return, with the characters JSON escapes. */
 function generatedOutputs(): unknown[] {
-  const texts = ['plain', 'quote " and backslash \\', 'line\nbreak\ttab', 'ünïcödé ✓ 😀', '\u0000\u001f\u2028\u2029', '</script>'];
+  const texts = [
+    'plain',
+    'quote " and backslash \\',
+    'line\nbreak\ttab',
+    'ünïcödé ✓ 😀',
+    '\u0000\u001f\u2028\u2029',
+    '</script>',
+  ];
   const item = (i: number) => ({
-    id: `msg_${String(i).padStart(26, '0')}`, roomId: 'room_1', body: texts[i % texts.length], createdAt: '2026-11-23T00:00:00.000Z',
-    editedAt: i % 2 ? null : '2026-11-23T00:00:01.000Z', mentions: i % 3 ? [] : ['usr_1', 'usr_2'], meta: { n: i, f: i / 3, ok: i % 2 === 0 },
+    id: `msg_${String(i).padStart(26, '0')}`,
+    roomId: 'room_1',
+    body: texts[i % texts.length],
+    createdAt: '2026-11-23T00:00:00.000Z',
+    editedAt: i % 2 ? null : '2026-11-23T00:00:01.000Z',
+    mentions: i % 3 ? [] : ['usr_1', 'usr_2'],
+    meta: { n: i, f: i / 3, ok: i % 2 === 0 },
   });
   return [
-    {}, { id: 'usr_1', email: 'a@example.com', name: null }, { data: [], nextCursor: null },
+    {},
+    { id: 'usr_1', email: 'a@example.com', name: null },
+    { data: [], nextCursor: null },
     { data: Array.from({ length: 50 }, (_, i) => item(i)), nextCursor: 'c_abc' },
     { nested: { deep: { deeper: [1, 2.5, -0, 1e21, true, null, 'x'] } }, '10': 'integer-like key', a: undefined },
   ];
@@ -46,10 +60,28 @@ describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 
     const outcomes: ToolOutcome[] = [];
     for (const data of generatedOutputs()) outcomes.push(ok(data), ok(data, { replayed: true }));
     outcomes.push(
-      ok(null), ok(undefined), ok([1, 2]), ok('text'),
-      ok({ id: 'file_1' }, { toolContent: [{ type: 'text', text: 'a file' }, { type: 'resource_link', uri: 'svc://files/file_1', name: 'f' }] }),
+      ok(null),
+      ok(undefined),
+      ok([1, 2]),
+      ok('text'),
+      ok(
+        { id: 'file_1' },
+        {
+          toolContent: [
+            { type: 'text', text: 'a file' },
+            { type: 'resource_link', uri: 'svc://files/file_1', name: 'f' },
+          ],
+        },
+      ),
       { ok: false, error: new DomainError('not_found', 'No such room'), requestId: 'req_02', out: newResponseState() },
-      { ok: false, error: new DomainError('validation_error', 'Bad input', { details: { issues: [{ path: ['a'], message: 'x' }] } }), requestId: 'req_03', out: newResponseState() },
+      {
+        ok: false,
+        error: new DomainError('validation_error', 'Bad input', {
+          details: { issues: [{ path: ['a'], message: 'x' }] },
+        }),
+        requestId: 'req_03',
+        out: newResponseState(),
+      },
     );
     for (const outcome of outcomes) {
       const sdk = await sdkAnswer(toToolResult(outcome));
@@ -58,7 +90,9 @@ describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 
       expect(JSON.stringify(ours)).toBe(JSON.stringify(sdk.result));
       // the answer written with the output's JSON text kept from the text block: the same bytes
       for (const id of [1, 'a "quoted" id', 0]) {
-        expect(toolAnswerJson({ result: ours, jsonrpc: '2.0', id })).toBe(JSON.stringify({ result: sdk.result, jsonrpc: '2.0', id }));
+        expect(toolAnswerJson({ result: ours, jsonrpc: '2.0', id })).toBe(
+          JSON.stringify({ result: sdk.result, jsonrpc: '2.0', id }),
+        );
       }
     }
   });
@@ -71,7 +105,8 @@ describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 
     expect(sdk.error!.message).toMatch(/^Invalid tools\/call result: /);
     expect(() => toCheckedToolResult(outcome)).toThrow(/^Invalid tools\/call result: /);
     // an answer of another shape is simply serialized
-    for (const answer of [sdk, { jsonrpc: '2.0', id: 1, result: { content: [] } }, null, 'x']) expect(toolAnswerJson(answer)).toBe(JSON.stringify(answer));
+    for (const answer of [sdk, { jsonrpc: '2.0', id: 1, result: { content: [] } }, null, 'x'])
+      expect(toolAnswerJson(answer)).toBe(JSON.stringify(answer));
   });
 
   it('answers tools/call over HTTP with the bytes of the SDK-checked result', async () => {
@@ -94,7 +129,9 @@ describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 
     const list = await postMcp(t, toolCall('list_messages', { roomId: w.roomId }, 6), { token: w.key });
     expect(list.body.result.structuredContent.data).toHaveLength(1);
     // the text block is the compact form a model reads (toolText.ts), the structuredContent the output itself
-    expect(list.body.result.content[0].text).toMatch(/^1 item; last page;[^\n]*\n.*\nauthor\|postedBy\|body\|createdAt on /);
+    expect(list.body.result.content[0].text).toMatch(
+      /^1 item; last page;[^\n]*\n.*\nauthor\|postedBy\|body\|createdAt on /,
+    );
     expect(list.body.result.content[0].text).toContain(JSON.stringify('Hello "agent" \\ ✓\n'));
   });
 });

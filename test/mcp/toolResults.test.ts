@@ -9,9 +9,13 @@ describe('MCP results carry content: a compact text, structuredContent as before
   it('writes a list as a table: no known roomId, no nulls or defaults, author names with a legend, ISO times, and says where it goes on', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ALL_SCOPES })).token;
+    const memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ALL_SCOPES }))
+      .token;
     for (const [i, body] of ['first | with a bar', 'second\nwith a newline', 'third'].entries()) {
-      expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: i % 2 ? memberKey : w.key, body: { body } })).status).toBe(201);
+      expect(
+        (await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: i % 2 ? memberKey : w.key, body: { body } }))
+          .status,
+      ).toBe(201);
     }
     await using c = await connectMcp(t, { token: w.key });
     const page = await c.callTool({ name: 'list_messages', arguments: { roomId: w.roomId, order: 'desc', limit: 2 } });
@@ -35,7 +39,10 @@ describe('MCP results carry content: a compact text, structuredContent as before
     // values that would blur a line are JSON strings; a time keeps ISO 8601 (the day in the heading)
     expect(lines[3]).toBe(`owner|third|${rest.body.data[0].createdAt.slice(11)}`);
     expect(lines[4]).toBe(`member|"second\\nwith a newline"|${rest.body.data[1].createdAt.slice(11)}`);
-    const last = await c.callTool({ name: 'list_messages', arguments: { roomId: w.roomId, order: 'desc', limit: 2, cursor: rest.body.nextCursor } });
+    const last = await c.callTool({
+      name: 'list_messages',
+      arguments: { roomId: w.roomId, order: 'desc', limit: 2, cursor: rest.body.nextCursor },
+    });
     expect(textOf(last)).toMatch(/^1 item; last page;/);
     expect(textOf(last)).toContain('"first | with a bar"');
 
@@ -61,20 +68,28 @@ describe('MCP results carry content: a compact text, structuredContent as before
     expect(r.structuredContent).toEqual((await call(t, 'GET', `/v1/rooms/${w.roomId}/messages`, { key: w.key })).body);
 
     for (const [fields, problem] of [
-      ['body,color', /fields: unknown field "color"/], ['passwordHash', /unknown field "passwordHash"/], ['email', /unknown field "email"/],
-      [' , ', /fields: is empty/], [3, /must be a comma-separated string/],
+      ['body,color', /fields: unknown field "color"/],
+      ['passwordHash', /unknown field "passwordHash"/],
+      ['email', /unknown field "email"/],
+      [' , ', /fields: is empty/],
+      [3, /must be a comma-separated string/],
     ] as const) {
       const bad = await c.callTool({ name: 'list_messages', arguments: { roomId: w.roomId, fields } });
       expect(bad.isError, String(fields)).toBe(true);
       const { error } = bodyOf(bad);
       expect(error.code).toBe('validation_error');
       expect(error.message).toMatch(problem);
-      expect(error.message).toContain('Valid fields are id, roomId, authorId, postedBy, body, createdAt, agentRunId. Example: "id,roomId,authorId".');
+      expect(error.message).toContain(
+        'Valid fields are id, roomId, authorId, postedBy, body, createdAt, agentRunId. Example: "id,roomId,authorId".',
+      );
       expect(error.details.valid).toEqual(['id', 'roomId', 'authorId', 'postedBy', 'body', 'createdAt', 'agentRunId']);
     }
     // a tool that is not a list has no fields argument
     const single = await c.callTool({ name: 'get_room', arguments: { roomId: w.roomId, fields: 'name' } });
-    expect(bodyOf(single).error).toMatchObject({ code: 'validation_error', message: expect.stringContaining('"fields" is not an argument of get_room; valid ones are roomId.') });
+    expect(bodyOf(single).error).toMatchObject({
+      code: 'validation_error',
+      message: expect.stringContaining('"fields" is not an argument of get_room; valid ones are roomId.'),
+    });
     const tools = new Map((await c.listTools()).tools.map((x) => [x.name, x]));
     expect(tools.get('list_messages')!.inputSchema.properties).toHaveProperty('fields');
     expect(tools.get('get_room')!.inputSchema.properties).not.toHaveProperty('fields');
@@ -84,12 +99,17 @@ describe('MCP results carry content: a compact text, structuredContent as before
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
-    const r = await c.callTool({ name: 'create_task', arguments: { roomId: w.roomId, title: 'x', status: 'later', dueDate: 'tomorrow' } });
+    const r = await c.callTool({
+      name: 'create_task',
+      arguments: { roomId: w.roomId, title: 'x', status: 'later', dueDate: 'tomorrow' },
+    });
     expect(bodyOf(r).error.message).toBe(
       'Invalid input: status: Invalid option: expected one of "todo"|"in_progress"|"done"; for example "todo". dueDate: Invalid ISO date; for example "2026-12-01".',
     );
     const g = await c.callTool({ name: 'get_room', arguments: { roomId: 'nope' } });
-    expect(bodyOf(g).error.message).toBe('Invalid input: roomId: must be a room_ identifier; for example "room_01KAR3V6X5Q2Z8N4M7P9W1T3YB".');
+    expect(bodyOf(g).error.message).toBe(
+      'Invalid input: roomId: must be a room_ identifier; for example "room_01KAR3V6X5Q2Z8N4M7P9W1T3YB".',
+    );
   });
 
   it('says when to retry: rate-limit and unit refusals carry retryAfterSeconds', async () => {

@@ -19,13 +19,18 @@ export interface Child {
 
 export function spawnNode(args: string[], env: Record<string, string>): Child {
   const { BASE_URL: _vite, ...parent } = process.env;
-  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...parent, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...parent, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   return {
-    proc, output: () => out, exited,
+    proc,
+    output: () => out,
+    exited,
     stop: async (signal = 'SIGTERM') => {
       if (proc.exitCode === null) proc.kill(signal);
       return exited;
@@ -42,7 +47,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<C
   for (let tries = 1; ; tries++) {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const child = spawnNode(['src/main.ts'], { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env, PORT: String(port), BASE_URL: base });
+    const child = spawnNode(['src/main.ts'], {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      ...env,
+      PORT: String(port),
+      BASE_URL: base,
+    });
     let exited = false;
     void child.exited.then(() => (exited = true));
     for (let i = 0; i < 300 && !exited; i++) {

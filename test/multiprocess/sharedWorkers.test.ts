@@ -17,8 +17,13 @@ const base = process.env.TEST_DATABASE_URL!;
 const dbName = `svc_mw_${randomBytes(6).toString('hex')}`;
 const url = Object.assign(new URL(base), { pathname: `/${dbName}` }).toString();
 const env = {
-  DATABASE_URL: url, SVC_SECRET: randomBytes(32).toString('base64url'), SVC_WEBHOOK_KEY: randomBytes(32).toString('base64'),
-  SVC_SSRF_ALLOWLIST: '127.0.0.1/32', SVC_RATE_LIMIT: '10000', SVC_MONTHLY_UNITS: '100000', LOG_LEVEL: 'warn',
+  DATABASE_URL: url,
+  SVC_SECRET: randomBytes(32).toString('base64url'),
+  SVC_WEBHOOK_KEY: randomBytes(32).toString('base64'),
+  SVC_SSRF_ALLOWLIST: '127.0.0.1/32',
+  SVC_RATE_LIMIT: '10000',
+  SVC_MONTHLY_UNITS: '100000',
+  LOG_LEVEL: 'warn',
 };
 const children: Child[] = [];
 const servers: (Child & { base: string })[] = [];
@@ -37,7 +42,11 @@ beforeAll(async () => {
   receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      received.push({ delivery: String(req.headers['svc-webhook-delivery']), event: String(req.headers['svc-webhook-id']), path: req.url ?? '' });
+      received.push({
+        delivery: String(req.headers['svc-webhook-delivery']),
+        event: String(req.headers['svc-webhook-id']),
+        path: req.url ?? '',
+      });
       res.writeHead(204).end();
     });
   });
@@ -45,13 +54,33 @@ beforeAll(async () => {
   const rt = await openRuntime(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
   world = await createWorld(rt);
   const port = (receiver.address() as AddressInfo).port;
-  webhookId = (await createWebhook(rt.services, { roomId: world.roomId, url: `http://127.0.0.1:${port}/hook`, createdById: world.owner.id })).webhook.id;
+  webhookId = (
+    await createWebhook(rt.services, {
+      roomId: world.roomId,
+      url: `http://127.0.0.1:${port}/hook`,
+      createdById: world.owner.id,
+    })
+  ).webhook.id;
   // a second webhook whose rotation period has already ended: every worker round tries to promote it
-  rotatingId = (await createWebhook(rt.services, { roomId: world.roomId, url: `http://127.0.0.1:${port}/other`, createdById: world.owner.id })).webhook.id;
+  rotatingId = (
+    await createWebhook(rt.services, {
+      roomId: world.roomId,
+      url: `http://127.0.0.1:${port}/other`,
+      createdById: world.owner.id,
+    })
+  ).webhook.id;
   rotatingNext = (await rotateWebhookSecret(rt.services, rotatingId, { periodDays: 1 })).nextSecret;
-  await rt.services.ds.query(`UPDATE webhooks SET "rotationEndsAt" = $1 WHERE id = $2`, ['2000-01-01T00:00:00.000Z', rotatingId]);
+  await rt.services.ds.query(`UPDATE webhooks SET "rotationEndsAt" = $1 WHERE id = $2`, [
+    '2000-01-01T00:00:00.000Z',
+    rotatingId,
+  ]);
   await rt.close();
-  servers.push(...(await Promise.all([startServerProcess({ ...env, SVC_WORKER: 'on' }), startServerProcess({ ...env, SVC_WORKER: 'on' })])));
+  servers.push(
+    ...(await Promise.all([
+      startServerProcess({ ...env, SVC_WORKER: 'on' }),
+      startServerProcess({ ...env, SVC_WORKER: 'on' }),
+    ])),
+  );
   children.push(spawnNode(['src/cli/main.ts', 'worker'], { ...env, NODE_ENV: 'test' }));
 });
 
@@ -70,7 +99,8 @@ describe('delivery workers on one PostgreSQL', () => {
     const posts = await Promise.all(
       Array.from({ length: n }, (_, i) =>
         fetch(`${servers[i % 2].base}/v1/rooms/${world.roomId}/messages`, {
-          method: 'POST', headers: { authorization: `Bearer ${world.key}`, 'content-type': 'application/json' },
+          method: 'POST',
+          headers: { authorization: `Bearer ${world.key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ body: `m${i}` }),
         }),
       ),
@@ -81,13 +111,18 @@ describe('delivery workers on one PostgreSQL', () => {
     try {
       // wait (bounded) until every delivery row is finalized
       for (let i = 0; i < 300; i++) {
-        const open = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE "webhookId" = $1 AND "finalizedAt" IS NULL`, [webhookId]);
+        const open = await db.query(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE "webhookId" = $1 AND "finalizedAt" IS NULL`,
+          [webhookId],
+        );
         if (open.rows[0].n === 0 && received.filter((r) => r.path === '/hook').length >= n) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const rows = await db.query(`SELECT state, attempts FROM webhook_deliveries WHERE "webhookId" = $1`, [webhookId]);
       // the ended rotation was promoted, once: the former next secret is now the only one
-      const w = await db.query(`SELECT "secretEnc", "nextSecretEnc", "rotationEndsAt" FROM webhooks WHERE id = $1`, [rotatingId]);
+      const w = await db.query(`SELECT "secretEnc", "nextSecretEnc", "rotationEndsAt" FROM webhooks WHERE id = $1`, [
+        rotatingId,
+      ]);
       expect(w.rows[0].nextSecretEnc).toBeNull();
       expect(w.rows[0].rotationEndsAt).toBeNull();
       expect(decryptSecret(Buffer.from(env.SVC_WEBHOOK_KEY, 'base64'), w.rows[0].secretEnc)).toBe(rotatingNext);

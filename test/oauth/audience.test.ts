@@ -13,7 +13,12 @@ describe('OAuth access tokens on /v1', () => {
     const v1 = await obtainTokens(t, w, app, { resource: `${t.baseUrl}/v1` });
     const me = await call(t, 'GET', '/v1/me', { key: v1.access_token });
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ id: w.owner.id, email: w.owner.email, organizationId: w.orgId, billingContext: 'organization' });
+    expect(me.body).toMatchObject({
+      id: w.owner.id,
+      email: w.owner.email,
+      organizationId: w.orgId,
+      billingContext: 'organization',
+    });
     const rooms = await call(t, 'GET', '/v1/rooms', { key: v1.access_token });
     expect(rooms.status).toBe(200);
     expect(rooms.body.data.map((r: { id: string }) => r.id)).toContain(w.roomId);
@@ -37,7 +42,9 @@ describe('OAuth access tokens on /v1', () => {
     await using env = await startOAuthServer();
     const { t, w } = env;
     const app = await registerClient(t);
-    await expect(obtainTokens(t, w, app, { organization: 'org_01JXXXXXXXXXXXXXXXXXXXXXXX' })).rejects.toThrow(/consent answer 400/);
+    await expect(obtainTokens(t, w, app, { organization: 'org_01JXXXXXXXXXXXXXXXXXXXXXXX' })).rejects.toThrow(
+      /consent answer 400/,
+    );
   });
 
   it('an agent token acts as actor=agent for its user, audited with the delegating user, never beyond the user', async () => {
@@ -51,15 +58,24 @@ describe('OAuth access tokens on /v1', () => {
 
     // a room of the organization the member is not in: 404 for the agent as for the member
     const s = t.rt.services;
-    const hidden = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Owners only', createdById: w.owner.id, organizationId: w.orgId }));
+    const hidden = await s.ds.transaction((m) =>
+      createRoom(m, s.now(), { name: 'Owners only', createdById: w.owner.id, organizationId: w.orgId }),
+    );
     expect((await call(t, 'GET', `/v1/rooms/${hidden.id}`, { key: tokens.access_token })).status).toBe(404);
 
     const rows = await listAudit(s, { actor: 'agent' });
     expect(rows.length).toBe(2);
     const meRow = rows.find((r) => r.routePattern === '/v1/me')!;
     expect(meRow).toMatchObject({
-      actor: 'agent', authMethod: 'oauth_bearer', delegatingUserId: w.member.id, userId: w.member.id, organizationId: w.orgId,
-      apiKeyId: null, tokenId: expect.stringMatching(/^tok_/), statusCode: 200, scopes: ['me:read', 'rooms:read'],
+      actor: 'agent',
+      authMethod: 'oauth_bearer',
+      delegatingUserId: w.member.id,
+      userId: w.member.id,
+      organizationId: w.orgId,
+      apiKeyId: null,
+      tokenId: expect.stringMatching(/^tok_/),
+      statusCode: 200,
+      scopes: ['me:read', 'rooms:read'],
     });
     expect(JSON.stringify(rows)).not.toContain(tokens.access_token);
 
@@ -68,7 +84,12 @@ describe('OAuth access tokens on /v1', () => {
     const userTokens = await obtainTokens(t, w, app);
     await call(t, 'GET', '/v1/me', { key: userTokens.access_token });
     const [userRow] = await listAudit(s, { actor: 'user' });
-    expect(userRow).toMatchObject({ actor: 'user', authMethod: 'oauth_bearer', delegatingUserId: null, userId: w.owner.id });
+    expect(userRow).toMatchObject({
+      actor: 'user',
+      authMethod: 'oauth_bearer',
+      delegatingUserId: null,
+      userId: w.owner.id,
+    });
   });
 
   it('never accepts the session cookie as a credential on /v1', async () => {
@@ -78,7 +99,11 @@ describe('OAuth access tokens on /v1', () => {
     await b.signIn(w.owner.email, w.owner.password);
     const session = b.cookies.get('svc_session')!;
     expect(session).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const attempts: Record<string, string>[] = [{ authorization: `Bearer ${session}` }, { 'x-api-key': session }, { cookie: `svc_session=${session}` }];
+    const attempts: Record<string, string>[] = [
+      { authorization: `Bearer ${session}` },
+      { 'x-api-key': session },
+      { cookie: `svc_session=${session}` },
+    ];
     for (const headers of attempts) {
       const r = await call(t, 'GET', '/v1/me', { headers });
       expect(r.status).toBe(401);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { authorizeInBrowser, authorizeUrl, Browser, CALLBACK, pkcePair, registerClient, startOAuthServer } from './oauthHelpers.js';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  Browser,
+  CALLBACK,
+  pkcePair,
+  registerClient,
+  startOAuthServer,
+} from './oauthHelpers.js';
 
 describe('/oauth/authorize', () => {
   it('validates client_id and redirect_uri exactly before any redirect: an error page, never a Location', async () => {
@@ -8,8 +16,14 @@ describe('/oauth/authorize', () => {
     const app = await registerClient(t);
     const { challenge } = pkcePair();
     const base = {
-      response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, scope: 'me:read',
-      code_challenge: challenge, code_challenge_method: 'S256', resource: `${t.baseUrl}/v1`, state: 'xyz',
+      response_type: 'code',
+      client_id: app.clientId,
+      redirect_uri: CALLBACK,
+      scope: 'me:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: `${t.baseUrl}/v1`,
+      state: 'xyz',
     };
     const cases: Record<string, string>[] = [
       { ...base, redirect_uri: 'https://evil.example/callback' },
@@ -27,7 +41,9 @@ describe('/oauth/authorize', () => {
       expect(await res.text()).toContain('Invalid authorization request');
     }
     // also when the other parameters are bad too: the redirect_uri check comes first
-    const res = await t.fetch(authorizeUrl({ ...base, redirect_uri: 'https://evil.example/cb', code_challenge_method: 'plain' }));
+    const res = await t.fetch(
+      authorizeUrl({ ...base, redirect_uri: 'https://evil.example/cb', code_challenge_method: 'plain' }),
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
     // and a repeated redirect_uri is refused the same way
@@ -42,19 +58,49 @@ describe('/oauth/authorize', () => {
     const app = await registerClient(t, { scopes: ['me:read', 'rooms:read'] });
     const { challenge } = pkcePair();
     const base = {
-      response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, scope: 'me:read',
-      code_challenge: challenge, code_challenge_method: 'S256', resource: `${t.baseUrl}/v1`, state: 'xyz',
+      response_type: 'code',
+      client_id: app.clientId,
+      redirect_uri: CALLBACK,
+      scope: 'me:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: `${t.baseUrl}/v1`,
+      state: 'xyz',
     };
     const cases: [Record<string, string | undefined>, string, string][] = [
-      [{ ...base, code_challenge_method: 'plain' }, 'invalid_request', 'code_challenge_method must be S256; plain is not supported'],
-      [{ ...base, code_challenge_method: undefined }, 'invalid_request', 'code_challenge_method must be S256; plain is not supported'],
+      [
+        { ...base, code_challenge_method: 'plain' },
+        'invalid_request',
+        'code_challenge_method must be S256; plain is not supported',
+      ],
+      [
+        { ...base, code_challenge_method: undefined },
+        'invalid_request',
+        'code_challenge_method must be S256; plain is not supported',
+      ],
       [{ ...base, code_challenge: undefined }, 'invalid_request', 'code_challenge is required (PKCE with S256)'],
-      [{ ...base, code_challenge: 'short' }, 'invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier'],
+      [
+        { ...base, code_challenge: 'short' },
+        'invalid_request',
+        'code_challenge must be the base64url SHA-256 of the code_verifier',
+      ],
       [{ ...base, resource: undefined }, 'invalid_target', `resource is required: ${t.baseUrl}/v1 or ${t.baseUrl}/mcp`],
-      [{ ...base, resource: 'https://other.example/v1' }, 'invalid_target', `resource must be ${t.baseUrl}/v1 or ${t.baseUrl}/mcp`],
-      [{ ...base, resource: `${t.baseUrl}/v1/` }, 'invalid_target', `resource must be ${t.baseUrl}/v1 or ${t.baseUrl}/mcp`],
+      [
+        { ...base, resource: 'https://other.example/v1' },
+        'invalid_target',
+        `resource must be ${t.baseUrl}/v1 or ${t.baseUrl}/mcp`,
+      ],
+      [
+        { ...base, resource: `${t.baseUrl}/v1/` },
+        'invalid_target',
+        `resource must be ${t.baseUrl}/v1 or ${t.baseUrl}/mcp`,
+      ],
       // (asking for more than allowed is granted the allowed part, issue 19 item 3: refused only when nothing is allowed)
-      [{ ...base, scope: 'records:read admin:all' }, 'invalid_scope', 'The client may not request: records:read admin:all'],
+      [
+        { ...base, scope: 'records:read admin:all' },
+        'invalid_scope',
+        'The client may not request: records:read admin:all',
+      ],
       [{ ...base, response_type: 'token' }, 'unsupported_response_type', 'Only response_type=code is supported'],
       [{ ...base, response_type: undefined }, 'invalid_request', 'response_type is required'],
     ];
@@ -63,7 +109,12 @@ describe('/oauth/authorize', () => {
       expect(res.status).toBe(302);
       const to = new URL(res.headers.get('location')!);
       expect(to.origin + to.pathname).toBe(CALLBACK);
-      expect(Object.fromEntries(to.searchParams)).toEqual({ error, error_description: description, state: 'xyz', iss: t.baseUrl });
+      expect(Object.fromEntries(to.searchParams)).toEqual({
+        error,
+        error_description: description,
+        state: 'xyz',
+        iss: t.baseUrl,
+      });
     }
   });
 
@@ -73,8 +124,14 @@ describe('/oauth/authorize', () => {
     const app = await registerClient(t);
     const { challenge } = pkcePair();
     const url = authorizeUrl({
-      response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, scope: 'me:read',
-      code_challenge: challenge, code_challenge_method: 'S256', resource: `${t.baseUrl}/mcp`, state: 'abc',
+      response_type: 'code',
+      client_id: app.clientId,
+      redirect_uri: CALLBACK,
+      scope: 'me:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: `${t.baseUrl}/mcp`,
+      state: 'abc',
     });
     const b = new Browser(t.baseUrl);
     const first = await b.get(url);
@@ -88,7 +145,10 @@ describe('/oauth/authorize', () => {
     const { callback } = await authorizeInBrowser(b, url, { ...w.owner, decision: 'deny' });
     expect(callback.origin + callback.pathname).toBe(CALLBACK);
     expect(Object.fromEntries(callback.searchParams)).toEqual({
-      error: 'access_denied', error_description: 'The user denied the request', state: 'abc', iss: t.baseUrl,
+      error: 'access_denied',
+      error_description: 'The user denied the request',
+      state: 'abc',
+      iss: t.baseUrl,
     });
   });
 
@@ -99,10 +159,16 @@ describe('/oauth/authorize', () => {
     const { challenge } = pkcePair();
     const b = new Browser(t.baseUrl);
     await b.signIn(w.owner.email, w.owner.password);
-    const a = await b.get(authorizeUrl({
-      response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, code_challenge: challenge,
-      code_challenge_method: 'S256', resource: `${t.baseUrl}/v1`,
-    }));
+    const a = await b.get(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: CALLBACK,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        resource: `${t.baseUrl}/v1`,
+      }),
+    );
     const page = await (await b.get(a.headers.get('location')!)).text();
     // no scope asked: the client's registered scopes are shown
     expect(page).toContain('<dt>agent:invoke</dt>');

@@ -14,8 +14,15 @@ async function approve(t: TestServer, pattern: string, organizationId: string | 
 }
 
 const params = (t: TestServer, clientId: string, challenge: string, o: Record<string, string | undefined> = {}) => ({
-  response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:41234/callback', scope: 'mcp:tools me:read',
-  code_challenge: challenge, code_challenge_method: 'S256', resource: `${t.baseUrl}/mcp`, state: 'st', ...o,
+  response_type: 'code',
+  client_id: clientId,
+  redirect_uri: 'http://127.0.0.1:41234/callback',
+  scope: 'mcp:tools me:read',
+  code_challenge: challenge,
+  code_challenge_method: 'S256',
+  resource: `${t.baseUrl}/mcp`,
+  state: 'st',
+  ...o,
 });
 
 /** An /oauth/authorize answer that must be an HTML error page, never a redirect: its text. */
@@ -24,7 +31,10 @@ async function errorPage(t: TestServer, url: string, status = 400): Promise<stri
   expect(res.status).toBe(status);
   expect(res.headers.get('location')).toBeNull();
   expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-  return (await res.text()).replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  return (await res.text())
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 }
 
 describe('Client ID Metadata Documents (issue 19 item 1)', () => {
@@ -69,7 +79,11 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       expect(callback.origin + callback.pathname).toBe('http://127.0.0.1:41234/callback');
       const code = callback.searchParams.get('code')!;
       const tok = await postForm(t, '/oauth/token', {
-        grant_type: 'authorization_code', code, code_verifier: verifier, client_id: url, redirect_uri: 'http://127.0.0.1:41234/callback',
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: url,
+        redirect_uri: 'http://127.0.0.1:41234/callback',
       });
       expect(tok.status).toBe(200);
       expect(tok.body.scope).toBe('mcp:tools me:read');
@@ -86,9 +100,16 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       // withdrawn: refreshing stops, and a new authorization is refused again
       const s = t.rt.services;
       await s.ds.query('DELETE FROM "oauth_client_approvals"');
-      const refresh = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token, client_id: url });
+      const refresh = await postForm(t, '/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: tok.body.refresh_token,
+        client_id: url,
+      });
       expect(refresh.status).toBe(401);
-      expect(refresh.body).toEqual({ error: 'invalid_client', error_description: 'The client is no longer approved on this server' });
+      expect(refresh.body).toEqual({
+        error: 'invalid_client',
+        error_description: 'The client is no longer approved on this server',
+      });
       expect(await errorPage(t, authorizeUrl(params(t, url, challenge)))).toContain('is not approved on this server');
     } finally {
       await site.close();
@@ -106,7 +127,13 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       const s = t.rt.services;
       const outsider = await s.ds.transaction(async (m) => {
         const org = await createOrganization(m, s.now(), 'Other Org');
-        await createUser(m, s.now(), { email: 'outsider@example.test', name: 'Out', password: 'pw-outsider-secret', organizationId: org.id, role: 'owner' });
+        await createUser(m, s.now(), {
+          email: 'outsider@example.test',
+          name: 'Out',
+          password: 'pw-outsider-secret',
+          organizationId: org.id,
+          role: 'owner',
+        });
         return { email: 'outsider@example.test', password: 'pw-outsider-secret', orgId: org.id };
       });
       const b = new Browser(t.baseUrl);
@@ -115,7 +142,9 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       expect(a.status).toBe(302);
       const page = await b.get(a.headers.get('location')!);
       expect(page.status).toBe(403);
-      expect((await page.text()).replace(/&#39;/g, "'")).toContain(`The client ${url} is not approved for any organization you belong to`);
+      expect((await page.text()).replace(/&#39;/g, "'")).toContain(
+        `The client ${url} is not approved for any organization you belong to`,
+      );
 
       // a server-wide approval by the operator opens every context, Personal included
       await approve(t, url, null);
@@ -135,7 +164,8 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       const url = site.url(PATH);
       site.json(PATH, clientDocument(url), { 'cache-control': 'public, max-age=600' });
       await approve(t, url, w.orgId);
-      const go = async () => expect((await t.fetch(authorizeUrl(params(t, url, pkcePair().challenge)))).status).toBe(302);
+      const go = async () =>
+        expect((await t.fetch(authorizeUrl(params(t, url, pkcePair().challenge)))).status).toBe(302);
       await go();
       await go();
       expect(site.hits(PATH)).toBe(1);
@@ -162,16 +192,61 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       await approve(t, `https://${INTERNAL_HOST}`, null);
       const cases: [string, (url: string) => void, string][] = [
         ['/missing.json', () => undefined, 'could not be fetched: HTTP 404'],
-        ['/big.json', (u) => site.json('/big.json', clientDocument(u, { client_uri: `https://x.example/${'a'.repeat(6000)}` })), 'is larger than 5120 bytes'],
-        ['/redirect.json', () => site.route('/redirect.json', (_q, r) => void r.writeHead(302, { location: `${site.origin}/elsewhere.json` }).end()), 'redirects (HTTP 302); redirects are not followed'],
+        [
+          '/big.json',
+          (u) => site.json('/big.json', clientDocument(u, { client_uri: `https://x.example/${'a'.repeat(6000)}` })),
+          'is larger than 5120 bytes',
+        ],
+        [
+          '/redirect.json',
+          () =>
+            site.route(
+              '/redirect.json',
+              (_q, r) => void r.writeHead(302, { location: `${site.origin}/elsewhere.json` }).end(),
+            ),
+          'redirects (HTTP 302); redirects are not followed',
+        ],
         ['/slow.json', () => site.route('/slow.json', () => undefined), 'did not arrive within'],
-        ['/other-id.json', () => site.json('/other-id.json', clientDocument(`${site.origin}/someone-else.json`)), 'its client_id is not exactly the URL it was fetched from'],
-        ['/no-name.json', (u) => site.json('/no-name.json', clientDocument(u, { client_name: undefined })), 'client_name is missing'],
-        ['/secret.json', (u) => site.json('/secret.json', clientDocument(u, { token_endpoint_auth_method: 'client_secret_basic' })), 'token_endpoint_auth_method must be "none"'],
-        ['/http-redirect.json', (u) => site.json('/http-redirect.json', clientDocument(u, { redirect_uris: ['http://app.example/cb'] })), 'redirect URI http://app.example/cb must be https, or http on a loopback host'],
-        ['/bad-logo.json', (u) => site.json('/bad-logo.json', clientDocument(u, { logo_uri: 'javascript:alert(1)' })), 'logo_uri must be an https URL'],
-        ['/not-json.json', () => site.route('/not-json.json', (_q, r) => void r.writeHead(200, { 'content-type': 'application/json' }).end('{nope')), 'is not valid JSON'],
-        ['/html.json', () => site.route('/html.json', (_q, r) => void r.writeHead(200, { 'content-type': 'text/html' }).end('<html>')), 'is not application/json (text/html)'],
+        [
+          '/other-id.json',
+          () => site.json('/other-id.json', clientDocument(`${site.origin}/someone-else.json`)),
+          'its client_id is not exactly the URL it was fetched from',
+        ],
+        [
+          '/no-name.json',
+          (u) => site.json('/no-name.json', clientDocument(u, { client_name: undefined })),
+          'client_name is missing',
+        ],
+        [
+          '/secret.json',
+          (u) => site.json('/secret.json', clientDocument(u, { token_endpoint_auth_method: 'client_secret_basic' })),
+          'token_endpoint_auth_method must be "none"',
+        ],
+        [
+          '/http-redirect.json',
+          (u) => site.json('/http-redirect.json', clientDocument(u, { redirect_uris: ['http://app.example/cb'] })),
+          'redirect URI http://app.example/cb must be https, or http on a loopback host',
+        ],
+        [
+          '/bad-logo.json',
+          (u) => site.json('/bad-logo.json', clientDocument(u, { logo_uri: 'javascript:alert(1)' })),
+          'logo_uri must be an https URL',
+        ],
+        [
+          '/not-json.json',
+          () =>
+            site.route(
+              '/not-json.json',
+              (_q, r) => void r.writeHead(200, { 'content-type': 'application/json' }).end('{nope'),
+            ),
+          'is not valid JSON',
+        ],
+        [
+          '/html.json',
+          () =>
+            site.route('/html.json', (_q, r) => void r.writeHead(200, { 'content-type': 'text/html' }).end('<html>')),
+          'is not application/json (text/html)',
+        ],
       ];
       for (const [p, serve, problem] of cases) {
         const url = site.url(p);
@@ -188,7 +263,10 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
         expect(site.hits(p), p).toBe(before + 1);
       }
       // an internal address (SSRF): refused before any connection, the address not named
-      const internal = await errorPage(t, authorizeUrl(params(t, `https://${INTERNAL_HOST}/client.json`, pkcePair().challenge)));
+      const internal = await errorPage(
+        t,
+        authorizeUrl(params(t, `https://${INTERNAL_HOST}/client.json`, pkcePair().challenge)),
+      );
       expect(internal).toContain(`Host ${INTERNAL_HOST} resolves to an internal or special address`);
       expect(internal).not.toContain('10.20.30.40');
       // unreachable: a port nobody listens on (the listener was closed)
@@ -198,10 +276,15 @@ describe('Client ID Metadata Documents (issue 19 item 1)', () => {
       await gone.close();
       expect(await errorPage(t, authorizeUrl(params(t, goneUrl, pkcePair().challenge)))).toContain('is unreachable');
       // a malformed client-id URL
-      expect(await errorPage(t, authorizeUrl(params(t, `${site.origin}/`, pkcePair().challenge)))).toContain('must have a path');
+      expect(await errorPage(t, authorizeUrl(params(t, `${site.origin}/`, pkcePair().challenge)))).toContain(
+        'must have a path',
+      );
       // a redirect_uri not in the document: a page, never a redirect
       site.json(PATH, clientDocument(site.url(PATH)));
-      const wrong = await errorPage(t, authorizeUrl(params(t, site.url(PATH), pkcePair().challenge, { redirect_uri: 'https://evil.example/cb' })));
+      const wrong = await errorPage(
+        t,
+        authorizeUrl(params(t, site.url(PATH), pkcePair().challenge, { redirect_uri: 'https://evil.example/cb' })),
+      );
       expect(wrong).toContain('redirect_uri does not match an address of the client metadata document');
     } finally {
       await site.close();

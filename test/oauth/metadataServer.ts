@@ -52,7 +52,9 @@ export async function startMetadataServer(t: TestServer) {
     /** Serves `doc` as JSON at `p` (`headers` added). */
     json(p: string, doc: unknown, headers: Record<string, string> = {}) {
       routes.set(p, (_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(typeof doc === 'string' ? doc : JSON.stringify(doc));
+        res
+          .writeHead(200, { 'content-type': 'application/json', ...headers })
+          .end(typeof doc === 'string' ? doc : JSON.stringify(doc));
       });
     },
     route(p: string, h: Handler) {
@@ -67,6 +69,11 @@ export async function startMetadataServer(t: TestServer) {
 
 /** A valid metadata document for `url`. */
 export const clientDocument = (url: string, o: Record<string, unknown> = {}) => ({
-  client_id: url, client_name: 'Desk Agent', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none',
-  grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], ...o,
+  client_id: url,
+  client_name: 'Desk Agent',
+  redirect_uris: ['http://127.0.0.1/callback'],
+  token_endpoint_auth_method: 'none',
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  ...o,
 });

@@ -9,7 +9,12 @@ export interface TestClock {
 }
 
 export async function startOAuthServer(env: Record<string, string> = {}) {
-  const clock: TestClock = { now: Date.now(), advance(ms) { this.now += ms; } };
+  const clock: TestClock = {
+    now: Date.now(),
+    advance(ms) {
+      this.now += ms;
+    },
+  };
   const t = await startTestServer({ env, now: () => new Date(clock.now) });
   const w = await createWorld(t.rt);
   return { t, w, clock, [Symbol.asyncDispose]: () => t.close() };
@@ -32,7 +37,12 @@ export function pkcePair() {
 }
 
 const unescape = (s: string) =>
-  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The value of a hidden (or any) input named `name` in a page. */
 export function field(html: string, name: string): string {
@@ -68,7 +78,9 @@ export class Browser {
 
   post(url: string, fields: Record<string, string>) {
     return this.request(url, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
     });
   }
 
@@ -91,7 +103,9 @@ export interface AuthorizeResult {
  * /login when needed) → consent form → redirect to the client.
  */
 export async function authorizeInBrowser(
-  b: Browser, authorizeUrl: string, o: { email: string; password: string; decision?: 'allow' | 'deny'; organization?: string },
+  b: Browser,
+  authorizeUrl: string,
+  o: { email: string; password: string; decision?: 'allow' | 'deny'; organization?: string },
 ): Promise<AuthorizeResult> {
   const a = await b.get(authorizeUrl);
   if (a.status !== 302) throw new Error(`authorize answered ${a.status}: ${await a.text()}`);
@@ -109,7 +123,9 @@ export async function authorizeInBrowser(
   const consent = await page.text();
   if (page.status !== 200) throw new Error(`consent answered ${page.status}: ${consent}`);
   const fields: Record<string, string> = {
-    csrf: field(consent, 'csrf'), request: field(consent, 'request'), decision: o.decision ?? 'allow',
+    csrf: field(consent, 'csrf'),
+    request: field(consent, 'request'),
+    decision: o.decision ?? 'allow',
   };
   if (o.organization) fields.organization = o.organization;
   const answer = await b.post('/oauth/consent', fields);
@@ -125,9 +141,16 @@ export function authorizeUrl(p: Record<string, string | undefined>): string {
 }
 
 /** POSTs a form to the token (or revocation) endpoint and reads the JSON answer. */
-export async function postForm(t: TestServer, path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+export async function postForm(
+  t: TestServer,
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
   const res = await t.fetch(path, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString(),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
@@ -135,7 +158,9 @@ export async function postForm(t: TestServer, path: string, fields: Record<strin
 
 /** Runs a whole authorization for `client` and exchanges the code: the raw token response. */
 export async function obtainTokens(
-  t: TestServer, w: World, client: { clientId: string; clientSecret?: string | null },
+  t: TestServer,
+  w: World,
+  client: { clientId: string; clientSecret?: string | null },
   o: { resource?: string; scope?: string; user?: { email: string; password: string }; organization?: string } = {},
 ) {
   const { verifier, challenge } = pkcePair();
@@ -143,18 +168,36 @@ export async function obtainTokens(
   const { callback } = await authorizeInBrowser(
     b,
     authorizeUrl({
-      response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK, scope: o.scope ?? 'me:read rooms:read',
-      code_challenge: challenge, code_challenge_method: 'S256', resource: o.resource ?? `${t.baseUrl}/v1`, state: 'st',
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: CALLBACK,
+      scope: o.scope ?? 'me:read rooms:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: o.resource ?? `${t.baseUrl}/v1`,
+      state: 'st',
     }),
     { ...(o.user ?? w.owner), organization: o.organization },
   );
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code: ${callback}`);
-  const fields: Record<string, string> = { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier, client_id: client.clientId };
+  const fields: Record<string, string> = {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: CALLBACK,
+    code_verifier: verifier,
+    client_id: client.clientId,
+  };
   if (client.clientSecret) fields.client_secret = client.clientSecret;
   const r = await postForm(t, '/oauth/token', fields);
   if (r.status !== 200) throw new Error(`token endpoint ${r.status}: ${JSON.stringify(r.body)}`);
-  return r.body as { access_token: string; refresh_token: string; scope: string; expires_in: number; token_type: string };
+  return r.body as {
+    access_token: string;
+    refresh_token: string;
+    scope: string;
+    expires_in: number;
+    token_type: string;
+  };
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -13,11 +13,18 @@ describe('sign-in pages', () => {
     expect(res.status).toBe(200);
     const page = await res.text();
     expect(page).toMatch(/<label for="email">Email<\/label>\s*<input id="email" name="email" type="email"/);
-    expect(page).toMatch(/<label for="password">Password<\/label>\s*<input id="password" name="password" type="password"/);
+    expect(page).toMatch(
+      /<label for="password">Password<\/label>\s*<input id="password" name="password" type="password"/,
+    );
     expect(page).toContain('<button type="submit">Sign in</button>');
     expect(field(page, 'csrf')).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-    const signed = await b.post('/login', { csrf: field(page, 'csrf'), next: '/settings/apps', email: w.owner.email.toUpperCase(), password: w.owner.password });
+    const signed = await b.post('/login', {
+      csrf: field(page, 'csrf'),
+      next: '/settings/apps',
+      email: w.owner.email.toUpperCase(),
+      password: w.owner.password,
+    });
     expect(signed.status).toBe(303);
     expect(signed.headers.get('location')).toBe('/settings/apps');
     const cookie = signed.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!;
@@ -47,11 +54,20 @@ describe('sign-in pages', () => {
     expect(noToken.status).toBe(403);
     expect(noToken.headers.getSetCookie().some((c) => c.startsWith('svc_session='))).toBe(false);
     const stranger = new Browser(t.baseUrl);
-    const foreign = await stranger.post('/login', { csrf: field(page, 'csrf'), email: w.owner.email, password: w.owner.password });
+    const foreign = await stranger.post('/login', {
+      csrf: field(page, 'csrf'),
+      email: w.owner.email,
+      password: w.owner.password,
+    });
     expect(foreign.status).toBe(403);
     const crossOrigin = await b.request('/login', {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
-      body: new URLSearchParams({ csrf: field(page, 'csrf'), email: w.owner.email, password: w.owner.password }).toString(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({
+        csrf: field(page, 'csrf'),
+        email: w.owner.email,
+        password: w.owner.password,
+      }).toString(),
     });
     expect(crossOrigin.status).toBe(403);
   });

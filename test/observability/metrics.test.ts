@@ -17,12 +17,15 @@ interface Sample {
 
 /** The samples of a Prometheus text exposition (label values here never hold quotes or commas). */
 function parse(text: string): Sample[] {
-  return text.split('\n').filter((l) => l && !l.startsWith('#')).map((line) => {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) throw new Error(`not a sample line: ${line}`);
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    return { name: m[1], labels, value: Number(m[3]) };
-  });
+  return text
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((line) => {
+      const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!m) throw new Error(`not a sample line: ${line}`);
+      const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+      return { name: m[1], labels, value: Number(m[3]) };
+    });
 }
 
 /** The value of the one sample of `name` whose labels include `labels` (undefined when there is none). */
@@ -51,7 +54,14 @@ describe('metrics: /metrics (issue 24)', () => {
   it('a scrape without the token, with a wrong one or another scheme gets a bare 401 that reveals nothing', async () => {
     await using t = await startTestServer({ env: METRICS_ENV });
     const w = await createWorld(t.rt);
-    for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Bearer ${TOKEN}x`, `Basic ${TOKEN}`, TOKEN, `Bearer ${w.key}`]) {
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-0123456789abcdef',
+      `Bearer ${TOKEN}x`,
+      `Basic ${TOKEN}`,
+      TOKEN,
+      `Bearer ${w.key}`,
+    ]) {
       const res = await t.fetch('/metrics', { headers: authorization ? { authorization } : {} });
       expect(res.status, authorization).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
@@ -64,11 +74,17 @@ describe('metrics: /metrics (issue 24)', () => {
   it('counts requests by surface, operation (route template or tool) and status class, refusals by reason, units, with no id, email or secret', async () => {
     await using t = await startTestServer({ env: METRICS_ENV });
     const w = await createWorld(t.rt);
-    const readOnly = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['me:read', 'rooms:read'] });
+    const readOnly = await issueKey(t.rt, {
+      userId: w.owner.id,
+      organizationId: w.orgId,
+      scopes: ['me:read', 'rooms:read'],
+    });
 
     expect((await call(t, 'GET', '/v1/me', { key: w.key })).status).toBe(200);
     expect((await call(t, 'GET', '/v1/me', { key: w.key })).status).toBe(200);
-    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hello' } })).status).toBe(201);
+    expect(
+      (await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hello' } })).status,
+    ).toBe(201);
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/messages`, { key: w.key })).status).toBe(200);
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}`, { key: w.key })).status).toBe(200);
     expect((await call(t, 'GET', '/v1/me')).status).toBe(401);
@@ -80,7 +96,9 @@ describe('metrics: /metrics (issue 24)', () => {
     expect((await postMcp(t, toolCall('get_me'))).status).toBe(401);
     expect((await t.fetch('/.well-known/oauth-authorization-server')).status).toBe(200);
     const token = await t.fetch('/oauth/token', {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=nope',
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=authorization_code&code=nope',
     });
     expect(token.status).toBeGreaterThanOrEqual(400);
     expect((await t.fetch('/login')).status).toBe(200);
@@ -105,9 +123,24 @@ describe('metrics: /metrics (issue 24)', () => {
     expect(req('pages', 'GET /login', '2xx')).toBe(1);
     expect(req('pages', 'unmatched', '4xx')).toBe(1);
     // the latency histogram has the same labels; operator endpoints are not counted
-    expect(value(samples, 'svc_request_duration_seconds_count', { surface: 'rest', operation: 'GET /v1/me', status_class: '2xx' })).toBe(2);
-    expect(value(samples, 'svc_request_duration_seconds_bucket', { surface: 'rest', operation: 'GET /v1/me', status_class: '2xx', le: '+Inf' })).toBe(2);
-    expect(samples.some((s) => s.labels.operation?.includes('healthz') || s.labels.operation?.includes('metrics'))).toBe(false);
+    expect(
+      value(samples, 'svc_request_duration_seconds_count', {
+        surface: 'rest',
+        operation: 'GET /v1/me',
+        status_class: '2xx',
+      }),
+    ).toBe(2);
+    expect(
+      value(samples, 'svc_request_duration_seconds_bucket', {
+        surface: 'rest',
+        operation: 'GET /v1/me',
+        status_class: '2xx',
+        le: '+Inf',
+      }),
+    ).toBe(2);
+    expect(
+      samples.some((s) => s.labels.operation?.includes('healthz') || s.labels.operation?.includes('metrics')),
+    ).toBe(false);
 
     expect(value(samples, 'svc_refusals_total', { surface: 'rest', reason: 'unauthorized' })).toBe(2);
     expect(value(samples, 'svc_refusals_total', { surface: 'rest', reason: 'insufficient_scope' })).toBe(1);
@@ -126,10 +159,23 @@ describe('metrics: /metrics (issue 24)', () => {
     }
 
     // bounded labels: no id, email or secret anywhere
-    for (const leak of [w.key, readOnly.token, TOKEN, w.owner.email, w.member.email, w.orgId, w.roomId, w.owner.id, w.keyId, readOnly.id]) {
+    for (const leak of [
+      w.key,
+      readOnly.token,
+      TOKEN,
+      w.owner.email,
+      w.member.email,
+      w.orgId,
+      w.roomId,
+      w.owner.id,
+      w.keyId,
+      readOnly.id,
+    ]) {
       expect(text).not.toContain(leak);
     }
-    expect(text).not.toMatch(/\b(?:usr|org|room|key|msg|req|aud|evt|whd|wh)_[0-9A-Za-z]{10,}|svc_(?:test|live|at|rt)_|@/);
+    expect(text).not.toMatch(
+      /\b(?:usr|org|room|key|msg|req|aud|evt|whd|wh)_[0-9A-Za-z]{10,}|svc_(?:test|live|at|rt)_|@/,
+    );
   });
 
   it('counts rate_limited and api_units_exhausted refusals', async () => {
@@ -142,7 +188,9 @@ describe('metrics: /metrics (issue 24)', () => {
     expect(value(samples, 'svc_refusals_total', { surface: 'rest', reason: 'api_units_exhausted' })).toBe(2);
     expect(value(samples, 'svc_refusals_total', { surface: 'rest', reason: 'rate_limited' })).toBe(2);
     expect(value(samples, 'svc_api_units_charged_total', { surface: 'rest' })).toBe(2);
-    expect(value(samples, 'svc_requests_total', { surface: 'rest', operation: 'GET /v1/me', status_class: '4xx' })).toBe(4);
+    expect(
+      value(samples, 'svc_requests_total', { surface: 'rest', operation: 'GET /v1/me', status_class: '4xx' }),
+    ).toBe(4);
   });
 
   it('webhooks: the outbox backlog at scrape time, attempts by outcome, commit-to-receipt latency', async () => {
@@ -156,7 +204,9 @@ describe('metrics: /metrics (issue 24)', () => {
     expect(value(samples, 'svc_webhook_backlog_pending')).toBe(0);
     expect(value(samples, 'svc_webhook_backlog_oldest_age_seconds')).toBe(0);
 
-    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hi' } })).status).toBe(201);
+    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hi' } })).status).toBe(
+      201,
+    );
     ({ samples } = await scrape(t));
     expect(value(samples, 'svc_webhook_backlog_pending')).toBe(2);
     expect(value(samples, 'svc_webhook_backlog_oldest_age_seconds')).toBeGreaterThanOrEqual(0);

@@ -20,7 +20,11 @@ describe('readiness: /readyz (issue 24)', () => {
     await using t = await startTestServer();
     const newest = t.rt.ds.migrations.at(-1)!.name!;
     await sql(t.rt.ds, 'DELETE FROM "migrations" WHERE "name" = ?', [newest]);
-    expect(await readyz(t)).toEqual({ status: 503, body: { status: 'unavailable', reason: 'migrations_pending' }, cacheControl: 'no-store' });
+    expect(await readyz(t)).toEqual({
+      status: 503,
+      body: { status: 'unavailable', reason: 'migrations_pending' },
+      cacheControl: 'no-store',
+    });
     expect((await t.fetch('/healthz')).status).toBe(200);
   });
 
@@ -33,7 +37,11 @@ describe('readiness: /readyz (issue 24)', () => {
   it('answers 503 database_unreachable once the database is closed, while /healthz stays 200', async () => {
     await using t = await startTestServer();
     await t.rt.ds.destroy();
-    expect(await readyz(t)).toEqual({ status: 503, body: { status: 'unavailable', reason: 'database_unreachable' }, cacheControl: 'no-store' });
+    expect(await readyz(t)).toEqual({
+      status: 503,
+      body: { status: 'unavailable', reason: 'database_unreachable' },
+      cacheControl: 'no-store',
+    });
     expect((await t.fetch('/healthz')).status).toBe(200);
   });
 });

@@ -43,34 +43,51 @@ describe('tracing: OpenTelemetry spans (issue 24)', () => {
     const base = { NODE_ENV: 'test' };
     expect(loadConfig(base).tracing).toBe(false);
     expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toBe(true);
-    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing).toBe(true);
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing).toBe(
+      true,
+    );
     expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: 'otlp' }).tracing).toBe(true);
-    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBe(false);
-    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBe(false);
+    expect(
+      loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing,
+    ).toBe(false);
+    expect(
+      loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' })
+        .tracing,
+    ).toBe(false);
   });
 
   it('one server span per request with operation, surface, actor kind, status and request id; a child span per transaction', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
 
-    expect((await call(t, 'GET', '/v1/me', { key: w.key, headers: { 'x-request-id': 'trace-me-1' } })).status).toBe(200);
+    expect((await call(t, 'GET', '/v1/me', { key: w.key, headers: { 'x-request-id': 'trace-me-1' } })).status).toBe(
+      200,
+    );
     const me = await spanWhere((s) => s.attributes['svc.request_id'] === 'trace-me-1' && s.kind === SpanKind.SERVER);
     expect(me.name).toBe('GET /v1/me');
     expect(me.attributes).toMatchObject({
-      'svc.surface': 'rest', 'svc.operation': 'GET /v1/me', 'svc.actor': 'app', 'http.response.status_code': 200, 'http.request.method': 'GET',
+      'svc.surface': 'rest',
+      'svc.operation': 'GET /v1/me',
+      'svc.actor': 'app',
+      'http.response.status_code': 200,
+      'http.request.method': 'GET',
     });
 
     // a caller's trace context is continued
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     const posted = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
-      key: w.key, body: { body: 'traced' }, headers: { 'x-request-id': 'trace-post-1', traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      key: w.key,
+      body: { body: 'traced' },
+      headers: { 'x-request-id': 'trace-post-1', traceparent: `00-${traceId}-b7ad6b7169203331-01` },
     });
     expect(posted.status).toBe(201);
     const post = await spanWhere((s) => s.attributes['svc.request_id'] === 'trace-post-1');
     expect(post.name).toBe('POST /v1/rooms/{roomId}/messages');
     expect(post.spanContext().traceId).toBe(traceId);
     expect(post.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
-    const tx = exporter.getFinishedSpans().filter((s) => s.name === 'db.transaction' && s.parentSpanContext?.spanId === post.spanContext().spanId);
+    const tx = exporter
+      .getFinishedSpans()
+      .filter((s) => s.name === 'db.transaction' && s.parentSpanContext?.spanId === post.spanContext().spanId);
     expect(tx.length).toBeGreaterThanOrEqual(1);
     expect(tx[0].attributes['db.system.name']).toBe(t.rt.ds.options.type === 'postgres' ? 'postgresql' : 'sqlite');
 
@@ -79,10 +96,17 @@ describe('tracing: OpenTelemetry spans (issue 24)', () => {
     const anon = await spanWhere((s) => s.attributes['svc.request_id'] === 'trace-401');
     expect(anon.attributes).toMatchObject({ 'svc.actor': 'anonymous', 'http.response.status_code': 401 });
 
-    expect((await postMcp(t, toolCall('get_me'), { token: w.key, headers: { 'x-request-id': 'trace-mcp-1' } })).status).toBe(200);
+    expect(
+      (await postMcp(t, toolCall('get_me'), { token: w.key, headers: { 'x-request-id': 'trace-mcp-1' } })).status,
+    ).toBe(200);
     const mcp = await spanWhere((s) => s.attributes['svc.request_id'] === 'trace-mcp-1');
     expect(mcp.name).toBe('POST get_me');
-    expect(mcp.attributes).toMatchObject({ 'svc.surface': 'mcp', 'svc.operation': 'get_me', 'svc.actor': 'app', 'http.response.status_code': 200 });
+    expect(mcp.attributes).toMatchObject({
+      'svc.surface': 'mcp',
+      'svc.operation': 'get_me',
+      'svc.actor': 'app',
+      'http.response.status_code': 200,
+    });
 
     expect((await t.fetch('/login')).status).toBe(200);
     const page = await spanWhere((s) => s.attributes['svc.operation'] === 'GET /login');
@@ -98,13 +122,18 @@ describe('tracing: OpenTelemetry spans (issue 24)', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await addWebhook(t.rt, w.roomId, receiver.url);
-    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hook' } })).status).toBe(201);
+    expect(
+      (await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hook' } })).status,
+    ).toBe(201);
     const worker = createWebhookWorker({ services: t.rt.services });
     expect(await worker.runOnce()).toBe(1);
     await worker.stop();
     const attempt = await spanWhere((s) => s.name === 'webhook.attempt');
     expect(attempt.attributes).toMatchObject({
-      'svc.webhook.outcome': 'retrying', 'svc.webhook.attempt': 1, 'http.response.status_code': 500, 'svc.webhook.event_type': 'message.created',
+      'svc.webhook.outcome': 'retrying',
+      'svc.webhook.attempt': 1,
+      'http.response.status_code': 500,
+      'svc.webhook.event_type': 'message.created',
     });
     // the worker's claim and its record are transactions of their own
     expect(exporter.getFinishedSpans().some((s) => s.name === 'db.transaction')).toBe(true);

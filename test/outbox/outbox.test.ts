@@ -15,7 +15,12 @@ describe('outbox machinery (issue 18.9)', () => {
     vi.useFakeTimers();
     const batches: number[][] = [];
     let stopping = false;
-    const b = new OutcomeBatcher<number>({ windowMs: 25, max: 3, record: async (x) => void batches.push(x), stopping: () => stopping });
+    const b = new OutcomeBatcher<number>({
+      windowMs: 25,
+      max: 3,
+      record: async (x) => void batches.push(x),
+      stopping: () => stopping,
+    });
     b.add(1);
     b.add(2);
     await vi.advanceTimersByTimeAsync(10);
@@ -30,7 +35,10 @@ describe('outbox machinery (issue 18.9)', () => {
     b.add(5);
     await vi.advanceTimersByTimeAsync(25);
     await b.settled();
-    expect(batches).toEqual([[1, 2, 3], [4, 5]]);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
 
     b.add(6);
     stopping = true;
@@ -60,15 +68,19 @@ describe('outbox machinery (issue 18.9)', () => {
     const loop = new WorkerLoop();
     const turns: string[] = [];
     let commitDuringClaim = false;
-    loop.start(committed, async () => {
-      loop.claiming();
-      turns.push('claim');
-      if (commitDuringClaim) {
-        commitDuringClaim = false;
-        committed.notify();
-      }
-      await loop.idle(60_000);
-    }, async () => void turns.push('drained'));
+    loop.start(
+      committed,
+      async () => {
+        loop.claiming();
+        turns.push('claim');
+        if (commitDuringClaim) {
+          commitDuringClaim = false;
+          committed.notify();
+        }
+        await loop.idle(60_000);
+      },
+      async () => void turns.push('drained'),
+    );
     await vi.advanceTimersByTimeAsync(0);
     expect(turns).toEqual(['claim']); // idle: nothing due, sleeping until a commit or the poll
     commitDuringClaim = true;

@@ -7,19 +7,27 @@ import type { Services } from '../../src/domain/services.js';
 // two runtimes in one process (tests, the CLI beside a server) never share it.
 
 const actorOf = (userId: string): AuthenticatedActor => ({
-  kind: 'user', userId, organizationId: null, billingEntity: `user:${userId}`, scopes: ['rooms:read'],
-  credential: { method: 'oauth_bearer', id: `tok_${userId}` }, plan: 'default', audience: 'http://x/v1',
+  kind: 'user',
+  userId,
+  organizationId: null,
+  billingEntity: `user:${userId}`,
+  scopes: ['rooms:read'],
+  credential: { method: 'oauth_bearer', id: `tok_${userId}` },
+  plan: 'default',
+  audience: 'http://x/v1',
   user: { email: `${userId}@example.com`, name: userId, locale: 'en', createdAt: '2026-01-01T00:00:00.000Z' },
 });
 
 /** Services that know only the one access token `token`, for the user `userId`. */
 const runtimeKnowing = (token: string, userId: string) =>
-  ({ resolveAccessToken: async (_s: Services, t: string) => (t === token ? actorOf(userId) : null) }) as unknown as Services;
+  ({
+    resolveAccessToken: async (_s: Services, t: string) => (t === token ? actorOf(userId) : null),
+  }) as unknown as Services;
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe('the access-token resolver of each runtime', () => {
-  it('authenticates with its own runtime\'s resolver only', async () => {
+  it("authenticates with its own runtime's resolver only", async () => {
     const a = runtimeKnowing('svc_at_aaaa', 'usr_a');
     const b = runtimeKnowing('svc_at_bbbb', 'usr_b');
     expect((await authenticate(a, bearer('svc_at_aaaa'))).userId).toBe('usr_a');
@@ -32,6 +40,9 @@ describe('the access-token resolver of each runtime', () => {
   it('a runtime without one refuses access tokens although another in the process has one', async () => {
     const withResolver = runtimeKnowing('svc_at_cccc', 'usr_c');
     expect((await authenticate(withResolver, bearer('svc_at_cccc'))).userId).toBe('usr_c');
-    await expect(authenticate({} as Services, bearer('svc_at_cccc'))).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
+    await expect(authenticate({} as Services, bearer('svc_at_cccc'))).rejects.toMatchObject({
+      code: 'unauthorized',
+      status: 401,
+    });
   });
 });

@@ -27,11 +27,26 @@ describe('audit log (spec 5.7)', () => {
     const byId = new Map(rows.map((r) => [r.requestId, r]));
     const ok = byId.get(ids[0])!;
     expect(ok).toMatchObject({
-      surface: 'rest', method: 'GET', routePattern: '/v1/me', statusCode: 200, authMethod: 'api_key', actor: 'app',
-      organizationId: w.orgId, userId: w.owner.id, apiKeyId: w.keyId, tokenId: null, units: 1, delegatingUserId: null,
+      surface: 'rest',
+      method: 'GET',
+      routePattern: '/v1/me',
+      statusCode: 200,
+      authMethod: 'api_key',
+      actor: 'app',
+      organizationId: w.orgId,
+      userId: w.owner.id,
+      apiKeyId: w.keyId,
+      tokenId: null,
+      units: 1,
+      delegatingUserId: null,
     });
     expect(byId.get(ids[1])).toMatchObject({ statusCode: 401, actor: null, authMethod: null, units: 0 });
-    expect(byId.get(ids[2])).toMatchObject({ statusCode: 403, routePattern: '/v1/rooms/{roomId}', scopes: ['me:read'], units: 0 });
+    expect(byId.get(ids[2])).toMatchObject({
+      statusCode: 403,
+      routePattern: '/v1/rooms/{roomId}',
+      scopes: ['me:read'],
+      units: 0,
+    });
     expect(byId.get(ids[3])).toMatchObject({ statusCode: 404, routePattern: '/v1/rooms/{roomId}' });
     expect(byId.get(ids[4])).toMatchObject({ statusCode: 400, routePattern: '/v1/rooms/{roomId}/messages' });
     expect(byId.get(ids[5])).toMatchObject({ statusCode: 201, units: 2 });

@@ -20,7 +20,9 @@ describe('writes outside a transaction (group commit on SQLite)', () => {
     const results = await Promise.allSettled([...keys.map((k) => insertSetting(ds, k)), insertSetting(ds, 'taken')]);
     expect(results.slice(0, 20).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(results[20].status).toBe('rejected');
-    const stored = await sql<{ key: string }>(ds, 'SELECT "key" FROM "settings" WHERE "key" LIKE ? ORDER BY "key"', ['group-%']);
+    const stored = await sql<{ key: string }>(ds, 'SELECT "key" FROM "settings" WHERE "key" LIKE ? ORDER BY "key"', [
+      'group-%',
+    ]);
     expect(stored.rows.map((r) => r.key).sort()).toEqual([...keys].sort());
     if (!isPostgres(ds)) {
       // the group's transaction was committed, not left open
@@ -56,12 +58,16 @@ describe('writes outside a transaction (group commit on SQLite)', () => {
     const w = await createWorld(t.rt);
     const n = 30;
     const answers = await Promise.all(
-      Array.from({ length: n }, (_, i) => call(t, 'GET', '/v1/me', { key: w.key, headers: { 'X-Request-Id': `req_group_${i}` } })),
+      Array.from({ length: n }, (_, i) =>
+        call(t, 'GET', '/v1/me', { key: w.key, headers: { 'X-Request-Id': `req_group_${i}` } }),
+      ),
     );
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const used = answers.map((a) => Number(a.headers.get('svc-api-units-used'))).sort((x, y) => x - y);
     expect(used).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    const audited = (await listAudit(t.rt.services, { limit: 500 })).map((r) => r.requestId).filter((id) => id.startsWith('req_group_'));
+    const audited = (await listAudit(t.rt.services, { limit: 500 }))
+      .map((r) => r.requestId)
+      .filter((id) => id.startsWith('req_group_'));
     expect(audited.sort()).toEqual(Array.from({ length: n }, (_, i) => `req_group_${i}`).sort());
   });
 });

@@ -31,8 +31,16 @@ describe('the request hot path keeps its rules', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     expect((await call(t, 'GET', '/v1/me', { key: w.key })).body.name).toBe('owner');
-    await sql(t.rt.services.ds, 'UPDATE "users" SET "name" = ?, "locale" = ? WHERE "id" = ?', ['Renamed', 'fr', w.owner.id]);
-    expect((await call(t, 'GET', '/v1/me', { key: w.key })).body).toMatchObject({ id: w.owner.id, name: 'Renamed', locale: 'fr' });
+    await sql(t.rt.services.ds, 'UPDATE "users" SET "name" = ?, "locale" = ? WHERE "id" = ?', [
+      'Renamed',
+      'fr',
+      w.owner.id,
+    ]);
+    expect((await call(t, 'GET', '/v1/me', { key: w.key })).body).toMatchObject({
+      id: w.owner.id,
+      name: 'Renamed',
+      locale: 'fr',
+    });
     // a key whose user row is gone is no credential
     await sql(t.rt.services.ds, 'UPDATE "api_keys" SET "userId" = ? WHERE "id" = ?', ['usr_gone', w.keyId]);
     expect((await call(t, 'GET', '/v1/me', { key: w.key })).status).toBe(401);
@@ -53,9 +61,21 @@ describe('the request hot path keeps its rules', () => {
     });
     await isOpen;
     const row = {
-      requestId: 'req_during_other_tx', surface: 'rest' as const, method: 'GET', routePattern: '/v1/me', statusCode: 200,
-      authMethod: null, actor: null, delegatingUserId: null, scopes: [], organizationId: null, userId: null, apiKeyId: null,
-      tokenId: null, units: 1, errorCode: null,
+      requestId: 'req_during_other_tx',
+      surface: 'rest' as const,
+      method: 'GET',
+      routePattern: '/v1/me',
+      statusCode: 200,
+      authMethod: null,
+      actor: null,
+      delegatingUserId: null,
+      scopes: [],
+      organizationId: null,
+      userId: null,
+      apiKeyId: null,
+      tokenId: null,
+      units: 1,
+      errorCode: null,
     };
     const mine = Promise.all([writeAudit(s, row), chargeUnits(s.ds, 'org:hot-path', new Date(), 3, 100)]);
     fail();

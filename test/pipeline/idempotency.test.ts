@@ -6,10 +6,18 @@ describe('Idempotency-Key (spec 5.5 condition 7)', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const path = `/v1/rooms/${w.roomId}/messages`;
-    const first = await call(t, 'POST', path, { key: w.key, body: { body: 'hello' }, headers: { 'Idempotency-Key': 'abc-1' } });
+    const first = await call(t, 'POST', path, {
+      key: w.key,
+      body: { body: 'hello' },
+      headers: { 'Idempotency-Key': 'abc-1' },
+    });
     expect(first.status).toBe(201);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
-    const again = await call(t, 'POST', path, { key: w.key, body: { body: 'hello' }, headers: { 'Idempotency-Key': '"abc-1"' } });
+    const again = await call(t, 'POST', path, {
+      key: w.key,
+      body: { body: 'hello' },
+      headers: { 'Idempotency-Key': '"abc-1"' },
+    });
     expect(again.status).toBe(201);
     expect(again.body).toEqual(first.body);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
@@ -35,8 +43,16 @@ describe('Idempotency-Key (spec 5.5 condition 7)', () => {
   it('scopes keys to the path: the same key on another path is a new request', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const a = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'x' }, headers: { 'Idempotency-Key': 'same' } });
-    const b = await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, { key: w.key, body: { title: 'x' }, headers: { 'Idempotency-Key': 'same' } });
+    const a = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+      key: w.key,
+      body: { body: 'x' },
+      headers: { 'Idempotency-Key': 'same' },
+    });
+    const b = await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, {
+      key: w.key,
+      body: { title: 'x' },
+      headers: { 'Idempotency-Key': 'same' },
+    });
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     expect(b.headers.get('idempotent-replayed')).toBeNull();
@@ -47,7 +63,9 @@ describe('Idempotency-Key (spec 5.5 condition 7)', () => {
     const w = await createWorld(t.rt);
     const path = `/v1/rooms/${w.roomId}/messages`;
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => call(t, 'POST', path, { key: w.key, body: { body: 'once' }, headers: { 'Idempotency-Key': 'race' } })),
+      Array.from({ length: 20 }, () =>
+        call(t, 'POST', path, { key: w.key, body: { body: 'once' }, headers: { 'Idempotency-Key': 'race' } }),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
@@ -64,7 +82,11 @@ describe('Idempotency-Key (spec 5.5 condition 7)', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     for (const bad of ['', 'x'.repeat(256), 'tab\there']) {
-      const r = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'x' }, headers: { 'Idempotency-Key': bad } });
+      const r = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+        key: w.key,
+        body: { body: 'x' },
+        headers: { 'Idempotency-Key': bad },
+      });
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body.error.code).toBe('validation_error');
     }
@@ -74,9 +96,17 @@ describe('Idempotency-Key (spec 5.5 condition 7)', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const path = `/v1/rooms/${w.roomId}/tasks`;
-    const bad = await call(t, 'POST', path, { key: w.key, body: { title: 'x', startDate: '2026-12-02', dueDate: '2026-12-01' }, headers: { 'Idempotency-Key': 'retry' } });
+    const bad = await call(t, 'POST', path, {
+      key: w.key,
+      body: { title: 'x', startDate: '2026-12-02', dueDate: '2026-12-01' },
+      headers: { 'Idempotency-Key': 'retry' },
+    });
     expect(bad.status).toBe(400);
-    const again = await call(t, 'POST', path, { key: w.key, body: { title: 'x', startDate: '2026-12-02', dueDate: '2026-12-01' }, headers: { 'Idempotency-Key': 'retry' } });
+    const again = await call(t, 'POST', path, {
+      key: w.key,
+      body: { title: 'x', startDate: '2026-12-02', dueDate: '2026-12-01' },
+      headers: { 'Idempotency-Key': 'retry' },
+    });
     expect(again.status).toBe(400);
   });
 });
@@ -91,12 +121,24 @@ describe('abandoned idempotency claims', () => {
     const path = `/v1/rooms/${w.roomId}/messages`;
     const input = { body: 'late', roomId: w.roomId };
     // a claim whose request died before it could finish or release it
-    await beginIdempotent(t.rt.services, { credentialId: `api_key:${w.keyId}`, method: 'POST', path, key: 'orphan' }, fingerprint(input));
-    const busy = await call(t, 'POST', path, { key: w.key, body: { body: 'late' }, headers: { 'Idempotency-Key': 'orphan' } });
+    await beginIdempotent(
+      t.rt.services,
+      { credentialId: `api_key:${w.keyId}`, method: 'POST', path, key: 'orphan' },
+      fingerprint(input),
+    );
+    const busy = await call(t, 'POST', path, {
+      key: w.key,
+      body: { body: 'late' },
+      headers: { 'Idempotency-Key': 'orphan' },
+    });
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe('idempotency_key_in_use');
     now = new Date('2026-11-22T10:06:00.000Z');
-    const retried = await call(t, 'POST', path, { key: w.key, body: { body: 'late' }, headers: { 'Idempotency-Key': 'orphan' } });
+    const retried = await call(t, 'POST', path, {
+      key: w.key,
+      body: { body: 'late' },
+      headers: { 'Idempotency-Key': 'orphan' },
+    });
     expect(retried.status).toBe(201);
   });
 });

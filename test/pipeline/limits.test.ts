@@ -4,8 +4,20 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 
-const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'svc-ratelimit-scope'];
-const UNIT_HEADERS = ['svc-api-units-limit', 'svc-api-units-remaining', 'svc-api-units-used', 'svc-api-units-cost', 'svc-api-units-reset'];
+const RATE_HEADERS = [
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'ratelimit-policy',
+  'svc-ratelimit-scope',
+];
+const UNIT_HEADERS = [
+  'svc-api-units-limit',
+  'svc-api-units-remaining',
+  'svc-api-units-used',
+  'svc-api-units-cost',
+  'svc-api-units-reset',
+];
 
 describe('rate limit (spec 5.5 condition 5)', () => {
   it('counts a 60 s window per API key and answers 429 rate_limited with Retry-After', async () => {
@@ -119,7 +131,9 @@ describe('monthly API units (spec 5.5 condition 6)', () => {
     const w = await createWorld(t.rt);
     const results = await Promise.all(Array.from({ length: 30 }, () => call(t, 'GET', '/v1/me', { key: w.key })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(10);
-    expect(results.filter((r) => r.status === 429).every((r) => r.body.error.code === 'api_units_exhausted')).toBe(true);
+    expect(results.filter((r) => r.status === 429).every((r) => r.body.error.code === 'api_units_exhausted')).toBe(
+      true,
+    );
     const used = Math.max(...results.map((r) => Number(r.headers.get('svc-api-units-used'))));
     expect(used).toBe(10);
   });

@@ -16,14 +16,30 @@ describe('bad input answers 4xx in the envelope, never 500, and changes nothing'
       ['bad date', JSON.stringify({ title: 'x', dueDate: '2026-13-45' }), {}, 400, 'validation_error'],
       ['bad status', JSON.stringify({ title: 'x', status: 'nope' }), {}, 400, 'validation_error'],
       ['huge string', JSON.stringify({ title: 'x'.repeat(600) }), {}, 400, 'validation_error'],
-      ['oversized body', JSON.stringify({ title: 'x', description: 'y'.repeat(1024 * 1024 + 10) }), {}, 413, 'payload_too_large'],
+      [
+        'oversized body',
+        JSON.stringify({ title: 'x', description: 'y'.repeat(1024 * 1024 + 10) }),
+        {},
+        413,
+        'payload_too_large',
+      ],
       ['text/plain', 'title=x', { 'content-type': 'text/plain' }, 415, 'unsupported_media_type'],
       ['prototype pollution', '{"title":"x","__proto__":{"admin":true}}', {}, 400, 'validation_error'],
-      ['deep JSON', '{"title":"x","description":' + '['.repeat(5000) + ']'.repeat(5000) + '}', {}, 400, 'validation_error'],
+      [
+        'deep JSON',
+        '{"title":"x","description":' + '['.repeat(5000) + ']'.repeat(5000) + '}',
+        {},
+        400,
+        'validation_error',
+      ],
       ['null byte', JSON.stringify({ title: 'a\u0000b' }), {}, 400, 'validation_error'],
     ];
     for (const [name, body, headers, status, code] of cases) {
-      const r = await call(t, 'POST', p, { key: w.key, body, headers: { 'content-type': 'application/json', ...headers } });
+      const r = await call(t, 'POST', p, {
+        key: w.key,
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
       expect(r.status, name).toBe(status);
       expect(r.body.error.code, name).toBe(code);
       expect(r.body.error.requestId, name).toBe(r.headers.get('x-request-id'));
@@ -54,7 +70,10 @@ describe('bad input answers 4xx in the envelope, never 500, and changes nothing'
     const w = await createWorld(t.rt);
     const ok = await call(t, 'GET', '/v1/me', { key: w.key, headers: { 'x-request-id': 'client-req-42' } });
     expect(ok.headers.get('x-request-id')).toBe('client-req-42');
-    const err = await call(t, 'GET', '/v1/rooms/room_01KAR3V6X5Q2Z8N4M7P9W1T3YB', { key: w.key, headers: { 'x-request-id': 'client-req-43' } });
+    const err = await call(t, 'GET', '/v1/rooms/room_01KAR3V6X5Q2Z8N4M7P9W1T3YB', {
+      key: w.key,
+      headers: { 'x-request-id': 'client-req-43' },
+    });
     expect(err.body.error.requestId).toBe('client-req-43');
     const bad = await call(t, 'GET', '/v1/me', { key: w.key, headers: { 'x-request-id': 'has spaces and <script>' } });
     expect(bad.headers.get('x-request-id')).toMatch(/^req_/);

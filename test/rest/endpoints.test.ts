@@ -17,17 +17,30 @@ describe('every endpoint, happy path', () => {
     const me = await call(t, 'GET', '/v1/me', { key: w.key });
     expect(me.status).toBe(200);
     expect(me.body).toEqual({
-      id: w.owner.id, email: w.owner.email, name: 'owner', locale: 'en', organizationId: w.orgId, billingContext: 'organization',
+      id: w.owner.id,
+      email: w.owner.email,
+      name: 'owner',
+      locale: 'en',
+      organizationId: w.orgId,
+      billingContext: 'organization',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     const orgs = await call(t, 'GET', '/v1/organizations', { key: w.key });
-    expect(orgs.body).toEqual({ data: [{ id: w.orgId, name: 'Acme', role: 'owner', createdAt: expect.any(String) }], nextCursor: null });
+    expect(orgs.body).toEqual({
+      data: [{ id: w.orgId, name: 'Acme', role: 'owner', createdAt: expect.any(String) }],
+      nextCursor: null,
+    });
   });
 
   it('rooms: create, get, rename, members', async () => {
     const created = await call(t, 'POST', '/v1/rooms', { key: w.key, body: { name: 'Planning' } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'Planning', roomType: 0, organizationId: w.orgId, createdById: w.owner.id });
+    expect(created.body).toMatchObject({
+      name: 'Planning',
+      roomType: 0,
+      organizationId: w.orgId,
+      createdById: w.owner.id,
+    });
     expect(created.body.id).toMatch(/^room_/);
     const id = created.body.id;
     expect((await call(t, 'GET', `/v1/rooms/${id}`, { key: w.key })).body.name).toBe('Planning');
@@ -51,39 +64,62 @@ describe('every endpoint, happy path', () => {
 
   it('tasks', async () => {
     const created = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, {
-      key: w.key, body: { title: 'Write spec', assigneeId: w.member.id, startDate: '2026-12-01', dueDate: '2026-12-05' },
+      key: w.key,
+      body: { title: 'Write spec', assigneeId: w.member.id, startDate: '2026-12-01', dueDate: '2026-12-05' },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ title: 'Write spec', status: 'todo', assigneeId: w.member.id, startDate: '2026-12-01', dueDate: '2026-12-05' });
+    expect(created.body).toMatchObject({
+      title: 'Write spec',
+      status: 'todo',
+      assigneeId: w.member.id,
+      startDate: '2026-12-01',
+      dueDate: '2026-12-05',
+    });
     const id = created.body.id;
-    const updated = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key, body: { status: 'done', dueDate: '2026-12-09' } });
+    const updated = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, {
+      key: w.key,
+      body: { status: 'done', dueDate: '2026-12-09' },
+    });
     expect(updated.body).toMatchObject({ status: 'done', dueDate: '2026-12-09', title: 'Write spec' });
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key })).body.status).toBe('done');
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks`, { key: w.key })).body.data.length).toBeGreaterThan(0);
-    const badDates = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key, body: { startDate: '2026-12-31' } });
+    const badDates = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, {
+      key: w.key,
+      body: { startDate: '2026-12-31' },
+    });
     expect(badDates.status).toBe(400);
     // business rules the schema cannot state answer rule_violation, not the schema's validation_error (issue 20.2)
     expect(badDates.body.error.code).toBe('rule_violation');
     // a refused update changes nothing (the update and its check run in one transaction, taken back whole)
     const notMember = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, {
-      key: w.key, body: { title: 'Renamed', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' },
+      key: w.key,
+      body: { title: 'Renamed', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' },
     });
     expect([notMember.status, notMember.body.error.code]).toEqual([400, 'rule_violation']);
     const blank = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key, body: { title: ' ' } });
     expect(blank.status).toBe(400);
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks/${id}`, { key: w.key })).body).toEqual(updated.body);
-    const missing = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/task_01KAR3V6X5Q2Z8N4M7P9W1T3YB`, { key: w.key, body: { status: 'done' } });
+    const missing = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/task_01KAR3V6X5Q2Z8N4M7P9W1T3YB`, {
+      key: w.key,
+      body: { status: 'done' },
+    });
     expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
     // and leaves no event: one task.updated, the accepted update's (a refused one's event goes back with it)
     const events = await call(t, 'GET', `/v1/events?type=task.updated&roomId=${w.roomId}&limit=200`, { key: w.key });
     expect(events.body.data.map((e: any) => e.data.object.id)).toEqual([id]);
-    const outsider = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key: w.key, body: { title: 'x', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' } });
+    const outsider = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, {
+      key: w.key,
+      body: { title: 'x', assigneeId: 'usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB' },
+    });
     expect(outsider.status).toBe(400);
     expect(outsider.body.error.code).toBe('rule_violation');
   });
 
   it('records and the approval flow', async () => {
-    const rec = await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, { key: w.key, body: { title: 'Weekly', body: 'notes' } });
+    const rec = await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, {
+      key: w.key,
+      body: { title: 'Weekly', body: 'notes' },
+    });
     expect(rec.status).toBe(201);
     expect(rec.body.approvalState).toBe('none');
     const p = `/v1/rooms/${w.roomId}/records/${rec.body.id}`;
@@ -94,19 +130,35 @@ describe('every endpoint, happy path', () => {
     expect(requested.body.record.approvalState).toBe('pending');
     const selfApprove = await call(t, 'POST', `${p}/approval/approve`, { key: w.key });
     expect(selfApprove.status).toBe(403);
-    const memberKey = await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ['records:write', 'records:read'] });
-    const approved = await call(t, 'POST', `${p}/approval/approve`, { key: memberKey.token, body: { comment: 'LGTM' } });
+    const memberKey = await issueKey(t.rt, {
+      userId: w.member.id,
+      organizationId: w.orgId,
+      scopes: ['records:write', 'records:read'],
+    });
+    const approved = await call(t, 'POST', `${p}/approval/approve`, {
+      key: memberKey.token,
+      body: { comment: 'LGTM' },
+    });
     expect(approved.status).toBe(200);
-    expect(approved.body.approval).toMatchObject({ status: 'approved', requestedById: w.owner.id, decidedById: w.member.id, comment: 'LGTM' });
+    expect(approved.body.approval).toMatchObject({
+      status: 'approved',
+      requestedById: w.owner.id,
+      decidedById: w.member.id,
+      comment: 'LGTM',
+    });
     const twice = await call(t, 'POST', `${p}/approval/approve`, { key: memberKey.token });
     expect(twice.status).toBe(409);
     expect(twice.body.error.code).toBe('invalid_state');
     await call(t, 'POST', `${p}/approval/request`, { key: w.key });
     const withdrawnByOther = await call(t, 'POST', `${p}/approval/withdraw`, { key: memberKey.token });
     expect(withdrawnByOther.status).toBe(403);
-    expect((await call(t, 'POST', `${p}/approval/withdraw`, { key: w.key })).body.record.approvalState).toBe('withdrawn');
+    expect((await call(t, 'POST', `${p}/approval/withdraw`, { key: w.key })).body.record.approvalState).toBe(
+      'withdrawn',
+    );
     await call(t, 'POST', `${p}/approval/request`, { key: w.key });
-    expect((await call(t, 'POST', `${p}/approval/reject`, { key: memberKey.token })).body.record.approvalState).toBe('rejected');
+    expect((await call(t, 'POST', `${p}/approval/reject`, { key: memberKey.token })).body.record.approvalState).toBe(
+      'rejected',
+    );
     const del = await call(t, 'DELETE', p, { key: w.key });
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ id: rec.body.id, deleted: true });
@@ -114,24 +166,49 @@ describe('every endpoint, happy path', () => {
     const events = await call(t, 'GET', `/v1/events?roomId=${w.roomId}&limit=200`, { key: w.key });
     const types = events.body.data.filter((e: any) => e.data.object.id === rec.body.id).map((e: any) => e.type);
     expect(types).toEqual([
-      'record.created', 'record.updated', 'approval.requested', 'record.approval_requested', 'approval.approved', 'record.approved',
-      'approval.requested', 'record.approval_requested', 'approval.withdrawn', 'approval.requested', 'record.approval_requested',
-      'approval.rejected', 'record.deleted',
+      'record.created',
+      'record.updated',
+      'approval.requested',
+      'record.approval_requested',
+      'approval.approved',
+      'record.approved',
+      'approval.requested',
+      'record.approval_requested',
+      'approval.withdrawn',
+      'approval.requested',
+      'record.approval_requested',
+      'approval.rejected',
+      'record.deleted',
     ]);
   });
 
   it('files: upload raw bytes attached to a message, metadata, streamed download', async () => {
-    const msg = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'see attachment' } });
-    const bytes = Buffer.from('%PDF-1.4 hello\x00\xff', 'binary');
-    const up = await t.fetch(`/v1/rooms/${w.roomId}/files?filename=${encodeURIComponent('min utes.pdf')}&messageId=${msg.body.id}`, {
-      method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/pdf' }, body: bytes,
+    const msg = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+      key: w.key,
+      body: { body: 'see attachment' },
     });
+    const bytes = Buffer.from('%PDF-1.4 hello\x00\xff', 'binary');
+    const up = await t.fetch(
+      `/v1/rooms/${w.roomId}/files?filename=${encodeURIComponent('min utes.pdf')}&messageId=${msg.body.id}`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/pdf' },
+        body: bytes,
+      },
+    );
     expect(up.status).toBe(201);
     const file = (await up.json()) as any;
-    expect(file).toMatchObject({ filename: 'min utes.pdf', contentType: 'application/pdf', size: bytes.length, messageId: msg.body.id });
+    expect(file).toMatchObject({
+      filename: 'min utes.pdf',
+      contentType: 'application/pdf',
+      size: bytes.length,
+      messageId: msg.body.id,
+    });
     const meta = await call(t, 'GET', `/v1/rooms/${w.roomId}/files/${file.id}`, { key: w.key });
     expect(meta.body.sha256).toBe(file.sha256);
-    const dl = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, { headers: { authorization: `Bearer ${w.key}` } });
+    const dl = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, {
+      headers: { authorization: `Bearer ${w.key}` },
+    });
     expect(dl.status).toBe(200);
     expect(dl.headers.get('content-type')).toBe('application/pdf');
     expect(dl.headers.get('content-length')).toBe(String(bytes.length));
@@ -146,7 +223,9 @@ describe('every endpoint, happy path', () => {
     await using small = await startTestServer({ env: { SVC_MAX_UPLOAD_BYTES: '10' } });
     const sw = await createWorld(small.rt);
     const r = await small.fetch(`/v1/rooms/${sw.roomId}/files?filename=a.bin`, {
-      method: 'POST', headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'application/octet-stream' }, body: Buffer.alloc(11),
+      method: 'POST',
+      headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(11),
     });
     expect(r.status).toBe(413);
     expect(((await r.json()) as any).error.code).toBe('payload_too_large');
@@ -165,8 +244,12 @@ describe('authentication and scopes', () => {
     const k = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['me:read'] });
     await t.rt.services.ds.transaction((m) => revokeApiKey(m, new Date(), k.id));
     const variants: Record<string, string>[] = [
-      {}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_live_nope' }, { 'x-api-key': 'svc_test_' + 'A'.repeat(43) },
-      { authorization: `Bearer ${k.token}` }, { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc' },
+      {},
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer svc_live_nope' },
+      { 'x-api-key': 'svc_test_' + 'A'.repeat(43) },
+      { authorization: `Bearer ${k.token}` },
+      { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc' },
     ];
     for (const headers of variants) {
       const r = await call(t, 'GET', '/v1/me', { headers });
@@ -185,9 +268,15 @@ describe('authentication and scopes', () => {
     for (const p of listProcedures()) {
       const path = p.meta.http.path.replace('{roomId}', w.roomId).replace(/\{\w+\}/g, 'x_01KAR3V6X5Q2Z8N4M7P9W1T3YB');
       const key = p.meta.scope === 'agent:invoke' ? other : k;
-      const r = await call(t, p.meta.http.method, path, { key: key.token, body: p.meta.http.method === 'GET' ? undefined : {} });
+      const r = await call(t, p.meta.http.method, path, {
+        key: key.token,
+        body: p.meta.http.method === 'GET' ? undefined : {},
+      });
       expect(r.status, p.meta.tool.name).toBe(403);
-      expect(r.body.error).toMatchObject({ code: 'insufficient_scope', details: { required: [p.meta.scope], granted: [key === k ? 'agent:invoke' : 'me:read'] } });
+      expect(r.body.error).toMatchObject({
+        code: 'insufficient_scope',
+        details: { required: [p.meta.scope], granted: [key === k ? 'agent:invoke' : 'me:read'] },
+      });
     }
   });
 });
@@ -199,14 +288,18 @@ describe('isolation and direct-message rooms', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe('not_found');
     for (const [m, p, body] of [
-      ['GET', `/v1/rooms/${other.roomId}/messages`, undefined], ['POST', `/v1/rooms/${other.roomId}/messages`, { body: 'x' }],
-      ['GET', `/v1/rooms/${other.roomId}/tasks`, undefined], ['POST', `/v1/rooms/${other.roomId}/records`, { title: 'x' }],
+      ['GET', `/v1/rooms/${other.roomId}/messages`, undefined],
+      ['POST', `/v1/rooms/${other.roomId}/messages`, { body: 'x' }],
+      ['GET', `/v1/rooms/${other.roomId}/tasks`, undefined],
+      ['POST', `/v1/rooms/${other.roomId}/records`, { title: 'x' }],
     ] as const) {
       const r = await call(t, m, p, { key: w.key, body });
       expect(r.status, p).toBe(404);
       expect(r.body.error.code).toBe('not_found');
     }
-    expect((await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: any) => r.id)).not.toContain(other.roomId);
+    expect((await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: any) => r.id)).not.toContain(
+      other.roomId,
+    );
     const personal = await issueKey(t.rt, { userId: w.owner.id, scopes: ['rooms:read', 'me:read'] });
     const pr = await call(t, 'GET', `/v1/rooms/${w.roomId}`, { key: personal.token });
     expect(pr.status).toBe(404);
@@ -218,10 +311,15 @@ describe('isolation and direct-message rooms', () => {
   it('a direct-message room answers 404 room_not_found on every room path and is never listed', async () => {
     const dm = w.dmRoomId;
     const paths: [string, string, unknown][] = [
-      ['GET', `/v1/rooms/${dm}`, undefined], ['PATCH', `/v1/rooms/${dm}`, { name: 'x' }], ['GET', `/v1/rooms/${dm}/members`, undefined],
-      ['POST', `/v1/rooms/${dm}/members`, { userId: w.member.id }], ['GET', `/v1/rooms/${dm}/messages`, undefined],
-      ['POST', `/v1/rooms/${dm}/messages`, { body: 'x' }], ['GET', `/v1/rooms/${dm}/tasks`, undefined],
-      ['POST', `/v1/rooms/${dm}/tasks`, { title: 'x' }], ['GET', `/v1/rooms/${dm}/records`, undefined],
+      ['GET', `/v1/rooms/${dm}`, undefined],
+      ['PATCH', `/v1/rooms/${dm}`, { name: 'x' }],
+      ['GET', `/v1/rooms/${dm}/members`, undefined],
+      ['POST', `/v1/rooms/${dm}/members`, { userId: w.member.id }],
+      ['GET', `/v1/rooms/${dm}/messages`, undefined],
+      ['POST', `/v1/rooms/${dm}/messages`, { body: 'x' }],
+      ['GET', `/v1/rooms/${dm}/tasks`, undefined],
+      ['POST', `/v1/rooms/${dm}/tasks`, { title: 'x' }],
+      ['GET', `/v1/rooms/${dm}/records`, undefined],
       ['POST', `/v1/rooms/${dm}/records`, { title: 'x' }],
     ];
     for (const [m, p, body] of paths) {
@@ -229,11 +327,17 @@ describe('isolation and direct-message rooms', () => {
       expect(r.status, `${m} ${p}`).toBe(404);
       expect(r.body.error.code, `${m} ${p}`).toBe('room_not_found');
     }
-    expect((await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: any) => r.id)).not.toContain(dm);
+    expect((await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: any) => r.id)).not.toContain(
+      dm,
+    );
   });
 
   it('a member without admin rights cannot rename a room they did not create (403), a non-member cannot see it (404)', async () => {
-    const memberKey = await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ['rooms:read', 'rooms:write'] });
+    const memberKey = await issueKey(t.rt, {
+      userId: w.member.id,
+      organizationId: w.orgId,
+      scopes: ['rooms:read', 'rooms:write'],
+    });
     const r = await call(t, 'PATCH', `/v1/rooms/${w.roomId}`, { key: memberKey.token, body: { name: 'mine' } });
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('forbidden');

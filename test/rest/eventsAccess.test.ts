@@ -7,7 +7,12 @@ async function eventObjects(t: Parameters<typeof call>[0], key: string, query = 
   const ids: string[] = [];
   let cursor: string | null = null;
   do {
-    const r = await call(t, 'GET', `/v1/events?limit=2${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
+    const r = await call(
+      t,
+      'GET',
+      `/v1/events?limit=2${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { key },
+    );
     expect(r.status).toBe(200);
     ids.push(...r.body.data.map((e: { data: { object: { id: string } } }) => e.data.object.id));
     cursor = r.body.nextCursor;
@@ -21,13 +26,19 @@ describe('GET /v1/events shows the events of the rooms the caller can read (acce
     const w = await createWorld(t.rt);
     const s = t.rt.services;
     const other = await createWorld(t.rt, 'Other');
-    const memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ALL_SCOPES })).token;
+    const memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ALL_SCOPES }))
+      .token;
     const personalKey = (await issueKey(t.rt, { userId: w.owner.id, organizationId: null, scopes: ALL_SCOPES })).token;
     // a room of the organization the member is not in, a personal room of the owner with the member in it
-    const ownersOnly = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Owners', createdById: w.owner.id, organizationId: w.orgId }));
-    const personal = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Mine', createdById: w.owner.id, organizationId: null }));
+    const ownersOnly = await s.ds.transaction((m) =>
+      createRoom(m, s.now(), { name: 'Owners', createdById: w.owner.id, organizationId: w.orgId }),
+    );
+    const personal = await s.ds.transaction((m) =>
+      createRoom(m, s.now(), { name: 'Mine', createdById: w.owner.id, organizationId: null }),
+    );
     await addToRoom(t.rt, personal.id, w.member.id);
-    const post = async (key: string, roomId: string) => (await call(t, 'POST', `/v1/rooms/${roomId}/messages`, { key, body: { body: 'hi' } })).body.id as string;
+    const post = async (key: string, roomId: string) =>
+      (await call(t, 'POST', `/v1/rooms/${roomId}/messages`, { key, body: { body: 'hi' } })).body.id as string;
     const inGeneral = await post(w.key, w.roomId);
     const inOwnersOnly = await post(w.key, ownersOnly.id);
     const inPersonal = await post(personalKey, personal.id);

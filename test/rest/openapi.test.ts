@@ -16,7 +16,8 @@ function globalNames(): Set<string> {
   const names = new Set<string>();
   for (const f of fs.readdirSync(dir).filter((f) => /^lib\..*\.d\.ts$/.test(f))) {
     const text = fs.readFileSync(path.join(dir, f), 'utf8');
-    for (const m of text.matchAll(/^(?:declare )?(?:var|function|interface|type|class|namespace) ([A-Za-z_$][\w$]*)/gm)) names.add(m[1]);
+    for (const m of text.matchAll(/^(?:declare )?(?:var|function|interface|type|class|namespace) ([A-Za-z_$][\w$]*)/gm))
+      names.add(m[1]);
   }
   return names;
 }
@@ -44,13 +45,18 @@ describe('GET /v1/openapi.json', () => {
       expect(op.operationId).toBe(p.meta.tool.name);
       expect(op['x-api-units']).toBe(p.meta.units);
       expect(op.security).toEqual([{ apiKey: [] }, { apiKeyHeader: [] }, { oauth2: [p.meta.scope] }]);
-      expect(op.responses[String(p.meta.http.successStatus ?? 200)].headers['Svc-Api-Units-Cost']).toEqual({ $ref: '#/components/headers/Svc-Api-Units-Cost' });
-      if (p.meta.kind === 'write') expect(op.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+      expect(op.responses[String(p.meta.http.successStatus ?? 200)].headers['Svc-Api-Units-Cost']).toEqual({
+        $ref: '#/components/headers/Svc-Api-Units-Cost',
+      });
+      if (p.meta.kind === 'write')
+        expect(op.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     }
     const upload = doc.paths['/v1/rooms/{roomId}/files'].post;
     // (a parameter several operations share is a reference to components.parameters)
     const paramName = (x: any) => (x.$ref ? doc.components.parameters[x.$ref.split('/').pop()].name : x.name);
-    expect(upload.parameters.map(paramName)).toEqual(expect.arrayContaining(['roomId', 'filename', 'messageId', 'taskId']));
+    expect(upload.parameters.map(paramName)).toEqual(
+      expect.arrayContaining(['roomId', 'filename', 'messageId', 'taskId']),
+    );
     // `text` stands for the body over MCP only; REST sends the bytes
     expect(upload.parameters.map(paramName)).not.toContain('text');
     expect(doc.paths['/v1/rooms'].get.parameters.map(paramName)).toEqual(['limit', 'cursor']);
@@ -61,16 +67,24 @@ describe('GET /v1/openapi.json', () => {
     const text = await (await t.fetch('/v1/openapi.json')).text();
     expect(Buffer.byteLength(text)).toBeLessThan(150 * 1024);
     const doc = JSON.parse(text);
-    expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'Svc-Api-Units-Reset', 'Retry-After']));
-    expect(doc.components.parameters.IdempotencyKey.schema).toMatchObject({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$' });
+    expect(Object.keys(doc.components.headers)).toEqual(
+      expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'Svc-Api-Units-Reset', 'Retry-After']),
+    );
+    expect(doc.components.parameters.IdempotencyKey.schema).toMatchObject({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
+    });
     for (const [at, node] of schemaNodes(doc.paths)) {
       // a response's headers are references, but for the two only a download has
       if (at.endsWith('/headers')) {
-        for (const [name, h] of Object.entries(node)) if (!['Content-Disposition', 'ETag'].includes(name)) expect(h, `${at}/${name}`).toHaveProperty('$ref');
+        for (const [name, h] of Object.entries(node))
+          if (!['Content-Disposition', 'ETag'].includes(name)) expect(h, `${at}/${name}`).toHaveProperty('$ref');
       }
       // every error response is a shared one
       const status = /\/responses\/(\d+)$/.exec(at)?.[1];
-      if (status && Number(status) >= 400) expect(node, at).toEqual({ $ref: expect.stringMatching(/^#\/components\/responses\//) });
+      if (status && Number(status) >= 400)
+        expect(node, at).toEqual({ $ref: expect.stringMatching(/^#\/components\/responses\//) });
     }
     // every JSON request body is a named schema
     for (const item of Object.values<any>(doc.paths)) {
@@ -81,7 +95,8 @@ describe('GET /v1/openapi.json', () => {
     }
     // top-level tags with descriptions, and every tag used is among them
     const tags = new Map(doc.tags.map((x: any) => [x.name, x.description]));
-    for (const item of Object.values<any>(doc.paths)) for (const op of Object.values<any>(item)) for (const tag of op.tags) expect(tags.get(tag), tag).toBeTruthy();
+    for (const item of Object.values<any>(doc.paths))
+      for (const op of Object.values<any>(item)) for (const tag of op.tags) expect(tags.get(tag), tag).toBeTruthy();
   });
 
   it('names no schema after a JavaScript, TypeScript or DOM global (Error, File, Record, Event…)', async () => {
@@ -91,7 +106,9 @@ describe('GET /v1/openapi.json', () => {
     expect(globals.has('Error') && globals.has('File') && globals.has('Record') && globals.has('Event')).toBe(true);
     expect(Object.keys(doc.components.schemas).filter((n) => globals.has(n))).toEqual([]);
     expect(Object.keys(doc.components.responses).filter((n) => globals.has(n))).toEqual([]);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ApiError', 'FileMetadata', 'MeetingRecord', 'EventObject']));
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['ApiError', 'FileMetadata', 'MeetingRecord', 'EventObject']),
+    );
   });
 
   it('states what the server enforces: closed bodies, date-time timestamps, no NUL, described parameters (issue 20.1)', async () => {
@@ -136,42 +153,73 @@ describe('GET /v1/openapi.json', () => {
       const op = doc.paths[p.meta.http.path][p.meta.http.method.toLowerCase()];
       const byStatus = errorCodesOf(p.meta, 'rest');
       const documented = Object.fromEntries(
-        Object.entries<any>(op.responses).filter(([s]) => Number(s) >= 400).map(([s, r]) => {
-          const shared = doc.components.responses[r.$ref.split('/').pop()];
-          return [s, shared.content['application/json'].schema.allOf[1].properties.error.properties.code.enum];
-        }),
+        Object.entries<any>(op.responses)
+          .filter(([s]) => Number(s) >= 400)
+          .map(([s, r]) => {
+            const shared = doc.components.responses[r.$ref.split('/').pop()];
+            return [s, shared.content['application/json'].schema.allOf[1].properties.error.properties.code.enum];
+          }),
       );
-      expect(documented, p.meta.tool.name).toEqual(Object.fromEntries(Object.entries(byStatus).map(([s, c]) => [s, c])));
+      expect(documented, p.meta.tool.name).toEqual(
+        Object.fromEntries(Object.entries(byStatus).map(([s, c]) => [s, c])),
+      );
       // every status lists codes whose default status it is, or an override the operation declares
-      for (const [s, codes] of Object.entries(byStatus)) for (const c of codes) expect([ERROR_STATUS[c], 422], `${c} ${s}`).toContain(Number(s));
+      for (const [s, codes] of Object.entries(byStatus))
+        for (const c of codes) expect([ERROR_STATUS[c], 422], `${c} ${s}`).toContain(Number(s));
       // the tool lists its own codes: the same list but the HTTP body read (413, 408, 415), which an MCP tool call
       // does not do, and the codes every call or every write answers (named once in the MCP guide)
       const mcp = (tools.get(p.meta.tool.name)!.tool._meta?.[ERRORS_META] ?? {}) as Record<string, string[]>;
       expect(mcp, p.meta.tool.name).toEqual(ownErrorCodesOf(p.meta, 'mcp'));
-      const common = [...EVERY_CALL_CODES, 'idempotency_key_in_use', 'idempotency_key_reused', 'unsupported_media_type', 'payload_too_large', 'request_timeout'] as string[];
-      const pairs = (o: Record<string, string[]>) => Object.entries(o).flatMap(([s, codes]) => codes.map((c) => `${s} ${c}`)).sort();
-      const declared = (p.meta.errors ?? []).map((e) => (typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`));
-      expect(pairs(mcp), p.meta.tool.name).toEqual(pairs(byStatus).filter((sc) => !common.includes(sc.split(' ')[1]) || declared.includes(sc)));
+      const common = [
+        ...EVERY_CALL_CODES,
+        'idempotency_key_in_use',
+        'idempotency_key_reused',
+        'unsupported_media_type',
+        'payload_too_large',
+        'request_timeout',
+      ] as string[];
+      const pairs = (o: Record<string, string[]>) =>
+        Object.entries(o)
+          .flatMap(([s, codes]) => codes.map((c) => `${s} ${c}`))
+          .sort();
+      const declared = (p.meta.errors ?? []).map((e) =>
+        typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`,
+      );
+      expect(pairs(mcp), p.meta.tool.name).toEqual(
+        pairs(byStatus).filter((sc) => !common.includes(sc.split(' ')[1]) || declared.includes(sc)),
+      );
     }
-    expect(doc.paths['/v1/rooms/{roomId}/tasks'].post.responses['400'].$ref).toBe('#/components/responses/ValidationErrorOrRuleViolation');
-    expect(doc.paths['/v1/rooms/{roomId}'].get.responses['404'].$ref).toBe('#/components/responses/NotFoundOrRoomNotFound');
+    expect(doc.paths['/v1/rooms/{roomId}/tasks'].post.responses['400'].$ref).toBe(
+      '#/components/responses/ValidationErrorOrRuleViolation',
+    );
+    expect(doc.paths['/v1/rooms/{roomId}'].get.responses['404'].$ref).toBe(
+      '#/components/responses/NotFoundOrRoomNotFound',
+    );
   });
 
   it('describes files as they behave: any media type up, the stored type down (issue 20.3)', async () => {
     await using t = await startTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     const files = '/v1/rooms/{roomId}/files';
-    expect(doc.paths[files].post.requestBody.content).toEqual({ '*/*': { schema: { type: 'string', format: 'binary' } } });
-    expect(doc.paths[`${files}/{fileId}/content`].get.responses['200'].content).toEqual({ '*/*': { schema: { type: 'string', format: 'binary' } } });
+    expect(doc.paths[files].post.requestBody.content).toEqual({
+      '*/*': { schema: { type: 'string', format: 'binary' } },
+    });
+    expect(doc.paths[`${files}/{fileId}/content`].get.responses['200'].content).toEqual({
+      '*/*': { schema: { type: 'string', format: 'binary' } },
+    });
     const w = await createWorld(t.rt);
     const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]);
     const up = await t.fetch(`/v1/rooms/${w.roomId}/files?filename=dot.png`, {
-      method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'image/png' }, body: bytes,
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'image/png' },
+      body: bytes,
     });
     expect(up.status).toBe(201);
     const file = (await up.json()) as any;
     expect(file.contentType).toBe('image/png');
-    const down = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, { headers: { authorization: `Bearer ${w.key}` } });
+    const down = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, {
+      headers: { authorization: `Bearer ${w.key}` },
+    });
     expect(down.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await down.arrayBuffer())).toEqual(bytes);
   });
@@ -187,7 +235,11 @@ describe('GET /v1/openapi.json', () => {
     // (issue 20.7) none of the vendor's UI that does not apply, the API-key scheme preselected for "try it"
     const config = JSON.parse(/createApiReference\('#app', (\{[\s\S]*?\})\)\s*<\/script>/.exec(html)![1]);
     expect(config).toMatchObject({
-      agent: { disabled: true }, mcp: { disabled: true }, hideClientButton: true, showDeveloperTools: 'never', telemetry: false,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      hideClientButton: true,
+      showDeveloperTools: 'never',
+      telemetry: false,
       authentication: { preferredSecurityScheme: 'apiKey' },
     });
   });
@@ -204,7 +256,10 @@ describe('unknown input is refused, as the document says, on REST and MCP (issue
     expect(extraField.body.error.details.issues[0]).toMatchObject({ code: 'unrecognized_keys', keys: ['pinned'] });
     const unknownQuery = await call(t, 'GET', `${messages}?limit=5&sort=desc`, { key: w.key });
     expect(unknownQuery.status).toBe(400);
-    expect(unknownQuery.body.error).toMatchObject({ code: 'validation_error', details: { issues: [{ code: 'unrecognized_keys', keys: ['sort'] }] } });
+    expect(unknownQuery.body.error).toMatchObject({
+      code: 'validation_error',
+      details: { issues: [{ code: 'unrecognized_keys', keys: ['sort'] }] },
+    });
     // a body field in the query string is not taken for the body
     const inQuery = await call(t, 'POST', `${messages}?body=sneaky`, { key: w.key, body: { body: 'hi' } });
     expect(inQuery.status).toBe(400);
@@ -214,7 +269,9 @@ describe('unknown input is refused, as the document says, on REST and MCP (issue
     expect(pathInQuery.status).toBe(400);
     // an upload takes filename, messageId and taskId in the query, not its content type
     const upload = await t.fetch(`/v1/rooms/${w.roomId}/files?filename=a.txt&contentType=text/html`, {
-      method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' }, body: 'x',
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' },
+      body: 'x',
     });
     expect(upload.status).toBe(400);
     expect(((await upload.json()) as any).error.details.issues[0].keys).toEqual(['contentType']);
@@ -229,7 +286,10 @@ describe('unknown input is refused, as the document says, on REST and MCP (issue
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
-    const r: any = await c.callTool({ name: 'create_message', arguments: { roomId: w.roomId, body: 'hi', pinned: true } });
+    const r: any = await c.callTool({
+      name: 'create_message',
+      arguments: { roomId: w.roomId, body: 'hi', pinned: true },
+    });
     expect(r.isError).toBe(true);
     // an error result carries its envelope in the text content (the output schema describes success only)
     expect(r.structuredContent).toBeUndefined();

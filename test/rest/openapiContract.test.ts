@@ -31,7 +31,14 @@ const docOperations = (doc: Schema): Operation[] =>
 const NAMES = docOperations(buildOpenApiDocument('http://localhost')).map((o) => `${o.method} ${o.path}`);
 
 /** Percent-encodes the UTF-8 bytes of a string for a path or a query. */
-const pct = (v: string) => [...Buffer.from(v, 'utf8')].map((b) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0').toUpperCase()}`)).join('');
+const pct = (v: string) =>
+  [...Buffer.from(v, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9._~-]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).padStart(2, '0').toUpperCase()}`,
+    )
+    .join('');
 
 function show(r: Req) {
   const q = r.query.map(([k, v]) => `${k}=${v}`).join('&');
@@ -66,20 +73,34 @@ function allowedRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary<R
   const pathValue = (p: Schema): fc.Arbitrary<string> => {
     const known = prefixes(p).flatMap((x) => w.sandbox[x] ?? []);
     // redeliver's deliveryId also takes a Svc-Webhook-Delivery UUID: the document lists its answer, 404 not_found
-    const uuid = p.schema.pattern && new RegExp(p.schema.pattern).test('0b6f6f4e-3c1a-4d2e-9f00-1a2b3c4d5e6f') ? [fc.uuid()] : [];
+    const uuid =
+      p.schema.pattern && new RegExp(p.schema.pattern).test('0b6f6f4e-3c1a-4d2e-9f00-1a2b3c4d5e6f') ? [fc.uuid()] : [];
     if (!known.length && !uuid.length) return fc.constant('x');
-    return known.length ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, ...uuid.map((a) => ({ arbitrary: a, weight: 1 }))) : uuid[0];
+    return known.length
+      ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, ...uuid.map((a) => ({ arbitrary: a, weight: 1 })))
+      : uuid[0];
   };
-  const pathArb = fc.tuple(...pathParams.map(pathValue))
+  const pathArb = fc
+    .tuple(...pathParams.map(pathValue))
     .map((vs) => pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, pct(vs[i])), o.path));
-  const queryArb = fc.tuple(...queryParams.map((p) => {
-    const value = valueFor(p.schema, opts).map((v) => [p.name, pct(String(v))] as [string, string]);
-    return p.required ? value : fc.option(value, { nil: undefined });
-  })).map((q) => q.filter((x): x is [string, string] => !!x));
-  const keyArb = idempotencyKey ? fc.option(valueFor(idempotencyKey.schema, opts).map(String), { nil: undefined }) : fc.constant(undefined);
+  const queryArb = fc
+    .tuple(
+      ...queryParams.map((p) => {
+        const value = valueFor(p.schema, opts).map((v) => [p.name, pct(String(v))] as [string, string]);
+        return p.required ? value : fc.option(value, { nil: undefined });
+      }),
+    )
+    .map((q) => q.filter((x): x is [string, string] => !!x));
+  const keyArb = idempotencyKey
+    ? fc.option(valueFor(idempotencyKey.schema, opts).map(String), { nil: undefined })
+    : fc.constant(undefined);
   const bodyArb: fc.Arbitrary<{ body?: Buffer; type?: string }> = binaryBody
-    ? fc.tuple(fc.uint8Array({ maxLength: 2000 }), fc.constantFrom('application/octet-stream', 'image/png', 'text/plain; charset=utf-8', 'application/pdf'))
-      .map(([b, type]) => ({ body: Buffer.from(b), type }))
+    ? fc
+        .tuple(
+          fc.uint8Array({ maxLength: 2000 }),
+          fc.constantFrom('application/octet-stream', 'image/png', 'text/plain; charset=utf-8', 'application/pdf'),
+        )
+        .map(([b, type]) => ({ body: Buffer.from(b), type }))
     : bodySchema
       ? valueFor(bodySchema, opts).map((v) => ({ body: Buffer.from(JSON.stringify(v)), type: 'application/json' }))
       : fc.constant({});
@@ -96,43 +117,97 @@ function allowedRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary<R
 function forbiddenRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary<Req> {
   const { pathParams, queryParams, idempotencyKey, bodySchema } = parts(doc, o);
   const flaws: fc.Arbitrary<(r: Req) => Req>[] = [
-    fc.constantFrom('sort', 'verbose', 'x').map((k) => (r: Req) => ({ ...r, query: [...r.query, [k, '1']], flaw: `unknown query parameter ${k}` })),
+    fc
+      .constantFrom('sort', 'verbose', 'x')
+      .map((k) => (r: Req) => ({ ...r, query: [...r.query, [k, '1']], flaw: `unknown query parameter ${k}` })),
   ];
   if (pathParams.length) {
-    flaws.push(fc.constantFrom(...pathParams).map((p) => (r: Req) => ({
-      ...r, path: o.path.replace(`{${p.name}}`, 'not-an-id').replace(/\{(\w+)\}/g, (_m, n: string) => w.sandbox[prefixes(pathParams.find((x) => x.name === n)!)[0]]?.[0] ?? 'x'),
-      flaw: `path parameter ${p.name} against its pattern`,
-    })));
+    flaws.push(
+      fc.constantFrom(...pathParams).map((p) => (r: Req) => ({
+        ...r,
+        path: o.path
+          .replace(`{${p.name}}`, 'not-an-id')
+          .replace(
+            /\{(\w+)\}/g,
+            (_m, n: string) => w.sandbox[prefixes(pathParams.find((x) => x.name === n)!)[0]]?.[0] ?? 'x',
+          ),
+        flaw: `path parameter ${p.name} against its pattern`,
+      })),
+    );
   }
   const limit = queryParams.find((p) => p.name === 'limit');
   if (limit) {
-    flaws.push(fc.constantFrom(limit.schema.minimum - 1, limit.schema.maximum + 1, 'ten').map((v) => (r: Req) => ({
-      ...r, query: [...r.query.filter(([k]) => k !== 'limit'), ['limit', String(v)]], flaw: `limit=${v}`,
-    })));
+    flaws.push(
+      fc.constantFrom(limit.schema.minimum - 1, limit.schema.maximum + 1, 'ten').map((v) => (r: Req) => ({
+        ...r,
+        query: [...r.query.filter(([k]) => k !== 'limit'), ['limit', String(v)]],
+        flaw: `limit=${v}`,
+      })),
+    );
   }
   if (idempotencyKey) {
-    flaws.push(fc.constantFrom('k'.repeat(256), 'é-key').map((k) => (r: Req) => ({ ...r, headers: { ...r.headers, 'idempotency-key': k }, flaw: 'Idempotency-Key' })));
+    flaws.push(
+      fc
+        .constantFrom('k'.repeat(256), 'é-key')
+        .map((k) => (r: Req) => ({ ...r, headers: { ...r.headers, 'idempotency-key': k }, flaw: 'Idempotency-Key' })),
+    );
   }
   if (bodySchema) {
     const props = Object.entries<Schema>(bodySchema.properties ?? {});
     const withBody = (r: Req, f: (b: Record<string, unknown>) => Record<string, unknown>, flaw: string): Req => {
       const body = r.body?.length ? JSON.parse(r.body.toString()) : {};
-      return { ...r, body: Buffer.from(JSON.stringify(f(body))), headers: { ...r.headers, 'content-type': 'application/json' }, flaw };
+      return {
+        ...r,
+        body: Buffer.from(JSON.stringify(f(body))),
+        headers: { ...r.headers, 'content-type': 'application/json' },
+        flaw,
+      };
     };
-    flaws.push(fc.constantFrom('pinned', 'extra', 'id').map((k) => (r: Req) => withBody(r, (b) => ({ ...b, [k]: true }), `unknown body field ${k}`)));
+    flaws.push(
+      fc
+        .constantFrom('pinned', 'extra', 'id')
+        .map((k) => (r: Req) => withBody(r, (b) => ({ ...b, [k]: true }), `unknown body field ${k}`)),
+    );
     // (a property with no type, such as an agent run's `output`, takes any JSON: no value is of the wrong type)
     const typed = props.filter(([, s]) => s.type !== undefined);
     if (typed.length) {
-      flaws.push(fc.constantFrom(...typed).map(([k, s]) => (r: Req) =>
-        withBody(r, (b) => ({ ...b, [k]: (Array.isArray(s.type) ? s.type : [s.type]).includes('string') ? 12345 : 'not-a-valid-value' }), `wrong type for ${k}`)));
+      flaws.push(
+        fc.constantFrom(...typed).map(
+          ([k, s]) =>
+            (r: Req) =>
+              withBody(
+                r,
+                (b) => ({
+                  ...b,
+                  [k]: (Array.isArray(s.type) ? s.type : [s.type]).includes('string') ? 12345 : 'not-a-valid-value',
+                }),
+                `wrong type for ${k}`,
+              ),
+        ),
+      );
       const long = props.filter(([, s]) => typeof s.maxLength === 'number');
-      if (long.length) flaws.push(fc.constantFrom(...long).map(([k, s]) => (r: Req) => withBody(r, (b) => ({ ...b, [k]: 'x'.repeat(s.maxLength + 1) }), `${k} over maxLength`)));
+      if (long.length)
+        flaws.push(
+          fc.constantFrom(...long).map(
+            ([k, s]) =>
+              (r: Req) =>
+                withBody(r, (b) => ({ ...b, [k]: 'x'.repeat(s.maxLength + 1) }), `${k} over maxLength`),
+          ),
+        );
     }
     for (const k of bodySchema.required ?? []) {
-      flaws.push(fc.constant((r: Req) => withBody(r, (b) => {
-        const { [k]: _gone, ...rest } = b;
-        return rest;
-      }, `required ${k} missing`)));
+      flaws.push(
+        fc.constant((r: Req) =>
+          withBody(
+            r,
+            (b) => {
+              const { [k]: _gone, ...rest } = b;
+              return rest;
+            },
+            `required ${k} missing`,
+          ),
+        ),
+      );
     }
   }
   return fc.tuple(allowedRequest(w, doc, o), fc.oneof(...flaws)).map(([r, flaw]) => {
@@ -143,7 +218,12 @@ function forbiddenRequest(w: FuzzWorld, doc: Schema, o: Operation): fc.Arbitrary
 
 async function send(w: FuzzWorld, r: Req) {
   const q = r.query.map(([k, v]) => `${k}=${v}`).join('&');
-  const res = await w.t.fetch(`${r.path}${q ? `?${q}` : ''}`, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(20_000) });
+  const res = await w.t.fetch(`${r.path}${q ? `?${q}` : ''}`, {
+    method: r.method,
+    headers: r.headers,
+    body: r.body,
+    signal: AbortSignal.timeout(20_000),
+  });
   const text = await res.text();
   let json: any = null;
   try {
@@ -158,7 +238,8 @@ async function send(w: FuzzWorld, r: Req) {
 function documentedCodes(doc: Schema, op: Schema, status: number): string[] | undefined {
   const r = op.responses[String(status)];
   if (!r?.$ref) return undefined;
-  return doc.components.responses[r.$ref.split('/').pop()].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
+  return doc.components.responses[r.$ref.split('/').pop()].content['application/json'].schema.allOf[1].properties.error
+    .properties.code.enum;
 }
 
 describe('the document predicts the server (issue 20.8)', () => {
@@ -173,42 +254,52 @@ describe('the document predicts the server (issue 20.8)', () => {
     await w?.close();
   });
 
-  it.each(NAMES)('%s: allowed requests pass the schema, forbidden ones are 400 validation_error', { timeout: 60_000 }, async (name) => {
-    const o = docOperations(doc).find((x) => `${x.method} ${x.path}` === name)!;
-    await w.refresh();
-    const judge = (r: Req, a: Awaited<ReturnType<typeof send>>) => {
-      const fail = (why: string) => new Error(`${why}\n  request: ${show(r)}\n  answer: ${a.status} ${a.text.slice(0, 400)}`);
-      if (a.status < 300) {
-        if (!o.op.responses[String(a.status)]) throw fail(`success status ${a.status} is not documented`);
-        return;
-      }
-      const problem = envelopeProblem(a.json, a.headers.get('x-request-id'));
-      if (problem) throw fail(problem);
-      const codes = documentedCodes(doc, o.op, a.status);
-      if (!codes?.includes(a.json.error.code)) throw fail(`${a.status} ${a.json.error.code} is not among the documented ${JSON.stringify(codes)}`);
-    };
-    await fc.assert(
-      fc.asyncProperty(allowedRequest(w, doc, o), async (r) => {
-        const a = await send(w, r);
-        (outcomes[name] ??= new Set()).add(a.status);
-        judge(r, a);
-        if (a.status === 400 && a.json.error.code === 'validation_error') {
-          throw new Error(`the document allows what the schema refused\n  request: ${show(r)}\n  answer: ${a.text.slice(0, 400)}`);
+  it.each(NAMES)(
+    '%s: allowed requests pass the schema, forbidden ones are 400 validation_error',
+    { timeout: 60_000 },
+    async (name) => {
+      const o = docOperations(doc).find((x) => `${x.method} ${x.path}` === name)!;
+      await w.refresh();
+      const judge = (r: Req, a: Awaited<ReturnType<typeof send>>) => {
+        const fail = (why: string) =>
+          new Error(`${why}\n  request: ${show(r)}\n  answer: ${a.status} ${a.text.slice(0, 400)}`);
+        if (a.status < 300) {
+          if (!o.op.responses[String(a.status)]) throw fail(`success status ${a.status} is not documented`);
+          return;
         }
-      }),
-      fuzzParams(ALLOWED_RUNS, `allowed ${name}`),
-    );
-    await fc.assert(
-      fc.asyncProperty(forbiddenRequest(w, doc, o), async (r) => {
-        const a = await send(w, r);
-        judge(r, a);
-        if (a.status !== 400 || a.json.error.code !== 'validation_error') {
-          throw new Error(`the document forbids what the server did not refuse as validation_error\n  request: ${show(r)}\n  answer: ${a.status} ${a.text.slice(0, 400)}`);
-        }
-      }),
-      fuzzParams(FORBIDDEN_RUNS, `forbidden ${name}`),
-    );
-  });
+        const problem = envelopeProblem(a.json, a.headers.get('x-request-id'));
+        if (problem) throw fail(problem);
+        const codes = documentedCodes(doc, o.op, a.status);
+        if (!codes?.includes(a.json.error.code))
+          throw fail(`${a.status} ${a.json.error.code} is not among the documented ${JSON.stringify(codes)}`);
+      };
+      await fc.assert(
+        fc.asyncProperty(allowedRequest(w, doc, o), async (r) => {
+          const a = await send(w, r);
+          (outcomes[name] ??= new Set()).add(a.status);
+          judge(r, a);
+          if (a.status === 400 && a.json.error.code === 'validation_error') {
+            throw new Error(
+              `the document allows what the schema refused\n  request: ${show(r)}\n  answer: ${a.text.slice(0, 400)}`,
+            );
+          }
+        }),
+        fuzzParams(ALLOWED_RUNS, `allowed ${name}`),
+      );
+      await fc.assert(
+        fc.asyncProperty(forbiddenRequest(w, doc, o), async (r) => {
+          const a = await send(w, r);
+          judge(r, a);
+          if (a.status !== 400 || a.json.error.code !== 'validation_error') {
+            throw new Error(
+              `the document forbids what the server did not refuse as validation_error\n  request: ${show(r)}\n  answer: ${a.status} ${a.text.slice(0, 400)}`,
+            );
+          }
+        }),
+        fuzzParams(FORBIDDEN_RUNS, `forbidden ${name}`),
+      );
+    },
+  );
 
   it('allowed requests reached the operations: nearly every one succeeded', () => {
     const summary = JSON.stringify(Object.fromEntries(Object.entries(outcomes).map(([k, v]) => [k, [...v].sort()])));

@@ -13,7 +13,8 @@ import { startTestServer } from '../helpers/harness.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
-const bin = (pkg: string, rel: string) => path.join(path.dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), rel);
+const bin = (pkg: string, rel: string) =>
+  path.join(path.dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), rel);
 
 async function servedDocument(): Promise<string> {
   // a deployment's own address (the default BASE_URL, localhost, is what the server-URL rule warns about)
@@ -29,8 +30,15 @@ async function servedDocument(): Promise<string> {
 async function lint(args: string[]): Promise<string> {
   try {
     // no telemetry, no update check: the tests make no outbound connection
-    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', SCARF_ANALYTICS: 'false', DO_NOT_TRACK: '1' };
-    return (await run(process.execPath, args, { cwd: root, env, maxBuffer: 32 * 1024 * 1024, timeout: 120_000 })).stdout;
+    const env = {
+      ...process.env,
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      SCARF_ANALYTICS: 'false',
+      DO_NOT_TRACK: '1',
+    };
+    return (await run(process.execPath, args, { cwd: root, env, maxBuffer: 32 * 1024 * 1024, timeout: 120_000 }))
+      .stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     if (e.stdout) return e.stdout;
@@ -41,18 +49,44 @@ async function lint(args: string[]): Promise<string> {
 describe('the OpenAPI document is lint clean (issue 20.5)', () => {
   it('redocly lint (recommended): no error, no warning', { timeout: 180_000 }, async () => {
     const file = await servedDocument();
-    const out = await lint([bin('@redocly/cli', 'bin/cli.js'), 'lint', file, '--config', path.join(root, 'redocly.yaml'), '--format', 'json']);
-    const report = JSON.parse(out.slice(out.indexOf('{'))) as { problems: { ruleId: string; severity: string; message: string }[] };
+    const out = await lint([
+      bin('@redocly/cli', 'bin/cli.js'),
+      'lint',
+      file,
+      '--config',
+      path.join(root, 'redocly.yaml'),
+      '--format',
+      'json',
+    ]);
+    const report = JSON.parse(out.slice(out.indexOf('{'))) as {
+      problems: { ruleId: string; severity: string; message: string }[];
+    };
     expect(report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message}`)).toEqual([]);
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
   it('spectral lint (spectral:oas): no error, no warning', { timeout: 180_000 }, async () => {
     const file = await servedDocument();
-    const out = await lint([bin('@stoplight/spectral-cli', 'dist/index.js'), 'lint', file, '--ruleset', path.join(root, '.spectral.yaml'), '--format', 'json', '--quiet']);
+    const out = await lint([
+      bin('@stoplight/spectral-cli', 'dist/index.js'),
+      'lint',
+      file,
+      '--ruleset',
+      path.join(root, '.spectral.yaml'),
+      '--format',
+      'json',
+      '--quiet',
+    ]);
     // severities: 0 error, 1 warning, 2 info, 3 hint
-    const results = JSON.parse(out.slice(out.indexOf('['))) as { code: string; severity: number; message: string; path: string[] }[];
-    expect(results.filter((r) => r.severity <= 1).map((r) => `${r.code} ${r.path.join('.')}: ${r.message}`)).toEqual([]);
+    const results = JSON.parse(out.slice(out.indexOf('['))) as {
+      code: string;
+      severity: number;
+      message: string;
+      path: string[];
+    }[];
+    expect(results.filter((r) => r.severity <= 1).map((r) => `${r.code} ${r.path.join('.')}: ${r.message}`)).toEqual(
+      [],
+    );
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 });

@@ -25,14 +25,20 @@ function parserAnswer(p: Checked, v: unknown): string | null {
   try {
     return JSON.stringify(p.output.parse(v));
   } catch (err) {
-    expect(Array.isArray((err as { issues?: unknown }).issues), 'a refusal is zod\'s error, with its issues').toBe(true);
+    expect(Array.isArray((err as { issues?: unknown }).issues), "a refusal is zod's error, with its issues").toBe(true);
     return null;
   }
 }
 
 describe('compiled output checks of the list operations', () => {
   it('are on the list operations of rooms, messages, tasks and events', () => {
-    expect(checked.map((p) => p.path).sort()).toEqual(['events.list', 'messages.list', 'rooms.list', 'rooms.listMembers', 'tasks.list']);
+    expect(checked.map((p) => p.path).sort()).toEqual([
+      'events.list',
+      'messages.list',
+      'rooms.list',
+      'rooms.listMembers',
+      'tasks.list',
+    ]);
   });
 
   it('agree with zod on generated outputs, valid and flawed', () => {
@@ -60,7 +66,10 @@ describe('compiled output checks of the list operations', () => {
           const compiled = p.output[COMPILED_CHECK](v);
           if (compiled) {
             // accepted by the compiled check: zod accepts it too, and its output is the very same JSON
-            expect(zod, `${p.path}: compiled accepted what zod refuses: ${JSON.stringify(v).slice(0, 300)}`).not.toBeNull();
+            expect(
+              zod,
+              `${p.path}: compiled accepted what zod refuses: ${JSON.stringify(v).slice(0, 300)}`,
+            ).not.toBeNull();
             expect(JSON.stringify(v)).toBe(zod);
           }
           // whatever the path, the parser tRPC calls answers exactly what zod answers
@@ -84,17 +93,33 @@ describe('list answers over REST are what zod would have made of them', () => {
   }, 60_000);
   afterAll(() => t?.close());
 
-  it('rooms, members, messages and tasks: same bytes as zod\'s parse of them', async () => {
+  it("rooms, members, messages and tasks: same bytes as zod's parse of them", async () => {
     const key = w.key;
     for (let i = 0; i < 3; i++) {
       expect((await call(t, 'POST', '/v1/rooms', { key, body: { name: `Room ${i}` } })).status).toBe(201);
-      expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key, body: { body: `Message ${i} ✓` } })).status).toBe(201);
+      expect(
+        (await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key, body: { body: `Message ${i} ✓` } })).status,
+      ).toBe(201);
     }
     const task = await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, {
-      key, body: { title: 'Plan', description: 'd', assigneeId: w.member.id, startDate: '2026-12-01', dueDate: '2026-12-05' },
+      key,
+      body: {
+        title: 'Plan',
+        description: 'd',
+        assigneeId: w.member.id,
+        startDate: '2026-12-01',
+        dueDate: '2026-12-05',
+      },
     });
     expect(task.status).toBe(201);
-    expect((await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${task.body.id}`, { key, body: { status: 'done', dueDate: null } })).status).toBe(200);
+    expect(
+      (
+        await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${task.body.id}`, {
+          key,
+          body: { status: 'done', dueDate: null },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key, body: { title: 'Other' } })).status).toBe(201);
 
     const byPath = new Map(checked.map((p) => [p.path, p]));

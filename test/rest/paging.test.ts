@@ -11,7 +11,9 @@ describe('keyset paging of the list envelope', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const r = await call(t, 'GET', `/v1/rooms?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key: w.key });
+      const r = await call(t, 'GET', `/v1/rooms?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+        key: w.key,
+      });
       expect(r.status).toBe(200);
       seen.push(...r.body.data.map((x: any) => x.id));
       cursor = r.body.nextCursor;
@@ -44,8 +46,21 @@ describe('keyset paging of the list envelope', () => {
     const forged = encodeCursor('not-the-server-secret', 'room_0');
     const good = encodeCursor(t.rt.services.secret, 'room_0');
     const tampered = good.replace(/^./, (c) => (c === 'e' ? 'f' : 'e'));
-    for (const q of ['limit=0', 'limit=-1', 'limit=201', 'limit=99999999999999999999', 'limit=abc', 'limit=1.5', 'limit=', 'cursor=abc',
-      `cursor=${forged}`, `cursor=${tampered}`, 'cursor=' + 'A'.repeat(5000), 'limit=1&limit=2', 'foo=bar']) {
+    for (const q of [
+      'limit=0',
+      'limit=-1',
+      'limit=201',
+      'limit=99999999999999999999',
+      'limit=abc',
+      'limit=1.5',
+      'limit=',
+      'cursor=abc',
+      `cursor=${forged}`,
+      `cursor=${tampered}`,
+      'cursor=' + 'A'.repeat(5000),
+      'limit=1&limit=2',
+      'foo=bar',
+    ]) {
       const r = await call(t, 'GET', `/v1/rooms?${q}`, { key: w.key });
       expect(r.status, q).toBe(400);
       expect(r.body.error.code, q).toBe('validation_error');

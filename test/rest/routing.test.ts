@@ -8,7 +8,9 @@ function rawRequest(baseUrl: string, head: string): Promise<{ status: number; he
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = net.connect(Number(port), hostname, () => socket.write(`${head}\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`));
+    const socket = net.connect(Number(port), hostname, () =>
+      socket.write(`${head}\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`),
+    );
     socket.on('data', (d: Buffer) => chunks.push(d));
     socket.on('error', reject);
     socket.on('end', () => {
@@ -73,14 +75,19 @@ describe('REST routing', () => {
     const mcp = await t.fetch('/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     const mcpCall = await t.fetch('/mcp', {
       method: 'POST',
-      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${w.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } }),
     });
     expect(mcpCall.status).toBe(200);
     expect(mcpCall.headers.get('x-request-id')).toMatch(/^req_/);
     expect(mcpCall.headers.get('svc-api-units-cost')).toBe('1');
     for (const [what, res] of Object.entries({ success: api, refused, missing, mcp, mcpCall })) {
-      for (const [name, value] of Object.entries(security)) expect(res.headers.get(name), `${what}: ${name}`).toBe(value);
+      for (const [name, value] of Object.entries(security))
+        expect(res.headers.get(name), `${what}: ${name}`).toBe(value);
       // never both the API set and helmet's page set
       expect(res.headers.get('x-dns-prefetch-control'), what).toBeNull();
     }
@@ -92,11 +99,14 @@ describe('REST routing', () => {
     expect((await t.fetch('/V1/OpenAPI.json/')).status).toBe(200);
     expect((await t.fetch('/v1/openapi.json', { method: 'POST' })).status).toBe(404);
     const doc = await t.fetch('/v1/openapi.json');
-    for (const [name, value] of Object.entries(security)) expect(doc.headers.get(name), `openapi.json: ${name}`).toBe(value);
+    for (const [name, value] of Object.entries(security))
+      expect(doc.headers.get(name), `openapi.json: ${name}`).toBe(value);
     const etag = doc.headers.get('etag');
     expect(etag).toMatch(/^".+"$/);
     // (fetch adds `Cache-Control: no-cache` to a conditional request unless one is given)
-    const again = await t.fetch('/v1/openapi.json', { headers: { 'if-none-match': etag!, 'cache-control': 'max-age=0' } });
+    const again = await t.fetch('/v1/openapi.json', {
+      headers: { 'if-none-match': etag!, 'cache-control': 'max-age=0' },
+    });
     expect(again.status).toBe(304);
     const page = await t.fetch('/login');
     expect(page.headers.get('x-dns-prefetch-control')).toBe('off');
@@ -126,11 +136,18 @@ describe('REST routing', () => {
     // /mcp in any case and with a trailing slash is the endpoint; a path below it is not
     for (const path of ['/mcp', '/MCP', '/mcp/']) {
       const r = await t.fetch(path, {
-        method: 'POST', body: JSON.stringify(toolCall('get_me')),
-        headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        method: 'POST',
+        body: JSON.stringify(toolCall('get_me')),
+        headers: {
+          authorization: `Bearer ${w.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
       });
       expect(r.status, path).toBe(200);
-      expect(((await r.json()) as { result: { structuredContent: { id: string } } }).result.structuredContent.id).toBe(w.owner.id);
+      expect(((await r.json()) as { result: { structuredContent: { id: string } } }).result.structuredContent.id).toBe(
+        w.owner.id,
+      );
     }
     const below = await t.fetch('/mcp/x', { method: 'POST', headers: { authorization: `Bearer ${w.key}` } });
     expect(below.status).toBe(404);

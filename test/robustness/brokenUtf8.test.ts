@@ -13,7 +13,9 @@ describe('a JSON body that is not UTF-8', () => {
     const w = await createWorld(t.rt);
     const body = Buffer.concat([Buffer.from('{"body":"caf'), Buffer.from(bad), Buffer.from('"}')]);
     const res = await t.fetch(`/v1/rooms/${w.roomId}/messages`, {
-      method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json' }, body,
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json' },
+      body,
     });
     const json: any = await res.json();
     expect(res.status).toBe(400);
@@ -26,12 +28,21 @@ describe('a JSON body that is not UTF-8', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const text = Buffer.concat([
-      Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_message","arguments":{"roomId":"${w.roomId}","body":"caf`),
-      Buffer.from([0xff]), Buffer.from('"}}}'),
+      Buffer.from(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_message","arguments":{"roomId":"${w.roomId}","body":"caf`,
+      ),
+      Buffer.from([0xff]),
+      Buffer.from('"}}}'),
     ]);
     const raw = await t.fetch('/mcp', {
-      method: 'POST', body: text,
-      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      method: 'POST',
+      body: text,
+      headers: {
+        authorization: `Bearer ${w.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
     });
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as any).error).toMatchObject({ code: -32700 });

@@ -6,7 +6,8 @@ import { pageErrorHandler } from '../../src/web/pageErrorHandler.js';
 import type { Services } from '../../src/domain/services.js';
 
 // What the driver throws when SQLite's lock outlives busy_timeout (TypeORM wraps it, keeping driverError).
-const busy = () => Object.assign(new Error('QueryFailedError: database is locked'), { driverError: { code: 'SQLITE_BUSY' } });
+const busy = () =>
+  Object.assign(new Error('QueryFailedError: database is locked'), { driverError: { code: 'SQLITE_BUSY' } });
 
 describe('a busy database on the OAuth endpoints and pages answers 503, never 500', () => {
   it('token/revoke render RFC 6749 temporarily_unavailable with Retry-After; pages a 503 page', async () => {
@@ -27,7 +28,10 @@ describe('a busy database on the OAuth endpoints and pages answers 503, never 50
       expect(token.status).toBe(503);
       expect(token.headers.get('retry-after')).toBe('1');
       expect(token.headers.get('cache-control')).toBe('no-store');
-      expect(await token.json()).toEqual({ error: 'temporarily_unavailable', error_description: 'The server is busy; retry shortly' });
+      expect(await token.json()).toEqual({
+        error: 'temporarily_unavailable',
+        error_description: 'The server is busy; retry shortly',
+      });
       const other = await fetch(`${base}/oauth/other`, { method: 'POST' });
       expect(other.status).toBe(500);
       expect(((await other.json()) as { error: string }).error).toBe('server_error');

@@ -12,11 +12,50 @@ export interface SchemaArbOptions {
 
 /** Strings that have broken parsers, databases and templates elsewhere. */
 export const NASTY_STRINGS = [
-  '', ' ', '\t', '\u0000', 'a\u0000b', '\uFEFF', '\u202E', '\u200B', '\ud800', '\udfff', 'e\u0301', '👩‍👩‍👧‍👦', '𝕏', 'ǅ',
-  '../../etc/passwd', '..\\..\\boot.ini', '%00', '%2e%2e%2f', '<script>alert(1)</script>', '"><img src=x onerror=1>',
-  "' OR 1=1 --", 'Robert\'); DROP TABLE messages;--', '${jndi:ldap://x}', '{{7*7}}', '%s%s%s%n', 'NaN', 'null', 'true',
-  '-1', '1e309', '0x10', ' 1', '__proto__', 'constructor', 'toString', 'room_', `room_${'A'.repeat(65)}`, 'room_ÿ',
-  'room_01\u0000', 'X\r\nX-Injected: 1', '2026-02-30', '9999-99-99', '0000-00-00', '-000001-01-01',
+  '',
+  ' ',
+  '\t',
+  '\u0000',
+  'a\u0000b',
+  '\uFEFF',
+  '\u202E',
+  '\u200B',
+  '\ud800',
+  '\udfff',
+  'e\u0301',
+  '👩‍👩‍👧‍👦',
+  '𝕏',
+  'ǅ',
+  '../../etc/passwd',
+  '..\\..\\boot.ini',
+  '%00',
+  '%2e%2e%2f',
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=1>',
+  "' OR 1=1 --",
+  "Robert'); DROP TABLE messages;--",
+  '${jndi:ldap://x}',
+  '{{7*7}}',
+  '%s%s%s%n',
+  'NaN',
+  'null',
+  'true',
+  '-1',
+  '1e309',
+  '0x10',
+  ' 1',
+  '__proto__',
+  'constructor',
+  'toString',
+  'room_',
+  `room_${'A'.repeat(65)}`,
+  'room_ÿ',
+  'room_01\u0000',
+  'X\r\nX-Injected: 1',
+  '2026-02-30',
+  '9999-99-99',
+  '0000-00-00',
+  '-000001-01-01',
 ];
 
 /** Big strings: they must meet a length limit, never a crash. */
@@ -52,26 +91,38 @@ export const junkJson: fc.Arbitrary<unknown> = fc.oneof(
 
 /** `depth` nested arrays or objects, built as text (JSON.stringify would recurse on the client). */
 export function deepJsonText(depth: number, kind: 'array' | 'object', inner = '1'): string {
-  return kind === 'array' ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
+  return kind === 'array'
+    ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`
+    : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
 }
 
 const prefixOf = (pattern: string | undefined) => (pattern ? /^\^([a-z]+)_\[/.exec(pattern)?.[1] : undefined);
 
-const isoDate = fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T00:00:00Z'), noInvalidDate: true });
+const isoDate = fc.date({
+  min: new Date('1900-01-01T00:00:00Z'),
+  max: new Date('2199-12-31T00:00:00Z'),
+  noInvalidDate: true,
+});
 
 function stringFor(s: Schema, o: SchemaArbOptions): fc.Arbitrary<string> {
   if (s.format === 'date') return isoDate.map((d) => d.toISOString().slice(0, 10));
   if (s.format === 'date-time') return isoDate.map((d) => d.toISOString());
-  if (s.contentEncoding === 'base64' || s.format === 'byte') return fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('base64'));
+  if (s.contentEncoding === 'base64' || s.format === 'byte')
+    return fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('base64'));
   if (typeof s.pattern === 'string') {
-    const matching = fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length >= (s.minLength ?? 0) && v.length <= (s.maxLength ?? Infinity));
+    const matching = fc
+      .stringMatching(new RegExp(s.pattern))
+      .filter((v) => v.length >= (s.minLength ?? 0) && v.length <= (s.maxLength ?? Infinity));
     const known = o.ids[prefixOf(s.pattern) ?? ''] ?? [];
-    return known.length ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: matching }) : matching;
+    return known.length
+      ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: matching })
+      : matching;
   }
   const min = s.minLength ?? 0;
   const max = Math.min(s.maxLength ?? 60, 60);
   const bounds = { minLength: min, maxLength: Math.max(min, max) };
-  return fc.oneof(fc.string({ unit: 'grapheme', ...bounds }), fc.string({ unit: 'binary', ...bounds }))
+  return fc
+    .oneof(fc.string({ unit: 'grapheme', ...bounds }), fc.string({ unit: 'binary', ...bounds }))
     .map((v) => v.replaceAll('\0', ''))
     .filter((v) => [...v].length >= min && v.trim().length >= Math.min(min, 1));
 }
@@ -90,20 +141,29 @@ export function valueFor(schema: Schema | undefined, o: SchemaArbOptions): fc.Ar
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(alternatives)) return fc.oneof(...alternatives.map((a: Schema) => valueFor(a, o)));
-  if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((t: string) => valueFor({ ...schema, type: t }, o)));
+  if (Array.isArray(schema.type))
+    return fc.oneof(...schema.type.map((t: string) => valueFor({ ...schema, type: t }, o)));
   switch (schema.type) {
     case 'string':
       return stringFor(schema, o);
     case 'integer':
       return fc.integer({ min: schema.minimum ?? -1_000_000, max: schema.maximum ?? 1_000_000 });
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6 });
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? 1e6,
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
       return fc.constant(null);
     case 'array':
-      return fc.array(valueFor(schema.items, o), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 4, 4) });
+      return fc.array(valueFor(schema.items, o), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.min(schema.maxItems ?? 4, 4),
+      });
     case 'object': {
       const props: Record<string, Schema> = schema.properties ?? {};
       const model = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, valueFor(v, o)]));
@@ -119,19 +179,25 @@ export function valueFor(schema: Schema | undefined, o: SchemaArbOptions): fc.Ar
 /** A valid object with one flaw: a property of the wrong kind, an unknown key, a missing required key. */
 export function flawedObject(schema: Schema, o: SchemaArbOptions): fc.Arbitrary<Record<string, unknown>> {
   const keys = Object.keys(schema.properties ?? {});
-  const base = valueFor(schema, o).map((v) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {}));
+  const base = valueFor(schema, o).map((v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {},
+  );
   const flaws: fc.Arbitrary<Record<string, unknown>>[] = [
     fc.tuple(base, nastyString, junkJson).map(([v, k, j]) => ({ ...v, [k || 'x']: j })),
-    fc.tuple(base, fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty')).map(([v, k]) =>
-      JSON.parse(JSON.stringify(v).replace(/^\{/, `{"${k}":{"polluted":true}${Object.keys(v).length ? ',' : ''}`)),
-    ),
+    fc
+      .tuple(base, fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty'))
+      .map(([v, k]) =>
+        JSON.parse(JSON.stringify(v).replace(/^\{/, `{"${k}":{"polluted":true}${Object.keys(v).length ? ',' : ''}`)),
+      ),
   ];
   if (keys.length) {
     flaws.push(fc.tuple(base, fc.constantFrom(...keys), junkJson).map(([v, k, j]) => ({ ...v, [k]: j })));
-    flaws.push(fc.tuple(base, fc.constantFrom(...keys)).map(([v, k]) => {
-      const { [k]: _gone, ...rest } = v;
-      return rest;
-    }));
+    flaws.push(
+      fc.tuple(base, fc.constantFrom(...keys)).map(([v, k]) => {
+        const { [k]: _gone, ...rest } = v;
+        return rest;
+      }),
+    );
   }
   return fc.oneof(...flaws);
 }
@@ -141,24 +207,74 @@ export function rawJsonTexts(schema: Schema): fc.Arbitrary<string> {
   const key = Object.keys(schema.properties ?? {})[0] ?? 'name';
   return fc.oneof(
     fc.constantFrom(
-      '{', '}', '{"a":}', '{"a" 1}', "{'a':1}", '{"a":1,}', '[1,2', 'nul', 'tru', '"\\u00"', '{"a":"\\ud800"}', '{"a":1}{"b":2}',
-      '[]', '"text"', '42', 'null', 'true', '-0', '1e999', `{"${key}":"a","${key}":"b"}`, `{"${key}":"a","${key}":123}`,
-      `{"${key}":null,"${key}":{"x":1}}`, '\uFEFF{}', ' \n\t{} ', '{"__proto__":{"admin":true}}',
+      '{',
+      '}',
+      '{"a":}',
+      '{"a" 1}',
+      "{'a':1}",
+      '{"a":1,}',
+      '[1,2',
+      'nul',
+      'tru',
+      '"\\u00"',
+      '{"a":"\\ud800"}',
+      '{"a":1}{"b":2}',
+      '[]',
+      '"text"',
+      '42',
+      'null',
+      'true',
+      '-0',
+      '1e999',
+      `{"${key}":"a","${key}":"b"}`,
+      `{"${key}":"a","${key}":123}`,
+      `{"${key}":null,"${key}":{"x":1}}`,
+      '\uFEFF{}',
+      ' \n\t{} ',
+      '{"__proto__":{"admin":true}}',
     ),
-    fc.tuple(fc.integer({ min: 33, max: 5000 }), fc.constantFrom('array' as const, 'object' as const)).map(([d, k]) => deepJsonText(d, k)),
-    fc.tuple(fc.integer({ min: 33, max: 200 }), fc.constantFrom('array' as const, 'object' as const)).map(([d, k]) => `{"${key}":${deepJsonText(d, k)}}`),
+    fc
+      .tuple(fc.integer({ min: 33, max: 5000 }), fc.constantFrom('array' as const, 'object' as const))
+      .map(([d, k]) => deepJsonText(d, k)),
+    fc
+      .tuple(fc.integer({ min: 33, max: 200 }), fc.constantFrom('array' as const, 'object' as const))
+      .map(([d, k]) => `{"${key}":${deepJsonText(d, k)}}`),
   );
 }
 
 /** Bytes that are not UTF-8 inside otherwise well-formed JSON. */
 export const brokenUtf8Body = (key: string): fc.Arbitrary<Buffer> =>
-  fc.constantFrom([0xff], [0xfe, 0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0x80]).map((bad) =>
-    Buffer.concat([Buffer.from(`{"${key}":"ok`), Buffer.from(bad), Buffer.from('"}')]),
-  );
+  fc
+    .constantFrom(
+      [0xff],
+      [0xfe, 0xff],
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xe2, 0x82],
+      [0x80],
+    )
+    .map((bad) => Buffer.concat([Buffer.from(`{"${key}":"ok`), Buffer.from(bad), Buffer.from('"}')]));
 
 /** Header values fetch can carry (a ByteString: no NUL, CR or LF) that make no sense as keys or ids. */
 export const absurdHeaderValue: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', ' ', '"', '""', '"abc"', '\xff\xfe', 'a'.repeat(256), 'k'.repeat(7000), '\t', 'key with spaces', '../../', '%00', 'ÿ'.repeat(40)),
-  fc.string({ unit: fc.constantFrom(...'abcXYZ019-_.:!~" \t\x80\xa0\xe9\xff'.split('')), maxLength: 300 }).map((v) => v.trim()),
+  fc.constantFrom(
+    '',
+    ' ',
+    '"',
+    '""',
+    '"abc"',
+    '\xff\xfe',
+    'a'.repeat(256),
+    'k'.repeat(7000),
+    '\t',
+    'key with spaces',
+    '../../',
+    '%00',
+    'ÿ'.repeat(40),
+  ),
+  fc
+    .string({ unit: fc.constantFrom(...'abcXYZ019-_.:!~" \t\x80\xa0\xe9\xff'.split('')), maxLength: 300 })
+    .map((v) => v.trim()),
   fc.constantFrom('k1', 'k2', 'k3'),
 );

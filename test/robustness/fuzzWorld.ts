@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServer, type World } from '../helpers/harness.js';
+import {
+  ALL_SCOPES,
+  call,
+  createWorld,
+  issueKey,
+  startTestServer,
+  type TestServer,
+  type World,
+} from '../helpers/harness.js';
 import { createConnector } from '../../src/agents/connectors.js';
 import { createUser } from '../../src/domain/users.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
@@ -35,7 +43,13 @@ export interface FuzzWorld {
   /** Fresh objects in A (a record waiting for approval, an untouched one, …) so state-dependent operations can succeed. */
   refresh(): Promise<void>;
   /** Proves after the run that B, the tables nobody may write and the invariants are intact. */
-  verifyIntact(): Promise<{ problems: string[]; witnessBefore: unknown; witnessAfter: unknown; countsBefore: unknown; countsAfter: unknown }>;
+  verifyIntact(): Promise<{
+    problems: string[];
+    witnessBefore: unknown;
+    witnessAfter: unknown;
+    countsBefore: unknown;
+    countsAfter: unknown;
+  }>;
   close(): Promise<void>;
 }
 
@@ -53,14 +67,21 @@ async function populate(t: TestServer, w: World, webhookId: string, connectorId:
   const rec2 = await post(`${room}/records`, { title: 'Budget', body: 'Numbers' });
   await post(`${room}/records/${rec2.id}/approval/request`, {});
   const upload = await t.fetch(`${room}/files?filename=notes.txt&messageId=${msg.id}`, {
-    method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' }, body: 'file bytes',
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' },
+    body: 'file bytes',
   });
   const file: any = await upload.json();
   const deliveries = await call(t, 'GET', `${room}/webhooks/${webhookId}/deliveries?limit=3`, { key: w.key });
   const run = await post(`${room}/agent-runs`, { connectorId, input: { text: 'Plan the week' } });
   return {
-    acn: [connectorId], run: [run.id],
-    msg: [msg.id], task: [task.id], rec: [rec.id, rec2.id], file: [file.id], wh: [webhookId],
+    acn: [connectorId],
+    run: [run.id],
+    msg: [msg.id],
+    task: [task.id],
+    rec: [rec.id, rec2.id],
+    file: [file.id],
+    wh: [webhookId],
     whd: deliveries.body.data.map((d: { id: string }) => d.id),
   };
 }
@@ -79,27 +100,63 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
   const b = await createWorld(t.rt, 'Witness');
   // someone of A's organization who is not in A's room yet: add_room_member can succeed
   const newcomer = await s.ds.transaction((m) =>
-    createUser(m, s.now(), { email: `newcomer-${a.orgId}@example.test`, name: 'Newcomer', password: 'newcomer-password', organizationId: a.orgId, role: 'member' }),
+    createUser(m, s.now(), {
+      email: `newcomer-${a.orgId}@example.test`,
+      name: 'Newcomer',
+      password: 'newcomer-password',
+      organizationId: a.orgId,
+      role: 'member',
+    }),
   );
   const hookA = (await createWebhook(s, { roomId: a.roomId, url: receiver.url, createdById: a.owner.id })).webhook.id;
-  const hookB = (await createWebhook(s, { roomId: b.roomId, url: `${receiver.url}?witness`, createdById: b.owner.id })).webhook.id;
+  const hookB = (await createWebhook(s, { roomId: b.roomId, url: `${receiver.url}?witness`, createdById: b.owner.id }))
+    .webhook.id;
   // issue 21: both worlds' keys may run agents, through a connector of their own organization
-  for (const x of [a, b]) x.key = (await issueKey(t.rt, { userId: x.owner.id, organizationId: x.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })).token;
+  for (const x of [a, b])
+    x.key = (
+      await issueKey(t.rt, { userId: x.owner.id, organizationId: x.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
+    ).token;
   const connector = async (x: World) =>
-    (await createConnector(s, { organizationId: x.orgId, name: 'Fuzz', url: receiver.url, scopes: ['mcp:tools', 'messages:write'] })).connector.id;
+    (
+      await createConnector(s, {
+        organizationId: x.orgId,
+        name: 'Fuzz',
+        url: receiver.url,
+        scopes: ['mcp:tools', 'messages:write'],
+      })
+    ).connector.id;
   const acnA = await connector(a);
   const acnB = await connector(b);
-  const ids: Record<string, string[]> = { room: [a.roomId, a.dmRoomId, b.roomId, b.dmRoomId], usr: [a.owner.id, a.member.id, newcomer.id, b.owner.id, b.member.id] };
+  const ids: Record<string, string[]> = {
+    room: [a.roomId, a.dmRoomId, b.roomId, b.dmRoomId],
+    usr: [a.owner.id, a.member.id, newcomer.id, b.owner.id, b.member.id],
+  };
   const add = (found: Record<string, string[]>) => {
     for (const [k, v] of Object.entries(found)) (ids[k] ??= []).push(...v.filter((id) => !ids[k]?.includes(id)));
   };
   add(await populate(t, b, hookB, acnB));
   const w: FuzzWorld = {
-    t, a, b, receiver, ids, sandbox: {},
+    t,
+    a,
+    b,
+    receiver,
+    ids,
+    sandbox: {},
     memberKey: (await issueKey(t.rt, { userId: a.member.id, organizationId: a.orgId, scopes: ALL_SCOPES })).token,
     limitedKeys: [
-      (await issueKey(t.rt, { userId: a.owner.id, organizationId: a.orgId, scopes: ['me:read', 'rooms:read', 'messages:read'] })).token,
-      (await issueKey(t.rt, { userId: a.member.id, scopes: ['me:read', 'rooms:read', 'rooms:write', 'messages:write', 'mcp:tools'] })).token,
+      (
+        await issueKey(t.rt, {
+          userId: a.owner.id,
+          organizationId: a.orgId,
+          scopes: ['me:read', 'rooms:read', 'messages:read'],
+        })
+      ).token,
+      (
+        await issueKey(t.rt, {
+          userId: a.member.id,
+          scopes: ['me:read', 'rooms:read', 'rooms:write', 'messages:write', 'mcp:tools'],
+        })
+      ).token,
     ],
     async refresh() {
       const found = await populate(t, a, hookA, acnA);
@@ -109,8 +166,10 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
     async verifyIntact() {
       return {
         problems: await integrityProblems(t.rt),
-        witnessBefore, witnessAfter: await organizationSnapshot(t.rt, b.orgId),
-        countsBefore, countsAfter: await rowCounts(t.rt),
+        witnessBefore,
+        witnessAfter: await organizationSnapshot(t.rt, b.orgId),
+        countsBefore,
+        countsAfter: await rowCounts(t.rt),
       };
     },
     async close() {

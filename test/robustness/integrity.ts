@@ -7,11 +7,21 @@ import { DELIVERED_EVENT_TYPES } from '../../src/webhooks/outbox.js';
 
 type Row = Record<string, any>;
 
-const rows = async (rt: Runtime, text: string, params: unknown[] = []): Promise<Row[]> => (await sql<Row>(rt.ds, text, params)).rows;
+const rows = async (rt: Runtime, text: string, params: unknown[] = []): Promise<Row[]> =>
+  (await sql<Row>(rt.ds, text, params)).rows;
 
 /** Tables no /v1 operation or MCP tool writes to: their row counts must never move under fuzzing. */
 export const UNTOUCHABLE_TABLES = [
-  'users', 'organizations', 'memberships', 'api_keys', 'oauth_clients', 'oauth_grants', 'oauth_tokens', 'oauth_codes', 'webhooks', 'settings',
+  'users',
+  'organizations',
+  'memberships',
+  'api_keys',
+  'oauth_clients',
+  'oauth_grants',
+  'oauth_tokens',
+  'oauth_codes',
+  'webhooks',
+  'settings',
   'agent_connectors',
 ];
 
@@ -21,7 +31,17 @@ export async function rowCounts(rt: Runtime, tables = UNTOUCHABLE_TABLES): Promi
   return out;
 }
 
-const ROOM_TABLES = ['messages', 'tasks', 'records', 'approvals', 'files', 'events', 'webhooks', 'webhook_deliveries', 'agent_runs'];
+const ROOM_TABLES = [
+  'messages',
+  'tasks',
+  'records',
+  'approvals',
+  'files',
+  'events',
+  'webhooks',
+  'webhook_deliveries',
+  'agent_runs',
+];
 
 /**
  * Every row that belongs to an organization's rooms, table by table, in a stable order: compared before
@@ -32,8 +52,13 @@ export async function organizationSnapshot(rt: Runtime, organizationId: string):
   const ids = rooms.map((r) => r.id as string);
   const marks = ids.map(() => '?').join(', ');
   const snap: Record<string, Row[]> = { rooms };
-  snap.room_members = await rows(rt, `SELECT * FROM "room_members" WHERE "roomId" IN (${marks}) ORDER BY "roomId", "userId"`, ids);
-  for (const t of ROOM_TABLES) snap[t] = await rows(rt, `SELECT * FROM "${t}" WHERE "roomId" IN (${marks}) ORDER BY "id"`, ids);
+  snap.room_members = await rows(
+    rt,
+    `SELECT * FROM "room_members" WHERE "roomId" IN (${marks}) ORDER BY "roomId", "userId"`,
+    ids,
+  );
+  for (const t of ROOM_TABLES)
+    snap[t] = await rows(rt, `SELECT * FROM "${t}" WHERE "roomId" IN (${marks}) ORDER BY "id"`, ids);
   return snap;
 }
 
@@ -51,15 +76,24 @@ export async function integrityProblems(rt: Runtime): Promise<string[]> {
   const problems: string[] = [];
   const events = await rows(rt, 'SELECT "id", "type", "roomId", "objectId", "createdAt" FROM "events"');
   const has = new Set(events.map((e) => `${e.type}:${e.objectId}`));
-  for (const [table, type] of [['messages', 'message.created'], ['tasks', 'task.created'], ['records', 'record.created']]) {
-    for (const r of await rows(rt, `SELECT "id" FROM "${table}"`)) if (!has.has(`${type}:${r.id}`)) problems.push(`${table} ${r.id} has no ${type} event`);
+  for (const [table, type] of [
+    ['messages', 'message.created'],
+    ['tasks', 'task.created'],
+    ['records', 'record.created'],
+  ]) {
+    for (const r of await rows(rt, `SELECT "id" FROM "${table}"`))
+      if (!has.has(`${type}:${r.id}`)) problems.push(`${table} ${r.id} has no ${type} event`);
   }
   const files = await rows(rt, 'SELECT "id", "messageId", "taskId", "size", "sha256", "storageKey" FROM "files"');
   for (const f of files) {
-    if ((f.messageId || f.taskId) && !has.has(`file.uploaded:${f.id}`)) problems.push(`file ${f.id} is attached but has no file.uploaded event`);
+    if ((f.messageId || f.taskId) && !has.has(`file.uploaded:${f.id}`))
+      problems.push(`file ${f.id} is attached but has no file.uploaded event`);
   }
   const hooks = await rows(rt, 'SELECT "id", "roomId", "createdAt" FROM "webhooks" WHERE "active" = ?', [true]);
-  const deliveries = await rows(rt, 'SELECT "webhookId", "eventId" FROM "webhook_deliveries" WHERE "redeliveryOf" IS NULL');
+  const deliveries = await rows(
+    rt,
+    'SELECT "webhookId", "eventId" FROM "webhook_deliveries" WHERE "redeliveryOf" IS NULL',
+  );
   const delivered = new Set(deliveries.map((d) => `${d.webhookId}:${d.eventId}`));
   for (const e of events) {
     if (!DELIVERED_EVENT_TYPES.has(e.type)) continue;

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
-import { authorizeUrl, Browser, CALLBACK, field, pkcePair, postForm, registerClient, startOAuthServer } from '../oauth/oauthHelpers.js';
+import {
+  authorizeUrl,
+  Browser,
+  CALLBACK,
+  field,
+  pkcePair,
+  postForm,
+  registerClient,
+  startOAuthServer,
+} from '../oauth/oauthHelpers.js';
 
 // Found by the OAuth fuzz of issue 10.1 on PostgreSQL, whose text type refuses NUL: a NUL in a client_id, an
 // email or a grant id reached a query and the endpoint answered 500. Every surface now refuses it cleanly,
@@ -14,19 +23,41 @@ describe('a NUL character in any parameter', () => {
     await using env = await startOAuthServer();
     const { t } = env;
     const app = await registerClient(t);
-    const token = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: 'svc_rt_x', client_id: NUL });
+    const token = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: 'svc_rt_x',
+      client_id: NUL,
+    });
     expect(token.status).toBe(400);
     expect(token.body).toMatchObject({ error: 'invalid_request' });
-    const code = await postForm(t, '/oauth/token', { grant_type: 'authorization_code', code: 'a\u0000b', client_id: app.clientId, code_verifier: 'x', redirect_uri: CALLBACK });
+    const code = await postForm(t, '/oauth/token', {
+      grant_type: 'authorization_code',
+      code: 'a\u0000b',
+      client_id: app.clientId,
+      code_verifier: 'x',
+      redirect_uri: CALLBACK,
+    });
     expect(code.body.error).toBe('invalid_request');
     const revoke = await postForm(t, '/oauth/revoke', { token: 'svc_at_x', client_id: NUL });
     expect(revoke.body.error).toBe('invalid_request');
-    const basic = await postForm(t, '/oauth/revoke', { token: 'svc_at_x' }, { authorization: `Basic ${Buffer.from(`${NUL}:secret`).toString('base64')}` });
+    const basic = await postForm(
+      t,
+      '/oauth/revoke',
+      { token: 'svc_at_x' },
+      { authorization: `Basic ${Buffer.from(`${NUL}:secret`).toString('base64')}` },
+    );
     expect(basic.status).toBe(401);
     expect(basic.body.error).toBe('invalid_client');
-    const authorize = await t.fetch(authorizeUrl({
-      response_type: 'code', client_id: NUL, redirect_uri: CALLBACK, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', resource: `${t.baseUrl}/v1`,
-    }));
+    const authorize = await t.fetch(
+      authorizeUrl({
+        response_type: 'code',
+        client_id: NUL,
+        redirect_uri: CALLBACK,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        resource: `${t.baseUrl}/v1`,
+      }),
+    );
     expect(authorize.status).toBe(400);
     expect(authorize.headers.get('location')).toBeNull();
   });
@@ -35,7 +66,11 @@ describe('a NUL character in any parameter', () => {
     await using env = await startOAuthServer();
     const b = new Browser(env.t.baseUrl);
     const page = await (await b.get('/login')).text();
-    const login = await b.post('/login', { csrf: field(page, 'csrf'), email: 'owner\u0000@example.test', password: 'whatever' });
+    const login = await b.post('/login', {
+      csrf: field(page, 'csrf'),
+      email: 'owner\u0000@example.test',
+      password: 'whatever',
+    });
     expect(login.status).toBeGreaterThanOrEqual(400);
     expect(login.status).toBeLessThan(500);
     await b.signIn(env.w.owner.email, env.w.owner.password);

@@ -9,11 +9,14 @@ describe('sweeping the bytes of unfinished uploads', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const up = await t.fetch(`/v1/rooms/${w.roomId}/files?filename=kept.txt`, {
-      method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' }, body: 'kept',
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' },
+      body: 'kept',
     });
     const kept = ((await up.json()) as { id: string }).id;
     const dir = path.join(t.dataDir, 'files');
-    for (const name of ['file_01ORPHAN', '.file_01CUT.tmp', 'file_01RECENT']) fs.writeFileSync(path.join(dir, name), 'partial');
+    for (const name of ['file_01ORPHAN', '.file_01CUT.tmp', 'file_01RECENT'])
+      fs.writeFileSync(path.join(dir, name), 'partial');
     const old = new Date(Date.now() - ORPHAN_GRACE_MS - 60_000);
     for (const name of [kept, 'file_01ORPHAN', '.file_01CUT.tmp']) fs.utimesSync(path.join(dir, name), old, old);
 

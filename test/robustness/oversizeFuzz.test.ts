@@ -16,13 +16,18 @@ const RUNS = 5;
 
 const catalog = buildToolCatalog();
 /** The input schema of a tool's procedure, bounds and all, as JSON Schema. */
-const procedureInput = (tool: string) => z.toJSONSchema(catalog.get(tool)!.proc.input, { io: 'input', unrepresentable: 'any' }) as Schema;
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const procedureInput = (tool: string) =>
+  z.toJSONSchema(catalog.get(tool)!.proc.input, { io: 'input', unrepresentable: 'any' }) as Schema;
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
 
 /** Characters of an oversized value: never a space (a name is trimmed before it is measured), never half a pair. */
 const CHARS = ['a', 'é', '中', 'Z', '9', '-', '€'];
-const oversized = (max: number) => fc.tuple(fc.integer({ min: 1, max: 64 }), fc.constantFrom(...CHARS))
-  .map(([extra, c]) => c.repeat(max + extra));
+const oversized = (max: number) =>
+  fc.tuple(fc.integer({ min: 1, max: 64 }), fc.constantFrom(...CHARS)).map(([extra, c]) => c.repeat(max + extra));
 
 /** Replaces every lone surrogate of the generated values (a different finding, refused before the schema). */
 const wellFormed = (v: unknown): unknown => {
@@ -33,7 +38,11 @@ const wellFormed = (v: unknown): unknown => {
 };
 
 /** Paths (`input.text`) of the strings with a maxLength in an object schema. */
-function boundedStrings(schema: Schema, resolve: (s: Schema) => Schema, prefix: string[] = []): { path: string[]; max: number }[] {
+function boundedStrings(
+  schema: Schema,
+  resolve: (s: Schema) => Schema,
+  prefix: string[] = [],
+): { path: string[]; max: number }[] {
   const s = resolve(schema);
   const out: { path: string[]; max: number }[] = [];
   for (const [k, raw] of Object.entries<Schema>(s.properties ?? {})) {
@@ -67,9 +76,17 @@ describe('oversized strings on every write (penetration test 3)', () => {
     expect({ a: await organizationSnapshot(w.t.rt, w.a.orgId), counts: await rowCounts(w.t.rt) }).toEqual(before);
   };
 
-  it('REST: every string of every write\'s body (and an upload\'s query) over its maxLength is a validation_error; nothing stored', async () => {
+  it("REST: every string of every write's body (and an upload's query) over its maxLength is a validation_error; nothing stored", async () => {
     const doc: any = await (await w.t.fetch('/v1/openapi.json')).json();
-    const deref = (s: Schema): Schema => (s?.$ref ? deref(s.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : s);
+    const deref = (s: Schema): Schema =>
+      s?.$ref
+        ? deref(
+            s.$ref
+              .split('/')
+              .slice(1)
+              .reduce((o: any, k: string) => o[k], doc),
+          )
+        : s;
     const o = { ids: w.sandbox, resolve: (ref: string) => deref({ $ref: ref }) };
     let checked = 0;
     await unchanged(async () => {
@@ -85,32 +102,39 @@ describe('oversized strings on every write (penetration test 3)', () => {
           const bodySchema = op.requestBody?.content?.['application/json']?.schema;
           const targets: { where: 'body' | 'query'; path: string[]; max: number }[] = [
             ...(bodySchema ? boundedStrings(bodySchema, deref).map((t) => ({ where: 'body' as const, ...t })) : []),
-            ...params.filter((p: Schema) => p.in === 'query' && typeof p.schema?.maxLength === 'number')
+            ...params
+              .filter((p: Schema) => p.in === 'query' && typeof p.schema?.maxLength === 'number')
               .map((p: Schema) => ({ where: 'query' as const, path: [p.name], max: p.schema.maxLength })),
           ];
           for (const target of targets) {
             checked++;
             const base = bodySchema ? valueFor(deref(bodySchema), o).map(wellFormed) : fc.constant({});
-            await fc.assert(fc.asyncProperty(base, oversized(target.max), async (valid, long) => {
-              const headers: Record<string, string> = { authorization: `Bearer ${w.a.key}` };
-              let target_url = url;
-              let body: string;
-              if (target.where === 'body') {
-                body = JSON.stringify(setPath({ ...(valid as object) }, target.path, long));
-                headers['content-type'] = 'application/json';
-              } else {
-                // an upload: the other query parameters valid, the bytes a small text
-                target_url = `${url}?${target.path[0]}=${encodeURIComponent(long)}`;
-                body = 'hello';
-                headers['content-type'] = 'text/plain';
-              }
-              const res = await w.t.fetch(target_url, { method: method.toUpperCase(), headers, body });
-              const json: any = await res.json();
-              const label = `${method.toUpperCase()} ${path} ${target.path.join('.')}`;
-              expect(res.status, label).toBe(400);
-              expect(json.error.code, label).toBe('validation_error');
-              expect(json.error.details.issues.map((i: { path: string }) => i.path), label).toContain(target.path.join('.'));
-            }), fuzzParams(RUNS, `oversize:${method} ${path} ${target.path.join('.')}`));
+            await fc.assert(
+              fc.asyncProperty(base, oversized(target.max), async (valid, long) => {
+                const headers: Record<string, string> = { authorization: `Bearer ${w.a.key}` };
+                let target_url = url;
+                let body: string;
+                if (target.where === 'body') {
+                  body = JSON.stringify(setPath({ ...(valid as object) }, target.path, long));
+                  headers['content-type'] = 'application/json';
+                } else {
+                  // an upload: the other query parameters valid, the bytes a small text
+                  target_url = `${url}?${target.path[0]}=${encodeURIComponent(long)}`;
+                  body = 'hello';
+                  headers['content-type'] = 'text/plain';
+                }
+                const res = await w.t.fetch(target_url, { method: method.toUpperCase(), headers, body });
+                const json: any = await res.json();
+                const label = `${method.toUpperCase()} ${path} ${target.path.join('.')}`;
+                expect(res.status, label).toBe(400);
+                expect(json.error.code, label).toBe('validation_error');
+                expect(
+                  json.error.details.issues.map((i: { path: string }) => i.path),
+                  label,
+                ).toContain(target.path.join('.'));
+              }),
+              fuzzParams(RUNS, `oversize:${method} ${path} ${target.path.join('.')}`),
+            );
           }
         }
       }
@@ -120,11 +144,16 @@ describe('oversized strings on every write (penetration test 3)', () => {
 
   it('MCP: every string of every write tool of tools/list over its maxLength is a validation_error; nothing stored', async () => {
     const post = async (body: unknown) => {
-      const res = await w.t.fetch('/mcp', { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${w.a.key}` }, body: JSON.stringify(body) });
+      const res = await w.t.fetch('/mcp', {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${w.a.key}` },
+        body: JSON.stringify(body),
+      });
       return (await res.json()) as any;
     };
-    const tools: { name: string; inputSchema: Schema; annotations?: { readOnlyHint?: boolean } }[] =
-      (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).result.tools;
+    const tools: { name: string; inputSchema: Schema; annotations?: { readOnlyHint?: boolean } }[] = (
+      await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+    ).result.tools;
     const o = { ids: w.sandbox };
     let checked = 0;
     await unchanged(async () => {
@@ -138,25 +167,40 @@ describe('oversized strings on every write (penetration test 3)', () => {
         }
         // (idempotencyKey is REST's header: its own parser refuses a long one, test/pipeline/idempotency.test.ts)
         // (upload_file's text: its 16 MiB are past the body's own limit, which answers 413 first)
-        for (const target of boundedStrings(schema, (s) => s).filter((x) => x.path[0] !== 'idempotencyKey' && x.max < 512 * 1024)) {
+        for (const target of boundedStrings(schema, (s) => s).filter(
+          (x) => x.path[0] !== 'idempotencyKey' && x.max < 512 * 1024,
+        )) {
           checked++;
-          const base = valueFor(schema, o).map(wellFormed).map((v) => {
-            const args = { ...(v as Record<string, unknown>) };
-            if (tool.name === 'upload_file') {
-              delete args.contentBase64;
-              args.text ??= 'hello';
-            }
-            return args;
-          });
-          await fc.assert(fc.asyncProperty(base, oversized(target.max), async (valid, long) => {
-            const args = setPath(valid, target.path, long);
-            const r = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool.name, arguments: args } });
-            const label = `${tool.name} ${target.path.join('.')}`;
-            expect(r.result?.isError, label).toBe(true);
-            const env = JSON.parse(r.result.content[0].text);
-            expect(env.error.code, label).toBe('validation_error');
-            expect(env.error.details.issues.map((i: { path: string }) => i.path), label).toContain(target.path.join('.'));
-          }), fuzzParams(RUNS, `oversize:${tool.name} ${target.path.join('.')}`));
+          const base = valueFor(schema, o)
+            .map(wellFormed)
+            .map((v) => {
+              const args = { ...(v as Record<string, unknown>) };
+              if (tool.name === 'upload_file') {
+                delete args.contentBase64;
+                args.text ??= 'hello';
+              }
+              return args;
+            });
+          await fc.assert(
+            fc.asyncProperty(base, oversized(target.max), async (valid, long) => {
+              const args = setPath(valid, target.path, long);
+              const r = await post({
+                jsonrpc: '2.0',
+                id: 2,
+                method: 'tools/call',
+                params: { name: tool.name, arguments: args },
+              });
+              const label = `${tool.name} ${target.path.join('.')}`;
+              expect(r.result?.isError, label).toBe(true);
+              const env = JSON.parse(r.result.content[0].text);
+              expect(env.error.code, label).toBe('validation_error');
+              expect(
+                env.error.details.issues.map((i: { path: string }) => i.path),
+                label,
+              ).toContain(target.path.join('.'));
+            }),
+            fuzzParams(RUNS, `oversize:${tool.name} ${target.path.join('.')}`),
+          );
         }
       }
     });

@@ -67,7 +67,9 @@ async function startHostileReceiver() {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    base, paths: Object.keys(behaviours), sent,
+    base,
+    paths: Object.keys(behaviours),
+    sent,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -82,8 +84,14 @@ describe('hostile webhook receivers (issue 10.2)', () => {
     try {
       const w = await createWorld(t.rt);
       configureWebhookDelivery(t.rt.services, { timeouts: TIMEOUTS });
-      const hooks = Object.fromEntries(await Promise.all(rx.paths.map(async (p) => [p, (await addWebhook(t.rt, w.roomId, `${rx.base}${p}`)).id] as const)));
-      expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hello' } })).status).toBe(201);
+      const hooks = Object.fromEntries(
+        await Promise.all(
+          rx.paths.map(async (p) => [p, (await addWebhook(t.rt, w.roomId, `${rx.base}${p}`)).id] as const),
+        ),
+      );
+      expect(
+        (await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hello' } })).status,
+      ).toBe(201);
 
       const worker = createWebhookWorker({ services: t.rt.services, batchSize: 20 });
       const started = performance.now();

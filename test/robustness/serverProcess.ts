@@ -35,12 +35,20 @@ export async function serverDatabase(extra: Record<string, string> = {}): Promis
     url = Object.assign(new URL(base), { pathname: `/${dbName}` }).toString();
   }
   const env: Record<string, string> = {
-    NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: url, DATA_DIR: dataDir,
-    SVC_SECRET: randomBytes(32).toString('base64url'), SVC_WEBHOOK_KEY: randomBytes(32).toString('base64'),
-    SVC_SSRF_ALLOWLIST: '127.0.0.1/32', SVC_RATE_LIMIT: '1000000', SVC_MONTHLY_UNITS: '100000000', ...extra,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: url,
+    DATA_DIR: dataDir,
+    SVC_SECRET: randomBytes(32).toString('base64url'),
+    SVC_WEBHOOK_KEY: randomBytes(32).toString('base64'),
+    SVC_SSRF_ALLOWLIST: '127.0.0.1/32',
+    SVC_RATE_LIMIT: '1000000',
+    SVC_MONTHLY_UNITS: '100000000',
+    ...extra,
   };
   return {
-    env, dataDir,
+    env,
+    dataDir,
     open: () => openRuntime(loadConfig({ ...env, LOG_LEVEL: 'silent' })),
     start: (more = {}) => startServerProcess({ ...env, ...more }),
     async remove() {
@@ -100,10 +108,11 @@ export async function memoryAfterGc(output: () => string, pid: number): Promise<
     const m = JSON.parse(String(e.data));
     pending.get(m.id)?.(m.result);
   });
-  const send = (method: string, params: object = {}) => new Promise<any>((resolve) => {
-    pending.set(++id, resolve);
-    ws.send(JSON.stringify({ id, method, params }));
-  });
+  const send = (method: string, params: object = {}) =>
+    new Promise<any>((resolve) => {
+      pending.set(++id, resolve);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
   try {
     for (let i = 0; i < 3; i++) await send('HeapProfiler.collectGarbage');
     const r = await send('Runtime.evaluate', { expression: 'process.memoryUsage().heapUsed', returnByValue: true });

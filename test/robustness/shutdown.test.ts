@@ -43,88 +43,116 @@ async function slowReceiver() {
 }
 
 describe('SIGTERM under load (issue 10.3)', () => {
-  it('finishes in-flight requests, refuses the rest before they start, exits 0 and leaves no delivery in a lease', { timeout: 120_000 }, async () => {
-    const rx = await slowReceiver();
-    const db = await serverDatabase({ SVC_WEBHOOK_BACKOFF_BASE_MS: '50' });
-    try {
-      const setup = await db.open();
-      const w = await createWorld(setup);
-      const { webhook } = await createWebhook(setup.services, { roomId: w.roomId, url: rx.url, createdById: w.owner.id });
-      await setup.close();
-
-      const server = await db.start({ SVC_WORKER: 'on' });
-      let exited = false;
-      const exitCode = server.exited.then((code) => {
-        exited = true;
-        return code;
-      });
-      const writes: SentWrite[] = [];
-      const startedBeforeSignal = new Set<string>();
-      let signalled = false;
-      let next = 0;
-      let inFlight = 0;
-      const loop = async () => {
-        while (!exited) {
-          const n = next++;
-          inFlight++;
-          const write = sendWrite(server.base, w.key, w.roomId, n);
-          const x = await write;
-          inFlight--;
-          if (!signalled) startedBeforeSignal.add(x.marker);
-          writes.push(x);
-          if (!('status' in x.outcome)) await new Promise((r) => setTimeout(r, 20));
-        }
-      };
-      const loops = Array.from({ length: LOOPS }, loop);
-      // a delivery recorded as succeeded (not merely received: the receiver answers after a delay, and an
-      // attempt still waiting for that answer at the signal is aborted and not counted). Looked up in the database
-      // (a runtime of this process on the same database), not on the history's first page: that page shows the
-      // newest deliveries, and thirty loops of writes outrun a receiver that takes 300 ms, so on a fast machine
-      // the newest 200 are always still waiting while older ones succeed (the test gave up after 30 s, with
-      // 35,000 writes and 1,500 deliveries received).
-      const watch = await db.open();
-      const someDelivered = async () =>
-        (await sql(watch.ds, 'SELECT 1 FROM "webhook_deliveries" WHERE "webhookId" = ? AND "state" = ? LIMIT 1', [webhook.id, 'succeeded'])).rows.length > 0;
+  it(
+    'finishes in-flight requests, refuses the rest before they start, exits 0 and leaves no delivery in a lease',
+    { timeout: 120_000 },
+    async () => {
+      const rx = await slowReceiver();
+      const db = await serverDatabase({ SVC_WEBHOOK_BACKOFF_BASE_MS: '50' });
       try {
-        await waitFor(async () => writes.filter(succeeded).length >= 100 && rx.received() > 0 && (await someDelivered()), 'load and deliveries under way');
-      } finally {
-        await watch.close();
-      }
-      const inFlightAtSignal = inFlight;
-      signalled = true;
-      server.proc.kill('SIGTERM');
-      expect(await exitCode).toBe(0);
-      await Promise.all(loops);
+        const setup = await db.open();
+        const w = await createWorld(setup);
+        const { webhook } = await createWebhook(setup.services, {
+          roomId: w.roomId,
+          url: rx.url,
+          createdById: w.owner.id,
+        });
+        await setup.close();
 
-      expect(inFlightAtSignal).toBeGreaterThan(0);
-      // every answer is the operation's normal success: nothing failed half-way with a 5xx or a reset mid-response
-      const answered = writes.filter((x) => 'status' in x.outcome);
-      expect(answered.filter((x) => !succeeded(x)).map((x) => [x.kind, x.outcome])).toEqual([]);
-      // requests sent after the signal were refused at the door
-      expect(writes.some((x) => !('status' in x.outcome))).toBe(true);
-
-      const rt = await db.open();
-      try {
-        const rows = await rowsOfWrites(rt, writes);
-        for (const x of writes) {
-          const r = rows.get(x.marker)!;
-          // completed: one whole row; refused: no row at all (it never started)
-          expect(r, `${x.kind} ${x.marker} ${JSON.stringify(x.outcome)}`).toEqual(succeeded(x) ? { count: 1, whole: true } : { count: 0, whole: true });
+        const server = await db.start({ SVC_WORKER: 'on' });
+        let exited = false;
+        const exitCode = server.exited.then((code) => {
+          exited = true;
+          return code;
+        });
+        const writes: SentWrite[] = [];
+        const startedBeforeSignal = new Set<string>();
+        let signalled = false;
+        let next = 0;
+        let inFlight = 0;
+        const loop = async () => {
+          while (!exited) {
+            const n = next++;
+            inFlight++;
+            const write = sendWrite(server.base, w.key, w.roomId, n);
+            const x = await write;
+            inFlight--;
+            if (!signalled) startedBeforeSignal.add(x.marker);
+            writes.push(x);
+            if (!('status' in x.outcome)) await new Promise((r) => setTimeout(r, 20));
+          }
+        };
+        const loops = Array.from({ length: LOOPS }, loop);
+        // a delivery recorded as succeeded (not merely received: the receiver answers after a delay, and an
+        // attempt still waiting for that answer at the signal is aborted and not counted). Looked up in the database
+        // (a runtime of this process on the same database), not on the history's first page: that page shows the
+        // newest deliveries, and thirty loops of writes outrun a receiver that takes 300 ms, so on a fast machine
+        // the newest 200 are always still waiting while older ones succeed (the test gave up after 30 s, with
+        // 35,000 writes and 1,500 deliveries received).
+        const watch = await db.open();
+        const someDelivered = async () =>
+          (
+            await sql(watch.ds, 'SELECT 1 FROM "webhook_deliveries" WHERE "webhookId" = ? AND "state" = ? LIMIT 1', [
+              webhook.id,
+              'succeeded',
+            ])
+          ).rows.length > 0;
+        try {
+          await waitFor(
+            async () => writes.filter(succeeded).length >= 100 && rx.received() > 0 && (await someDelivered()),
+            'load and deliveries under way',
+          );
+        } finally {
+          await watch.close();
         }
-        expect(await integrityProblems(rt)).toEqual([]);
-        const leased = await sql<{ n: number }>(rt.ds, 'SELECT COUNT(*) AS "n" FROM "webhook_deliveries" WHERE "leaseOwner" IS NOT NULL OR "leaseUntil" IS NOT NULL');
-        expect(Number(leased.rows[0].n)).toBe(0);
-        const states = await sql<{ state: string; n: number }>(rt.ds, 'SELECT "state", COUNT(*) AS "n" FROM "webhook_deliveries" GROUP BY "state"');
-        // some were delivered before the signal, and some wait for the next start (aborted attempts do not count)
-        expect(states.rows.map((r) => r.state).sort()).toContain('succeeded');
-        const aborted = await sql<{ n: number }>(rt.ds, 'SELECT COUNT(*) AS "n" FROM "webhook_deliveries" WHERE "state" = ? AND "attempts" > ?', ['pending', 0]);
-        expect(Number(aborted.rows[0].n)).toBe(0);
+        const inFlightAtSignal = inFlight;
+        signalled = true;
+        server.proc.kill('SIGTERM');
+        expect(await exitCode).toBe(0);
+        await Promise.all(loops);
+
+        expect(inFlightAtSignal).toBeGreaterThan(0);
+        // every answer is the operation's normal success: nothing failed half-way with a 5xx or a reset mid-response
+        const answered = writes.filter((x) => 'status' in x.outcome);
+        expect(answered.filter((x) => !succeeded(x)).map((x) => [x.kind, x.outcome])).toEqual([]);
+        // requests sent after the signal were refused at the door
+        expect(writes.some((x) => !('status' in x.outcome))).toBe(true);
+
+        const rt = await db.open();
+        try {
+          const rows = await rowsOfWrites(rt, writes);
+          for (const x of writes) {
+            const r = rows.get(x.marker)!;
+            // completed: one whole row; refused: no row at all (it never started)
+            expect(r, `${x.kind} ${x.marker} ${JSON.stringify(x.outcome)}`).toEqual(
+              succeeded(x) ? { count: 1, whole: true } : { count: 0, whole: true },
+            );
+          }
+          expect(await integrityProblems(rt)).toEqual([]);
+          const leased = await sql<{ n: number }>(
+            rt.ds,
+            'SELECT COUNT(*) AS "n" FROM "webhook_deliveries" WHERE "leaseOwner" IS NOT NULL OR "leaseUntil" IS NOT NULL',
+          );
+          expect(Number(leased.rows[0].n)).toBe(0);
+          const states = await sql<{ state: string; n: number }>(
+            rt.ds,
+            'SELECT "state", COUNT(*) AS "n" FROM "webhook_deliveries" GROUP BY "state"',
+          );
+          // some were delivered before the signal, and some wait for the next start (aborted attempts do not count)
+          expect(states.rows.map((r) => r.state).sort()).toContain('succeeded');
+          const aborted = await sql<{ n: number }>(
+            rt.ds,
+            'SELECT COUNT(*) AS "n" FROM "webhook_deliveries" WHERE "state" = ? AND "attempts" > ?',
+            ['pending', 0],
+          );
+          expect(Number(aborted.rows[0].n)).toBe(0);
+        } finally {
+          await rt.close();
+        }
       } finally {
-        await rt.close();
+        await rx.close();
+        await db.remove();
       }
-    } finally {
-      await rx.close();
-      await db.remove();
-    }
-  });
+    },
+  );
 });

@@ -22,19 +22,37 @@ export async function sendWrite(base: string, key: string, roomId: string, i: nu
   const kind = WRITE_KINDS[i % WRITE_KINDS.length];
   const marker = `w${i}-${randomBytes(4).toString('hex')}`;
   const auth = { authorization: `Bearer ${key}` };
-  const json = (body: unknown) => ({ method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const room = `${base}/v1/rooms/${roomId}`;
   let outcome: Outcome;
   if (kind === 'message') outcome = await attempt(`${room}/messages`, json({ body: marker }));
   else if (kind === 'task') outcome = await attempt(`${room}/tasks`, json({ title: marker, description: RECORD_BODY }));
   else if (kind === 'record') outcome = await attempt(`${room}/records`, json({ title: marker, body: RECORD_BODY }));
   else if (kind === 'file') {
-    outcome = await attempt(`${room}/files?filename=${marker}.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: fileBytes(marker) });
+    outcome = await attempt(`${room}/files?filename=${marker}.txt`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'text/plain' },
+      body: fileBytes(marker),
+    });
   } else {
     outcome = await attempt(`${base}/mcp`, {
       method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'create_message', arguments: { roomId, body: marker } } }),
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'create_message', arguments: { roomId, body: marker } },
+      }),
     });
   }
   return { kind, marker, outcome };
@@ -51,7 +69,10 @@ export function succeeded(w: SentWrite): boolean {
  * How many rows each write left, and whether each row is whole (every column as sent: the full body, the
  * full file). A write is "whole" in the database when it left exactly one complete row, "absent" with none.
  */
-export async function rowsOfWrites(rt: Runtime, writes: SentWrite[]): Promise<Map<string, { count: number; whole: boolean }>> {
+export async function rowsOfWrites(
+  rt: Runtime,
+  writes: SentWrite[],
+): Promise<Map<string, { count: number; whole: boolean }>> {
   const q = async (text: string) => (await sql<Record<string, any>>(rt.ds, text)).rows;
   const messages = await q('SELECT "body" FROM "messages"');
   const tasks = await q('SELECT "title", "description" FROM "tasks"');
@@ -61,12 +82,16 @@ export async function rowsOfWrites(rt: Runtime, writes: SentWrite[]): Promise<Ma
   for (const w of writes) {
     let found: boolean[];
     if (w.kind === 'message' || w.kind === 'mcp') found = messages.filter((m) => m.body === w.marker).map(() => true);
-    else if (w.kind === 'task') found = tasks.filter((t) => t.title === w.marker).map((t) => t.description === RECORD_BODY);
-    else if (w.kind === 'record') found = records.filter((r) => r.title === w.marker).map((r) => r.body === RECORD_BODY);
+    else if (w.kind === 'task')
+      found = tasks.filter((t) => t.title === w.marker).map((t) => t.description === RECORD_BODY);
+    else if (w.kind === 'record')
+      found = records.filter((r) => r.title === w.marker).map((r) => r.body === RECORD_BODY);
     else {
       const bytes = Buffer.from(fileBytes(w.marker));
       const sha = createHash('sha256').update(bytes).digest('hex');
-      found = files.filter((f) => f.filename === `${w.marker}.txt`).map((f) => Number(f.size) === bytes.length && f.sha256 === sha);
+      found = files
+        .filter((f) => f.filename === `${w.marker}.txt`)
+        .map((f) => Number(f.size) === bytes.length && f.sha256 === sha);
     }
     out.set(w.marker, { count: found.length, whole: found.every(Boolean) });
   }

@@ -9,7 +9,10 @@ describe('security: token audience', () => {
   it('token replay across surfaces: a token for /mcp used on /v1 gets 403 invalid_audience', async () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t);
-    const mcpToken = await obtainTokens(env.t, env.w, app, { resource: `${env.t.baseUrl}/mcp`, scope: 'me:read mcp:tools' });
+    const mcpToken = await obtainTokens(env.t, env.w, app, {
+      resource: `${env.t.baseUrl}/mcp`,
+      scope: 'me:read mcp:tools',
+    });
     const r = await call(env.t, 'GET', '/v1/me', { key: mcpToken.access_token });
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('invalid_audience');
@@ -23,7 +26,10 @@ describe('security: token audience', () => {
   it('token replay across surfaces: a token for /v1 used on /mcp gets 403 invalid_audience before any JSON-RPC is read', async () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t);
-    const v1Token = await obtainTokens(env.t, env.w, app, { resource: `${env.t.baseUrl}/v1`, scope: 'me:read mcp:tools' });
+    const v1Token = await obtainTokens(env.t, env.w, app, {
+      resource: `${env.t.baseUrl}/v1`,
+      scope: 'me:read mcp:tools',
+    });
     for (const body of [toolCall('get_me'), '{not json']) {
       const r = await postMcp(env.t, body, { token: v1Token.access_token });
       expect(r.status).toBe(403);

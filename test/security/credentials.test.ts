@@ -18,7 +18,7 @@ describe('security: credentials', () => {
     expect((await postMcp(t, toolCall('get_me'), { token: w.key })).status).toBe(401);
   });
 
-  it('a departed member\'s key: once the user leaves the organization its key gets 401', async () => {
+  it("a departed member's key: once the user leaves the organization its key gets 401", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const member = await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ['me:read'] });
@@ -38,7 +38,8 @@ describe('security: credentials', () => {
   it('key guessing: unauthenticated attempts are counted per client address and stopped with 429', async () => {
     await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '5' } });
     const statuses: number[] = [];
-    for (let i = 0; i < 8; i++) statuses.push((await call(t, 'GET', '/v1/me', { key: `svc_live_guess${i}${'A'.repeat(34)}` })).status);
+    for (let i = 0; i < 8; i++)
+      statuses.push((await call(t, 'GET', '/v1/me', { key: `svc_live_guess${i}${'A'.repeat(34)}` })).status);
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     expect(statuses.slice(5)).toEqual([429, 429, 429]);
     const last = await call(t, 'GET', '/v1/me', { key: 'svc_live_guess' });

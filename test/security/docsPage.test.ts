@@ -43,27 +43,33 @@ describe('the /docs reference page (issue 16.9)', () => {
     expect(icon.status).toBe(204);
   });
 
-  it('renders the API title in Chromium with every request going to this server and no CSP violation', { timeout: 120_000 }, async () => {
-    await using browser = await openBrowser();
-    const { page, context } = browser;
-    const requested: string[] = [];
-    context.on('request', (r) => requested.push(r.url()));
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (/Content[- ]Security[- ]Policy|Refused to/i.test(m.text())) problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(String(e)));
-    const documentLoaded = page.waitForResponse(`${t.baseUrl}/v1/openapi.json`, { timeout: 60_000 });
-    await page.goto(`${t.baseUrl}/docs`, { waitUntil: 'load' });
-    await documentLoaded;
-    const doc = (await (await t.fetch('/v1/openapi.json')).json()) as { info: { title: string } };
-    await page.getByText(doc.info.title).first().waitFor({ state: 'visible', timeout: 60_000 });
-    // every font the rendered page uses has been loaded (or failed): a font from another host would show here
-    await page.evaluate('document.fonts.ready.then(() => undefined)');
-    await browser.screenshot('docs');
-    expect(problems).toEqual([]);
-    expect(requested.length).toBeGreaterThan(1);
-    const foreign = requested.filter((u) => !u.startsWith(`${t.baseUrl}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));
-    expect(foreign).toEqual([]);
-  });
+  it(
+    'renders the API title in Chromium with every request going to this server and no CSP violation',
+    { timeout: 120_000 },
+    async () => {
+      await using browser = await openBrowser();
+      const { page, context } = browser;
+      const requested: string[] = [];
+      context.on('request', (r) => requested.push(r.url()));
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (/Content[- ]Security[- ]Policy|Refused to/i.test(m.text())) problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(String(e)));
+      const documentLoaded = page.waitForResponse(`${t.baseUrl}/v1/openapi.json`, { timeout: 60_000 });
+      await page.goto(`${t.baseUrl}/docs`, { waitUntil: 'load' });
+      await documentLoaded;
+      const doc = (await (await t.fetch('/v1/openapi.json')).json()) as { info: { title: string } };
+      await page.getByText(doc.info.title).first().waitFor({ state: 'visible', timeout: 60_000 });
+      // every font the rendered page uses has been loaded (or failed): a font from another host would show here
+      await page.evaluate('document.fonts.ready.then(() => undefined)');
+      await browser.screenshot('docs');
+      expect(problems).toEqual([]);
+      expect(requested.length).toBeGreaterThan(1);
+      const foreign = requested.filter(
+        (u) => !u.startsWith(`${t.baseUrl}/`) && !u.startsWith('data:') && !u.startsWith('blob:'),
+      );
+      expect(foreign).toEqual([]);
+    },
+  );
 });

@@ -19,7 +19,8 @@ async function keyGuesses(t: TestServer, n: number, headers: (i: number) => Reco
 
 async function mcpGuesses(t: TestServer, n: number, headers: (i: number) => Record<string, string>) {
   const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push((await postMcp(t, toolCall('get_me'), { token: guess(i), headers: headers(i) })).status);
+  for (let i = 0; i < n; i++)
+    out.push((await postMcp(t, toolCall('get_me'), { token: guess(i), headers: headers(i) })).status);
   return out;
 }
 
@@ -28,7 +29,8 @@ async function wrongSignIn(base: string, email: string, headers: Record<string, 
   const b = new Browser(base);
   const page = await (await b.get('/login')).text();
   const res = await b.request('/login', {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams({ csrf: field(page, 'csrf'), email, password: 'wrong-guess' }).toString(),
   });
   return res.status;
@@ -39,7 +41,7 @@ describe('security: forged client address', () => {
     await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '5' } });
     const rest = await keyGuesses(t, 8, forged);
     expect(rest).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
-    expect((await mcpGuesses(t, 2, (i) => forged(100 + i)))).toEqual([429, 429]);
+    expect(await mcpGuesses(t, 2, (i) => forged(100 + i))).toEqual([429, 429]);
   });
 
   it('X-Forwarded-For spoofing against the sign-in throttle: a new forged address per guess is still throttled', async () => {
@@ -49,7 +51,7 @@ describe('security: forged client address', () => {
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
   });
 
-  it('with SVC_TRUST_PROXY=1 the address the proxy forwards is the client\'s, for each counter', async () => {
+  it("with SVC_TRUST_PROXY=1 the address the proxy forwards is the client's, for each counter", async () => {
     await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '5', SVC_TRUST_PROXY: '1' } });
     // each forwarded address has its own budget; one address alone runs out
     expect(await keyGuesses(t, 8, forged)).toEqual(Array(8).fill(401));
@@ -69,10 +71,15 @@ describe('security: forged client address', () => {
   it('SVC_TRUST_PROXY takes off, a hop count or proxy addresses and ranges; trusting every hop is refused', () => {
     const base = { LOG_LEVEL: 'silent' };
     expect(loadConfig(base).trustProxy).toBe(false);
-    for (const off of ['', 'off', 'false', '0']) expect(loadConfig({ ...base, SVC_TRUST_PROXY: off }).trustProxy).toBe(false);
+    for (const off of ['', 'off', 'false', '0'])
+      expect(loadConfig({ ...base, SVC_TRUST_PROXY: off }).trustProxy).toBe(false);
     expect(loadConfig({ ...base, SVC_TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ ...base, SVC_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.0.2.7' }).trustProxy)
-      .toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.7']);
+    expect(loadConfig({ ...base, SVC_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.0.2.7' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.7',
+    ]);
     for (const bad of ['true', 'on', '*', '10.0.0.0/33', 'fd00::/129', 'proxy.internal', '10.0.0.0/8/1', ',']) {
       expect(() => loadConfig({ ...base, SVC_TRUST_PROXY: bad }), bad).toThrow(/SVC_TRUST_PROXY must be/);
     }

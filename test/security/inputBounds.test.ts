@@ -11,15 +11,24 @@ import { startReceiver } from '../webhooks/helpers.js';
 
 /** `{"k0":0,"k1":0,…}` members, as JSON text. */
 const floodMembers = (n: number) => Array.from({ length: n }, (_, i) => `"unknown_key_${i}":0`).join(',');
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
 
 async function rawMcp(t: TestServer, key: string, text: string) {
-  const res = await t.fetch('/mcp', { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: text });
+  const res = await t.fetch('/mcp', {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
+    body: text,
+  });
   const body = await res.text();
   return { status: res.status, text: body, json: JSON.parse(body) };
 }
 
-const count = async (t: TestServer, table: string) => Number((await sql<{ n: number }>(t.rt.ds, `SELECT COUNT(*) AS "n" FROM "${table}"`)).rows[0].n);
+const count = async (t: TestServer, table: string) =>
+  Number((await sql<{ n: number }>(t.rt.ds, `SELECT COUNT(*) AS "n" FROM "${table}"`)).rows[0].n);
 
 describe('a flood of unknown keys answers a small validation_error and the server stays up', () => {
   it('MCP: a tools/call whose arguments hold more members than any input may is refused before it is parsed', async () => {
@@ -56,9 +65,14 @@ describe('a flood of unknown keys answers a small validation_error and the serve
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const rooms = await count(t, 'rooms');
-    for (const [n, status] of [[9_000, 400], [45_000, 400]] as const) {
+    for (const [n, status] of [
+      [9_000, 400],
+      [45_000, 400],
+    ] as const) {
       const res = await t.fetch('/v1/rooms', {
-        method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json' }, body: `{"name":"Flood",${floodMembers(n)}}`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/json' },
+        body: `{"name":"Flood",${floodMembers(n)}}`,
       });
       const text = await res.text();
       expect(res.status).toBe(status);
@@ -74,7 +88,11 @@ describe('a flood of unknown keys answers a small validation_error and the serve
     const r = await postMcp(t, toolCall('x'.repeat(900_000)), { token: w.key });
     expect(r.text.length).toBeLessThan(2048);
     expect(r.body.error.code).toBe(-32602);
-    const read = await postMcp(t, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: `svc://${'x'.repeat(500_000)}` } }, { token: w.key });
+    const read = await postMcp(
+      t,
+      { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: `svc://${'x'.repeat(500_000)}` } },
+      { token: w.key },
+    );
     expect(read.text.length).toBeLessThan(2048);
     expect(read.body.error.code).toBe(-32602);
   });
@@ -102,11 +120,22 @@ describe('agent-run output is bounded, and so is a page of runs', () => {
     const run = await startRun(t, key, w.roomId, c.id);
     await invokeDue(t.rt);
     const token = JSON.parse(rx.requests[0].body.toString('utf8')).delegation.accessToken as string;
-    const complete = (output: unknown) => postMcp(t, toolCall('complete_agent_run', { roomId: w.roomId, runId: run.body.id, status: 'succeeded', output }), { token });
+    const complete = (output: unknown) =>
+      postMcp(
+        t,
+        toolCall('complete_agent_run', { roomId: w.roomId, runId: run.body.id, status: 'succeeded', output }),
+        { token },
+      );
     const big = await complete({ text: 'x'.repeat(64 * 1024) });
     expect(big.body.result.isError).toBe(true);
-    expect(JSON.parse(big.body.result.content[0].text).error).toMatchObject({ code: 'validation_error', details: { issues: [{ path: 'output' }] } });
-    expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/agent-runs/${run.body.id}`, { key })).body).toMatchObject({ status: 'running', output: null });
+    expect(JSON.parse(big.body.result.content[0].text).error).toMatchObject({
+      code: 'validation_error',
+      details: { issues: [{ path: 'output' }] },
+    });
+    expect((await call(t, 'GET', `/v1/rooms/${w.roomId}/agent-runs/${run.body.id}`, { key })).body).toMatchObject({
+      status: 'running',
+      output: null,
+    });
     const ok = await complete({ text: 'x'.repeat(60 * 1024) });
     expect(ok.body.result.structuredContent).toMatchObject({ status: 'succeeded' });
   });
@@ -124,7 +153,10 @@ describe('agent-run output is bounded, and so is a page of runs', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await t.fetch(`/v1/rooms/${w.roomId}/agent-runs?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await t.fetch(
+        `/v1/rooms/${w.roomId}/agent-runs?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { headers: { authorization: `Bearer ${key}` } },
+      );
       const text = await res.text();
       expect(res.status).toBe(200);
       expect(text.length).toBeLessThan(600 * 1024);
@@ -163,17 +195,27 @@ describe('strings are well-formed Unicode, or refused', () => {
       expect(r.body.error, body).toMatchObject({ code: 'validation_error', details: { reason: 'lone_surrogate' } });
     }
     // a pair is a character, and is kept
-    const pair = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: '{"body":"ok \\ud83d\\ude00"}' });
+    const pair = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+      key: w.key,
+      body: '{"body":"ok \\ud83d\\ude00"}',
+    });
     expect(pair.body.body).toBe('ok 😀');
     expect(await count(t, 'messages')).toBe(1);
   });
 
-  it('MCP: the same in a tool\'s arguments', async () => {
+  it("MCP: the same in a tool's arguments", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    const r = await rawMcp(t, w.key, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_message","arguments":{"roomId":"${w.roomId}","body":"ok \\ud800 end"}}}`);
+    const r = await rawMcp(
+      t,
+      w.key,
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_message","arguments":{"roomId":"${w.roomId}","body":"ok \\ud800 end"}}}`,
+    );
     expect(r.json.result.isError).toBe(true);
-    expect(JSON.parse(r.json.result.content[0].text).error).toMatchObject({ code: 'validation_error', details: { reason: 'lone_surrogate' } });
+    expect(JSON.parse(r.json.result.content[0].text).error).toMatchObject({
+      code: 'validation_error',
+      details: { reason: 'lone_surrogate' },
+    });
     expect(await count(t, 'messages')).toBe(0);
   });
 
@@ -184,7 +226,9 @@ describe('strings are well-formed Unicode, or refused', () => {
     expect(search.status).toBe(400);
     expect(search.body.error.message).toContain('q: is not percent-encoded UTF-8');
     const upload = await t.fetch(`/v1/rooms/${w.roomId}/files?filename=a%FF.txt`, {
-      method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' }, body: 'hello',
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' },
+      body: 'hello',
     });
     expect(upload.status).toBe(400);
     expect(await count(t, 'files')).toBe(0);
@@ -203,7 +247,9 @@ describe('numeric query parameters are plain decimal integers', () => {
     }
     const twice = await call(t, 'GET', '/v1/rooms?limit=5&limit=6', { key: w.key });
     expect(twice.status).toBe(400);
-    expect(twice.body.error.message).toBe('Invalid input: limit: is given more than once; give it once; for example 50.');
+    expect(twice.body.error.message).toBe(
+      'Invalid input: limit: is given more than once; give it once; for example 50.',
+    );
     expect(JSON.stringify(twice.body)).not.toContain('NaN');
     expect((await call(t, 'GET', '/v1/rooms?limit=05', { key: w.key })).status).toBe(200);
   });
@@ -222,7 +268,15 @@ describe('numeric query parameters are plain decimal integers', () => {
 describe('every stored text field has a maximum length', () => {
   /** The string schemas of an operation's input (parameters and JSON body), with their paths. */
   function inputStrings(doc: any, op: any): { path: string; schema: any }[] {
-    const resolve = (s: any): any => (s?.$ref ? resolve(s.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : s);
+    const resolve = (s: any): any =>
+      s?.$ref
+        ? resolve(
+            s.$ref
+              .split('/')
+              .slice(1)
+              .reduce((o: any, k: string) => o[k], doc),
+          )
+        : s;
     const out: { path: string; schema: any }[] = [];
     const walk = (s: any, path: string) => {
       s = resolve(s);
@@ -237,7 +291,7 @@ describe('every stored text field has a maximum length', () => {
     return out;
   }
 
-  it('shows maxLength in the OpenAPI document on every string an operation takes (enums and a file\'s bytes aside)', () => {
+  it("shows maxLength in the OpenAPI document on every string an operation takes (enums and a file's bytes aside)", () => {
     const doc: any = buildOpenApiDocument('http://localhost');
     const unbounded: string[] = [];
     for (const [path, ops] of Object.entries<any>(doc.paths)) {

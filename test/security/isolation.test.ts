@@ -15,29 +15,61 @@ async function contentOf(t: TestServer, w: World) {
   const msg = await post('/messages', { body: 'secret plans' });
   const task = await post('/tasks', { title: 'secret task' });
   const rec = await post('/records', { title: 'secret minutes' });
-  const file: any = await (await t.fetch(`${room}/files?filename=s.txt`, { method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' }, body: 'secret' })).json();
-  const hook = (await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', createdById: w.owner.id })).webhook.id;
+  const file: any = await (
+    await t.fetch(`${room}/files?filename=s.txt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.key}`, 'content-type': 'text/plain' },
+      body: 'secret',
+    })
+  ).json();
+  const hook = (
+    await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/hook', createdById: w.owner.id })
+  ).webhook.id;
   await post('/messages', { body: 'fires a delivery' });
   const deliveries = await call(t, 'GET', `${room}/webhooks/${hook}/deliveries`, { key: w.key });
-  return { msg: msg.id, task: task.id, rec: rec.id, file: file.id, hook, delivery: deliveries.body.data[0].id as string };
+  return {
+    msg: msg.id,
+    task: task.id,
+    rec: rec.id,
+    file: file.id,
+    hook,
+    delivery: deliveries.body.data[0].id as string,
+  };
 }
 
 /** Every room-scoped operation on `roomId` with the given object ids: [method, path, body]. */
-const roomOperations = (roomId: string, o: { task: string; rec: string; file: string; hook: string; delivery: string }): [string, string, unknown?][] => {
+const roomOperations = (
+  roomId: string,
+  o: { task: string; rec: string; file: string; hook: string; delivery: string },
+): [string, string, unknown?][] => {
   const room = `/v1/rooms/${roomId}`;
   return [
-    ['GET', room], ['PATCH', room, { name: 'pwned' }], ['GET', `${room}/members`], ['POST', `${room}/members`, { userId: 'usr_01X' }],
-    ['GET', `${room}/messages`], ['POST', `${room}/messages`, { body: 'x' }], ['GET', `${room}/tasks`], ['POST', `${room}/tasks`, { title: 'x' }],
-    ['GET', `${room}/tasks/${o.task}`], ['PATCH', `${room}/tasks/${o.task}`, { title: 'pwned' }], ['GET', `${room}/records`],
-    ['POST', `${room}/records`, { title: 'x' }], ['GET', `${room}/records/${o.rec}`], ['PATCH', `${room}/records/${o.rec}`, { title: 'pwned' }],
-    ['DELETE', `${room}/records/${o.rec}`], ['POST', `${room}/records/${o.rec}/approval/request`, {}], ['GET', `${room}/files/${o.file}`],
-    ['GET', `${room}/files/${o.file}/content`], ['GET', `${room}/webhooks`], ['GET', `${room}/webhooks/${o.hook}/deliveries`],
+    ['GET', room],
+    ['PATCH', room, { name: 'pwned' }],
+    ['GET', `${room}/members`],
+    ['POST', `${room}/members`, { userId: 'usr_01X' }],
+    ['GET', `${room}/messages`],
+    ['POST', `${room}/messages`, { body: 'x' }],
+    ['GET', `${room}/tasks`],
+    ['POST', `${room}/tasks`, { title: 'x' }],
+    ['GET', `${room}/tasks/${o.task}`],
+    ['PATCH', `${room}/tasks/${o.task}`, { title: 'pwned' }],
+    ['GET', `${room}/records`],
+    ['POST', `${room}/records`, { title: 'x' }],
+    ['GET', `${room}/records/${o.rec}`],
+    ['PATCH', `${room}/records/${o.rec}`, { title: 'pwned' }],
+    ['DELETE', `${room}/records/${o.rec}`],
+    ['POST', `${room}/records/${o.rec}/approval/request`, {}],
+    ['GET', `${room}/files/${o.file}`],
+    ['GET', `${room}/files/${o.file}/content`],
+    ['GET', `${room}/webhooks`],
+    ['GET', `${room}/webhooks/${o.hook}/deliveries`],
     ['POST', `${room}/webhooks/${o.hook}/deliveries/${o.delivery}/redeliver`],
   ];
 };
 
 describe('security: isolation', () => {
-  it('cross-tenant access (IDOR): every operation on another organization\'s room and objects answers 404 not_found and changes nothing', async () => {
+  it("cross-tenant access (IDOR): every operation on another organization's room and objects answers 404 not_found and changes nothing", async () => {
     await using t = await startTestServer();
     const a = await createWorld(t.rt, 'Attacker');
     const b = await createWorld(t.rt, 'Victim');
@@ -48,7 +80,9 @@ describe('security: isolation', () => {
       expect(r.body.error.code, `${method} ${path}`).toBe('not_found');
     }
     // the victim's objects through the attacker's own room: still not found
-    for (const [method, path, body] of roomOperations(a.roomId, ids).filter(([, p]) => /\/(tasks|records|files|webhooks)\/\w+/.test(p))) {
+    for (const [method, path, body] of roomOperations(a.roomId, ids).filter(([, p]) =>
+      /\/(tasks|records|files|webhooks)\/\w+/.test(p),
+    )) {
       expect((await call(t, method, path, { key: a.key, body })).status, `${method} ${path}`).toBe(404);
     }
     const tool = await postMcp(t, toolCall('get_record', { roomId: b.roomId, recordId: ids.rec }), { token: a.key });
@@ -59,7 +93,9 @@ describe('security: isolation', () => {
     expect(events.status === 404 || events.body.data.length === 0).toBe(true);
     const all = await call(t, 'GET', '/v1/events?limit=200', { key: a.key });
     expect(JSON.stringify(all.body)).not.toContain(b.roomId);
-    expect((await call(t, 'GET', '/v1/rooms', { key: a.key })).body.data.map((r: { id: string }) => r.id)).not.toContain(b.roomId);
+    expect(
+      (await call(t, 'GET', '/v1/rooms', { key: a.key })).body.data.map((r: { id: string }) => r.id),
+    ).not.toContain(b.roomId);
     const rec = await call(t, 'GET', `/v1/rooms/${b.roomId}/records/${ids.rec}`, { key: b.key });
     expect(rec.body).toMatchObject({ title: 'secret minutes' });
     expect((await call(t, 'GET', `/v1/rooms/${b.roomId}`, { key: b.key })).body.name).toBe('General');
@@ -69,10 +105,17 @@ describe('security: isolation', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const s = t.rt.services;
-    const personalRoom = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Diary', createdById: w.owner.id, organizationId: null }));
-    const personal = await issueKey(t.rt, { userId: w.owner.id, scopes: ['rooms:read', 'messages:read', 'messages:write'] });
+    const personalRoom = await s.ds.transaction((m) =>
+      createRoom(m, s.now(), { name: 'Diary', createdById: w.owner.id, organizationId: null }),
+    );
+    const personal = await issueKey(t.rt, {
+      userId: w.owner.id,
+      scopes: ['rooms:read', 'messages:read', 'messages:write'],
+    });
     expect((await call(t, 'GET', `/v1/rooms/${w.roomId}`, { key: personal.token })).status).toBe(404);
-    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: personal.token, body: { body: 'x' } })).status).toBe(404);
+    expect(
+      (await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: personal.token, body: { body: 'x' } })).status,
+    ).toBe(404);
     expect((await call(t, 'GET', `/v1/rooms/${personalRoom.id}`, { key: w.key })).status).toBe(404);
     expect((await call(t, 'GET', `/v1/rooms/${personalRoom.id}`, { key: personal.token })).status).toBe(200);
   });
@@ -82,12 +125,21 @@ describe('security: isolation', () => {
     const a = await createWorld(t.rt, 'Attacker');
     const b = await createWorld(t.rt, 'Victim');
     const s = t.rt.services;
-    const diary = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Diary', createdById: a.owner.id, organizationId: null }));
-    const loner = await s.ds.transaction((m) => createUser(m, s.now(), { email: `loner-${Date.now()}@example.test`, name: 'Loner', password: 'pw-loner-secret' }));
+    const diary = await s.ds.transaction((m) =>
+      createRoom(m, s.now(), { name: 'Diary', createdById: a.owner.id, organizationId: null }),
+    );
+    const loner = await s.ds.transaction((m) =>
+      createUser(m, s.now(), { email: `loner-${Date.now()}@example.test`, name: 'Loner', password: 'pw-loner-secret' }),
+    );
     const personal = await issueKey(t.rt, { userId: a.owner.id, scopes: ['rooms:read', 'rooms:write', 'mcp:tools'] });
     const unknownUser = newId('usr');
     const members = `/v1/rooms/${diary.id}/members`;
-    const shape = (r: { status: number; body: any }) => ({ status: r.status, code: r.body.error?.code, message: r.body.error?.message, details: r.body.error?.details });
+    const shape = (r: { status: number; body: any }) => ({
+      status: r.status,
+      code: r.body.error?.code,
+      message: r.body.error?.message,
+      details: r.body.error?.details,
+    });
 
     const unknown = shape(await call(t, 'POST', members, { key: personal.token, body: { userId: unknownUser } }));
     expect(unknown).toMatchObject({ status: 404, code: 'not_found' });
@@ -104,10 +156,13 @@ describe('security: isolation', () => {
     expect(unknownOverMcp).toMatchObject({ isError: true, error: { code: 'not_found' } });
     expect(await mcpShape(b.owner.id)).toEqual(unknownOverMcp);
     // the organization room of the attacker: a user of another organization is unknown there too
-    expect(shape(await call(t, 'POST', `/v1/rooms/${a.roomId}/members`, { key: a.key, body: { userId: b.owner.id } }))).toEqual(unknown);
+    expect(
+      shape(await call(t, 'POST', `/v1/rooms/${a.roomId}/members`, { key: a.key, body: { userId: b.owner.id } })),
+    ).toEqual(unknown);
 
     // nobody was added; someone who shares an organization with the caller can be
-    const listed = async () => (await call(t, 'GET', members, { key: personal.token })).body.data.map((r: { userId: string }) => r.userId);
+    const listed = async () =>
+      (await call(t, 'GET', members, { key: personal.token })).body.data.map((r: { userId: string }) => r.userId);
     expect(await listed()).toEqual([a.owner.id]);
     expect((await call(t, 'POST', members, { key: personal.token, body: { userId: a.member.id } })).status).toBe(201);
     expect(await listed()).toEqual([a.owner.id, a.member.id]);
@@ -117,11 +172,19 @@ describe('security: isolation', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const s = t.rt.services;
-    const hidden = await s.ds.transaction((m) => createRoom(m, s.now(), { name: 'Board', createdById: w.owner.id, organizationId: w.orgId }));
-    const member = await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: ['rooms:read', 'rooms:write', 'webhooks:read'] });
+    const hidden = await s.ds.transaction((m) =>
+      createRoom(m, s.now(), { name: 'Board', createdById: w.owner.id, organizationId: w.orgId }),
+    );
+    const member = await issueKey(t.rt, {
+      userId: w.member.id,
+      organizationId: w.orgId,
+      scopes: ['rooms:read', 'rooms:write', 'webhooks:read'],
+    });
     expect((await call(t, 'GET', `/v1/rooms/${hidden.id}`, { key: member.token })).status).toBe(404);
     await s.ds.transaction((m) => addMemberAsOperator(m, s.now(), hidden.id, w.member.id));
-    expect((await call(t, 'PATCH', `/v1/rooms/${hidden.id}`, { key: member.token, body: { name: 'mine' } })).status).toBe(403);
+    expect(
+      (await call(t, 'PATCH', `/v1/rooms/${hidden.id}`, { key: member.token, body: { name: 'mine' } })).status,
+    ).toBe(403);
     expect((await call(t, 'GET', `/v1/rooms/${hidden.id}/webhooks`, { key: member.token })).status).toBe(403);
   });
 
@@ -136,7 +199,9 @@ describe('security: isolation', () => {
     }
     const tool = await postMcp(t, toolCall('list_messages', { roomId: w.dmRoomId }), { token: w.key });
     expect(JSON.parse(tool.body.result.content[0].text).error.code).toBe('room_not_found');
-    expect((await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: { id: string }) => r.id)).not.toContain(w.dmRoomId);
+    expect(
+      (await call(t, 'GET', '/v1/rooms?limit=200', { key: w.key })).body.data.map((r: { id: string }) => r.id),
+    ).not.toContain(w.dmRoomId);
     const events = await call(t, 'GET', `/v1/events?roomId=${w.dmRoomId}`, { key: w.key });
     expect(events.status === 404 || events.body.data.length === 0).toBe(true);
   });

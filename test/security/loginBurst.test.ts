@@ -26,7 +26,10 @@ describe('security: sign-in throttle under a parallel burst', () => {
       const b = new Browser(t.baseUrl);
       const statuses = await burst(b, w.owner.email, n);
       const checked = statuses.filter((x) => x !== 429);
-      expect(checked.every((x) => x === 401), statuses.join()).toBe(true);
+      expect(
+        checked.every((x) => x === 401),
+        statuses.join(),
+      ).toBe(true);
       // never more checks than the account's limit; exactly that many while the burst stays within the address's
       // own limit (beyond it, an attempt early in the account's count may come late in the address's, on
       // PostgreSQL's parallel connections, and be refused by that limit instead: fewer checks, never more)

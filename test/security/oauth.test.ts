@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/harness.js';
 import {
-  authorizeInBrowser, authorizeUrl, Browser, CALLBACK, obtainTokens, pkcePair, postForm, registerClient, startOAuthServer,
+  authorizeInBrowser,
+  authorizeUrl,
+  Browser,
+  CALLBACK,
+  obtainTokens,
+  pkcePair,
+  postForm,
+  registerClient,
+  startOAuthServer,
 } from '../oauth/oauthHelpers.js';
 
 // Attacks on the OAuth 2.1 authorization server (spec 5.6), each refused. test/oauth/ has the full behaviour.
@@ -9,13 +17,24 @@ import {
 type Env = Awaited<ReturnType<typeof startOAuthServer>>;
 
 const authorizeParams = (env: Env, clientId: string, extra: Record<string, string | undefined> = {}) => ({
-  response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, scope: 'me:read', code_challenge: pkcePair().challenge,
-  code_challenge_method: 'S256', resource: `${env.t.baseUrl}/v1`, state: 'st', ...extra,
+  response_type: 'code',
+  client_id: clientId,
+  redirect_uri: CALLBACK,
+  scope: 'me:read',
+  code_challenge: pkcePair().challenge,
+  code_challenge_method: 'S256',
+  resource: `${env.t.baseUrl}/v1`,
+  state: 'st',
+  ...extra,
 });
 
 async function freshCode(env: Env, clientId: string) {
   const { verifier, challenge } = pkcePair();
-  const { callback } = await authorizeInBrowser(new Browser(env.t.baseUrl), authorizeUrl(authorizeParams(env, clientId, { code_challenge: challenge })), env.w.owner);
+  const { callback } = await authorizeInBrowser(
+    new Browser(env.t.baseUrl),
+    authorizeUrl(authorizeParams(env, clientId, { code_challenge: challenge })),
+    env.w.owner,
+  );
   return { code: callback.searchParams.get('code')!, verifier };
 }
 
@@ -27,16 +46,26 @@ describe('security: OAuth', () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t);
     const spoofs = [
-      'https://evil.example/callback', `${CALLBACK}/`, `${CALLBACK}?next=https://evil.example`, `${CALLBACK}#x`, CALLBACK.toUpperCase(),
-      'http://127.0.0.1:53682/callback/../evil', 'http://127.0.0.1:53682@evil.example/callback', 'http://127.0.0.1.evil.example:53682/callback',
+      'https://evil.example/callback',
+      `${CALLBACK}/`,
+      `${CALLBACK}?next=https://evil.example`,
+      `${CALLBACK}#x`,
+      CALLBACK.toUpperCase(),
+      'http://127.0.0.1:53682/callback/../evil',
+      'http://127.0.0.1:53682@evil.example/callback',
+      'http://127.0.0.1.evil.example:53682/callback',
     ];
     for (const redirect_uri of spoofs) {
       // the other parameters are wrong too: the redirect_uri is checked first, before anything could redirect
-      const res = await env.t.fetch(authorizeUrl(authorizeParams(env, app.clientId, { redirect_uri, code_challenge_method: 'plain' })));
+      const res = await env.t.fetch(
+        authorizeUrl(authorizeParams(env, app.clientId, { redirect_uri, code_challenge_method: 'plain' })),
+      );
       expect(res.status, redirect_uri).toBe(400);
       expect(res.headers.get('location'), redirect_uri).toBeNull();
     }
-    const twice = await env.t.fetch(`${authorizeUrl(authorizeParams(env, app.clientId))}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`);
+    const twice = await env.t.fetch(
+      `${authorizeUrl(authorizeParams(env, app.clientId))}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+    );
     expect(twice.status).toBe(400);
     expect(twice.headers.get('location')).toBeNull();
   });
@@ -44,7 +73,11 @@ describe('security: OAuth', () => {
   it('PKCE downgrade: code_challenge_method=plain, or no challenge at all, is refused', async () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t);
-    for (const extra of [{ code_challenge_method: 'plain' }, { code_challenge: undefined }, { code_challenge_method: undefined }]) {
+    for (const extra of [
+      { code_challenge_method: 'plain' },
+      { code_challenge: undefined },
+      { code_challenge_method: undefined },
+    ]) {
       const res = await env.t.fetch(authorizeUrl(authorizeParams(env, app.clientId, extra)));
       const to = new URL(res.headers.get('location')!);
       expect(to.origin + to.pathname).toBe(CALLBACK);
@@ -76,7 +109,11 @@ describe('security: OAuth', () => {
     const replay = await exchange(env, { code, code_verifier: verifier, client_id: app.clientId });
     expect(replay.body.error).toBe('invalid_grant');
     expect((await call(env.t, 'GET', '/v1/me', { key: first.body.access_token })).status).toBe(401);
-    const refresh = await postForm(env.t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: app.clientId });
+    const refresh = await postForm(env.t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: first.body.refresh_token,
+      client_id: app.clientId,
+    });
     expect(refresh.body.error).toBe('invalid_grant');
   });
 
@@ -84,7 +121,8 @@ describe('security: OAuth', () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t);
     const first = await obtainTokens(env.t, env.w, app);
-    const rotate = (refresh_token: string) => postForm(env.t, '/oauth/token', { grant_type: 'refresh_token', refresh_token, client_id: app.clientId });
+    const rotate = (refresh_token: string) =>
+      postForm(env.t, '/oauth/token', { grant_type: 'refresh_token', refresh_token, client_id: app.clientId });
     const second = await rotate(first.refresh_token);
     expect(second.status).toBe(200);
     const reuse = await rotate(first.refresh_token);
@@ -99,9 +137,29 @@ describe('security: OAuth', () => {
     const app = await registerClient(env.t, { redirectUris: [CALLBACK, 'https://app.example/cb'] });
     const other = await registerClient(env.t);
     const { code, verifier } = await freshCode(env, app.clientId);
-    expect((await exchange(env, { code, code_verifier: verifier, client_id: other.clientId })).body.error).toBe('invalid_grant');
-    expect((await exchange(env, { code, code_verifier: verifier, client_id: app.clientId, redirect_uri: 'https://app.example/cb' })).body.error).toBe('invalid_grant');
-    expect((await exchange(env, { code, code_verifier: verifier, client_id: app.clientId, resource: `${env.t.baseUrl}/mcp` })).body.error).toBe('invalid_target');
+    expect((await exchange(env, { code, code_verifier: verifier, client_id: other.clientId })).body.error).toBe(
+      'invalid_grant',
+    );
+    expect(
+      (
+        await exchange(env, {
+          code,
+          code_verifier: verifier,
+          client_id: app.clientId,
+          redirect_uri: 'https://app.example/cb',
+        })
+      ).body.error,
+    ).toBe('invalid_grant');
+    expect(
+      (
+        await exchange(env, {
+          code,
+          code_verifier: verifier,
+          client_id: app.clientId,
+          resource: `${env.t.baseUrl}/mcp`,
+        })
+      ).body.error,
+    ).toBe('invalid_target');
   });
 
   it('audience confusion at issue: a missing or foreign resource gets invalid_target, no code', async () => {
@@ -114,7 +172,7 @@ describe('security: OAuth', () => {
     }
   });
 
-  it('scope escalation: asking beyond the client\'s registered scopes is cut to them (issue 19), widening on refresh is refused', async () => {
+  it("scope escalation: asking beyond the client's registered scopes is cut to them (issue 19), widening on refresh is refused", async () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t, { scopes: ['me:read', 'rooms:read'] });
     const res = await env.t.fetch(authorizeUrl(authorizeParams(env, app.clientId, { scope: 'webhooks:write' })));
@@ -122,7 +180,12 @@ describe('security: OAuth', () => {
     const cut = await obtainTokens(env.t, env.w, app, { scope: 'me:read webhooks:write' });
     expect(cut.scope).toBe('me:read');
     const tokens = await obtainTokens(env.t, env.w, app, { scope: 'me:read' });
-    const widen = await postForm(env.t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.clientId, scope: 'me:read rooms:read' });
+    const widen = await postForm(env.t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: app.clientId,
+      scope: 'me:read rooms:read',
+    });
     expect(widen.status).toBe(400);
     expect(widen.body.error).toBe('invalid_scope');
   });
@@ -134,23 +197,43 @@ describe('security: OAuth', () => {
     const none = await exchange(env, { code, code_verifier: verifier, client_id: conf.clientId });
     expect(none.status).toBe(401);
     expect(none.body.error).toBe('invalid_client');
-    const wrong = await exchange(env, { code, code_verifier: verifier, client_id: conf.clientId, client_secret: 'svc_cs_guess' });
-    expect(wrong.body.error).toBe('invalid_client');
-    const basic = await postForm(env.t, '/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK }, {
-      authorization: `Basic ${Buffer.from(`${conf.clientId}:wrong`).toString('base64')}`,
+    const wrong = await exchange(env, {
+      code,
+      code_verifier: verifier,
+      client_id: conf.clientId,
+      client_secret: 'svc_cs_guess',
     });
+    expect(wrong.body.error).toBe('invalid_client');
+    const basic = await postForm(
+      env.t,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK },
+      {
+        authorization: `Basic ${Buffer.from(`${conf.clientId}:wrong`).toString('base64')}`,
+      },
+    );
     expect(basic.status).toBe(401);
     expect(basic.headers.get('www-authenticate')).toMatch(/^Basic/);
   });
 
   it('open redirect after sign-in: /login returns only to same-origin paths', async () => {
     await using env = await startOAuthServer();
-    for (const next of ['https://evil.example/', '//evil.example/x', '/\\evil.example', '\\\\evil.example', 'javascript:alert(1)', '/%0d%0aLocation:%20https://evil.example']) {
+    for (const next of [
+      'https://evil.example/',
+      '//evil.example/x',
+      '/\\evil.example',
+      '\\\\evil.example',
+      'javascript:alert(1)',
+      '/%0d%0aLocation:%20https://evil.example',
+    ]) {
       const b = new Browser(env.t.baseUrl);
       const res = await b.signIn(env.w.owner.email, env.w.owner.password, next);
       expect(res.status, next).toBe(303);
       const location = res.headers.get('location')!;
-      expect(location.startsWith('/') && !location.startsWith('//') && !location.includes('\\'), `${next} → ${location}`).toBe(true);
+      expect(
+        location.startsWith('/') && !location.startsWith('//') && !location.includes('\\'),
+        `${next} → ${location}`,
+      ).toBe(true);
       expect(new URL(location, env.t.baseUrl).origin).toBe(env.t.baseUrl);
       expect(location).not.toMatch(/[\r\n]/);
     }

@@ -5,7 +5,14 @@ import { approveClient, withdrawApproval } from '../../src/oauth/clientApprovals
 import { configureClientMetadataFetch } from '../../src/oauth/clientMetadataDocument.js';
 import { metadataClientRowId } from '../../src/oauth/metadataClients.js';
 import type { TestServer } from '../helpers/harness.js';
-import { authorizeInBrowser, authorizeUrl, Browser, pkcePair, postForm, startOAuthServer } from '../oauth/oauthHelpers.js';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  Browser,
+  pkcePair,
+  postForm,
+  startOAuthServer,
+} from '../oauth/oauthHelpers.js';
 import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js';
 
 // Penetration test 3 (SECURITY.md "Penetration test 3: OAuth clients"): a client ID metadata document client
@@ -14,14 +21,23 @@ import { clientDocument, startMetadataServer } from '../oauth/metadataServer.js'
 
 type Env = Awaited<ReturnType<typeof startOAuthServer>>;
 type Site = Awaited<ReturnType<typeof startMetadataServer>>;
-interface Person { email: string; password: string }
+interface Person {
+  email: string;
+  password: string;
+}
 
 const PATH = '/oauth/client.json';
 const REDIRECT = 'http://127.0.0.1:41234/callback';
 
 const params = (t: TestServer, clientId: string, challenge = pkcePair().challenge) => ({
-  response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'mcp:tools me:read',
-  code_challenge: challenge, code_challenge_method: 'S256', resource: `${t.baseUrl}/mcp`, state: 'st',
+  response_type: 'code',
+  client_id: clientId,
+  redirect_uri: REDIRECT,
+  scope: 'mcp:tools me:read',
+  code_challenge: challenge,
+  code_challenge_method: 'S256',
+  resource: `${t.baseUrl}/mcp`,
+  state: 'st',
 });
 
 async function approve(t: TestServer, pattern: string, organizationId: string | null) {
@@ -41,7 +57,13 @@ async function otherOrganization(t: TestServer): Promise<Person & { orgId: strin
   return s.ds.transaction(async (m) => {
     const org = await createOrganization(m, s.now(), 'Other Org');
     const email = `outsider-${Math.random().toString(36).slice(2, 8)}@example.test`;
-    await createUser(m, s.now(), { email, name: 'Out', password: 'pw-outsider-secret', organizationId: org.id, role: 'owner' });
+    await createUser(m, s.now(), {
+      email,
+      name: 'Out',
+      password: 'pw-outsider-secret',
+      organizationId: org.id,
+      role: 'owner',
+    });
     return { email, password: 'pw-outsider-secret', orgId: org.id };
   });
 }
@@ -49,14 +71,24 @@ async function otherOrganization(t: TestServer): Promise<Person & { orgId: strin
 /** An authorization code for `who` acting in `organization` ('personal' for Personal). */
 async function codeFor(env: Env, url: string, who: Person, organization: string) {
   const { verifier, challenge } = pkcePair();
-  const { callback } = await authorizeInBrowser(new Browser(env.t.baseUrl), authorizeUrl(params(env.t, url, challenge)), { ...who, organization });
+  const { callback } = await authorizeInBrowser(
+    new Browser(env.t.baseUrl),
+    authorizeUrl(params(env.t, url, challenge)),
+    { ...who, organization },
+  );
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code: ${callback}`);
   return { code, verifier };
 }
 
 const exchange = (t: TestServer, clientId: string, c: { code: string; verifier: string }) =>
-  postForm(t, '/oauth/token', { grant_type: 'authorization_code', code: c.code, code_verifier: c.verifier, client_id: clientId, redirect_uri: REDIRECT });
+  postForm(t, '/oauth/token', {
+    grant_type: 'authorization_code',
+    code: c.code,
+    code_verifier: c.verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+  });
 
 async function tokensFor(env: Env, url: string, who: Person, organization: string): Promise<string> {
   const r = await exchange(env.t, url, await codeFor(env, url, who, organization));
@@ -66,12 +98,20 @@ async function tokensFor(env: Env, url: string, who: Person, organization: strin
 
 /** Refreshes; on success the next refresh token replaces the one in `holder`. */
 async function refresh(t: TestServer, clientId: string, holder: { token: string }) {
-  const r = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: holder.token, client_id: clientId });
+  const r = await postForm(t, '/oauth/token', {
+    grant_type: 'refresh_token',
+    refresh_token: holder.token,
+    client_id: clientId,
+  });
   if (r.status === 200) holder.token = r.body.refresh_token;
   return r;
 }
 
-const pageText = async (res: Response) => (await res.text()).replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const pageText = async (res: Response) =>
+  (await res.text())
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 
 async function withSite(env: Env, f: (site: Site, url: string) => Promise<void>) {
   const site = await startMetadataServer(env.t);
@@ -163,7 +203,7 @@ describe('security: OAuth clients (penetration test 3)', () => {
     });
   });
 
-  it('withdrawing one organization\'s approval stops that organization\'s grants at refresh and code exchange, whatever another approves; Personal needs the server-wide approval', async () => {
+  it("withdrawing one organization's approval stops that organization's grants at refresh and code exchange, whatever another approves; Personal needs the server-wide approval", async () => {
     await using env = await startOAuthServer();
     const { t, w } = env;
     await withSite(env, async (_site, url) => {
@@ -209,8 +249,10 @@ describe('security: OAuth clients (penetration test 3)', () => {
       const other = await otherOrganization(t);
       await approve(t, url, w.orgId);
       for (const organization of ['personal', other.orgId]) {
-        await expect(authorizeInBrowser(new Browser(t.baseUrl), authorizeUrl(params(t, url)), { ...w.owner, organization }), organization)
-          .rejects.toThrow(/consent answer 400: .*Choose one of the organizations offered/s);
+        await expect(
+          authorizeInBrowser(new Browser(t.baseUrl), authorizeUrl(params(t, url)), { ...w.owner, organization }),
+          organization,
+        ).rejects.toThrow(/consent answer 400: .*Choose one of the organizations offered/s);
       }
       expect(await t.rt.services.ds.manager.count(OAuthCode)).toBe(0);
     });
@@ -262,7 +304,11 @@ describe('security: OAuth clients (penetration test 3)', () => {
         await approve(t, site.origin, null);
         for (let i = 0; i < 4; i++) {
           const url = site.url(`/c${i}.json`);
-          site.route(`/c${i}.json`, (_req, res) => held.hold(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(clientDocument(url)))));
+          site.route(`/c${i}.json`, (_req, res) =>
+            held.hold(() =>
+              res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(clientDocument(url))),
+            ),
+          );
           urls.push(url);
         }
       }
@@ -274,7 +320,8 @@ describe('security: OAuth clients (penetration test 3)', () => {
         return res.status;
       });
       await until(() => held.count > 8 || (answered === 12 && held.count === 8));
-      const fetched = () => sites.reduce((n, site) => n + [0, 1, 2, 3].reduce((k, i) => k + site.hits(`/c${i}.json`), 0), 0);
+      const fetched = () =>
+        sites.reduce((n, site) => n + [0, 1, 2, 3].reduce((k, i) => k + site.hits(`/c${i}.json`), 0), 0);
       expect(fetched()).toBe(8);
       held.release();
       const statuses = await Promise.all(pages);
@@ -285,8 +332,16 @@ describe('security: OAuth clients (penetration test 3)', () => {
       const site = sites[0];
       const one = site.url('/shared.json');
       held.close();
-      site.route('/shared.json', (_req, res) => held.hold(() => res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(JSON.stringify(clientDocument(one)))));
-      const same = Promise.all(Array.from({ length: 30 }, async () => (await t.fetch(authorizeUrl(params(t, one)))).status));
+      site.route('/shared.json', (_req, res) =>
+        held.hold(() =>
+          res
+            .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' })
+            .end(JSON.stringify(clientDocument(one))),
+        ),
+      );
+      const same = Promise.all(
+        Array.from({ length: 30 }, async () => (await t.fetch(authorizeUrl(params(t, one)))).status),
+      );
       // (requests arriving after the answer read it from the cache; those before it wait on the one fetch)
       await until(() => held.count >= 1);
       await new Promise((r) => setTimeout(r, 200));

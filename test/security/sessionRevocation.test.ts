@@ -63,7 +63,8 @@ describe('security: server-side sessions', () => {
     expect((await laptop.post('/logout/everywhere', { csrf: 'forged' })).status).toBe(403);
     expect((await laptop.post('/logout/everywhere', {})).status).toBe(403);
     const crossOrigin = await laptop.request('/logout/everywhere', {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
       body: new URLSearchParams({ csrf: field(page, 'csrf') }).toString(),
     });
     expect(crossOrigin.status).toBe(403);
@@ -75,7 +76,9 @@ describe('security: server-side sessions', () => {
     for (const b of [laptop, phone, thief]) expect(await whereIs(b)).toBe(SIGNED_OUT);
     expect(await whereIs(colleague)).toBe(200);
     // signed out already: the form sends back to /login
-    expect((await thief.post('/logout/everywhere', { csrf: field(page, 'csrf') })).headers.get('location')).toBe('/login');
+    expect((await thief.post('/logout/everywhere', { csrf: field(page, 'csrf') })).headers.get('location')).toBe(
+      '/login',
+    );
   });
 
   it('session replay after a password change (svc user set-password): every session of the user ends', async () => {
@@ -127,7 +130,7 @@ describe('security: server-side sessions', () => {
     expect(await t.rt.ds.manager.countBy(WebSession, { userId: w.owner.id })).toBe(0);
   });
 
-  it('session theft from the database: only the SHA-256 of the cookie\'s token is stored; signing in again ends the old session', async () => {
+  it("session theft from the database: only the SHA-256 of the cookie's token is stored; signing in again ends the old session", async () => {
     await using env = await startOAuthServer();
     const { t, w } = env;
     const b = new Browser(t.baseUrl);
@@ -141,13 +144,17 @@ describe('security: server-side sessions', () => {
     expect(rows[0].tokenHash).toBe(sha256Hex(token));
     expect(JSON.stringify(rows)).not.toContain(token);
     // a stored hash is not a cookie
-    expect(await whereIs(Object.assign(new Browser(t.baseUrl), { cookies: new Map([['svc_session', rows[0].tokenHash]]) }))).toBe(SIGNED_OUT);
+    expect(
+      await whereIs(Object.assign(new Browser(t.baseUrl), { cookies: new Map([['svc_session', rows[0].tokenHash]]) })),
+    ).toBe(SIGNED_OUT);
     const thief = copyOf(b);
     // the signed-in browser posts the sign-in form again (a form it rendered before signing in)
     const fresh = new Browser(t.baseUrl);
     const form = await (await fresh.get('/login')).text();
     b.cookies.set('svc_csrf', fresh.cookies.get('svc_csrf')!);
-    expect((await b.post('/login', { csrf: field(form, 'csrf'), email: w.owner.email, password: w.owner.password })).status).toBe(303);
+    expect(
+      (await b.post('/login', { csrf: field(form, 'csrf'), email: w.owner.email, password: w.owner.password })).status,
+    ).toBe(303);
     expect(b.cookies.get('svc_session')).not.toBe(token);
     expect(await whereIs(thief)).toBe(SIGNED_OUT);
     expect(await whereIs(b)).toBe(200);
@@ -159,7 +166,13 @@ describe('security: server-side sessions', () => {
 async function svc(t: TestServer, ...args: string[]): Promise<unknown> {
   // vitest (vite) sets BASE_URL=/ in process.env; the CLI must not inherit it
   const { BASE_URL: _ignored, ...parentEnv } = process.env;
-  const env = { ...parentEnv, DATABASE_URL: t.env.DATABASE_URL, DATA_DIR: t.dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' };
+  const env = {
+    ...parentEnv,
+    DATABASE_URL: t.env.DATABASE_URL,
+    DATA_DIR: t.dataDir,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+  };
   const { stdout } = await run(process.execPath, ['bin/svc.mjs', ...args, '--json'], { env, cwd: process.cwd() });
   return JSON.parse(stdout.trim());
 }

@@ -8,10 +8,23 @@ import { postMcp, toolCall } from '../mcp/mcpClient.js';
 // download never fails because of what a row holds. (Custom webhook headers: test/security/webhooks.test.ts.)
 
 const upload = (t: TestServer, w: World, contentType: string, body = 'hello') =>
-  t.fetch(`/v1/rooms/${w.roomId}/files?filename=a.txt`, { method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': contentType }, body });
+  t.fetch(`/v1/rooms/${w.roomId}/files?filename=a.txt`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.key}`, 'content-type': contentType },
+    body,
+  });
 
 const uploadOverMcp = (t: TestServer, w: World, args: { contentType: string; filename?: string }) =>
-  postMcp(t, toolCall('upload_file', { roomId: w.roomId, filename: args.filename ?? 'a.txt', contentType: args.contentType, contentBase64: Buffer.from('hello').toString('base64') }), { token: w.key });
+  postMcp(
+    t,
+    toolCall('upload_file', {
+      roomId: w.roomId,
+      filename: args.filename ?? 'a.txt',
+      contentType: args.contentType,
+      contentBase64: Buffer.from('hello').toString('base64'),
+    }),
+    { token: w.key },
+  );
 
 const storedFiles = (t: TestServer) => t.rt.ds.getRepository(StoredFile).count();
 
@@ -21,8 +34,17 @@ describe('security: stored values', () => {
     const w = await createWorld(t.rt);
     // (what a client can put in a request header: Latin-1 bytes, tabs; CR/LF never get past Node's parser)
     for (const contentType of [
-      'text/plain; a=\u00e9', 'text/plain; garbage', 'text/plain; a=b c', 'text/plain; a=1; A=2', 'text/plain; a="unterminated',
-      'text/html, text/plain', 'text/plain;\ta=b', 'text/plain; a=b\u0085', 'text / plain', 'text/plain/x', '"text/plain"',
+      'text/plain; a=\u00e9',
+      'text/plain; garbage',
+      'text/plain; a=b c',
+      'text/plain; a=1; A=2',
+      'text/plain; a="unterminated',
+      'text/html, text/plain',
+      'text/plain;\ta=b',
+      'text/plain; a=b\u0085',
+      'text / plain',
+      'text/plain/x',
+      '"text/plain"',
     ]) {
       const r = await upload(t, w, contentType);
       const body: any = await r.json();
@@ -41,8 +63,16 @@ describe('security: stored values', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     for (const contentType of [
-      'text/plain\r\nX-Injected: yes', 'text/plain; a=b\r\nX-Injected: yes', 'text/plain; x=\u20ac', 'text/plain; x="\u20ac"', 'text/plain; x=\u0001',
-      'text/plain; x="a\u0007b"', 'text/plain\u2028', 'text/plain; x="\ud83d\ude00"', 'text/plain;\tx=y', 'text/plain; a=\u00e9',
+      'text/plain\r\nX-Injected: yes',
+      'text/plain; a=b\r\nX-Injected: yes',
+      'text/plain; x=\u20ac',
+      'text/plain; x="\u20ac"',
+      'text/plain; x=\u0001',
+      'text/plain; x="a\u0007b"',
+      'text/plain\u2028',
+      'text/plain; x="\ud83d\ude00"',
+      'text/plain;\tx=y',
+      'text/plain; a=\u00e9',
     ]) {
       const r = await uploadOverMcp(t, w, { contentType });
       expect(r.body.result.isError, JSON.stringify(contentType)).toBe(true);
@@ -63,9 +93,18 @@ describe('security: stored values', () => {
     const up = await upload(t, w, 'text/plain');
     const file = (await up.json()) as { id: string };
     const repo = t.rt.ds.getRepository(StoredFile);
-    for (const contentType of ['text/plain\r\nX-Injected: yes', 'text/plain; x=\u20ac', 'text/plain\u0001', '', 'not a media type', 'text/plain; x="\ud83d\ude00"']) {
+    for (const contentType of [
+      'text/plain\r\nX-Injected: yes',
+      'text/plain; x=\u20ac',
+      'text/plain\u0001',
+      '',
+      'not a media type',
+      'text/plain; x="\ud83d\ude00"',
+    ]) {
       await repo.update({ id: file.id }, { contentType });
-      const dl = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, { headers: { authorization: `Bearer ${w.key}` } });
+      const dl = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, {
+        headers: { authorization: `Bearer ${w.key}` },
+      });
       expect(dl.status, JSON.stringify(contentType)).toBe(200);
       expect(dl.headers.get('content-type')).toBe('application/octet-stream');
       expect(dl.headers.get('x-injected')).toBeNull();
@@ -73,13 +112,17 @@ describe('security: stored values', () => {
       const meta = await call(t, 'GET', `/v1/rooms/${w.roomId}/files/${file.id}`, { key: w.key });
       expect(meta.status).toBe(200);
       expect(meta.body.contentType).toBe('application/octet-stream');
-      const tool = await postMcp(t, toolCall('get_file_content', { roomId: w.roomId, fileId: file.id }), { token: w.key });
+      const tool = await postMcp(t, toolCall('get_file_content', { roomId: w.roomId, fileId: file.id }), {
+        token: w.key,
+      });
       expect(tool.body.result.isError ?? false).toBe(false);
       expect(tool.body.result.structuredContent.file.contentType).toBe('application/octet-stream');
     }
     // a valid stored type is served as it was stored
     await repo.update({ id: file.id }, { contentType: 'text/csv; header=present' });
-    const dl = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, { headers: { authorization: `Bearer ${w.key}` } });
+    const dl = await t.fetch(`/v1/rooms/${w.roomId}/files/${file.id}/content`, {
+      headers: { authorization: `Bearer ${w.key}` },
+    });
     expect(dl.headers.get('content-type')).toBe('text/csv; header=present');
     await dl.arrayBuffer();
   });

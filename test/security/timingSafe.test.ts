@@ -4,7 +4,15 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { safeEqual, sha256Hex } from '../../src/domain/hashing.js';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
-import { authorizeInBrowser, authorizeUrl, Browser, CALLBACK, pkcePair, postForm, registerClient } from '../oauth/oauthHelpers.js';
+import {
+  authorizeInBrowser,
+  authorizeUrl,
+  Browser,
+  CALLBACK,
+  pkcePair,
+  postForm,
+  registerClient,
+} from '../oauth/oauthHelpers.js';
 
 // Timing attacks on secret comparison (spec 5.3, 6.4): every check of a presented secret against a stored
 // one goes through a constant-time comparison. Proven two ways: the calls are observed on the real paths
@@ -16,8 +24,12 @@ vi.mock('../../src/domain/hashing.js', async (importOriginal) => {
 });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const sourceFiles = (dir: string): string[] => fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })
-  .flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+const sourceFiles = (dir: string): string[] =>
+  fs
+    .readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    );
 
 const SECRETISH = /(hash|secret|signature|sig|csrf|verifier|challenge|mac|digest|password|apikey)$/i;
 const LITERAL = /^(undefined|null|true|false|''|""|``|'[^']*'|"[^"]*"|\d+)$/;
@@ -41,17 +53,29 @@ describe('security: timing-safe comparisons', () => {
     const next = await call(t, 'GET', '/v1/rooms?limit=1', { key: w.key });
     expect(page.status).toBe(200);
     spy.mockClear();
-    expect((await call(t, 'GET', `/v1/rooms?limit=1&cursor=${encodeURIComponent(next.body.nextCursor)}`, { key: w.key })).status).toBe(200);
+    expect(
+      (await call(t, 'GET', `/v1/rooms?limit=1&cursor=${encodeURIComponent(next.body.nextCursor)}`, { key: w.key }))
+        .status,
+    ).toBe(200);
     expect(spy.mock.calls.length, 'cursor signature').toBeGreaterThanOrEqual(2);
 
     const app = await registerClient(t, { type: 'confidential' });
     const { verifier, challenge } = pkcePair();
     const b = new Browser(t.baseUrl);
     spy.mockClear();
-    const { callback } = await authorizeInBrowser(b, authorizeUrl({
-      response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, scope: 'me:read', code_challenge: challenge,
-      code_challenge_method: 'S256', resource: `${t.baseUrl}/v1`,
-    }), w.owner);
+    const { callback } = await authorizeInBrowser(
+      b,
+      authorizeUrl({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: CALLBACK,
+        scope: 'me:read',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        resource: `${t.baseUrl}/v1`,
+      }),
+      w.owner,
+    );
     expect(spy.mock.calls.length, 'CSRF tokens of the sign-in and consent forms').toBeGreaterThanOrEqual(2);
     spy.mockClear();
     expect((await b.get('/settings/apps')).status).toBe(200);
@@ -59,18 +83,30 @@ describe('security: timing-safe comparisons', () => {
     const code = callback.searchParams.get('code')!;
     spy.mockClear();
     const tokens = await postForm(t, '/oauth/token', {
-      grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: CALLBACK, client_id: app.clientId, client_secret: app.clientSecret!,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: CALLBACK,
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
     });
     expect(tokens.status).toBe(200);
     expect(calledWith(sha256Hex(app.clientSecret!)), 'client secret hash').toBe(true);
     expect(calledWith(sha256Hex(code)), 'authorization code hash').toBe(true);
-    expect(calledWith(createHash('sha256').update(verifier).digest('base64url')) && calledWith(challenge), 'PKCE').toBe(true);
+    expect(calledWith(createHash('sha256').update(verifier).digest('base64url')) && calledWith(challenge), 'PKCE').toBe(
+      true,
+    );
 
     spy.mockClear();
     expect((await call(t, 'GET', '/v1/me', { key: tokens.body.access_token })).status).toBe(200);
     expect(calledWith(sha256Hex(tokens.body.access_token)), 'access token hash').toBe(true);
     spy.mockClear();
-    await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: app.clientId, client_secret: app.clientSecret! });
+    await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
     expect(calledWith(sha256Hex(tokens.body.refresh_token)), 'refresh token hash').toBe(true);
   });
 
@@ -91,7 +127,8 @@ describe('security: timing-safe comparisons', () => {
           const last = (x: string) => x.split(/\??\./).pop()!;
           if (LITERAL.test(left) || LITERAL.test(right)) continue;
           if (/typeof\s*$/.test(line.slice(0, m.index))) continue;
-          if (SECRETISH.test(last(left)) || SECRETISH.test(last(right))) offenders.push(`${file}:${i + 1}: ${line.trim()}`);
+          if (SECRETISH.test(last(left)) || SECRETISH.test(last(right)))
+            offenders.push(`${file}:${i + 1}: ${line.trim()}`);
         }
       });
     }

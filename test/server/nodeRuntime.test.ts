@@ -22,7 +22,11 @@ const freePort = () =>
 function run(args: string[], env: Record<string, string>, onOutput?: (out: string) => void) {
   // (no MALLOC_ARENA_MAX of this machine's: the test below looks for the one the start script sets)
   const { BASE_URL: _vite, MALLOC_ARENA_MAX: _arenas, ...parent } = process.env;
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...parent, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...parent, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const take = (d: Buffer) => {
     out += d;
@@ -30,12 +34,15 @@ function run(args: string[], env: Record<string, string>, onOutput?: (out: strin
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
   return { child, exited, output: () => out };
 }
 
-const pretendNode20 = 'data:text/javascript,Object.defineProperty(process,"versions",{value:{...process.versions,node:"20.20.2"}});'
-  + 'Object.defineProperty(process,"version",{value:"v20.20.2"})';
+const pretendNode20 =
+  'data:text/javascript,Object.defineProperty(process,"versions",{value:{...process.versions,node:"20.20.2"}});' +
+  'Object.defineProperty(process,"version",{value:"v20.20.2"})';
 
 describe('supported Node.js (engines: 22.19+ or 24.11+)', () => {
   it('declares the range in package.json and names 24 in .nvmrc and .node-version; an older Node is provisioned, not refused by npm', () => {
@@ -52,11 +59,16 @@ describe('supported Node.js (engines: 22.19+ or 24.11+)', () => {
     // started on the old Node hands over to it instead (test/runtime/provisioning.test.ts)
     const provisioned = fs.existsSync(path.join(ROOT, 'node_modules/.bin/node'));
     if (provisioned) {
-      const r = run(['--import', pretendNode20, 'bin/svc.mjs', 'org', 'create', '--name', 'Handed over', '--json'], { DATABASE_URL: 'sqlite::memory:' });
+      const r = run(['--import', pretendNode20, 'bin/svc.mjs', 'org', 'create', '--name', 'Handed over', '--json'], {
+        DATABASE_URL: 'sqlite::memory:',
+      });
       expect(await r.exited).toEqual({ code: 0, signal: null });
       expect(JSON.parse(r.output()).id).toMatch(/^org_/);
     }
-    for (const script of [['scripts/check-node.mjs'], ...(provisioned ? [] : [['bin/svc.mjs', 'org', 'create', '--name', 'Never', '--json']])]) {
+    for (const script of [
+      ['scripts/check-node.mjs'],
+      ...(provisioned ? [] : [['bin/svc.mjs', 'org', 'create', '--name', 'Never', '--json']]),
+    ]) {
       const r = run(['--import', pretendNode20, ...script], { DATABASE_URL: 'sqlite::memory:' });
       expect(await r.exited).toEqual({ code: 1, signal: null });
       const lines = r.output().trim().split('\n');
@@ -72,16 +84,25 @@ describe('supported Node.js (engines: 22.19+ or 24.11+)', () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     // exactly the node arguments of the start script (its entry, scripts/serve.mjs, imports the bundle)
-    const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const start = (
+      JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+    ).scripts.start;
     const [bin, ...startArgs] = start.trim().split(/\s+/);
     expect(bin).toBe('node');
     const s = run(startArgs, {
-      PORT: String(port), BASE_URL: base, DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir,
-      NODE_ENV: 'development', LOG_LEVEL: 'warn',
+      PORT: String(port),
+      BASE_URL: base,
+      DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+      DATA_DIR: dir,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
     });
     let healthy = false;
     for (let i = 0; i < 300 && !healthy && s.child.exitCode === null; i++) {
-      healthy = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      healthy = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!healthy) await new Promise((r) => setTimeout(r, 100));
     }
     expect(healthy).toBe(true);
@@ -97,10 +118,16 @@ describe('supported Node.js (engines: 22.19+ or 24.11+)', () => {
     expect(await s.exited).toEqual({ code: 0, signal: null });
     expect(s.output()).not.toMatch(NATIVE_TROUBLE);
     // the operator CLI on the same database: several statements prepared and finalized, then a clean exit
-    const cli = run(['bin/svc.mjs', 'org', 'create', '--name', 'Clean exit', '--json'], { DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir });
+    const cli = run(['bin/svc.mjs', 'org', 'create', '--name', 'Clean exit', '--json'], {
+      DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+      DATA_DIR: dir,
+    });
     expect(await cli.exited).toEqual({ code: 0, signal: null });
     expect(JSON.parse(cli.output()).id).toMatch(/^org_/);
-    const audit = run(['bin/svc.mjs', 'audit', 'list', '--json'], { DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir });
+    const audit = run(['bin/svc.mjs', 'audit', 'list', '--json'], {
+      DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+      DATA_DIR: dir,
+    });
     expect(await audit.exited).toEqual({ code: 0, signal: null });
     expect(audit.output()).not.toMatch(NATIVE_TROUBLE);
     fs.rmSync(dir, { recursive: true, force: true });

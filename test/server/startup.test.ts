@@ -21,7 +21,10 @@ afterEach(() => {
 
 function start(env: Record<string, string>) {
   const { BASE_URL: _vite, ...parent } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...parent, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...parent, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -50,13 +53,21 @@ describe('npm start (CONTRACT §1)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-start-'));
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const s = start({ PORT: String(port), BASE_URL: base, DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, NODE_ENV: 'development', LOG_LEVEL: 'warn' });
+    const s = start({
+      PORT: String(port),
+      BASE_URL: base,
+      DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
+    });
     expect(await waitHealthy(base, s.exited)).toEqual({ status: 'ok' });
     const key = /svc_test_[A-Za-z0-9_-]{43}/.exec(s.output())?.[0];
     expect(key).toBeTruthy();
     expect(s.output()).toContain(`curl -H "Authorization: Bearer ${key}" ${base}/v1/rooms`);
     expect(s.output()).toMatch(/password: \S+/);
-    const rooms = (await (await fetch(`${base}/v1/rooms`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
+    const rooms = (await (
+      await fetch(`${base}/v1/rooms`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as any;
     expect(rooms.data).toHaveLength(1);
     // an upload that is still streaming when SIGTERM arrives completes
     const slow = new ReadableStream({
@@ -68,7 +79,10 @@ describe('npm start (CONTRACT §1)', () => {
       },
     });
     const inflight = fetch(`${base}/v1/rooms/${rooms.data[0].id}/messages`, {
-      method: 'POST', body: slow, duplex: 'half', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      body: slow,
+      duplex: 'half',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     } as RequestInit);
     await new Promise((r) => setTimeout(r, 100));
     s.child.kill('SIGTERM');
@@ -77,10 +91,18 @@ describe('npm start (CONTRACT §1)', () => {
     expect(await s.exited).toBe(0);
     const db = new Database(path.join(dir, 'svc.sqlite'), { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect((db.prepare('SELECT body FROM messages').all() as { body: string }[]).map((r) => r.body)).toEqual(['sent during shutdown']);
+    expect((db.prepare('SELECT body FROM messages').all() as { body: string }[]).map((r) => r.body)).toEqual([
+      'sent during shutdown',
+    ]);
     db.close();
     // a second start on the same database does not seed again
-    const again = start({ PORT: String(port), BASE_URL: base, DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, NODE_ENV: 'development', LOG_LEVEL: 'warn' });
+    const again = start({
+      PORT: String(port),
+      BASE_URL: base,
+      DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
+    });
     await waitHealthy(base, again.exited);
     expect(again.output()).not.toContain('Demo data created');
     again.child.kill('SIGINT');

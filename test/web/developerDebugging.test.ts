@@ -11,7 +11,9 @@ async function setup() {
   const env = await startDeveloperEnv();
   const rx = await startReceiver();
   const logs = captureLogs(env.t);
-  const hook = await addWebhook(env.t.rt, env.w.roomId, rx.url, { headers: [['Authorization', 'Bearer receiver-credential']] });
+  const hook = await addWebhook(env.t.rt, env.w.roomId, rx.url, {
+    headers: [['Authorization', 'Bearer receiver-credential']],
+  });
   const b = await DevBrowser.signedIn(env.t, env.w.owner);
   await b.page();
   const close = async () => {
@@ -27,7 +29,9 @@ describe('/settings/developer: test events and delivery detail (issue 22)', () =
     expect(s.b.last).toContain('>Send test event</button>');
     const r = await s.b.submit('/settings/developer/webhooks/test', { room: s.w.roomId, webhook: s.hook.id });
     expect(r.status).toBe(200);
-    expect(r.html).toMatch(/<p class="notice" role="status">Test event sent: the receiver answered 200 in \d+ ms\.<\/p>/);
+    expect(r.html).toMatch(
+      /<p class="notice" role="status">Test event sent: the receiver answered 200 in \d+ ms\.<\/p>/,
+    );
     expect(s.rx.requests).toHaveLength(1);
     const [row] = await deliveryRows(s.t.rt, s.hook.id);
     expect(r.html).toContain(`/settings/developer/webhooks/delivery?webhook=${s.hook.id}&amp;delivery=${row.id}`);
@@ -42,13 +46,22 @@ describe('/settings/developer: test events and delivery detail (issue 22)', () =
 
   it('refuses a test without the CSRF token, from a member without manage access, and to an inactive webhook, sending nothing', async () => {
     await using s = await setup();
-    const noCsrf = await s.b.submit('/settings/developer/webhooks/test', { room: s.w.roomId, webhook: s.hook.id }, { csrf: null });
+    const noCsrf = await s.b.submit(
+      '/settings/developer/webhooks/test',
+      { room: s.w.roomId, webhook: s.hook.id },
+      { csrf: null },
+    );
     expect(noCsrf.status).toBe(403);
     const member = await DevBrowser.signedIn(s.t, s.w.member);
     await member.page();
-    const notManager = await member.submit('/settings/developer/webhooks/test', { room: s.w.roomId, webhook: s.hook.id });
+    const notManager = await member.submit('/settings/developer/webhooks/test', {
+      room: s.w.roomId,
+      webhook: s.hook.id,
+    });
     expect(notManager.status).toBe(403);
-    expect(notManager.html).toContain('Only the room&#39;s creator or an owner or admin of its organization can manage its webhooks.');
+    expect(notManager.html).toContain(
+      'Only the room&#39;s creator or an owner or admin of its organization can manage its webhooks.',
+    );
     await setWebhookActive(s.t.rt.services, s.hook.id, false);
     await s.b.page();
     expect(s.b.last).not.toContain('>Send test event</button>');
@@ -63,8 +76,12 @@ describe('/settings/developer: test events and delivery detail (issue 22)', () =
     await using s = await setup();
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/messages`, { key: s.w.key, body: { body: 'hi' } });
     const [row] = await deliveryRows(s.t.rt, s.hook.id);
-    expect((await s.b.page(`/settings/developer/webhooks/delivery?webhook=${s.hook.id}&delivery=whd_nope`)).status).toBe(404);
-    expect((await s.b.page('/settings/developer/webhooks/delivery?webhook=wh_nope&delivery=whd_nope')).status).toBe(404);
+    expect(
+      (await s.b.page(`/settings/developer/webhooks/delivery?webhook=${s.hook.id}&delivery=whd_nope`)).status,
+    ).toBe(404);
+    expect((await s.b.page('/settings/developer/webhooks/delivery?webhook=wh_nope&delivery=whd_nope')).status).toBe(
+      404,
+    );
     expect((await s.b.page('/settings/developer/webhooks/delivery')).status).toBe(404);
     const pending = await s.b.page(`/settings/developer/webhooks/delivery?webhook=${s.hook.id}&delivery=${row.id}`);
     expect(pending.status).toBe(200);

@@ -21,7 +21,12 @@ export interface LogCapture {
 
 export function captureLogs(t: TestServer): LogCapture {
   const chunks: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { chunks.push(String(chunk)); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
   t.rt.services.log = pino({ level: 'trace' }, sink);
   return { text: () => chunks.join('') };
 }
@@ -57,7 +62,11 @@ export class DevBrowser extends Browser {
   }
 
   /** POSTs a form (repeated fields as arrays) with the CSRF token of the last page unless `csrf` is given. */
-  async submit(path: string, fields: Record<string, string | string[]>, o: { csrf?: string | null; origin?: string } = {}) {
+  async submit(
+    path: string,
+    fields: Record<string, string | string[]>,
+    o: { csrf?: string | null; origin?: string } = {},
+  ) {
     const params = new URLSearchParams();
     const csrf = o.csrf === undefined ? this.csrf() : o.csrf;
     if (csrf !== null) params.append('csrf', csrf);
@@ -73,7 +82,10 @@ export class DevBrowser extends Browser {
 
 /** The value of the read-only `Copy it now` field of a page, or null. */
 export function secretShown(html: string): string | null {
-  const m = /<label for="copy-it-now">Copy it now<\/label>\s*<div class="copyrow"><input id="copy-it-now" type="text" readonly autofocus value="([^"]*)"/.exec(html);
+  const m =
+    /<label for="copy-it-now">Copy it now<\/label>\s*<div class="copyrow"><input id="copy-it-now" type="text" readonly autofocus value="([^"]*)"/.exec(
+      html,
+    );
   return m ? m[1] : null;
 }
 

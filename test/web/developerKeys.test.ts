@@ -22,7 +22,9 @@ describe('/settings/developer: API keys (spec 5.3, CONTRACT §3)', () => {
       expect(html).toContain(`<label for="${id}">${scope}</label>`);
     }
     expect(html).toContain('Read your own profile');
-    expect(html).toMatch(/<label for="key-mode">Mode<\/label>\s*<select id="key-mode" name="mode"[^>]*><option value="live">live<\/option><option value="test" selected>test<\/option><\/select>/);
+    expect(html).toMatch(
+      /<label for="key-mode">Mode<\/label>\s*<select id="key-mode" name="mode"[^>]*><option value="live">live<\/option><option value="test" selected>test<\/option><\/select>/,
+    );
     expect(html).toContain('<label for="key-context">Context</label>');
     expect(html).toContain('<button type="submit">Create key</button>');
     expect(html).toContain('href="/settings/apps"');
@@ -69,7 +71,12 @@ describe('/settings/developer: API keys (spec 5.3, CONTRACT §3)', () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.member);
     await b.page();
-    const r = await b.submit('/settings/developer/keys', { name: 'mine', scopes: ['me:read'], mode: 'test', context: 'personal' });
+    const r = await b.submit('/settings/developer/keys', {
+      name: 'mine',
+      scopes: ['me:read'],
+      mode: 'test',
+      context: 'personal',
+    });
     const token = secretShown(r.html)!;
     expect(token).toMatch(/^svc_test_/);
     expect((await call(env.t, 'GET', '/v1/me', { key: token })).body.organizationId).toBeNull();
@@ -93,7 +100,12 @@ describe('/settings/developer: API keys (spec 5.3, CONTRACT §3)', () => {
       expect(r.html).toContain(`<p class="error" role="alert">${text}</p>`);
       expect(secretShown(r.html)).toBeNull();
     }
-    const kept = await b.submit('/settings/developer/keys', { name: 'keep <me>', scopes: [], mode: 'live', context: 'personal' });
+    const kept = await b.submit('/settings/developer/keys', {
+      name: 'keep <me>',
+      scopes: [],
+      mode: 'live',
+      context: 'personal',
+    });
     expect(kept.html).toContain('value="keep &lt;me&gt;"');
     expect(await env.t.rt.ds.getRepository(ApiKey).countBy({ name: 'keep <me>' })).toBe(0);
   });
@@ -102,8 +114,10 @@ describe('/settings/developer: API keys (spec 5.3, CONTRACT §3)', () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
     await b.page();
-    const token = secretShown((await b.submit('/settings/developer/keys', { ...KEY_FORM, context: env.w.orgId })).html)!;
-    const key = (await env.t.rt.ds.getRepository(ApiKey).findOneByOrFail({ name: 'CI bot' }));
+    const token = secretShown(
+      (await b.submit('/settings/developer/keys', { ...KEY_FORM, context: env.w.orgId })).html,
+    )!;
+    const key = await env.t.rt.ds.getRepository(ApiKey).findOneByOrFail({ name: 'CI bot' });
 
     const confirm = await b.page(`/settings/developer/keys/revoke?key=${key.id}`);
     expect(confirm.status).toBe(200);
@@ -128,7 +142,9 @@ describe('/settings/developer: API keys (spec 5.3, CONTRACT §3)', () => {
     const active = /<table id="active-keys">[\s\S]*?<\/table>/.exec(after.html)![0];
     expect(active).not.toContain('CI bot');
     expect(active).toContain('<strong>test</strong>'); // the world's own key stays
-    const revoked = /<details id="revoked-keys"><summary>Revoked keys \(1\)<\/summary>[\s\S]*?<\/details>/.exec(after.html)![0];
+    const revoked = /<details id="revoked-keys"><summary>Revoked keys \(1\)<\/summary>[\s\S]*?<\/details>/.exec(
+      after.html,
+    )![0];
     expect(revoked).toContain('<strong>CI bot</strong>');
     expect(revoked).toContain('<span class="badge off">Revoked</span>');
     expect(revoked).not.toContain('>Revoke</button>');

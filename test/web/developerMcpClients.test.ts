@@ -22,17 +22,28 @@ describe('/settings/developer: Approved MCP clients (issue 19 item 1)', () => {
     expect(listed.html).toContain(`<code>${URL_A}</code>`);
     expect(listed.html).toContain('<code>https://claude.ai</code>');
     const rows = await t.rt.ds.getRepository(OAuthClientApproval).find({ order: { createdAt: 'ASC', id: 'ASC' } });
-    expect(rows.map((r) => [r.pattern, r.organizationId, r.createdById])).toEqual([[URL_A, w.orgId, w.owner.id], ['https://claude.ai', w.orgId, w.owner.id]]);
+    expect(rows.map((r) => [r.pattern, r.organizationId, r.createdById])).toEqual([
+      [URL_A, w.orgId, w.owner.id],
+      ['https://claude.ai', w.orgId, w.owner.id],
+    ]);
 
     // bad input: the page again with the problem, nothing stored
-    for (const [url, problem] of [['http://vscode.dev/x.json', 'must use https'], ['https://vscode.dev/a#b', 'must not have a fragment'], ['nope', 'Give an https client-id URL']]) {
+    for (const [url, problem] of [
+      ['http://vscode.dev/x.json', 'must use https'],
+      ['https://vscode.dev/a#b', 'must not have a fragment'],
+      ['nope', 'Give an https client-id URL'],
+    ]) {
       await b.page();
       const r = await b.submit('/settings/developer/mcp-clients', { url, org: w.orgId });
       expect(r.status, url).toBe(400);
       expect(r.html, url).toContain(problem);
     }
     await b.page();
-    const noCsrf = await b.submit('/settings/developer/mcp-clients', { url: 'https://other.example/c.json', org: w.orgId }, { csrf: null });
+    const noCsrf = await b.submit(
+      '/settings/developer/mcp-clients',
+      { url: 'https://other.example/c.json', org: w.orgId },
+      { csrf: null },
+    );
     expect(noCsrf.status).toBe(403);
     expect(await t.rt.ds.getRepository(OAuthClientApproval).count()).toBe(2);
 
@@ -40,7 +51,9 @@ describe('/settings/developer: Approved MCP clients (issue 19 item 1)', () => {
     const removed = await b.submit('/settings/developer/mcp-clients/remove', { approval: rows[0].id });
     expect(removed.status).toBe(303);
     expect(removed.location).toBe('/settings/developer?notice=mcp-client-removed#mcp-clients');
-    expect((await t.rt.ds.getRepository(OAuthClientApproval).find()).map((r) => r.pattern)).toEqual(['https://claude.ai']);
+    expect((await t.rt.ds.getRepository(OAuthClientApproval).find()).map((r) => r.pattern)).toEqual([
+      'https://claude.ai',
+    ]);
   });
 
   it('a member can neither approve nor remove, and sees who can', async () => {

@@ -8,9 +8,16 @@ import { startReceiver } from '../webhooks/helpers.js';
 import { DevBrowser, secretShown, startDeveloperEnv } from './developerHelpers.js';
 
 const POSTS = [
-  '/settings/developer/keys', '/settings/developer/keys/revoke', '/settings/developer/webhooks', '/settings/developer/webhooks/activate',
-  '/settings/developer/webhooks/deactivate', '/settings/developer/webhooks/rotate', '/settings/developer/webhooks/complete-rotation',
-  '/settings/developer/webhooks/delete', '/settings/developer/webhooks/redeliver', '/settings/developer/webhooks/update',
+  '/settings/developer/keys',
+  '/settings/developer/keys/revoke',
+  '/settings/developer/webhooks',
+  '/settings/developer/webhooks/activate',
+  '/settings/developer/webhooks/deactivate',
+  '/settings/developer/webhooks/rotate',
+  '/settings/developer/webhooks/complete-rotation',
+  '/settings/developer/webhooks/delete',
+  '/settings/developer/webhooks/redeliver',
+  '/settings/developer/webhooks/update',
   '/settings/developer/webhooks/recover',
 ];
 const LOGIN = '/login?next=%2Fsettings%2Fdeveloper';
@@ -19,7 +26,11 @@ describe('/settings/developer refusals', () => {
   it('sends visitors without a session to /login and back', async () => {
     await using env = await startDeveloperEnv();
     const b = new Browser(env.t.baseUrl);
-    for (const path of ['/settings/developer', '/settings/developer/keys/revoke?key=x', '/settings/developer/webhooks/delete?webhook=x']) {
+    for (const path of [
+      '/settings/developer',
+      '/settings/developer/keys/revoke?key=x',
+      '/settings/developer/webhooks/delete?webhook=x',
+    ]) {
       const r = await b.get(path);
       expect(r.status, path).toBe(303);
       expect(r.headers.get('location')).toBe(LOGIN);
@@ -37,16 +48,30 @@ describe('/settings/developer refusals', () => {
     expect((await call(env.t, 'GET', '/v1/me', { key: cookie })).status).toBe(401);
   });
 
-  it('refuses every form without the session\'s CSRF token (403) and changes nothing', async () => {
+  it("refuses every form without the session's CSRF token (403) and changes nothing", async () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
     await b.page();
     const other = await DevBrowser.signedIn(env.t, env.w.owner);
     await other.page();
     const good = b.csrf();
-    const fields = { name: 'sneaky', scopes: 'me:read', mode: 'live', context: 'personal', room: env.w.roomId, url: 'http://127.0.0.1:9/x', key: env.w.keyId, confirm: 'yes' };
+    const fields = {
+      name: 'sneaky',
+      scopes: 'me:read',
+      mode: 'live',
+      context: 'personal',
+      room: env.w.roomId,
+      url: 'http://127.0.0.1:9/x',
+      key: env.w.keyId,
+      confirm: 'yes',
+    };
     for (const path of POSTS) {
-      for (const o of [{ csrf: null }, { csrf: 'forged' }, { csrf: other.csrf() }, { csrf: good, origin: 'https://evil.example' }]) {
+      for (const o of [
+        { csrf: null },
+        { csrf: 'forged' },
+        { csrf: other.csrf() },
+        { csrf: good, origin: 'https://evil.example' },
+      ]) {
         const r = await b.submit(path, fields, o);
         expect(r.status, `${path} ${JSON.stringify(o)}`).toBe(403);
         expect(r.html).toContain('This form expired or did not come from this site.');
@@ -60,7 +85,7 @@ describe('/settings/developer refusals', () => {
     expect((await b.submit('/settings/developer/keys', fields, { csrf: good })).status).toBe(200);
   });
 
-  it('never lets a user revoke someone else\'s key', async () => {
+  it("never lets a user revoke someone else's key", async () => {
     await using env = await startDeveloperEnv();
     const member = await DevBrowser.signedIn(env.t, env.w.member);
     const page = await member.page();
@@ -78,7 +103,9 @@ describe('/settings/developer refusals', () => {
     await using rx = await startReceiver();
     const owner = await DevBrowser.signedIn(env.t, env.w.owner);
     await owner.page();
-    const secret = secretShown((await owner.submit('/settings/developer/webhooks', { room: env.w.roomId, url: rx.url })).html)!;
+    const secret = secretShown(
+      (await owner.submit('/settings/developer/webhooks', { room: env.w.roomId, url: rx.url })).html,
+    )!;
     const hook = await env.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: env.w.roomId });
     await call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hi' } });
     await createWebhookWorker({ services: env.t.rt.services }).runOnce();
@@ -86,7 +113,10 @@ describe('/settings/developer refusals', () => {
 
     // a plain member of the room (403), and the owner of another organization (404: the room is not theirs to see)
     const other = await createWorld(env.t.rt, 'Globex');
-    for (const [user, status] of [[env.w.member, 403], [other.owner, 404]] as const) {
+    for (const [user, status] of [
+      [env.w.member, 403],
+      [other.owner, 404],
+    ] as const) {
       const b = await DevBrowser.signedIn(env.t, user);
       const page = await b.page();
       expect(page.html).not.toContain(hook.id);
@@ -94,9 +124,12 @@ describe('/settings/developer refusals', () => {
       const at = { room: env.w.roomId, webhook: hook.id };
       const attempts: [string, Record<string, string>][] = [
         ['/settings/developer/webhooks', { room: env.w.roomId, url: rx.url }],
-        ['/settings/developer/webhooks/deactivate', at], ['/settings/developer/webhooks/activate', at],
-        ['/settings/developer/webhooks/rotate', { ...at, periodDays: '7' }], ['/settings/developer/webhooks/complete-rotation', at],
-        ['/settings/developer/webhooks/delete', { ...at, confirm: 'yes' }], ['/settings/developer/webhooks/redeliver', { ...at, delivery }],
+        ['/settings/developer/webhooks/deactivate', at],
+        ['/settings/developer/webhooks/activate', at],
+        ['/settings/developer/webhooks/rotate', { ...at, periodDays: '7' }],
+        ['/settings/developer/webhooks/complete-rotation', at],
+        ['/settings/developer/webhooks/delete', { ...at, confirm: 'yes' }],
+        ['/settings/developer/webhooks/redeliver', { ...at, delivery }],
         ['/settings/developer/webhooks/update', { ...at, eventTypes: 'task.created', maxPerSecond: '1' }],
         ['/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:00' }],
       ];
@@ -112,16 +145,28 @@ describe('/settings/developer refusals', () => {
       expect(confirm.html).not.toContain(rx.url);
     }
     const after = await env.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id });
-    expect(after).toMatchObject({ active: true, nextSecretEnc: null, secretEnc: hook.secretEnc, eventTypes: null, maxDeliveriesPerSecond: null });
+    expect(after).toMatchObject({
+      active: true,
+      nextSecretEnc: null,
+      secretEnc: hook.secretEnc,
+      eventTypes: null,
+      maxDeliveriesPerSecond: null,
+    });
     expect(await env.t.rt.ds.getRepository(Webhook).count()).toBe(1);
     expect(rx.requests).toHaveLength(1);
   });
 
-  it('shows only the user\'s own API activity, newest first, without secrets', async () => {
+  it("shows only the user's own API activity, newest first, without secrets", async () => {
     await using env = await startDeveloperEnv();
     const s = env.t.rt.services;
     const { token: memberKey } = await s.ds.transaction(async (m) => {
-      const r = await createApiKey(m, s.now(), { userId: env.w.member.id, organizationId: env.w.orgId, name: 'member key', scopes: ['me:read'], mode: 'test' });
+      const r = await createApiKey(m, s.now(), {
+        userId: env.w.member.id,
+        organizationId: env.w.orgId,
+        name: 'member key',
+        scopes: ['me:read'],
+        mode: 'test',
+      });
       return { token: r.token };
     });
     await call(env.t, 'GET', '/v1/me', { key: env.w.key });

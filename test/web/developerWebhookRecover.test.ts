@@ -22,20 +22,29 @@ async function setup() {
   return { ...env, rx, b, worker, [Symbol.asyncDispose]: close };
 }
 
-const card = (html: string, id: string) => new RegExp(`<article class="card" id="webhook-${id}"[\\s\\S]*?</article>`).exec(html)?.[0] ?? '';
-const standardShown = (html: string) => /<input id="copy-it-now-standard" type="text" readonly value="([^"]*)"/.exec(html)?.[1] ?? null;
+const card = (html: string, id: string) =>
+  new RegExp(`<article class="card" id="webhook-${id}"[\\s\\S]*?</article>`).exec(html)?.[0] ?? '';
+const standardShown = (html: string) =>
+  /<input id="copy-it-now-standard" type="text" readonly value="([^"]*)"/.exec(html)?.[1] ?? null;
 
 describe('/settings/developer: Standard Webhooks secret, filters, throttle, recover', () => {
   it('creates a filtered, throttled webhook and shows the secret in both forms once', async () => {
     await using s = await setup();
     const { html } = await s.b.page();
     expect(html).toMatch(/<legend>Event types<\/legend>/);
-    expect(html).toMatch(/<input type="checkbox" id="webhook-event-task-created" name="eventTypes" value="task.created"> <label for="webhook-event-task-created">task.created<\/label>/);
+    expect(html).toMatch(
+      /<input type="checkbox" id="webhook-event-task-created" name="eventTypes" value="task.created"> <label for="webhook-event-task-created">task.created<\/label>/,
+    );
     expect(html).not.toContain('value="room.created"'); // a preview type is never offered
     expect(html).toMatch(/<label for="webhook-max-per-second">Max deliveries per second<\/label>/);
 
     const created = await s.b.submit('/settings/developer/webhooks', {
-      room: s.w.roomId, url: s.rx.url, apiVersion: '2026-06-09', headers: '', eventTypes: ['task.created', 'message.created'], maxPerSecond: '5',
+      room: s.w.roomId,
+      url: s.rx.url,
+      apiVersion: '2026-06-09',
+      headers: '',
+      eventTypes: ['task.created', 'message.created'],
+      maxPerSecond: '5',
     });
     expect(created.status).toBe(200);
     const secret = secretShown(created.html)!;
@@ -58,7 +67,11 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     expect(s.rx.requests).toHaveLength(1);
     const [req] = s.rx.requests;
     // the receiver's clock is the test clock's, which the library does not take: check the signature at the delivery's time
-    const signed = new StandardWebhook(std).sign(req.headers['webhook-id'] as string, s.clock.now(), req.body.toString('utf8'));
+    const signed = new StandardWebhook(std).sign(
+      req.headers['webhook-id'] as string,
+      s.clock.now(),
+      req.body.toString('utf8'),
+    );
     expect(req.headers['webhook-signature']).toBe(signed);
   });
 
@@ -69,7 +82,9 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     expect(hook).toMatchObject({ eventTypes: null, maxDeliveriesPerSecond: null });
     const page = (await s.b.page()).html;
     expect(card(page, hook.id)).toContain('Event types: all');
-    expect(card(page, hook.id)).toContain('<button type="submit" aria-describedby="webhook-' + hook.id + '-title">Save event types and throttle</button>');
+    expect(card(page, hook.id)).toContain(
+      '<button type="submit" aria-describedby="webhook-' + hook.id + '-title">Save event types and throttle</button>',
+    );
 
     const at = { room: s.w.roomId, webhook: hook.id };
     const refusals: [Record<string, string | string[]>, RegExp][] = [
@@ -85,13 +100,25 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
       expect(r.html).toMatch(message);
       await s.b.page();
     }
-    expect(await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id })).toMatchObject({ eventTypes: null, maxDeliveriesPerSecond: null });
+    expect(await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id })).toMatchObject({
+      eventTypes: null,
+      maxDeliveriesPerSecond: null,
+    });
 
-    const ok = await s.b.submit('/settings/developer/webhooks/update', { ...at, eventTypes: ['record.created'], maxPerSecond: '50' });
+    const ok = await s.b.submit('/settings/developer/webhooks/update', {
+      ...at,
+      eventTypes: ['record.created'],
+      maxPerSecond: '50',
+    });
     expect(ok.status).toBe(200);
     expect(ok.html).toContain(`Saved: ${s.rx.url} receives record.created, at most 50 per second.`);
-    expect(await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id })).toMatchObject({ eventTypes: ['record.created'], maxDeliveriesPerSecond: 50 });
-    expect(card(ok.html, hook.id)).toMatch(/id="webhook-[^"]+-event-record-created" name="eventTypes" value="record.created" checked>/);
+    expect(await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id })).toMatchObject({
+      eventTypes: ['record.created'],
+      maxDeliveriesPerSecond: 50,
+    });
+    expect(card(ok.html, hook.id)).toMatch(
+      /id="webhook-[^"]+-event-record-created" name="eventTypes" value="record.created" checked>/,
+    );
   });
 
   it('Recover queues every delivery that failed since the time given; members and forged forms are refused', async () => {
@@ -99,17 +126,30 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     await s.b.submit('/settings/developer/webhooks', { room: s.w.roomId, url: s.rx.url });
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
     s.rx.script.push({ status: 400 }, { status: 400 });
-    for (const body of ['a', 'b']) await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/messages`, { key: s.w.key, body: { body } });
+    for (const body of ['a', 'b'])
+      await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/messages`, { key: s.w.key, body: { body } });
     await s.worker.runOnce();
     s.clock.advance(60_000);
     const page = (await s.b.page()).html;
-    expect(card(page, hook.id)).toMatch(/<label for="webhook-[^"]+-since">Failed since \(UTC\)<\/label>\s*<input id="webhook-[^"]+-since" name="since" type="datetime-local" value="2026-06-10T11:01"/);
+    expect(card(page, hook.id)).toMatch(
+      /<label for="webhook-[^"]+-since">Failed since \(UTC\)<\/label>\s*<input id="webhook-[^"]+-since" name="since" type="datetime-local" value="2026-06-10T11:01"/,
+    );
     const at = { room: s.w.roomId, webhook: hook.id };
 
-    expect((await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' }, { csrf: 'forged' })).status).toBe(403);
+    expect(
+      (
+        await s.b.submit(
+          '/settings/developer/webhooks/recover',
+          { ...at, since: '2026-06-10T11:59' },
+          { csrf: 'forged' },
+        )
+      ).status,
+    ).toBe(403);
     const member = await DevBrowser.signedIn(s.t, s.w.member);
     await member.page();
-    expect((await member.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' })).status).toBe(403);
+    expect(
+      (await member.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' })).status,
+    ).toBe(403);
     await s.b.page();
     const future = await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T13:00' });
     expect(future.status).toBe(400);
@@ -126,6 +166,8 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     const again = await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' });
     expect(again.html).toContain('Nothing to recover');
     expect(await s.worker.runOnce()).toBe(2);
-    expect(s.rx.requests.slice(2).map((q) => q.headers['webhook-id'])).toEqual(s.rx.requests.slice(0, 2).map((q) => q.headers['webhook-id']));
+    expect(s.rx.requests.slice(2).map((q) => q.headers['webhook-id'])).toEqual(
+      s.rx.requests.slice(0, 2).map((q) => q.headers['webhook-id']),
+    );
   });
 });

@@ -12,7 +12,8 @@ async function setup() {
   const b = await DevBrowser.signedIn(env.t, env.w.owner);
   await b.page();
   const worker = createWebhookWorker({ services: env.t.rt.services });
-  const postMessage = () => call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hello' } });
+  const postMessage = () =>
+    call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hello' } });
   const verify = (req: Captured, secrets: string[]) =>
     verifyWebhook({ rawBody: req.body, headers: req.headers, secrets, now: env.clock.now }).ok;
   const close = async () => {
@@ -24,16 +25,23 @@ async function setup() {
 }
 
 /** The card of one webhook on the page. */
-const card = (html: string, id: string) => new RegExp(`<article class="card" id="webhook-${id}"[\\s\\S]*?</article>`).exec(html)?.[0] ?? '';
+const card = (html: string, id: string) =>
+  new RegExp(`<article class="card" id="webhook-${id}"[\\s\\S]*?</article>`).exec(html)?.[0] ?? '';
 
 describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', () => {
   it('labels the webhook form as the contract says and offers only rooms the user administers', async () => {
     await using s = await setup();
     const { html } = await s.b.page();
-    expect(html).toMatch(/<label for="webhook-room">Room<\/label>\s*<select id="webhook-room" name="room" required><optgroup label="Acme"><option value="room_[^"]+" selected>General<\/option><\/optgroup><\/select>/);
+    expect(html).toMatch(
+      /<label for="webhook-room">Room<\/label>\s*<select id="webhook-room" name="room" required><optgroup label="Acme"><option value="room_[^"]+" selected>General<\/option><\/optgroup><\/select>/,
+    );
     expect(html).toMatch(/<label for="webhook-url">URL<\/label>\s*<input id="webhook-url" name="url" type="url"/);
-    expect(html).toMatch(/<label for="webhook-api-version">API version<\/label>\s*<select id="webhook-api-version" name="apiVersion"[^>]*><option value="2026-06-09" selected>2026-06-09 \(v2, recommended\)<\/option><option value="2025-10-23">/);
-    expect(html).toMatch(/<label for="webhook-headers">Custom headers<\/label>\s*<textarea id="webhook-headers" name="headers"/);
+    expect(html).toMatch(
+      /<label for="webhook-api-version">API version<\/label>\s*<select id="webhook-api-version" name="apiVersion"[^>]*><option value="2026-06-09" selected>2026-06-09 \(v2, recommended\)<\/option><option value="2025-10-23">/,
+    );
+    expect(html).toMatch(
+      /<label for="webhook-headers">Custom headers<\/label>\s*<textarea id="webhook-headers" name="headers"/,
+    );
     expect(html).toContain('<button type="submit">Create webhook</button>');
     expect(html).not.toContain(s.w.dmRoomId);
     // a plain member of the room administers nothing
@@ -46,7 +54,10 @@ describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', 
   it('creates a webhook, shows its secret once, delivers signed events, keeps a history and redelivers', async () => {
     await using s = await setup();
     const created = await s.b.submit('/settings/developer/webhooks', {
-      room: s.w.roomId, url: s.rx.url, apiVersion: '2026-06-09', headers: 'Authorization: Bearer receiver-credential\r\nX-Team: blue',
+      room: s.w.roomId,
+      url: s.rx.url,
+      apiVersion: '2026-06-09',
+      headers: 'Authorization: Bearer receiver-credential\r\nX-Team: blue',
     });
     expect(created.status).toBe(200);
     const secret = secretShown(created.html)!;
@@ -73,14 +84,24 @@ describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', 
 
     page = (await s.b.page()).html;
     const history = card(page, hook.id);
-    expect(history).toMatch(/<td><code>message\.created<\/code><\/td>\s*<td>200<\/td>\s*<td><span class="badge ok">Yes<\/span><\/td>\s*<td>\d+ ms<\/td>\s*<td><time datetime="2026-06-10T12:00:00\.000Z">/);
+    expect(history).toMatch(
+      /<td><code>message\.created<\/code><\/td>\s*<td>200<\/td>\s*<td><span class="badge ok">Yes<\/span><\/td>\s*<td>\d+ ms<\/td>\s*<td><time datetime="2026-06-10T12:00:00\.000Z">/,
+    );
     const deliveryId = /name="delivery" value="(whd_[^"]+)"/.exec(history)![1];
 
     s.rx.script.push({ status: 500 });
-    const failed = await s.b.submit('/settings/developer/webhooks/redeliver', { room: s.w.roomId, webhook: hook.id, delivery: deliveryId });
+    const failed = await s.b.submit('/settings/developer/webhooks/redeliver', {
+      room: s.w.roomId,
+      webhook: hook.id,
+      delivery: deliveryId,
+    });
     expect(failed.status).toBe(303);
     expect(failed.location).toBe(`/settings/developer?notice=redelivery-failed#webhook-${hook.id}`);
-    const ok = await s.b.submit('/settings/developer/webhooks/redeliver', { room: s.w.roomId, webhook: hook.id, delivery: deliveryId });
+    const ok = await s.b.submit('/settings/developer/webhooks/redeliver', {
+      room: s.w.roomId,
+      webhook: hook.id,
+      delivery: deliveryId,
+    });
     expect(ok.location).toBe(`/settings/developer?notice=redelivered#webhook-${hook.id}`);
     expect(s.rx.requests).toHaveLength(3);
     expect(new Set(s.rx.requests.map((r) => r.headers['svc-webhook-id'])).size).toBe(1);
@@ -98,11 +119,23 @@ describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', 
   it('refuses internal URLs and forbidden headers with a clear message', async () => {
     await using s = await setup();
     const cases: [Record<string, string>, string][] = [
-      [{ url: 'http://10.0.0.7/hook' }, 'This URL cannot receive webhooks: URL points to an internal or special address; an operator may allow it'],
-      [{ url: 'http://169.254.169.254/latest' }, 'This URL cannot receive webhooks: URL points to an internal or special address; an operator may allow it'],
+      [
+        { url: 'http://10.0.0.7/hook' },
+        'This URL cannot receive webhooks: URL points to an internal or special address; an operator may allow it',
+      ],
+      [
+        { url: 'http://169.254.169.254/latest' },
+        'This URL cannot receive webhooks: URL points to an internal or special address; an operator may allow it',
+      ],
       [{ url: 'ftp://example.com/x' }, 'This URL cannot receive webhooks: URL must use http or https.'],
-      [{ url: 'http://u:p@example.com/x' }, 'This URL cannot receive webhooks: URL must not carry credentials; use a custom header.'],
-      [{ url: s.rx.url, headers: 'Svc-Webhook-Signature: v1=00' }, 'Custom header Svc-Webhook-Signature is not allowed'],
+      [
+        { url: 'http://u:p@example.com/x' },
+        'This URL cannot receive webhooks: URL must not carry credentials; use a custom header.',
+      ],
+      [
+        { url: s.rx.url, headers: 'Svc-Webhook-Signature: v1=00' },
+        'Custom header Svc-Webhook-Signature is not allowed',
+      ],
       [{ url: s.rx.url, headers: 'no colon here' }, 'Header must be &quot;Name: value&quot;'],
       [{ url: s.rx.url, apiVersion: '2024-01-01' }, 'apiVersion must be one of 2026-06-09, 2025-10-23.'],
     ];
@@ -119,15 +152,25 @@ describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', 
 
   it('rotates: the next secret shown once, both secrets sign, completing makes the next one the only one', async () => {
     await using s = await setup();
-    const old = secretShown((await s.b.submit('/settings/developer/webhooks', { room: s.w.roomId, url: s.rx.url })).html)!;
+    const old = secretShown(
+      (await s.b.submit('/settings/developer/webhooks', { room: s.w.roomId, url: s.rx.url })).html,
+    )!;
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
     await s.b.page();
     for (const bad of ['0', '91', 'abc', '7.5', '']) {
-      const r = await s.b.submit('/settings/developer/webhooks/rotate', { room: s.w.roomId, webhook: hook.id, periodDays: bad });
+      const r = await s.b.submit('/settings/developer/webhooks/rotate', {
+        room: s.w.roomId,
+        webhook: hook.id,
+        periodDays: bad,
+      });
       expect(r.status).toBe(400);
       expect(r.html).toContain('The rotation period is 1 to 90 whole days.');
     }
-    const started = await s.b.submit('/settings/developer/webhooks/rotate', { room: s.w.roomId, webhook: hook.id, periodDays: '3' });
+    const started = await s.b.submit('/settings/developer/webhooks/rotate', {
+      room: s.w.roomId,
+      webhook: hook.id,
+      periodDays: '3',
+    });
     expect(started.status).toBe(200);
     const next = secretShown(started.html)!;
     expect(next).toBeTruthy();
@@ -138,7 +181,11 @@ describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', 
     expect(page).not.toContain(next);
     expect(card(page, hook.id)).toContain('Rotating: deliveries are signed with the current and the next secret until');
     expect(card(page, hook.id)).toContain('>Complete rotation</button>');
-    const again = await s.b.submit('/settings/developer/webhooks/rotate', { room: s.w.roomId, webhook: hook.id, periodDays: '7' });
+    const again = await s.b.submit('/settings/developer/webhooks/rotate', {
+      room: s.w.roomId,
+      webhook: hook.id,
+      periodDays: '7',
+    });
     expect(again.status).toBe(409);
     expect(again.html).toContain('A rotation is already in progress; complete it first.');
 
@@ -147,7 +194,10 @@ describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', 
     expect(s.verify(s.rx.requests[0], [old])).toBe(true);
     expect(s.verify(s.rx.requests[0], [next])).toBe(true);
 
-    const done = await s.b.submit('/settings/developer/webhooks/complete-rotation', { room: s.w.roomId, webhook: hook.id });
+    const done = await s.b.submit('/settings/developer/webhooks/complete-rotation', {
+      room: s.w.roomId,
+      webhook: hook.id,
+    });
     expect(done.location).toBe(`/settings/developer?notice=rotation-completed#webhook-${hook.id}`);
     await s.postMessage();
     await s.worker.runOnce();

@@ -17,8 +17,25 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
   beforeAll(async () => {
     rx = await startReceiver();
     ids.org = (await svc(tmp.env, ['org', 'create', '--name', 'Acme'])).id;
-    ids.user = (await svc(tmp.env, ['user', 'create', '--email', 'ops@example.test', '--name', 'Ops', '--password', 'correct horse battery', '--org', ids.org, '--role', 'owner'])).id;
-    ids.room = (await svc(tmp.env, ['room', 'create', '--name', 'General', '--created-by', ids.user, '--org', ids.org])).id;
+    ids.user = (
+      await svc(tmp.env, [
+        'user',
+        'create',
+        '--email',
+        'ops@example.test',
+        '--name',
+        'Ops',
+        '--password',
+        'correct horse battery',
+        '--org',
+        ids.org,
+        '--role',
+        'owner',
+      ])
+    ).id;
+    ids.room = (
+      await svc(tmp.env, ['room', 'create', '--name', 'General', '--created-by', ids.user, '--org', ids.org])
+    ).id;
   });
   afterAll(async () => {
     await rx.close();
@@ -27,8 +44,20 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
 
   it('creates a webhook and prints {"id","secret"}; the secret is stored only encrypted', async () => {
     const w = await svc(tmp.env, [
-      'webhook', 'create', '--room', ids.room, '--url', rx.url, '--api-version', '2025-10-23',
-      '--header', 'Authorization: Bearer abc', '--header', 'User-Agent: Custom/1', '--created-by', ids.user,
+      'webhook',
+      'create',
+      '--room',
+      ids.room,
+      '--url',
+      rx.url,
+      '--api-version',
+      '2025-10-23',
+      '--header',
+      'Authorization: Bearer abc',
+      '--header',
+      'User-Agent: Custom/1',
+      '--created-by',
+      ids.user,
     ]);
     expect(Object.keys(w).sort()).toEqual(['id', 'secret', 'standardSecret']);
     expect(w.id).toMatch(/^wh_/);
@@ -39,13 +68,22 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
     const db = tmp.db();
     const row = db.prepare('SELECT * FROM webhooks WHERE id = ?').get(w.id) as Record<string, unknown>;
     db.close();
-    expect(row).toMatchObject({ apiVersion: '2025-10-23', headerNames: '["Authorization","User-Agent"]', createdById: ids.user, roomId: ids.room });
+    expect(row).toMatchObject({
+      apiVersion: '2025-10-23',
+      headerNames: '["Authorization","User-Agent"]',
+      createdById: ids.user,
+      roomId: ids.room,
+    });
     expect(JSON.stringify(row)).not.toContain(w.secret);
     expect(JSON.stringify(row)).not.toContain('Bearer abc');
   });
 
   it('refuses protected headers, internal URLs and bad versions with a clear error and exit code', async () => {
-    const fail = (args: string[]) => svc(tmp.env, ['webhook', 'create', '--room', ids.room, ...args]).then(() => null, (e) => e);
+    const fail = (args: string[]) =>
+      svc(tmp.env, ['webhook', 'create', '--room', ids.room, ...args]).then(
+        () => null,
+        (e) => e,
+      );
     for (const h of ['X-Webhook-Signature: forged', 'Svc-Webhook-Id: evt_x']) {
       const e = await fail(['--url', rx.url, '--header', h]);
       expect(e?.stderr, h).toMatch(/validation_error: Custom header .* is not allowed/);
@@ -67,34 +105,83 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
     expect(await svc(tmp.env, ['webhook', 'complete-rotation', '--id', ids.hook])).toEqual({});
     expect(await svc(tmp.env, ['webhook', 'deactivate', '--id', ids.hook])).toEqual({});
     expect(await svc(tmp.env, ['webhook', 'activate', '--id', ids.hook])).toEqual({});
-    await expect(svc(tmp.env, ['webhook', 'activate', '--id', 'wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB'])).rejects.toThrow(/not_found/);
+    await expect(svc(tmp.env, ['webhook', 'activate', '--id', 'wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB'])).rejects.toThrow(
+      /not_found/,
+    );
   });
 
   it('svc webhook update sets the filter and throttle, and svc webhook recover prints {"queued":N}', async () => {
-    expect(await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'task.created,record.updated', '--max-per-second', '10']))
-      .toEqual({ id: ids.hook, eventTypes: ['record.updated', 'task.created'], maxDeliveriesPerSecond: 10 });
-    const preview = await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'room.created']).then(() => null, (e) => e);
+    expect(
+      await svc(tmp.env, [
+        'webhook',
+        'update',
+        '--id',
+        ids.hook,
+        '--events',
+        'task.created,record.updated',
+        '--max-per-second',
+        '10',
+      ]),
+    ).toEqual({ id: ids.hook, eventTypes: ['record.updated', 'task.created'], maxDeliveriesPerSecond: 10 });
+    const preview = await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'room.created']).then(
+      () => null,
+      (e) => e,
+    );
     expect(preview.stderr).toMatch(/validation_error: room\.created is a preview event type/);
-    expect((await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--max-per-second', 'lots']).then(() => null, (e) => e)).code).toBe(2);
-    expect(await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'all', '--max-per-second', 'unlimited']))
-      .toEqual({ id: ids.hook, eventTypes: [], maxDeliveriesPerSecond: null });
-    expect(await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', new Date(Date.now() - 3_600_000).toISOString()])).toEqual({ queued: 0 });
-    const future = await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', '2999-01-01T00:00:00Z']).then(() => null, (e) => e);
+    expect(
+      (
+        await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--max-per-second', 'lots']).then(
+          () => null,
+          (e) => e,
+        )
+      ).code,
+    ).toBe(2);
+    expect(
+      await svc(tmp.env, ['webhook', 'update', '--id', ids.hook, '--events', 'all', '--max-per-second', 'unlimited']),
+    ).toEqual({ id: ids.hook, eventTypes: [], maxDeliveriesPerSecond: null });
+    expect(
+      await svc(tmp.env, [
+        'webhook',
+        'recover',
+        '--id',
+        ids.hook,
+        '--since',
+        new Date(Date.now() - 3_600_000).toISOString(),
+      ]),
+    ).toEqual({ queued: 0 });
+    const future = await svc(tmp.env, ['webhook', 'recover', '--id', ids.hook, '--since', '2999-01-01T00:00:00Z']).then(
+      () => null,
+      (e) => e,
+    );
     expect(future.code).toBe(1);
     expect(future.stderr).toMatch(/rule_violation: since is in the future/);
   });
 
   it('svc worker delivers queued events alone and stops on SIGTERM, leaving no lease behind', async () => {
     const before = rx.requests.length;
-    const child = spawn(process.execPath, ['bin/svc.mjs', 'worker', '--json'], { cwd: ROOT, env: tmp.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/svc.mjs', 'worker', '--json'], {
+      cwd: ROOT,
+      env: tmp.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     // another process writes (as the API would): the record, its event and its delivery commit together
     const rt = await openRuntime(loadConfig(tmp.env));
     try {
-      const actor = { kind: 'app' as const, userId: ids.user, organizationId: ids.org, billingEntity: `org:${ids.org}`, scopes: [], credential: { method: 'api_key' as const, id: 'k' }, plan: 'default' };
-      await inTransaction(rt.services, (m) => createRecord(m, new Date(), actor, ids.room, { title: 'From elsewhere' }));
+      const actor = {
+        kind: 'app' as const,
+        userId: ids.user,
+        organizationId: ids.org,
+        billingEntity: `org:${ids.org}`,
+        scopes: [],
+        credential: { method: 'api_key' as const, id: 'k' },
+        plan: 'default',
+      };
+      await inTransaction(rt.services, (m) =>
+        createRecord(m, new Date(), actor, ids.room, { title: 'From elsewhere' }),
+      );
     } finally {
       await rt.close();
     }
@@ -107,7 +194,9 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
     expect(await exited).toBe(0);
     expect(JSON.parse(out)).toEqual({});
     const db = tmp.db();
-    const leased = db.prepare('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE "leaseOwner" IS NOT NULL').get() as { n: number };
+    const leased = db.prepare('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE "leaseOwner" IS NOT NULL').get() as {
+      n: number;
+    };
     db.close();
     expect(leased.n).toBe(0);
   });

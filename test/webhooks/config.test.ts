@@ -16,25 +16,52 @@ import { deliveryRows, startReceiver } from './helpers.js';
 describe('webhook configuration', () => {
   it('refuses custom headers that would forge or break a delivery; allows Content-Type, User-Agent and others', () => {
     for (const name of [
-      'Svc-Webhook-Signature', 'svc-webhook-id', 'SVC-WEBHOOK-TIMESTAMP', 'Svc-Webhook-Anything', 'X-Webhook-Signature', 'x-webhook-event',
-      'X-Webhook-Delivery-Id', 'Sunset', 'deprecation', 'Host', 'Content-Length', 'Transfer-Encoding', 'Connection', 'Proxy-Authorization',
+      'Svc-Webhook-Signature',
+      'svc-webhook-id',
+      'SVC-WEBHOOK-TIMESTAMP',
+      'Svc-Webhook-Anything',
+      'X-Webhook-Signature',
+      'x-webhook-event',
+      'X-Webhook-Delivery-Id',
+      'Sunset',
+      'deprecation',
+      'Host',
+      'Content-Length',
+      'Transfer-Encoding',
+      'Connection',
+      'Proxy-Authorization',
     ]) {
       expect(protectedHeaderReason(name), name).not.toBeNull();
       expect(() => validateCustomHeaders([[name, 'x']]), name).toThrow(/not allowed/);
     }
-    expect(validateCustomHeaders([['Content-Type', 'application/cloudevents+json'], ['User-Agent', 'A/1'], ['Authorization', 'Bearer x']])).toHaveLength(3);
+    expect(
+      validateCustomHeaders([
+        ['Content-Type', 'application/cloudevents+json'],
+        ['User-Agent', 'A/1'],
+        ['Authorization', 'Bearer x'],
+      ]),
+    ).toHaveLength(3);
     expect(() => validateCustomHeaders([['Bad Name', 'x']])).toThrow(/Invalid header name/);
     expect(() => validateCustomHeaders([['X-A', 'line\r\nInjected: 1']])).toThrow(/Invalid value/);
-    expect(() => validateCustomHeaders([['X-A', '1'], ['x-a', '2']])).toThrow(/twice/);
+    expect(() =>
+      validateCustomHeaders([
+        ['X-A', '1'],
+        ['x-a', '2'],
+      ]),
+    ).toThrow(/twice/);
   });
 
   it('refuses an unknown apiVersion and defaults new webhooks to 2026-06-09', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
-    await expect(createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/h', apiVersion: '2027-01-01' })).rejects.toMatchObject({ code: 'validation_error' });
+    await expect(
+      createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/h', apiVersion: '2027-01-01' }),
+    ).rejects.toMatchObject({ code: 'validation_error' });
     const { webhook } = await createWebhook(t.rt.services, { roomId: w.roomId, url: 'http://127.0.0.1:9/h' });
     expect(webhook.apiVersion).toBe('2026-06-09');
-    await expect(createWebhook(t.rt.services, { roomId: w.dmRoomId, url: 'http://127.0.0.1:9/h' })).rejects.toMatchObject({ code: 'room_not_found' });
+    await expect(
+      createWebhook(t.rt.services, { roomId: w.dmRoomId, url: 'http://127.0.0.1:9/h' }),
+    ).rejects.toMatchObject({ code: 'room_not_found' });
   });
 
   it('encrypts secrets with AES-256-GCM under a key file made once in the data directory (mode 0600)', async () => {
@@ -70,10 +97,19 @@ describe('webhook configuration', () => {
     t.rt.services.config.webhookKey = randomBytes(32);
     await inTransaction(t.rt.services, async (m) => {
       const room = await m.findOneByOrFail(Room, { id: w.roomId });
-      await emitEvent(m, { type: 'message.created', room, object: { type: 'message', id: 'msg_1' }, actor: { kind: 'app', userId: w.owner.id } as never, now: new Date() });
+      await emitEvent(m, {
+        type: 'message.created',
+        room,
+        object: { type: 'message', id: 'msg_1' },
+        actor: { kind: 'app', userId: w.owner.id } as never,
+        now: new Date(),
+      });
     });
     await createWebhookWorker({ services: t.rt.services }).runOnce();
     expect(rx.requests).toHaveLength(0);
-    expect((await deliveryRows(t.rt, webhook.id))[0]).toMatchObject({ state: 'failed', lastError: 'secret_unreadable' });
+    expect((await deliveryRows(t.rt, webhook.id))[0]).toMatchObject({
+      state: 'failed',
+      lastError: 'secret_unreadable',
+    });
   });
 });

@@ -46,11 +46,20 @@ describe('test events (issue 22 item 1)', () => {
     expect(req.headers['svc-webhook-type']).toBe('webhook.test');
     expect(req.headers['svc-webhook-delivery']).toBe(r.body.delivery.deliveryId);
     expect(req.headers.authorization).toBe('Bearer receiver-credential');
-    const verdict = verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [s.hook.secret], now: s.clock.now });
+    const verdict = verifyWebhook({
+      rawBody: req.body,
+      headers: req.headers,
+      secrets: [s.hook.secret],
+      now: s.clock.now,
+    });
     expect(verdict.ok).toBe(true);
     const body = JSON.parse(req.body.toString());
     expect(body).toMatchObject({
-      type: 'webhook.test', test: true, apiVersion: '2026-06-09', roomId: s.w.roomId, organizationId: s.w.orgId,
+      type: 'webhook.test',
+      test: true,
+      apiVersion: '2026-06-09',
+      roomId: s.w.roomId,
+      organizationId: s.w.orgId,
       data: { object: { type: 'webhook', id: s.hook.id } },
     });
     expect(body.id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
@@ -84,11 +93,23 @@ describe('test events (issue 22 item 1)', () => {
   it('needs webhooks:write and room manage access; unknown webhooks are 404', async () => {
     await using s = await setup();
     const { issueKey } = await import('../helpers/harness.js');
-    const reader = await issueKey(s.t.rt, { userId: s.w.owner.id, organizationId: s.w.orgId, scopes: ['webhooks:read'] });
-    expect((await call(s.t, 'POST', `${s.base}/test`, { key: reader.token })).body.error.code).toBe('insufficient_scope');
-    const member = await issueKey(s.t.rt, { userId: s.w.member.id, organizationId: s.w.orgId, scopes: ['webhooks:write'] });
+    const reader = await issueKey(s.t.rt, {
+      userId: s.w.owner.id,
+      organizationId: s.w.orgId,
+      scopes: ['webhooks:read'],
+    });
+    expect((await call(s.t, 'POST', `${s.base}/test`, { key: reader.token })).body.error.code).toBe(
+      'insufficient_scope',
+    );
+    const member = await issueKey(s.t.rt, {
+      userId: s.w.member.id,
+      organizationId: s.w.orgId,
+      scopes: ['webhooks:write'],
+    });
     expect((await call(s.t, 'POST', `${s.base}/test`, { key: member.token })).status).toBe(403);
-    const missing = await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/webhooks/wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB/test`, { key: s.w.key });
+    const missing = await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/webhooks/wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB/test`, {
+      key: s.w.key,
+    });
     expect(missing.status).toBe(404);
     expect(s.rx.requests).toHaveLength(0);
   });
@@ -118,11 +139,17 @@ describe('every attempt on record (issue 22 item 2)', () => {
     const [row] = await deliveryRows(s.t.rt, s.hook.id);
     expect(row).toMatchObject({ state: 'succeeded', attempts: 2 });
     const attempts = await attemptsOf(s.t, row.id);
-    expect(attempts.map((a) => [a.attemptNumber, a.kind, a.statusCode, a.errorClass])).toEqual([[1, 'automatic', 503, null], [2, 'automatic', 200, null]]);
+    expect(attempts.map((a) => [a.attemptNumber, a.kind, a.statusCode, a.errorClass])).toEqual([
+      [1, 'automatic', 503, null],
+      [2, 'automatic', 200, null],
+    ]);
     expect(attempts[0].startedAt).toBe('2026-06-10T12:00:00.000Z');
     expect(attempts[1].startedAt).toBe('2026-06-10T12:00:01.000Z');
     expect(attempts[0].responseBody).toBe('down for maintenance');
-    expect(JSON.parse(attempts[0].responseHeaders!)).toMatchObject({ 'retry-after': '1', 'content-type': 'text/plain' });
+    expect(JSON.parse(attempts[0].responseHeaders!)).toMatchObject({
+      'retry-after': '1',
+      'content-type': 'text/plain',
+    });
     expect(attempts[1].responseBody).toHaveLength(2048);
     for (const [i, a] of attempts.entries()) {
       const sent = s.rx.requests[i];
@@ -143,7 +170,17 @@ describe('every attempt on record (issue 22 item 2)', () => {
     // the public API keeps spec 2.6: no response body, no headers, no attempts
     const list = await call(s.t, 'GET', `${s.base}/deliveries`, { key: s.w.key });
     expect(JSON.stringify(list.body)).not.toContain('down for maintenance');
-    expect(Object.keys(list.body.data[0]).sort()).toEqual(['attempts', 'deliveryId', 'durationMs', 'eventId', 'eventType', 'finalizedAt', 'id', 'statusCode', 'success']);
+    expect(Object.keys(list.body.data[0]).sort()).toEqual([
+      'attempts',
+      'deliveryId',
+      'durationMs',
+      'eventId',
+      'eventType',
+      'finalizedAt',
+      'id',
+      'statusCode',
+      'success',
+    ]);
   });
 
   it('names the error class of attempts that got no usable answer: connection refused, SSRF refused, redirect not followed, timeout', async () => {
@@ -155,7 +192,10 @@ describe('every attempt on record (issue 22 item 2)', () => {
     configureWebhookDelivery(s.t.rt.services, { timeouts: { connectMs: 2000, responseMs: 1500 } });
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } });
     await s.worker.runOnce();
-    const classes = async (id: string) => (await Promise.all((await deliveryRows(s.t.rt, id)).map((r) => attemptsOf(s.t, r.id)))).flat().map((a) => a.errorClass);
+    const classes = async (id: string) =>
+      (await Promise.all((await deliveryRows(s.t.rt, id)).map((r) => attemptsOf(s.t, r.id))))
+        .flat()
+        .map((a) => a.errorClass);
     expect(await classes(refused.id)).toEqual(['connection_refused']);
     expect(await classes(s.hook.id)).toEqual(['redirect_not_followed']);
     const t2 = await call(s.t, 'POST', `${s.base}/test`, { key: s.w.key });
@@ -167,7 +207,12 @@ describe('every attempt on record (issue 22 item 2)', () => {
     const blocked = await addWebhook(strict.rt, w2.roomId, 'https://hooks.example.com/in');
     await strict.rt.ds.getRepository(WebhookEntity).update({ id: blocked.id }, { url: 'http://10.0.0.7/hook' });
     const r = await call(strict, 'POST', `/v1/rooms/${w2.roomId}/webhooks/${blocked.id}/test`, { key: w2.key });
-    expect(r.body.outcome).toMatchObject({ success: false, errorClass: 'ssrf_refused', statusCode: null, durationMs: null });
+    expect(r.body.outcome).toMatchObject({
+      success: false,
+      errorClass: 'ssrf_refused',
+      statusCode: null,
+      durationMs: null,
+    });
     const rows = await deliveryRows(strict.rt, blocked.id);
     const [a] = await attemptsOf(strict, rows[0].id);
     expect(a).toMatchObject({ errorClass: 'ssrf_refused', requestHeaders: null, requestBody: null });
@@ -202,7 +247,9 @@ describe('redeliver by either id (issue 22 item 3)', () => {
     expect(byUuid.body.error.message).toMatch(/history row id \(whd_…/);
     expect(byUuid.body.error.message).toContain(row.id);
     expect(byUuid.body.error.details).toMatchObject({ reason: 'delivery_uuid_given', historyId: row.id });
-    const unknownUuid = await call(s.t, 'POST', `${s.base}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`, { key: s.w.key });
+    const unknownUuid = await call(s.t, 'POST', `${s.base}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`, {
+      key: s.w.key,
+    });
     expect(unknownUuid.status).toBe(404);
     expect(unknownUuid.body.error.message).toMatch(/not the Svc-Webhook-Delivery UUID/);
     expect(unknownUuid.body.error.details.historyId).toBeUndefined();
@@ -215,7 +262,7 @@ describe('redeliver by either id (issue 22 item 3)', () => {
     expect((await call(s.t, 'POST', `${s.base}/deliveries/nonsense/redeliver`, { key: s.w.key })).status).toBe(400);
   });
 
-  it('does not reveal the history id of another webhook\'s delivery', async () => {
+  it("does not reveal the history id of another webhook's delivery", async () => {
     await using s = await setup();
     const other = await addWebhook(s.t.rt, s.w.roomId, s.rx.url);
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } });
@@ -241,7 +288,11 @@ describe('disabled after sustained failure (issue 22 item 5)', () => {
     };
     fail();
     await event();
-    expect(await hook()).toMatchObject({ active: true, failingSince: '2026-06-10T12:00:00.000Z', disabledReason: null });
+    expect(await hook()).toMatchObject({
+      active: true,
+      failingSince: '2026-06-10T12:00:00.000Z',
+      disabledReason: null,
+    });
     // 50 h later a success: the streak ends
     s.clock.advance(50 * 3_600_000);
     await event();

@@ -8,7 +8,11 @@ import { addWebhook, type Captured, testClock, startWebhookWorld } from './helpe
 const hmac = (key: string, data: string | Buffer) => createHmac('sha256', key).update(data).digest('hex');
 const PROTECTED = /^(svc-webhook-|x-webhook-|sunset$|deprecation$)/;
 const protectedHeaders = (c: Captured) =>
-  Object.fromEntries(Object.entries(c.headers).filter(([k]) => PROTECTED.test(k)).sort(([a], [b]) => a.localeCompare(b)));
+  Object.fromEntries(
+    Object.entries(c.headers)
+      .filter(([k]) => PROTECTED.test(k))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 const byVersion = (reqs: Captured[], v: string) => reqs.filter((r) => r.headers['svc-webhook-api-version'] === v);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -36,8 +40,13 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
     expect(req.method).toBe('POST');
     expect(req.path).toBe('/hook?v=2');
     const expected = {
-      id: evt.id, type: 'record.created', apiVersion: '2026-06-09', createdAt: '2026-06-10T12:00:00.000Z',
-      organizationId: s.w.orgId, roomId: s.w.roomId, data: { object: { id: rec.body.id, type: 'record' } },
+      id: evt.id,
+      type: 'record.created',
+      apiVersion: '2026-06-09',
+      createdAt: '2026-06-10T12:00:00.000Z',
+      organizationId: s.w.orgId,
+      roomId: s.w.roomId,
+      data: { object: { id: rec.body.id, type: 'record' } },
     };
     expect(req.body.toString('utf8')).toBe(JSON.stringify(expected));
     const ts = String(Math.floor(s.clock.now().getTime() / 1000));
@@ -53,8 +62,12 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
       'svc-webhook-timestamp': ts,
       'svc-webhook-type': 'record.created',
     });
-    expect(verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [s.v2.secret], now: s.clock.now })).toMatchObject({
-      ok: true, eventId: evt.id, deliveryId: delivery,
+    expect(
+      verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [s.v2.secret], now: s.clock.now }),
+    ).toMatchObject({
+      ok: true,
+      eventId: evt.id,
+      deliveryId: delivery,
     });
   });
 
@@ -67,10 +80,15 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
     const delivery = req.headers['svc-webhook-delivery'] as string;
     const body = JSON.parse(raw);
     expect(Object.keys(body)).toEqual(['event', 'timestamp', 'roomId', 'data', 'deliveryId']);
-    expect(raw).toBe(JSON.stringify({
-      event: 'record.created', timestamp: '2026-06-10T12:00:00.000Z', roomId: s.w.roomId,
-      data: { object: { id: rec.body.id, type: 'record' } }, deliveryId: delivery,
-    }));
+    expect(raw).toBe(
+      JSON.stringify({
+        event: 'record.created',
+        timestamp: '2026-06-10T12:00:00.000Z',
+        roomId: s.w.roomId,
+        data: { object: { id: rec.body.id, type: 'record' } },
+        deliveryId: delivery,
+      }),
+    );
     const ts = req.headers['svc-webhook-timestamp'] as string;
     expect(req.headers['user-agent']).toBe('Svc-Webhook/1.0');
     expect(protectedHeaders(req)).toEqual({
@@ -106,7 +124,12 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
     expect(v1).toHaveLength(3);
     for (const req of v1.slice(1)) {
       expect(Object.keys(protectedHeaders(req)).sort()).toEqual([
-        'svc-webhook-api-version', 'svc-webhook-delivery', 'svc-webhook-id', 'svc-webhook-signature', 'svc-webhook-timestamp', 'svc-webhook-type',
+        'svc-webhook-api-version',
+        'svc-webhook-delivery',
+        'svc-webhook-id',
+        'svc-webhook-signature',
+        'svc-webhook-timestamp',
+        'svc-webhook-type',
       ]);
       expect(JSON.parse(req.body.toString()).event).toBe('record.created');
     }
@@ -118,12 +141,21 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
     const task = await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/tasks`, { key: s.w.key, body: { title: 'Do it' } });
     const rec = await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } });
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records/${rec.body.id}/approval/request`, { key: s.w.key });
-    await call(s.t, 'PATCH', `/v1/rooms/${s.w.roomId}/tasks/${task.body.id}`, { key: s.w.key, body: { status: 'done' } });
+    await call(s.t, 'PATCH', `/v1/rooms/${s.w.roomId}/tasks/${task.body.id}`, {
+      key: s.w.key,
+      body: { status: 'done' },
+    });
     while (await s.worker.runOnce());
     const v1 = byVersion(s.rx.requests, '2025-10-23');
-    const legacy = (type: string) => v1.find((r) => r.headers['svc-webhook-type'] === type)!.headers['x-webhook-signature'] !== undefined;
+    const legacy = (type: string) =>
+      v1.find((r) => r.headers['svc-webhook-type'] === type)!.headers['x-webhook-signature'] !== undefined;
     expect(v1.map((r) => r.headers['svc-webhook-type']).sort()).toEqual([
-      'approval.requested', 'message.created', 'record.approval_requested', 'record.created', 'task.created', 'task.updated',
+      'approval.requested',
+      'message.created',
+      'record.approval_requested',
+      'record.created',
+      'task.created',
+      'task.updated',
     ]);
     expect(legacy('message.created')).toBe(false);
     expect(legacy('task.created')).toBe(false);
@@ -131,18 +163,33 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
     expect(legacy('approval.requested')).toBe(true);
     expect(legacy('task.updated')).toBe(true);
     expect(legacy('record.created')).toBe(true);
-    for (const r of v1) expect(Object.keys(JSON.parse(r.body.toString()))).toEqual(['event', 'timestamp', 'roomId', 'data', 'deliveryId']);
+    for (const r of v1)
+      expect(Object.keys(JSON.parse(r.body.toString()))).toEqual([
+        'event',
+        'timestamp',
+        'roomId',
+        'data',
+        'deliveryId',
+      ]);
     // v2 receives every one of them too, with v2 bodies and the aliases' data.object a record
     const v2 = byVersion(s.rx.requests, '2026-06-09');
-    const alias = JSON.parse(v2.find((r) => r.headers['svc-webhook-type'] === 'record.approval_requested')!.body.toString());
+    const alias = JSON.parse(
+      v2.find((r) => r.headers['svc-webhook-type'] === 'record.approval_requested')!.body.toString(),
+    );
     expect(alias.data).toEqual({ object: { id: rec.body.id, type: 'record' } });
-    expect(v2.every((r) => r.headers['x-webhook-signature'] === undefined && r.headers.sunset === undefined)).toBe(true);
+    expect(v2.every((r) => r.headers['x-webhook-signature'] === undefined && r.headers.sunset === undefined)).toBe(
+      true,
+    );
   });
 
   it('lets custom headers override Content-Type and User-Agent only, and adds the others', async () => {
     await using s = await setup('2026-06-10T12:00:00.000Z');
     const custom = await addWebhook(s.t.rt, s.w.roomId, `${s.rx.url}?custom`, {
-      headers: [['Content-Type', 'application/cloudevents+json'], ['User-Agent', 'Acme-Gateway/3'], ['Authorization', 'Bearer rx-token']],
+      headers: [
+        ['Content-Type', 'application/cloudevents+json'],
+        ['User-Agent', 'Acme-Gateway/3'],
+        ['Authorization', 'Bearer rx-token'],
+      ],
     });
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'Weekly' } });
     await s.worker.runOnce();
@@ -150,7 +197,9 @@ describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
     expect(req.headers['content-type']).toBe('application/cloudevents+json');
     expect(req.headers['user-agent']).toBe('Acme-Gateway/3');
     expect(req.headers.authorization).toBe('Bearer rx-token');
-    expect(verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [custom.secret], now: s.clock.now }).ok).toBe(true);
+    expect(
+      verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [custom.secret], now: s.clock.now }).ok,
+    ).toBe(true);
   });
 
   it('never delivers room.created (preview) and fires every stable event of a REST write', async () => {

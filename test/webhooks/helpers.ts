@@ -32,7 +32,10 @@ export interface Receiver {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export async function startReceiver(script: Reply[] = [], at: { host?: string; port?: number } = {}): Promise<Receiver> {
+export async function startReceiver(
+  script: Reply[] = [],
+  at: { host?: string; port?: number } = {},
+): Promise<Receiver> {
   const requests: Captured[] = [];
   const sockets = { accepted: 0, open: 0 };
   const hanging: Array<() => void> = [];
@@ -41,7 +44,13 @@ export async function startReceiver(script: Reply[] = [], at: { host?: string; p
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const rawHeaderNames = req.rawHeaders.filter((_, i) => i % 2 === 0);
-      requests.push({ method: req.method!, path: req.url!, headers: req.headers, rawHeaderNames, body: Buffer.concat(chunks) });
+      requests.push({
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        rawHeaderNames,
+        body: Buffer.concat(chunks),
+      });
       const reply = r.script.shift() ?? { status: 200, body: 'ok' };
       if (reply === 'hang') {
         hanging.push(() => res.destroy());
@@ -68,7 +77,12 @@ export async function startReceiver(script: Reply[] = [], at: { host?: string; p
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
   const r: Receiver = {
-    url: `http://${host}:${port}/hook`, port, requests, script, close, [Symbol.asyncDispose]: close,
+    url: `http://${host}:${port}/hook`,
+    port,
+    requests,
+    script,
+    close,
+    [Symbol.asyncDispose]: close,
     get connections() {
       return sockets.accepted;
     },
@@ -96,9 +110,17 @@ export function testClock(start: string): TestClock {
 }
 
 export async function addWebhook(
-  rt: Runtime, roomId: string, url: string, o: { apiVersion?: string; headers?: CustomHeader[] } = {},
+  rt: Runtime,
+  roomId: string,
+  url: string,
+  o: { apiVersion?: string; headers?: CustomHeader[] } = {},
 ): Promise<{ id: string; secret: string }> {
-  const { webhook, secret } = await createWebhook(rt.services, { roomId, url, apiVersion: o.apiVersion, headers: o.headers });
+  const { webhook, secret } = await createWebhook(rt.services, {
+    roomId,
+    url,
+    apiVersion: o.apiVersion,
+    headers: o.headers,
+  });
   return { id: webhook.id, secret };
 }
 

@@ -13,7 +13,12 @@ const target = (url: string, address: string): CheckedTarget => {
   const u = new URL(url);
   return { url: u, hostname: u.hostname, address, family: 4 };
 };
-const post = (t: CheckedTarget): SendRequest => ({ target: t, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}'), timeouts });
+const post = (t: CheckedTarget): SendRequest => ({
+  target: t,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.from('{}'),
+  timeouts,
+});
 
 async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 10));
@@ -49,7 +54,10 @@ describe('keep-alive connections to receivers', () => {
     const resolver: Resolver = async () => [{ address: answers[Math.min(lookups++, answers.length - 1)], family: 4 }];
     configureWebhookDelivery(t.rt.services, { resolver });
     const w = await createWorld(t.rt);
-    const { webhook } = await createWebhook(t.rt.services, { roomId: w.roomId, url: `http://receiver.test:${first.port}/hook` });
+    const { webhook } = await createWebhook(t.rt.services, {
+      roomId: w.roomId,
+      url: `http://receiver.test:${first.port}/hook`,
+    });
     lookups = 1; // creation used the first answer
     const worker = createWebhookWorker({ services: t.rt.services });
     try {

@@ -23,7 +23,8 @@ console.log(JSON.stringify(keys));
 const runChild = (root: string) =>
   new Promise<string[]>((resolve, reject) => {
     execFile(
-      process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child],
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', child],
       { cwd: ROOT, env: { PATH: process.env.PATH ?? '', KEY_ROOT: root, KEY_DIRS: String(DIRS) }, timeout: 60_000 },
       (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(JSON.parse(stdout))),
     );

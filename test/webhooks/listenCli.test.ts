@@ -23,13 +23,18 @@ interface Run {
 function run(args: string[], env: Record<string, string> = BASE_ENV): Promise<Run> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['bin/svc.mjs', ...args], { cwd: ROOT, env, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
 /** `svc listen …` in the background, with its output as it comes. */
 function spawnListen(args: string[]) {
-  const child: ChildProcess = spawn(process.execPath, ['bin/svc.mjs', 'listen', ...args], { cwd: ROOT, env: BASE_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, ['bin/svc.mjs', 'listen', ...args], {
+    cwd: ROOT,
+    env: BASE_ENV,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -54,8 +59,20 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
 
   it('forwards the events it follows, signed with the secret it prints, one line per result; trigger fires them through the API', async () => {
     const l = spawnListen([
-      '--url', t.baseUrl, '--key', w.key, '--room', w.roomId, '--forward-to', rx.url, '--events', 'record.created,message.*',
-      '--interval-ms', '100', '--max-events', '2',
+      '--url',
+      t.baseUrl,
+      '--key',
+      w.key,
+      '--room',
+      w.roomId,
+      '--forward-to',
+      rx.url,
+      '--events',
+      'record.created,message.*',
+      '--interval-ms',
+      '100',
+      '--max-events',
+      '2',
     ]);
     await waitFor(() => /Signing secret: whsec_\S+/.test(l.out()) || l.child.exitCode !== null, 'listen to start');
     const secret = /Signing secret: (whsec_\S+)/.exec(l.out())![1];
@@ -74,7 +91,9 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
     expect(await l.exited).toBe(0);
     // task.created is filtered out by --events; the other two are forwarded in order
     expect(rx.requests.map((r) => r.headers['svc-webhook-type'])).toEqual(['record.created', 'message.created']);
-    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}`, { headers: { authorization: `Bearer ${w.key}` } }).then((r) => r.json() as Promise<any>);
+    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}`, {
+      headers: { authorization: `Bearer ${w.key}` },
+    }).then((r) => r.json() as Promise<any>);
     for (const req of rx.requests) {
       expect(verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [secret] })).toMatchObject({ ok: true });
       expect(req.headers['svc-webhook-api-version']).toBe('2026-06-09');
@@ -83,12 +102,20 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
       const logged = log.data.find((e: any) => e.id === req.headers['svc-webhook-id']);
       expect(logged).toBeTruthy();
       expect(body).toEqual({
-        id: logged.id, type: logged.type, apiVersion: '2026-06-09', createdAt: logged.createdAt, organizationId: w.orgId, roomId: w.roomId,
+        id: logged.id,
+        type: logged.type,
+        apiVersion: '2026-06-09',
+        createdAt: logged.createdAt,
+        organizationId: w.orgId,
+        roomId: w.roomId,
         data: logged.data,
       });
     }
     expect(JSON.parse(rx.requests[0].body.toString()).data.object.id).toBe(recOut.object.id);
-    const lines = l.out().split('\n').filter((x) => x.includes(' -> '));
+    const lines = l
+      .out()
+      .split('\n')
+      .filter((x) => x.includes(' -> '));
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/record\.created\s+evt_\S+\s+-> 200 ok \(\d+ ms\)/);
     expect(lines[1]).toMatch(/message\.created/);
@@ -96,14 +123,34 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
 
   it('shows a receiver that is down on its line, and keeps going', async () => {
     const port = await freePort();
-    const l = spawnListen(['--url', t.baseUrl, '--key', w.key, '--room', w.roomId, '--forward-to', `http://127.0.0.1:${port}/hook`, '--interval-ms', '100', '--max-events', '1', '--json']);
+    const l = spawnListen([
+      '--url',
+      t.baseUrl,
+      '--key',
+      w.key,
+      '--room',
+      w.roomId,
+      '--forward-to',
+      `http://127.0.0.1:${port}/hook`,
+      '--interval-ms',
+      '100',
+      '--max-events',
+      '1',
+      '--json',
+    ]);
     await waitFor(() => /Signing secret/.test(l.err()) || l.child.exitCode !== null, 'listen to start');
-    expect((await run(['trigger', 'task.updated', '--url', t.baseUrl, '--key', w.key, '--room', w.roomId])).code).toBe(0);
+    expect((await run(['trigger', 'task.updated', '--url', t.baseUrl, '--key', w.key, '--room', w.roomId])).code).toBe(
+      0,
+    );
     expect(await l.exited).toBe(0);
     const out = JSON.parse(l.out());
     expect(out.secret).toMatch(/^whsec_/);
     expect(out.forwarded).toHaveLength(1);
-    expect(out.forwarded[0]).toMatchObject({ type: 'task.created', statusCode: null, errorClass: 'connection_refused' });
+    expect(out.forwarded[0]).toMatchObject({
+      type: 'task.created',
+      statusCode: null,
+      errorClass: 'connection_refused',
+    });
     expect(l.err()).toMatch(/task\.created\s+evt_\S+\s+-> failed: connection_refused/);
   });
 
@@ -147,9 +194,18 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
       expect(r.code, `${type}: ${r.stderr}`).toBe(0);
       expect(JSON.parse(r.stdout).eventType).toBe(type);
     }
-    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}&limit=200`, { headers: { authorization: `Bearer ${w.key}` } }).then((r) => r.json() as Promise<any>);
+    const log = await fetch(`${t.baseUrl}/v1/events?roomId=${w.roomId}&limit=200`, {
+      headers: { authorization: `Bearer ${w.key}` },
+    }).then((r) => r.json() as Promise<any>);
     const types = new Set(log.data.map((e: any) => e.type));
-    for (const type of ['record.updated', 'record.deleted', 'approval.requested', 'record.approval_requested', 'approval.withdrawn']) expect(types).toContain(type);
+    for (const type of [
+      'record.updated',
+      'record.deleted',
+      'approval.requested',
+      'record.approval_requested',
+      'approval.withdrawn',
+    ])
+      expect(types).toContain(type);
 
     const approve = await run(['trigger', 'approval.approved', ...auth]);
     expect(approve.code).toBe(2);
@@ -176,7 +232,9 @@ describe('svc webhook test and svc webhook purge-attempts (issue 22 items 1, 2)'
     expect(out).toMatchObject({ eventType: 'webhook.test', success: true, statusCode: 202, errorClass: null });
     expect(out.id).toMatch(/^whd_/);
     expect(rx.requests[0].headers['svc-webhook-test']).toBe('true');
-    expect(verifyWebhook({ rawBody: rx.requests[0].body, headers: rx.requests[0].headers, secrets: [hook.secret] }).ok).toBe(true);
+    expect(
+      verifyWebhook({ rawBody: rx.requests[0].body, headers: rx.requests[0].headers, secrets: [hook.secret] }).ok,
+    ).toBe(true);
 
     const kept = await run(['webhook', 'purge-attempts', '--json'], env);
     expect(JSON.parse(kept.stdout)).toEqual({ deleted: 0 });

@@ -11,19 +11,35 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export function tempEnv(extra: Record<string, string> = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wh-proc-'));
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, NODE_ENV: 'test', LOG_LEVEL: 'silent',
-    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`, DATA_DIR: dir, SVC_SSRF_ALLOWLIST: '127.0.0.1/32,::1/128', ...extra,
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? dir,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: `sqlite:${path.join(dir, 'svc.sqlite')}`,
+    DATA_DIR: dir,
+    SVC_SSRF_ALLOWLIST: '127.0.0.1/32,::1/128',
+    ...extra,
   };
-  return { dir, env, db: () => new Database(path.join(dir, 'svc.sqlite'), { readonly: true }), remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    env,
+    db: () => new Database(path.join(dir, 'svc.sqlite'), { readonly: true }),
+    remove: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** `svc <args> --json` as an operator runs it; resolves with the parsed JSON, or rejects with stderr. */
 export function svc(env: Record<string, string>, args: string[]): Promise<any> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['bin/svc.mjs', ...args, '--json'], { cwd: ROOT, env, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) return reject(Object.assign(new Error(stderr.trim() || err.message), { code: err.code, stderr }));
-      resolve(JSON.parse(stdout));
-    });
+    execFile(
+      process.execPath,
+      ['bin/svc.mjs', ...args, '--json'],
+      { cwd: ROOT, env, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        if (err) return reject(Object.assign(new Error(stderr.trim() || err.message), { code: err.code, stderr }));
+        resolve(JSON.parse(stdout));
+      },
+    );
   });
 }
 
@@ -40,11 +56,16 @@ export async function freePort(): Promise<number> {
  * The real server (`tsx src/main.ts`) as a child process; resolves once /healthz answers. Started again on
  * another port when another process (a second copy of the suite) took the free port first (EADDRINUSE).
  */
-export async function spawnServer(env: Record<string, string>, tries = 5): Promise<{ child: ChildProcess; base: string; stdout: () => string; exited: Promise<number | null> }> {
+export async function spawnServer(
+  env: Record<string, string>,
+  tries = 5,
+): Promise<{ child: ChildProcess; base: string; stdout: () => string; exited: Promise<number | null> }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: { ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: base }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: base },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));

@@ -52,7 +52,9 @@ describe('recover: redeliver every delivery that finally failed since a time', (
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ queued: 3 });
     // asked again at once (a loop): those are pending, nothing is queued twice
-    expect((await call(s.t, 'POST', `${s.base}/recover`, { key: s.w.key, body: { since } })).body).toEqual({ queued: 0 });
+    expect((await call(s.t, 'POST', `${s.base}/recover`, { key: s.w.key, body: { since } })).body).toEqual({
+      queued: 0,
+    });
 
     // the worker sends them: the second fails again
     s.rx.script.push({ status: 200 }, { status: 400 }, { status: 200 });
@@ -69,12 +71,20 @@ describe('recover: redeliver every delivery that finally failed since a time', (
 
     // over the same span: only the one that failed again
     s.clock.advance(60_000);
-    expect((await call(s.t, 'POST', `${s.base}/recover`, { key: s.w.key, body: { since } })).body).toEqual({ queued: 1 });
+    expect((await call(s.t, 'POST', `${s.base}/recover`, { key: s.w.key, body: { since } })).body).toEqual({
+      queued: 1,
+    });
     await s.worker.runOnce();
-    expect((await call(s.t, 'POST', `${s.base}/recover`, { key: s.w.key, body: { since } })).body).toEqual({ queued: 0 });
+    expect((await call(s.t, 'POST', `${s.base}/recover`, { key: s.w.key, body: { since } })).body).toEqual({
+      queued: 0,
+    });
     // the event delivered before the outage was never sent again
     const perEvent = new Map<string, number>();
-    for (const q of s.rx.requests) perEvent.set(q.headers['svc-webhook-id'] as string, (perEvent.get(q.headers['svc-webhook-id'] as string) ?? 0) + 1);
+    for (const q of s.rx.requests)
+      perEvent.set(
+        q.headers['svc-webhook-id'] as string,
+        (perEvent.get(q.headers['svc-webhook-id'] as string) ?? 0) + 1,
+      );
     expect([...perEvent.values()].sort()).toEqual([1, 2, 2, 3]);
   });
 
@@ -152,19 +162,33 @@ describe('recover: redeliver every delivery that finally failed since a time', (
     expect(future.body.error).toMatchObject({ code: 'rule_violation', message: expect.stringMatching(/future/) });
     const old = await recover({ since: '2026-05-01T00:00:00Z' });
     expect(old.status).toBe(400);
-    expect(old.body.error).toMatchObject({ code: 'rule_violation', message: expect.stringMatching(/30-day retention/) });
+    expect(old.body.error).toMatchObject({
+      code: 'rule_violation',
+      message: expect.stringMatching(/30-day retention/),
+    });
     for (const bad of [{ since: 'yesterday' }, { since: '' }, { since: 12 }, {}, { since: START, extra: 1 }]) {
       const r = await recover(bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body.error.code).toBe('validation_error');
     }
-    const readOnly = await issueKey(s.t.rt, { userId: s.w.owner.id, organizationId: s.w.orgId, scopes: ['webhooks:read'] });
+    const readOnly = await issueKey(s.t.rt, {
+      userId: s.w.owner.id,
+      organizationId: s.w.orgId,
+      scopes: ['webhooks:read'],
+    });
     expect((await recover({ since: START }, readOnly.token)).status).toBe(403);
     await setWebhookActive(s.t.rt.services, s.hook.id, false);
     const inactive = await recover({ since: START });
     expect(inactive.status).toBe(409);
     expect(inactive.body.error.code).toBe('webhook_inactive');
-    expect((await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/webhooks/wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB/recover`, { key: s.w.key, body: { since: START } })).status).toBe(404);
+    expect(
+      (
+        await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/webhooks/wh_01KAR3V6X5Q2Z8N4M7P9W1T3YB/recover`, {
+          key: s.w.key,
+          body: { since: START },
+        })
+      ).status,
+    ).toBe(404);
     expect((await deliveryRows(s.t.rt, s.hook.id)).length).toBe(rowsBefore);
   });
 
@@ -175,12 +199,22 @@ describe('recover: redeliver every delivery that finally failed since a time', (
     await records(s.t, s.w, 1);
     await s.worker.runOnce();
     await using c = await connectMcp(s.t, { token: s.w.key });
-    const r = await c.callTool({ name: 'recover_webhook_deliveries', arguments: { roomId: s.w.roomId, webhookId: s.hook.id, since } });
+    const r = await c.callTool({
+      name: 'recover_webhook_deliveries',
+      arguments: { roomId: s.w.roomId, webhookId: s.hook.id, since },
+    });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toEqual({ queued: 1 });
     const listed = await c.callTool({ name: 'list_webhooks', arguments: { roomId: s.w.roomId } });
-    expect((listed.structuredContent as any).data[0]).toMatchObject({ id: s.hook.id, eventTypes: [], maxDeliveriesPerSecond: null });
-    const bad = await c.callTool({ name: 'recover_webhook_deliveries', arguments: { roomId: s.w.roomId, webhookId: s.hook.id, since: '2030-01-01T00:00:00Z' } });
+    expect((listed.structuredContent as any).data[0]).toMatchObject({
+      id: s.hook.id,
+      eventTypes: [],
+      maxDeliveriesPerSecond: null,
+    });
+    const bad = await c.callTool({
+      name: 'recover_webhook_deliveries',
+      arguments: { roomId: s.w.roomId, webhookId: s.hook.id, since: '2030-01-01T00:00:00Z' },
+    });
     expect(bad.isError).toBe(true);
 
     const doc = (await call(s.t, 'GET', '/v1/openapi.json')).body;
@@ -190,6 +224,8 @@ describe('recover: redeliver every delivery that finally failed since a time', (
     const body = schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema;
     expect(body.required).toEqual(['since']);
     expect(body.properties.since).toMatchObject({ type: 'string', format: 'date-time' });
-    expect(Object.keys(doc.components.schemas.Webhook.properties)).toEqual(expect.arrayContaining(['eventTypes', 'maxDeliveriesPerSecond']));
+    expect(Object.keys(doc.components.schemas.Webhook.properties)).toEqual(
+      expect.arrayContaining(['eventTypes', 'maxDeliveriesPerSecond']),
+    );
   });
 });

@@ -48,12 +48,16 @@ describe('retries (spec 6.5)', () => {
     }
     const [row] = await deliveryRows(s.t.rt, s.hook.id);
     expect(row).toMatchObject({ state: 'failed', attempts: 4, statusCode: 504, finalizedAt });
-    const history = await call(s.t, 'GET', `/v1/rooms/${s.w.roomId}/webhooks/${s.hook.id}/deliveries`, { key: s.w.key });
+    const history = await call(s.t, 'GET', `/v1/rooms/${s.w.roomId}/webhooks/${s.hook.id}/deliveries`, {
+      key: s.w.key,
+    });
     expect(history.body.data[0]).toMatchObject({ success: false, attempts: 4, statusCode: 504 });
   });
 
   it('takes the backoff base from SVC_WEBHOOK_BACKOFF_BASE_MS (base, 2×base, 4×base) and succeeds on a later 2xx', async () => {
-    await using s = await setup([{ status: 429 }, { status: 408 }, { status: 201 }], { SVC_WEBHOOK_BACKOFF_BASE_MS: '100' });
+    await using s = await setup([{ status: 429 }, { status: 408 }, { status: 201 }], {
+      SVC_WEBHOOK_BACKOFF_BASE_MS: '100',
+    });
     await s.record();
     await s.worker.runOnce();
     s.clock.advance(99);
@@ -110,7 +114,12 @@ describe('retries (spec 6.5)', () => {
       await s.worker.runOnce();
       expect(s.rx.requests.map((r) => r.path)).toEqual(['/hook']);
       const [row] = await deliveryRows(s.t.rt, s.hook.id);
-      expect(row).toMatchObject({ state: 'failed', attempts: 1, statusCode: status, lastError: 'redirect_not_followed' });
+      expect(row).toMatchObject({
+        state: 'failed',
+        attempts: 1,
+        statusCode: status,
+        lastError: 'redirect_not_followed',
+      });
     });
   }
 
@@ -121,11 +130,21 @@ describe('retries (spec 6.5)', () => {
     await s.worker.runOnce();
     const [row] = await deliveryRows(s.t.rt, s.hook.id);
     expect(row.responseBody).toBe(big.slice(0, 2048));
-    const history = await call(s.t, 'GET', `/v1/rooms/${s.w.roomId}/webhooks/${s.hook.id}/deliveries`, { key: s.w.key });
+    const history = await call(s.t, 'GET', `/v1/rooms/${s.w.roomId}/webhooks/${s.hook.id}/deliveries`, {
+      key: s.w.key,
+    });
     expect(history.status).toBe(200);
     expect(JSON.stringify(history.body)).not.toContain('BODY-');
-    expect(Object.keys(history.body.data[0]).sort()).toEqual(
-      ['attempts', 'deliveryId', 'durationMs', 'eventId', 'eventType', 'finalizedAt', 'id', 'statusCode', 'success'],
-    );
+    expect(Object.keys(history.body.data[0]).sort()).toEqual([
+      'attempts',
+      'deliveryId',
+      'durationMs',
+      'eventId',
+      'eventType',
+      'finalizedAt',
+      'id',
+      'statusCode',
+      'success',
+    ]);
   });
 });

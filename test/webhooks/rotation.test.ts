@@ -7,7 +7,8 @@ import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { addWebhook, startReceiver, testClock } from './helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
-const sig = (secret: string, ts: string, body: Buffer) => `v1=${createHmac('sha256', secret).update(`${ts}.`).update(body).digest('hex')}`;
+const sig = (secret: string, ts: string, body: Buffer) =>
+  `v1=${createHmac('sha256', secret).update(`${ts}.`).update(body).digest('hex')}`;
 
 async function setup(apiVersion?: string) {
   const clock = testClock('2026-06-10T12:00:00.000Z');
@@ -41,7 +42,9 @@ describe('secret rotation (spec 3)', () => {
 
     const during = await s.deliver();
     const ts = during.headers['svc-webhook-timestamp'] as string;
-    expect(during.headers['svc-webhook-signature']).toBe(`${sig(s.hook.secret, ts, during.body)},${sig(started.nextSecret, ts, during.body)}`);
+    expect(during.headers['svc-webhook-signature']).toBe(
+      `${sig(s.hook.secret, ts, during.body)},${sig(started.nextSecret, ts, during.body)}`,
+    );
     for (const secrets of [[s.hook.secret], [started.nextSecret]]) {
       expect(verifyWebhook({ rawBody: during.body, headers: during.headers, secrets, now: s.clock.now }).ok).toBe(true);
     }
@@ -51,7 +54,9 @@ describe('secret rotation (spec 3)', () => {
     const after = await s.deliver();
     const ts2 = after.headers['svc-webhook-timestamp'] as string;
     expect(after.headers['svc-webhook-signature']).toBe(sig(started.nextSecret, ts2, after.body));
-    expect(verifyWebhook({ rawBody: after.body, headers: after.headers, secrets: [s.hook.secret], now: s.clock.now })).toMatchObject({ ok: false });
+    expect(
+      verifyWebhook({ rawBody: after.body, headers: after.headers, secrets: [s.hook.secret], now: s.clock.now }),
+    ).toMatchObject({ ok: false });
   });
 
   it('completes by itself when the period ends, signing with the new secret from that instant', async () => {
@@ -68,14 +73,18 @@ describe('secret rotation (spec 3)', () => {
     const again = await rotateWebhookSecret(s.t.rt.services, s.hook.id);
     const during = await s.deliver();
     const ts2 = during.headers['svc-webhook-timestamp'] as string;
-    expect(during.headers['svc-webhook-signature']).toBe(`${sig(nextSecret, ts2, during.body)},${sig(again.nextSecret, ts2, during.body)}`);
+    expect(during.headers['svc-webhook-signature']).toBe(
+      `${sig(nextSecret, ts2, during.body)},${sig(again.nextSecret, ts2, during.body)}`,
+    );
   });
 
   it('allows at most 90 days, refuses a second rotation while one runs, and completing when none runs', async () => {
     await using s = await setup();
     const svc = s.t.rt.services;
     for (const periodDays of [0, 91, 1.5, -1]) {
-      await expect(rotateWebhookSecret(svc, s.hook.id, { periodDays })).rejects.toMatchObject({ code: 'validation_error' });
+      await expect(rotateWebhookSecret(svc, s.hook.id, { periodDays })).rejects.toMatchObject({
+        code: 'validation_error',
+      });
     }
     await expect(completeWebhookRotation(svc, s.hook.id)).rejects.toMatchObject({ code: 'invalid_state', status: 409 });
     const r = await rotateWebhookSecret(svc, s.hook.id, { periodDays: 90 });
@@ -89,7 +98,9 @@ describe('secret rotation (spec 3)', () => {
     const req = await s.deliver();
     expect(req.headers['x-webhook-signature']).toBe(createHmac('sha256', s.hook.secret).update(req.body).digest('hex'));
     expect((req.headers['svc-webhook-signature'] as string).split(',')).toHaveLength(2);
-    expect(req.headers['x-webhook-signature']).not.toBe(createHmac('sha256', nextSecret).update(req.body).digest('hex'));
+    expect(req.headers['x-webhook-signature']).not.toBe(
+      createHmac('sha256', nextSecret).update(req.body).digest('hex'),
+    );
   });
 
   it('shows the next secret once: never in /v1 responses, the database or the audit log', async () => {
@@ -103,7 +114,9 @@ describe('secret rotation (spec 3)', () => {
     const dump = async (table: string) => JSON.stringify(await s.t.rt.ds.query(`SELECT * FROM "${table}"`));
     const everything = [
       ...responses.map((r) => JSON.stringify(r.body) + JSON.stringify([...r.headers])),
-      await dump('webhooks'), await dump('webhook_deliveries'), await dump('audit_log'),
+      await dump('webhooks'),
+      await dump('webhook_deliveries'),
+      await dump('audit_log'),
     ].join('\n');
     for (const secret of [s.hook.secret, nextSecret]) expect(everything).not.toContain(secret);
     expect(everything).not.toContain('whsec_');

@@ -29,7 +29,13 @@ describe('two runtimes in one process', () => {
 
     await inTransaction(a.rt.services, async (m) => {
       const room = await m.findOneByOrFail(Room, { id: wa.roomId });
-      await emitEvent(m, { type: 'message.created', room, object: { type: 'message', id: 'msg_1' }, actor: { kind: 'app', userId: wa.owner.id } as never, now: new Date() });
+      await emitEvent(m, {
+        type: 'message.created',
+        room,
+        object: { type: 'message', id: 'msg_1' },
+        actor: { kind: 'app', userId: wa.owner.id } as never,
+        now: new Date(),
+      });
       // inside the transaction: queued, but nobody is woken before the commit
       expect(woken).toEqual({ a: 0, b: 0 });
     });

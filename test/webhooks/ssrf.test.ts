@@ -17,19 +17,48 @@ const DNS: Record<string, string[]> = {
   'v6internal.example': ['fd00::5'],
   'receiver.test': ['127.0.0.1'],
 };
-const resolver: Resolver = async (host) => (DNS[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolver: Resolver = async (host) =>
+  (DNS[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 /** Every spelling of an internal target from the issue, and then some. */
 const REFUSED = [
-  'http://2130706433/', 'http://0177.0.0.1/', 'http://0x7f000001/', 'http://0x7f.0.0.1/', 'http://127.1/', 'http://127.0.0.1:8080/x',
-  'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[64:ff9b::7f00:1]/', 'http://[64:ff9b::10.0.0.1]/',
-  'http://[::]/', 'http://0.0.0.0/', 'http://0/', 'http://[::1]/',
-  'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://100.64.0.1/', 'http://100.127.255.254/',
-  'http://224.0.0.1/', 'http://239.255.255.250/', 'http://[ff02::1]/', 'http://255.255.255.255/',
-  'http://10.0.0.1/', 'http://172.16.0.1/', 'http://192.168.1.1/', 'http://[fc00::1]/', 'http://[fd12:3456::1]/',
-  'http://192.0.2.1/', 'http://240.0.0.1/',
-  'http://localhost/', 'http://LOCALHOST./', 'http://app.localhost/', 'http://localhost.localdomain/',
-  'https://internal.example/hook', 'https://metadata.example/', 'https://mixed.example/', 'https://v6internal.example/',
+  'http://2130706433/',
+  'http://0177.0.0.1/',
+  'http://0x7f000001/',
+  'http://0x7f.0.0.1/',
+  'http://127.1/',
+  'http://127.0.0.1:8080/x',
+  'http://[::ffff:127.0.0.1]/',
+  'http://[::ffff:7f00:1]/',
+  'http://[64:ff9b::7f00:1]/',
+  'http://[64:ff9b::10.0.0.1]/',
+  'http://[::]/',
+  'http://0.0.0.0/',
+  'http://0/',
+  'http://[::1]/',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://[fe80::1]/',
+  'http://100.64.0.1/',
+  'http://100.127.255.254/',
+  'http://224.0.0.1/',
+  'http://239.255.255.250/',
+  'http://[ff02::1]/',
+  'http://255.255.255.255/',
+  'http://10.0.0.1/',
+  'http://172.16.0.1/',
+  'http://192.168.1.1/',
+  'http://[fc00::1]/',
+  'http://[fd12:3456::1]/',
+  'http://192.0.2.1/',
+  'http://240.0.0.1/',
+  'http://localhost/',
+  'http://LOCALHOST./',
+  'http://app.localhost/',
+  'http://localhost.localdomain/',
+  'https://internal.example/hook',
+  'https://metadata.example/',
+  'https://mixed.example/',
+  'https://v6internal.example/',
 ];
 
 const noAllowlist = { allowlist: parseAllowlist([]), resolver };
@@ -41,22 +70,35 @@ describe('SSRF guard (spec 6.6)', () => {
     expect(['blocked_address', 'blocked_host']).toContain(err.reason);
   });
 
-  it.each(['ftp://public.example/', 'file:///etc/passwd', 'gopher://public.example/', 'javascript:alert(1)', 'not a url', 'http://user:pw@public.example/'])(
-    'refuses the non-http URL or URL with credentials %s',
-    async (url) => {
-      await expect(checkOutboundUrl(url, noAllowlist)).rejects.toBeInstanceOf(UrlRefusedError);
-    },
-  );
+  it.each([
+    'ftp://public.example/',
+    'file:///etc/passwd',
+    'gopher://public.example/',
+    'javascript:alert(1)',
+    'not a url',
+    'http://user:pw@public.example/',
+  ])('refuses the non-http URL or URL with credentials %s', async (url) => {
+    await expect(checkOutboundUrl(url, noAllowlist)).rejects.toBeInstanceOf(UrlRefusedError);
+  });
 
   it('accepts public addresses and pins the address it checked', async () => {
     expect(await checkOutboundUrl(`http://${PUBLIC}/`, noAllowlist)).toMatchObject({ address: PUBLIC, family: 4 });
-    expect(await checkOutboundUrl('http://[2606:4700::1111]/', noAllowlist)).toMatchObject({ address: '2606:4700::1111', family: 6 });
-    expect(await checkOutboundUrl('https://public.example/hook', noAllowlist)).toMatchObject({ hostname: 'public.example', address: PUBLIC });
+    expect(await checkOutboundUrl('http://[2606:4700::1111]/', noAllowlist)).toMatchObject({
+      address: '2606:4700::1111',
+      family: 6,
+    });
+    expect(await checkOutboundUrl('https://public.example/hook', noAllowlist)).toMatchObject({
+      hostname: 'public.example',
+      address: PUBLIC,
+    });
     expect(await checkOutboundUrl('http://[::ffff:93.184.216.34]/', noAllowlist)).toMatchObject({ family: 6 });
   });
 
   it('lets the operator allow-list CIDRs and host names', async () => {
-    const allow = { allowlist: parseAllowlist(['10.0.0.0/8', 'internal.example', '*.corp.example', '127.0.0.1']), resolver };
+    const allow = {
+      allowlist: parseAllowlist(['10.0.0.0/8', 'internal.example', '*.corp.example', '127.0.0.1']),
+      resolver,
+    };
     expect(await checkOutboundUrl('http://10.9.9.9/', allow)).toBeTruthy();
     expect(await checkOutboundUrl('https://internal.example/', allow)).toBeTruthy();
     expect(await checkOutboundUrl('http://127.0.0.1:9/', allow)).toBeTruthy();
@@ -77,7 +119,9 @@ describe('SSRF guard (spec 6.6)', () => {
     }
     expect(await t.rt.ds.getRepository(Webhook).count()).toBe(0);
     // a name that does not resolve yet is accepted: every delivery checks again
-    await expect(createWebhook(t.rt.services, { roomId: w.roomId, url: 'https://not-yet.example/' })).resolves.toBeTruthy();
+    await expect(
+      createWebhook(t.rt.services, { roomId: w.roomId, url: 'https://not-yet.example/' }),
+    ).resolves.toBeTruthy();
   });
 
   it('refuses every spelling again at delivery, before any connection, and finalizes without retrying', async () => {
@@ -100,7 +144,8 @@ describe('SSRF guard (spec 6.6)', () => {
     expect(sent).toEqual([]);
     const rows = await deliveryRows(t.rt, webhook.id);
     expect(rows).toHaveLength(REFUSED.length);
-    for (const row of rows) expect(row).toMatchObject({ state: 'failed', attempts: 1, lastError: 'ssrf_blocked', statusCode: null });
+    for (const row of rows)
+      expect(row).toMatchObject({ state: 'failed', attempts: 1, lastError: 'ssrf_blocked', statusCode: null });
     await t.rt.ds.getRepository(Webhook).update({ id: webhook.id }, { url: 'https://public.example/hook' });
     await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'fine' } });
     await worker.runOnce();
@@ -115,7 +160,10 @@ describe('SSRF guard (spec 6.6)', () => {
     const rebinding: Resolver = async () => [{ address: lookups++ === 0 ? '127.0.0.1' : '10.0.0.1', family: 4 }];
     configureWebhookDelivery(t.rt.services, { resolver: rebinding });
     const w = await createWorld(t.rt);
-    const { webhook } = await createWebhook(t.rt.services, { roomId: w.roomId, url: `http://receiver.test:${rx.port}/hook` });
+    const { webhook } = await createWebhook(t.rt.services, {
+      roomId: w.roomId,
+      url: `http://receiver.test:${rx.port}/hook`,
+    });
     lookups = 0;
     const worker = createWebhookWorker({ services: t.rt.services });
     await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hi' } });

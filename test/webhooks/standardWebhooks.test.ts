@@ -46,13 +46,16 @@ async function setup() {
 
 const byVersion = (reqs: Captured[], v: string) => reqs.filter((r) => r.path.endsWith(`?v=${v}`));
 
-describe('Standard Webhooks 1.0 headers beside the spec\'s', () => {
-  it('both libraries accept real v1 and v2 deliveries; the spec\'s own signature is unchanged', async () => {
+describe("Standard Webhooks 1.0 headers beside the spec's", () => {
+  it("both libraries accept real v1 and v2 deliveries; the spec's own signature is unchanged", async () => {
     await using s = await setup();
     const rec = await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'Weekly' } });
     expect(rec.status).toBe(201);
     expect(await s.worker.runOnce()).toBe(2);
-    for (const [v, hook] of [['2', s.v2], ['1', s.v1]] as const) {
+    for (const [v, hook] of [
+      ['2', s.v2],
+      ['1', s.v1],
+    ] as const) {
       const [req] = byVersion(s.rx.requests, v);
       const eventId = req.headers['svc-webhook-id'] as string;
       expect(req.headers['webhook-id']).toBe(eventId);
@@ -65,8 +68,13 @@ describe('Standard Webhooks 1.0 headers beside the spec\'s', () => {
       expect(verified.svix).toBe('verified');
       // the spec's header, byte for byte as before: hex HMAC over `<timestamp>.<body>` with the secret as held
       const ts = req.headers['svc-webhook-timestamp'] as string;
-      expect(req.headers['svc-webhook-signature']).toBe(`v1=${createHmac('sha256', hook.secret).update(`${ts}.`).update(req.body).digest('hex')}`);
-      expect(verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [hook.secret] })).toMatchObject({ ok: true, eventId });
+      expect(req.headers['svc-webhook-signature']).toBe(
+        `v1=${createHmac('sha256', hook.secret).update(`${ts}.`).update(req.body).digest('hex')}`,
+      );
+      expect(verifyWebhook({ rawBody: req.body, headers: req.headers, secrets: [hook.secret] })).toMatchObject({
+        ok: true,
+        eventId,
+      });
     }
   });
 
@@ -78,9 +86,15 @@ describe('Standard Webhooks 1.0 headers beside the spec\'s', () => {
     const std = standardSecret(s.v2.secret);
     const tampered = (change: (c: Captured) => Captured) => verifyWithLibraries(std, change(req));
     const cases = [
-      tampered((c) => ({ ...c, body: Buffer.from(c.body.toString('utf8').replace('record.created', 'record.deleted')) })),
+      tampered((c) => ({
+        ...c,
+        body: Buffer.from(c.body.toString('utf8').replace('record.created', 'record.deleted')),
+      })),
       tampered((c) => ({ ...c, headers: { ...c.headers, 'webhook-id': 'evt_AAAAAAAAAAAAAAAAAAAAAA' } })),
-      tampered((c) => ({ ...c, headers: { ...c.headers, 'webhook-timestamp': String(Number(c.headers['webhook-timestamp']) + 1) } })),
+      tampered((c) => ({
+        ...c,
+        headers: { ...c.headers, 'webhook-timestamp': String(Number(c.headers['webhook-timestamp']) + 1) },
+      })),
       verifyWithLibraries(standardSecret(s.v1.secret), req),
     ];
     for (const r of cases) {
@@ -140,23 +154,36 @@ describe('Standard Webhooks 1.0 headers beside the spec\'s', () => {
     expect(verifyWithLibraries(std, tested).svix).toBe('verified');
   });
 
-  it('refuses custom headers named as the standard\'s (any case, `_` for `-`) and drops one stored before the rule', async () => {
+  it("refuses custom headers named as the standard's (any case, `_` for `-`) and drops one stored before the rule", async () => {
     await using s = await setup();
     for (const name of ['webhook-signature', 'Webhook-Id', 'WEBHOOK_TIMESTAMP']) {
-      await expect(addWebhook(s.t.rt, s.w.roomId, s.rx.url, { headers: [[name, 'v1,forged']] }))
-        .rejects.toMatchObject({ code: 'validation_error', details: { reason: 'protected_header' } });
+      await expect(addWebhook(s.t.rt, s.w.roomId, s.rx.url, { headers: [[name, 'v1,forged']] })).rejects.toMatchObject({
+        code: 'validation_error',
+        details: { reason: 'protected_header' },
+      });
     }
     // a row written before the rule existed: the forged values never reach the receiver
     const key = loadWebhookKey(s.t.rt.services.config);
-    const forged = [['Webhook-Signature', 'v1,Zm9yZ2Vk'], ['webhook_id', 'evt_forged'], ['X-Team', 'blue']];
-    await s.t.rt.ds.getRepository(Webhook).update(
-      { id: s.v2.id }, { headerNames: forged.map(([n]) => n), headersEnc: encryptSecret(key, JSON.stringify(forged)) },
-    );
+    const forged = [
+      ['Webhook-Signature', 'v1,Zm9yZ2Vk'],
+      ['webhook_id', 'evt_forged'],
+      ['X-Team', 'blue'],
+    ];
+    await s.t.rt.ds
+      .getRepository(Webhook)
+      .update(
+        { id: s.v2.id },
+        { headerNames: forged.map(([n]) => n), headersEnc: encryptSecret(key, JSON.stringify(forged)) },
+      );
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } });
     await s.worker.runOnce();
     const [req] = byVersion(s.rx.requests, '2');
     expect(req.headers['x-team']).toBe('blue');
-    expect(req.rawHeaderNames.filter((n) => /^webhook[-_]/i.test(n))).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(req.rawHeaderNames.filter((n) => /^webhook[-_]/i.test(n))).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
     expect(req.headers['webhook-id']).toBe(req.headers['svc-webhook-id']);
     expect(verifyWithLibraries(standardSecret(s.v2.secret), req).standard).toMatchObject({ type: 'record.created' });
   });

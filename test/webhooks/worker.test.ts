@@ -11,8 +11,13 @@ import { EventRow, WebhookDelivery } from '../../db/entities/index.js';
 import { addWebhook, deliveryRows, startReceiver } from './helpers.js';
 
 const actorOf = (w: World): Actor => ({
-  kind: 'app', userId: w.owner.id, organizationId: w.orgId, billingEntity: `org:${w.orgId}`, scopes: [],
-  credential: { method: 'api_key', id: w.keyId }, plan: 'default',
+  kind: 'app',
+  userId: w.owner.id,
+  organizationId: w.orgId,
+  billingEntity: `org:${w.orgId}`,
+  scopes: [],
+  credential: { method: 'api_key', id: w.keyId },
+  plan: 'default',
 });
 const newRecord = (rt: Runtime, w: World, title = 'R') =>
   inTransaction(rt.services, (m) => createRecord(m, rt.services.now(), actorOf(w), w.roomId, { title }));
@@ -30,11 +35,16 @@ describe('after-commit hooks (db/transaction.ts)', () => {
     let countInHook = -1;
     const rec = await inTransaction(t.rt.services, async (m) => {
       const r = await createRecord(m, t.rt.services.now(), actorOf(w), w.roomId, { title: 'committed' });
-      expect(afterCommit(m, () => {
-        seen.push('hook');
-        // a statement started here runs after the commit
-        void t.rt.ds.getRepository(EventRow).countBy({ objectId: r.id }).then((n) => (countInHook = n));
-      })).toBe(true);
+      expect(
+        afterCommit(m, () => {
+          seen.push('hook');
+          // a statement started here runs after the commit
+          void t.rt.ds
+            .getRepository(EventRow)
+            .countBy({ objectId: r.id })
+            .then((n) => (countInHook = n));
+        }),
+      ).toBe(true);
       seen.push('body done');
       return r;
     });
@@ -44,10 +54,12 @@ describe('after-commit hooks (db/transaction.ts)', () => {
     expect(countInHook).toBe(1);
     expect(rec.id).toBeTruthy();
 
-    await expect(inTransaction(t.rt.services, async (m) => {
-      afterCommit(m, () => seen.push('rolled back hook'));
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      inTransaction(t.rt.services, async (m) => {
+        afterCommit(m, () => seen.push('rolled back hook'));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(seen).not.toContain('rolled back hook');
     // outside a transaction of inTransaction there is nothing to hook into: the caller falls back (polling)
     expect(afterCommit(t.rt.ds.manager, () => seen.push('never'))).toBe(false);
@@ -87,7 +99,9 @@ describe('delivery worker loop', () => {
     worker.start();
     try {
       // a delivery row committed without the outbox's after-commit signal, as another process's commit would be
-      await inTransaction(t.rt.services, (m) => m.insert(WebhookDelivery, newDeliveryRow(m, hook.id, snapshotOf(eventRow), t.rt.services.now())));
+      await inTransaction(t.rt.services, (m) =>
+        m.insert(WebhookDelivery, newDeliveryRow(m, hook.id, snapshotOf(eventRow), t.rt.services.now())),
+      );
       await until(() => rx.requests.length === 1);
     } finally {
       await worker.stop();
@@ -113,7 +127,14 @@ describe('delivery worker loop', () => {
     for (const h of hooks) {
       const rows = await deliveryRows(t.rt, h.id);
       expect(rows).toHaveLength(15);
-      for (const row of rows) expect(row).toMatchObject({ state: 'succeeded', attempts: 1, statusCode: 200, leaseOwner: null, leaseUntil: null });
+      for (const row of rows)
+        expect(row).toMatchObject({
+          state: 'succeeded',
+          attempts: 1,
+          statusCode: 200,
+          leaseOwner: null,
+          leaseUntil: null,
+        });
     }
   });
 
@@ -126,7 +147,11 @@ describe('delivery worker loop', () => {
     const fastHook = await addWebhook(t.rt, w.roomId, fast.url);
     // one batch holds a slow and a fast delivery; the old "await the whole batch" loop would wait for the slow one
     const worker = createWebhookWorker({
-      services: t.rt.services, batchSize: 2, maxInFlight: 4, pollMs: 20, timeouts: { connectMs: 5000, responseMs: 60_000 },
+      services: t.rt.services,
+      batchSize: 2,
+      maxInFlight: 4,
+      pollMs: 20,
+      timeouts: { connectMs: 5000, responseMs: 60_000 },
     });
     for (let i = 0; i < 3; i++) await newRecord(t.rt, w, `R${i}`);
     worker.start();
@@ -137,7 +162,11 @@ describe('delivery worker loop', () => {
     } finally {
       await worker.stop();
     }
-    expect((await deliveryRows(t.rt, fastHook.id)).map((r) => r.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect((await deliveryRows(t.rt, fastHook.id)).map((r) => r.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
     for (const row of await deliveryRows(t.rt, slowHook.id)) {
       expect(row).toMatchObject({ state: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null });
     }
@@ -157,16 +186,67 @@ describe('settling a batch (one transaction)', () => {
     await t.rt.ds.getRepository(WebhookDelivery).update({ id: d.id }, { leaseOwner: 'other' });
     const common = { statusCode: null, durationMs: null, responseBody: null };
     const written = await settleDeliveries(t.rt.services, 'me', [
-      { id: a.id, update: { ...common, state: 'succeeded', attempts: 1, statusCode: 200, durationMs: 3, responseBody: 'ok', lastError: null, finalizedAt: '2026-06-10T12:00:01.000Z' } },
-      { id: b.id, update: { ...common, state: 'pending', attempts: 1, lastError: 'timeout', nextAttemptAt: '2026-06-10T12:00:02.000Z' } },
+      {
+        id: a.id,
+        update: {
+          ...common,
+          state: 'succeeded',
+          attempts: 1,
+          statusCode: 200,
+          durationMs: 3,
+          responseBody: 'ok',
+          lastError: null,
+          finalizedAt: '2026-06-10T12:00:01.000Z',
+        },
+      },
+      {
+        id: b.id,
+        update: {
+          ...common,
+          state: 'pending',
+          attempts: 1,
+          lastError: 'timeout',
+          nextAttemptAt: '2026-06-10T12:00:02.000Z',
+        },
+      },
       { id: c.id, update: null },
-      { id: d.id, update: { ...common, state: 'failed', attempts: 1, lastError: 'network_error', finalizedAt: '2026-06-10T12:00:01.000Z' } },
+      {
+        id: d.id,
+        update: {
+          ...common,
+          state: 'failed',
+          attempts: 1,
+          lastError: 'network_error',
+          finalizedAt: '2026-06-10T12:00:01.000Z',
+        },
+      },
     ]);
     expect(written).toEqual([true, true, true, false]);
     const rows = new Map((await deliveryRows(t.rt, hook.id)).map((r) => [r.id, r]));
-    expect(rows.get(a.id)).toMatchObject({ state: 'succeeded', attempts: 1, statusCode: 200, durationMs: 3, responseBody: 'ok', leaseOwner: null, finalizedAt: '2026-06-10T12:00:01.000Z' });
-    expect(rows.get(b.id)).toMatchObject({ state: 'pending', attempts: 1, lastError: 'timeout', nextAttemptAt: '2026-06-10T12:00:02.000Z', leaseOwner: null, finalizedAt: null });
-    expect(rows.get(c.id)).toMatchObject({ state: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null, nextAttemptAt: c.nextAttemptAt });
+    expect(rows.get(a.id)).toMatchObject({
+      state: 'succeeded',
+      attempts: 1,
+      statusCode: 200,
+      durationMs: 3,
+      responseBody: 'ok',
+      leaseOwner: null,
+      finalizedAt: '2026-06-10T12:00:01.000Z',
+    });
+    expect(rows.get(b.id)).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      lastError: 'timeout',
+      nextAttemptAt: '2026-06-10T12:00:02.000Z',
+      leaseOwner: null,
+      finalizedAt: null,
+    });
+    expect(rows.get(c.id)).toMatchObject({
+      state: 'pending',
+      attempts: 0,
+      leaseOwner: null,
+      leaseUntil: null,
+      nextAttemptAt: c.nextAttemptAt,
+    });
     expect(rows.get(d.id)).toMatchObject({ state: 'pending', attempts: 0, leaseOwner: 'other' });
   });
 });

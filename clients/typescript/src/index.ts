@@ -3,7 +3,12 @@ import type { components, operations, paths } from './schema.js';
 
 export type { components, operations, paths };
 /** Receivers of webhooks: the server's own verifier (node:crypto only). */
-export { verifyLegacyWebhookSignature, verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../../../src/webhooks/verifyWebhook.js';
+export {
+  verifyLegacyWebhookSignature,
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  type VerifyWebhookResult,
+} from '../../../src/webhooks/verifyWebhook.js';
 
 export type Schemas = components['schemas'];
 /** Every error code the API answers (the document's `ErrorCode`). */
@@ -89,13 +94,20 @@ function retryingFetch(base: (r: Request) => Promise<Response>, o: RetryOptions 
 
 /** Paths of the list operations (`{ data, nextCursor }` answers). */
 export type ListPath = {
-  [P in keyof paths]: paths[P] extends { get: { responses: { 200: { content: { 'application/json': { data: unknown[]; nextCursor: string | null } } } } } } ? P : never;
+  [P in keyof paths]: paths[P] extends {
+    get: { responses: { 200: { content: { 'application/json': { data: unknown[]; nextCursor: string | null } } } } };
+  }
+    ? P
+    : never;
 }[keyof paths];
 type ListOperation<P extends ListPath> = paths[P]['get'];
 /** One item of a list operation's `data`. */
-export type ListItem<P extends ListPath> = ListOperation<P>['responses'][200]['content']['application/json']['data'][number];
+export type ListItem<P extends ListPath> =
+  ListOperation<P>['responses'][200]['content']['application/json']['data'][number];
 /** The parameters of a list operation, without the cursor (the iterator carries it). */
-export type ListParams<P extends ListPath> = (ListOperation<P>['parameters'] extends { path: infer Path } ? { path: Path } : { path?: never }) & {
+export type ListParams<P extends ListPath> = (ListOperation<P>['parameters'] extends { path: infer Path }
+  ? { path: Path }
+  : { path?: never }) & {
   query?: Omit<NonNullable<ListOperation<P>['parameters']['query']>, 'cursor'>;
 };
 
@@ -123,14 +135,18 @@ export interface SvcClient {
 
 /** The typed client of the svc REST API. */
 export function createSvcClient(o: SvcClientOptions): SvcClient {
-  const api = createClient<paths>({ baseUrl: o.baseUrl, fetch: retryingFetch(o.fetch ?? ((r) => globalThis.fetch(r)), o.retry) });
+  const api = createClient<paths>({
+    baseUrl: o.baseUrl,
+    fetch: retryingFetch(o.fetch ?? ((r) => globalThis.fetch(r)), o.retry),
+  });
   const newKey = o.idempotencyKey ?? (() => crypto.randomUUID());
   const auth: Middleware = {
     async onRequest({ request }) {
       const token = o.apiKey ?? (typeof o.accessToken === 'function' ? await o.accessToken() : o.accessToken);
       if (token && !request.headers.has('authorization')) request.headers.set('Authorization', `Bearer ${token}`);
       // one key per call, set before the first attempt so that every retry carries the same one
-      if (WRITES.has(request.method) && !request.headers.has('idempotency-key')) request.headers.set('Idempotency-Key', newKey());
+      if (WRITES.has(request.method) && !request.headers.has('idempotency-key'))
+        request.headers.set('Idempotency-Key', newKey());
       return request;
     },
   };
@@ -142,32 +158,49 @@ export function createSvcClient(o: SvcClientOptions): SvcClient {
     return data as T;
   }
 
-  async function* paginate<P extends ListPath>(path: P, params: ListParams<P>): AsyncGenerator<ListItem<P>, void, undefined> {
+  async function* paginate<P extends ListPath>(
+    path: P,
+    params: ListParams<P>,
+  ): AsyncGenerator<ListItem<P>, void, undefined> {
     const p = params as { path?: Record<string, string>; query?: Record<string, unknown> };
     let cursor: string | undefined;
     do {
-      const get = api.GET as unknown as (url: string, init: object) => Promise<{ data?: { data: ListItem<P>[]; nextCursor: string | null }; error?: unknown; response: Response }>;
-      const page = await unwrap(get(path, { params: { path: p.path, query: { ...p.query, ...(cursor ? { cursor } : {}) } } }));
+      const get = api.GET as unknown as (
+        url: string,
+        init: object,
+      ) => Promise<{ data?: { data: ListItem<P>[]; nextCursor: string | null }; error?: unknown; response: Response }>;
+      const page = await unwrap(
+        get(path, { params: { path: p.path, query: { ...p.query, ...(cursor ? { cursor } : {}) } } }),
+      );
       yield* page.data;
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
   }
 
   async function uploadFile(roomId: string, bytes: Blob | Uint8Array, u: UploadOptions) {
-    return unwrap(api.POST('/v1/rooms/{roomId}/files', {
-      params: { path: { roomId }, query: { filename: u.filename, messageId: u.messageId, taskId: u.taskId } },
-      headers: { 'Content-Type': u.contentType ?? 'application/octet-stream', ...(u.idempotencyKey ? { 'Idempotency-Key': u.idempotencyKey } : {}) },
-      body: bytes,
-      bodySerializer: (b) => b,
-    }));
+    return unwrap(
+      api.POST('/v1/rooms/{roomId}/files', {
+        params: { path: { roomId }, query: { filename: u.filename, messageId: u.messageId, taskId: u.taskId } },
+        headers: {
+          'Content-Type': u.contentType ?? 'application/octet-stream',
+          ...(u.idempotencyKey ? { 'Idempotency-Key': u.idempotencyKey } : {}),
+        },
+        body: bytes,
+        bodySerializer: (b) => b,
+      }),
+    );
   }
 
   async function downloadFile(roomId: string, fileId: string) {
     const { error, response, data } = await api.GET('/v1/rooms/{roomId}/files/{fileId}/content', {
-      params: { path: { roomId, fileId } }, parseAs: 'arrayBuffer',
+      params: { path: { roomId, fileId } },
+      parseAs: 'arrayBuffer',
     });
     if (!response.ok || !data) throw new SvcApiError(response, error);
-    return { bytes: new Uint8Array(data), contentType: response.headers.get('content-type') ?? 'application/octet-stream' };
+    return {
+      bytes: new Uint8Array(data),
+      contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+    };
   }
 
   return { api, unwrap, paginate, uploadFile, downloadFile };

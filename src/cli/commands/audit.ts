@@ -30,9 +30,20 @@ export const auditCommands: Command[] = [
       });
       return {
         data: rows.map((r) => ({
-          requestId: r.requestId, surface: r.surface, method: r.method, routePattern: r.routePattern, statusCode: r.statusCode,
-          authMethod: r.authMethod, actor: r.actor, delegatingUserId: r.delegatingUserId, scopes: r.scopes,
-          organizationId: r.organizationId, userId: r.userId, apiKeyId: r.apiKeyId, tokenId: r.tokenId, units: r.units,
+          requestId: r.requestId,
+          surface: r.surface,
+          method: r.method,
+          routePattern: r.routePattern,
+          statusCode: r.statusCode,
+          authMethod: r.authMethod,
+          actor: r.actor,
+          delegatingUserId: r.delegatingUserId,
+          scopes: r.scopes,
+          organizationId: r.organizationId,
+          userId: r.userId,
+          apiKeyId: r.apiKeyId,
+          tokenId: r.tokenId,
+          units: r.units,
           createdAt: r.createdAt,
         })),
       };
@@ -42,7 +53,9 @@ export const auditCommands: Command[] = [
     name: 'audit purge',
     usage: 'svc audit purge [--before ISO]   (default: rows older than 7 years)',
     summary: 'delete old audit log rows',
-    options: { before: { type: 'string', description: 'delete rows older than this time (ISO 8601; default: 7 years ago)' } },
+    options: {
+      before: { type: 'string', description: 'delete rows older than this time (ISO 8601; default: 7 years ago)' },
+    },
     async run(a, { services: s }) {
       return { deleted: await purgeAudit(s, isoOrThrow(optional(a, 'before'), 'before')) };
     },

@@ -1,6 +1,11 @@
 import { Organization } from '../../../db/entities/index.js';
 import { notFound } from '../../domain/errors.js';
-import { approveClient, approvalsFor, normalizeApprovalPattern, withdrawApproval } from '../../oauth/clientApprovals.js';
+import {
+  approveClient,
+  approvalsFor,
+  normalizeApprovalPattern,
+  withdrawApproval,
+} from '../../oauth/clientApprovals.js';
 import { createClient } from '../../oauth/clientRegistry.js';
 import { inTransaction } from '../../../db/transaction.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
@@ -9,19 +14,30 @@ import { type Command, oneOf, optional, required, UsageError } from '../command.
 export const clientCommands: Command[] = [
   {
     name: 'client create',
-    usage: 'svc client create --name N --redirect-uri URI [--redirect-uri URI]... --type public|confidential [--kind app|agent] [--scopes a:b,...]',
+    usage:
+      'svc client create --name N --redirect-uri URI [--redirect-uri URI]... --type public|confidential [--kind app|agent] [--scopes a:b,...]',
     summary: 'register an OAuth client (a confidential one gets a secret, printed once)',
     options: {
       name: { type: 'string', description: 'the name users see on the consent page' },
-      'redirect-uri': { type: 'string', multiple: true, description: 'a URI it may redirect to after sign-in; repeat for more' },
+      'redirect-uri': {
+        type: 'string',
+        multiple: true,
+        description: 'a URI it may redirect to after sign-in; repeat for more',
+      },
       type: { type: 'string', description: 'public (no secret: PKCE only) or confidential (with a client secret)' },
-      kind: { type: 'string', description: 'app (default), or agent for an LLM/MCP agent whose tokens act as actor=agent' },
+      kind: {
+        type: 'string',
+        description: 'app (default), or agent for an LLM/MCP agent whose tokens act as actor=agent',
+      },
       scopes: { type: 'string', description: 'the scopes it may ask for, comma-separated (default: all)' },
     },
     async run(a, { services: s }) {
       const type = oneOf(required(a, 'type'), ['public', 'confidential'] as const, 'type')!;
       const kind = oneOf(optional(a, 'kind'), ['app', 'agent'] as const, 'kind') ?? 'app';
-      const scopes = optional(a, 'scopes')?.split(',').map((x) => x.trim()).filter(Boolean);
+      const scopes = optional(a, 'scopes')
+        ?.split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
       const redirectUris = (a['redirect-uri'] as string[] | undefined) ?? [];
       if (!redirectUris.length) throw new UsageError('--redirect-uri is required');
       const { client, clientSecret } = await inTransaction(s, (m) =>
@@ -36,13 +52,17 @@ export const clientCommands: Command[] = [
     usage: 'svc client allow --url https://app.example/oauth/client.json|https://app.example [--org ORG]',
     summary: "approve an MCP client's metadata document URL, or every one under an origin",
     options: {
-      url: { type: 'string', description: 'the client metadata document URL, or an origin to approve every document under it' },
+      url: {
+        type: 'string',
+        description: 'the client metadata document URL, or an origin to approve every document under it',
+      },
       org: { type: 'string', description: 'approve it for this organization only (default: the whole server)' },
     },
     async run(a, { services: s }) {
       const organizationId = optional(a, 'org') ?? null;
       const { approval, created } = await inTransaction(s, async (m) => {
-        if (organizationId && !(await m.findOneBy(Organization, { id: organizationId }))) throw notFound('Organization');
+        if (organizationId && !(await m.findOneBy(Organization, { id: organizationId })))
+          throw notFound('Organization');
         return approveClient(m, s.now(), { pattern: required(a, 'url'), organizationId, createdById: null });
       });
       return { id: approval.id, url: approval.pattern, organizationId: approval.organizationId, created };
@@ -58,7 +78,9 @@ export const clientCommands: Command[] = [
     },
     async run(a, { services: s }) {
       const organizationId = optional(a, 'org') ?? null;
-      const removed = await inTransaction(s, (m) => withdrawApproval(m, { pattern: required(a, 'url'), organizationId }));
+      const removed = await inTransaction(s, (m) =>
+        withdrawApproval(m, { pattern: required(a, 'url'), organizationId }),
+      );
       return { url: normalizeApprovalPattern(required(a, 'url')), organizationId, removed };
     },
   },
@@ -70,7 +92,15 @@ export const clientCommands: Command[] = [
     async run(a, { services: s }) {
       const url = required(a, 'url');
       const rows = await approvalsFor(s.ds.manager, normalizeApprovalPattern(url));
-      return { url, approvals: rows.map((r) => ({ id: r.id, pattern: r.pattern, organizationId: r.organizationId, createdAt: r.createdAt })) };
+      return {
+        url,
+        approvals: rows.map((r) => ({
+          id: r.id,
+          pattern: r.pattern,
+          organizationId: r.organizationId,
+          createdAt: r.createdAt,
+        })),
+      };
     },
   },
 ];

@@ -5,7 +5,8 @@ import { type Command, optional, required } from '../command.js';
 export const connectorCommands: Command[] = [
   {
     name: 'connector create',
-    usage: 'svc connector create --org ORG --name N --url URL --scopes a:b,c:d [--created-by USR]   (prints the signing secret once)',
+    usage:
+      'svc connector create --org ORG --name N --url URL --scopes a:b,c:d [--created-by USR]   (prints the signing secret once)',
     summary: 'register an agent connector (its signing secret is printed once)',
     options: {
       org: { type: 'string', description: 'the organization whose agent runs it receives (org_…)' },
@@ -16,8 +17,11 @@ export const connectorCommands: Command[] = [
     },
     async run(a, { services: s }) {
       const { connector, secret } = await createConnector(s, {
-        organizationId: required(a, 'org'), name: required(a, 'name'), url: required(a, 'url'),
-        scopes: required(a, 'scopes').split(','), createdById: optional(a, 'created-by') ?? null,
+        organizationId: required(a, 'org'),
+        name: required(a, 'name'),
+        url: required(a, 'url'),
+        scopes: required(a, 'scopes').split(','),
+        createdById: optional(a, 'created-by') ?? null,
       });
       return { id: connector.id, secret };
     },
@@ -29,7 +33,16 @@ export const connectorCommands: Command[] = [
     options: { org: { type: 'string', description: 'the organization (org_…)' } },
     async run(a, { services: s }) {
       const rows = await listConnectors(s.ds.manager, required(a, 'org'));
-      return { data: rows.map((c) => ({ id: c.id, name: c.name, url: c.url, scopes: c.scopes, active: c.active, createdAt: c.createdAt })) };
+      return {
+        data: rows.map((c) => ({
+          id: c.id,
+          name: c.name,
+          url: c.url,
+          scopes: c.scopes,
+          active: c.active,
+          createdAt: c.createdAt,
+        })),
+      };
     },
   },
   ...(['activate', 'deactivate'] as const).map((verb): Command => ({

@@ -51,8 +51,12 @@ export const directoryCommands: Command[] = [
       if (role && !org) throw new UsageError('--role needs --org');
       const user = await inTransaction(s, (m) =>
         createUser(m, s.now(), {
-          email: required(a, 'email'), name: required(a, 'name'), password: required(a, 'password'),
-          locale: optional(a, 'locale'), organizationId: org, role,
+          email: required(a, 'email'),
+          name: required(a, 'name'),
+          password: required(a, 'password'),
+          locale: optional(a, 'locale'),
+          organizationId: org,
+          role,
         }),
       );
       return { id: user.id };
@@ -85,8 +89,11 @@ export const directoryCommands: Command[] = [
       const type = oneOf(optional(a, 'type'), ['0', '1'] as const, 'type') ?? '0';
       const room = await inTransaction(s, (m) =>
         createRoom(m, s.now(), {
-          name: required(a, 'name'), createdById: required(a, 'created-by'), organizationId: optional(a, 'org') ?? null,
-          roomType: Number(type), memberIds: (a.member as string[] | undefined) ?? [],
+          name: required(a, 'name'),
+          createdById: required(a, 'created-by'),
+          organizationId: optional(a, 'org') ?? null,
+          roomType: Number(type),
+          memberIds: (a.member as string[] | undefined) ?? [],
         }),
       );
       return { id: room.id };
@@ -118,9 +125,18 @@ export const directoryCommands: Command[] = [
     },
     async run(a, { services: s }) {
       const mode = oneOf(required(a, 'mode'), ['live', 'test'] as const, 'mode')!;
-      const scopes = required(a, 'scopes').split(',').map((x) => x.trim()).filter(Boolean);
+      const scopes = required(a, 'scopes')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
       const { key, token } = await inTransaction(s, (m) =>
-        createApiKey(m, s.now(), { userId: required(a, 'user'), organizationId: optional(a, 'org') ?? null, name: required(a, 'name'), scopes, mode }),
+        createApiKey(m, s.now(), {
+          userId: required(a, 'user'),
+          organizationId: optional(a, 'org') ?? null,
+          name: required(a, 'name'),
+          scopes,
+          mode,
+        }),
       );
       return { id: key.id, token, prefix: key.prefix, last4: key.last4 };
     },

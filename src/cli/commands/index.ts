@@ -7,4 +7,11 @@ import { remoteCommands } from './remote.js';
 import { webhookCommands } from './webhooks.js';
 
 /** Every operator command. Each area (OAuth clients, webhooks, worker) adds its own file and one line here. */
-export const commands: Command[] = [...directoryCommands, ...auditCommands, ...clientCommands, ...webhookCommands, ...connectorCommands, ...remoteCommands];
+export const commands: Command[] = [
+  ...directoryCommands,
+  ...auditCommands,
+  ...clientCommands,
+  ...webhookCommands,
+  ...connectorCommands,
+  ...remoteCommands,
+];

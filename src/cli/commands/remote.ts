@@ -4,7 +4,10 @@ import { listen, parseForwardUrl } from '../remote/listen.js';
 import { TRIGGERS, trigger } from '../remote/trigger.js';
 
 const remoteOptions = {
-  url: { type: 'string' as const, description: "the server's base URL (default: SVC_URL, else BASE_URL, else http://localhost:3000)" },
+  url: {
+    type: 'string' as const,
+    description: "the server's base URL (default: SVC_URL, else BASE_URL, else http://localhost:3000)",
+  },
   key: { type: 'string' as const, description: 'the API key to call it with (default: SVC_API_KEY)' },
 };
 
@@ -21,14 +24,21 @@ const positiveInt = (raw: string | undefined, name: string, def?: number): numbe
 export const remoteCommands: Command[] = [
   {
     name: 'listen',
-    usage: 'svc listen --forward-to URL [--room ROOM] [--events a.b,c.*] [--secret whsec_…] [--since ISO] [--interval-ms 1000] [--max-events N] [--url BASE] [--key KEY]   (key needs events:read; Ctrl-C stops)',
+    usage:
+      'svc listen --forward-to URL [--room ROOM] [--events a.b,c.*] [--secret whsec_…] [--since ISO] [--interval-ms 1000] [--max-events N] [--url BASE] [--key KEY]   (key needs events:read; Ctrl-C stops)',
     summary: "forward a server's events, signed like webhook deliveries, to a local URL",
     options: {
       ...remoteOptions,
-      'forward-to': { type: 'string', description: 'the local URL each event is POSTed to, e.g. http://localhost:4000/webhooks' },
+      'forward-to': {
+        type: 'string',
+        description: 'the local URL each event is POSTed to, e.g. http://localhost:4000/webhooks',
+      },
       room: { type: 'string', description: 'only the events of this room (room_…)' },
       events: { type: 'string', description: 'only these event types, comma-separated; a.* matches a group' },
-      secret: { type: 'string', description: 'the secret that signs forwarded events, at least 16 characters (default: a new one, printed)' },
+      secret: {
+        type: 'string',
+        description: 'the secret that signs forwarded events, at least 16 characters (default: a new one, printed)',
+      },
       since: { type: 'string', description: 'forward events from this time on (ISO 8601; default: from now)' },
       'interval-ms': { type: 'string', description: 'milliseconds between two looks for new events (default 1000)' },
       'max-events': { type: 'string', description: 'stop after forwarding this many events' },
@@ -37,7 +47,8 @@ export const remoteCommands: Command[] = [
       if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
       const forwardTo = parseForwardUrl(optional(a, 'forward-to'));
       const since = optional(a, 'since');
-      if (since !== undefined && Number.isNaN(new Date(since).getTime())) throw new UsageError('--since must be an ISO 8601 time');
+      if (since !== undefined && Number.isNaN(new Date(since).getTime()))
+        throw new UsageError('--since must be an ISO 8601 time');
       const secret = optional(a, 'secret');
       if (secret !== undefined && secret.length < 16) throw new UsageError('--secret must be at least 16 characters');
       const target = remoteTarget(a);
@@ -49,10 +60,19 @@ export const remoteCommands: Command[] = [
       const out = (line: string) => (a.json ? process.stderr : process.stdout).write(`${line}\n`);
       try {
         const r = await listen({
-          target, forwardTo, roomId: optional(a, 'room'), secret, since: since === undefined ? undefined : new Date(since).toISOString(),
-          events: (optional(a, 'events') ?? '').split(',').map((x) => x.trim()).filter(Boolean),
-          intervalMs: positiveInt(optional(a, 'interval-ms'), 'interval-ms', 1000)!, maxEvents: positiveInt(optional(a, 'max-events'), 'max-events'),
-          out, signal: ac.signal,
+          target,
+          forwardTo,
+          roomId: optional(a, 'room'),
+          secret,
+          since: since === undefined ? undefined : new Date(since).toISOString(),
+          events: (optional(a, 'events') ?? '')
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean),
+          intervalMs: positiveInt(optional(a, 'interval-ms'), 'interval-ms', 1000)!,
+          maxEvents: positiveInt(optional(a, 'max-events'), 'max-events'),
+          out,
+          signal: ac.signal,
         });
         if (!a.json) return { forwarded: r.forwarded.length };
         return { secret: r.secret, forwarded: r.forwarded };
@@ -78,5 +98,3 @@ export const remoteCommands: Command[] = [
     },
   },
 ];
-
-

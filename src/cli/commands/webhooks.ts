@@ -5,7 +5,13 @@ import { createAgentRunWorker } from '../../agents/runWorker.js';
 import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
 import { sendTestEvent } from '../../webhooks/redeliver.js';
 import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
-import { createWebhook, deleteWebhook, MAX_DELIVERIES_PER_SECOND, setWebhookActive, updateWebhook } from '../../webhooks/webhookConfig.js';
+import {
+  createWebhook,
+  deleteWebhook,
+  MAX_DELIVERIES_PER_SECOND,
+  setWebhookActive,
+  updateWebhook,
+} from '../../webhooks/webhookConfig.js';
 import { recoverWebhookDeliveries } from '../../webhooks/recover.js';
 import { standardSecret } from '../../webhooks/signing.js';
 import { API_VERSIONS } from '../../webhooks/constants.js';
@@ -18,7 +24,8 @@ const idOnly = { id: { type: 'string' as const, description: 'the webhook, as we
 const subscriptionOptions = {
   events: {
     type: 'string' as const,
-    description: 'comma-separated stable event types delivered to the webhook (e.g. task.created,record.updated); "all" or empty: every type',
+    description:
+      'comma-separated stable event types delivered to the webhook (e.g. task.created,record.updated); "all" or empty: every type',
   },
   'max-per-second': {
     type: 'string' as const,
@@ -31,7 +38,10 @@ function eventsOption(a: Record<string, unknown>): string[] | undefined {
   const raw = a.events;
   if (typeof raw !== 'string') return undefined;
   if (raw.trim() === '' || raw.trim() === 'all') return [];
-  return raw.split(',').map((t) => t.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 /** `--max-per-second`: undefined when not given, null for "unlimited", else a whole number (range checked by the domain). */
@@ -39,7 +49,8 @@ function throttleOption(a: Record<string, unknown>): number | null | undefined {
   const raw = optional(a, 'max-per-second');
   if (raw === undefined) return undefined;
   if (raw === 'unlimited') return null;
-  if (!/^\d{1,9}$/.test(raw)) throw new UsageError(`--max-per-second must be a whole number (1-${MAX_DELIVERIES_PER_SECOND}) or "unlimited"`);
+  if (!/^\d{1,9}$/.test(raw))
+    throw new UsageError(`--max-per-second must be a whole number (1-${MAX_DELIVERIES_PER_SECOND}) or "unlimited"`);
   return Number(raw);
 }
 
@@ -59,13 +70,21 @@ const byId = (name: string, summary: string, act: (s: Services, id: string) => P
 export const webhookCommands: Command[] = [
   {
     name: 'webhook create',
-    usage: 'svc webhook create --room ROOM --url URL [--api-version 2026-06-09|2025-10-23] [--header "Name: value"]... [--created-by USR] [--events a.b,c.d] [--max-per-second N]',
+    usage:
+      'svc webhook create --room ROOM --url URL [--api-version 2026-06-09|2025-10-23] [--header "Name: value"]... [--created-by USR] [--events a.b,c.d] [--max-per-second N]',
     summary: "create a webhook for a room's events (its signing secret is printed once)",
     options: {
       room: { type: 'string', description: 'the room whose events it receives (room_…)' },
       url: { type: 'string', description: 'the URL each delivery is POSTed to' },
-      'api-version': { type: 'string', description: `the payload format: ${API_VERSIONS.join(' or ')} (default ${API_VERSIONS[0]})` },
-      header: { type: 'string', multiple: true, description: 'a custom header sent with every delivery, "Name: value"; repeat for more' },
+      'api-version': {
+        type: 'string',
+        description: `the payload format: ${API_VERSIONS.join(' or ')} (default ${API_VERSIONS[0]})`,
+      },
+      header: {
+        type: 'string',
+        multiple: true,
+        description: 'a custom header sent with every delivery, "Name: value"; repeat for more',
+      },
       'created-by': { type: 'string', description: 'the user recorded as its creator (usr_…)' },
       ...subscriptionOptions,
     },
@@ -73,8 +92,13 @@ export const webhookCommands: Command[] = [
       const apiVersion = oneOf(optional(a, 'api-version'), API_VERSIONS, 'api-version');
       const headers = ((a.header as string[] | undefined) ?? []).map(parseHeaderLine);
       const { webhook, secret } = await createWebhook(s, {
-        roomId: required(a, 'room'), url: required(a, 'url'), apiVersion, headers, createdById: optional(a, 'created-by') ?? null,
-        eventTypes: eventsOption(a), maxDeliveriesPerSecond: throttleOption(a),
+        roomId: required(a, 'room'),
+        url: required(a, 'url'),
+        apiVersion,
+        headers,
+        createdById: optional(a, 'created-by') ?? null,
+        eventTypes: eventsOption(a),
+        maxDeliveriesPerSecond: throttleOption(a),
       });
       // the same key in the Standard Webhooks form (`whsec_` + base64 of the key bytes), for the standard's libraries
       return { id: webhook.id, secret, standardSecret: standardSecret(secret) };
@@ -88,7 +112,8 @@ export const webhookCommands: Command[] = [
     async run(a, { services: s }) {
       const eventTypes = eventsOption(a);
       const maxDeliveriesPerSecond = throttleOption(a);
-      if (eventTypes === undefined && maxDeliveriesPerSecond === undefined) throw new UsageError('give --events and/or --max-per-second');
+      if (eventTypes === undefined && maxDeliveriesPerSecond === undefined)
+        throw new UsageError('give --events and/or --max-per-second');
       const w = await updateWebhook(s, required(a, 'id'), { eventTypes, maxDeliveriesPerSecond });
       return { id: w.id, eventTypes: w.eventTypes ?? [], maxDeliveriesPerSecond: w.maxDeliveriesPerSecond ?? null };
     },
@@ -99,7 +124,11 @@ export const webhookCommands: Command[] = [
     summary: 'send again, once each, every delivery of a webhook that finally failed since a time; prints {"queued":N}',
     options: {
       ...idOnly,
-      since: { type: 'string', description: 'ISO 8601 time: deliveries that finally failed at or after it are sent again (at most the attempt retention ago)' },
+      since: {
+        type: 'string',
+        description:
+          'ISO 8601 time: deliveries that finally failed at or after it are sent again (at most the attempt retention ago)',
+      },
     },
     async run(a, { services: s }) {
       return recoverWebhookDeliveries(s, undefined, { webhookId: required(a, 'id'), since: required(a, 'since') });
@@ -109,15 +138,23 @@ export const webhookCommands: Command[] = [
     name: 'webhook rotate',
     usage: 'svc webhook rotate --id WH [--period-days D]   (D: 1-90, default 7)',
     summary: "start rotating a webhook's signing secret: both secrets sign until the rotation ends",
-    options: { ...idOnly, 'period-days': { type: 'string', description: 'days until the old secret stops signing, 1-90 (default 7)' } },
+    options: {
+      ...idOnly,
+      'period-days': { type: 'string', description: 'days until the old secret stops signing, 1-90 (default 7)' },
+    },
     async run(a, { services: s }) {
       const raw = optional(a, 'period-days');
-      if (raw !== undefined && !/^\d+$/.test(raw)) throw new UsageError('--period-days must be a whole number of days (1-90)');
-      const r = await rotateWebhookSecret(s, required(a, 'id'), { periodDays: raw === undefined ? undefined : Number(raw) });
+      if (raw !== undefined && !/^\d+$/.test(raw))
+        throw new UsageError('--period-days must be a whole number of days (1-90)');
+      const r = await rotateWebhookSecret(s, required(a, 'id'), {
+        periodDays: raw === undefined ? undefined : Number(raw),
+      });
       return { ...r, nextStandardSecret: standardSecret(r.nextSecret) };
     },
   },
-  byId('webhook complete-rotation', 'end a rotation now: only the new secret signs', (s, id) => completeWebhookRotation(s, id)),
+  byId('webhook complete-rotation', 'end a rotation now: only the new secret signs', (s, id) =>
+    completeWebhookRotation(s, id),
+  ),
   byId('webhook deactivate', 'stop delivering to a webhook', (s, id) => setWebhookActive(s, id, false)),
   byId('webhook activate', 'deliver to a deactivated webhook again', (s, id) => setWebhookActive(s, id, true)),
   byId('webhook delete', 'delete a webhook', (s, id) => deleteWebhook(s, id)),
@@ -129,14 +166,21 @@ export const webhookCommands: Command[] = [
     async run(a, { services: s }) {
       const { delivery: d, attempt } = await sendTestEvent(s, undefined, { webhookId: required(a, 'id') });
       return {
-        id: d.id, deliveryId: d.deliveryId, eventId: d.eventId, eventType: d.eventType, success: d.state === 'succeeded',
-        statusCode: attempt.statusCode, durationMs: attempt.durationMs, errorClass: attempt.record?.errorClass ?? null,
+        id: d.id,
+        deliveryId: d.deliveryId,
+        eventId: d.eventId,
+        eventType: d.eventType,
+        success: d.state === 'succeeded',
+        statusCode: attempt.statusCode,
+        durationMs: attempt.durationMs,
+        errorClass: attempt.record?.errorClass ?? null,
       };
     },
   },
   {
     name: 'webhook purge-attempts',
-    usage: 'svc webhook purge-attempts [--before ISO]   (default: records older than SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, 30)',
+    usage:
+      'svc webhook purge-attempts [--before ISO]   (default: records older than SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, 30)',
     summary: 'delete old records of delivery attempts',
     options: { before: { type: 'string', description: 'delete records older than this time (ISO 8601)' } },
     async run(a, { services: s }) {
@@ -152,7 +196,9 @@ export const webhookCommands: Command[] = [
     summary: 'run the webhook delivery and agent run workers alone, until SIGTERM or SIGINT',
     options: {},
     async run(_a, { services: s }) {
-      const stopTracing = s.config.tracing ? await (await import('../../observability/startTracing.js')).startTracing() : null;
+      const stopTracing = s.config.tracing
+        ? await (await import('../../observability/startTracing.js')).startTracing()
+        : null;
       const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();

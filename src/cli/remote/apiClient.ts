@@ -36,12 +36,22 @@ interface ErrorBody {
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 300);
 
 /** Calls the public API with the key; throws RemoteError with a one-line reason on anything but 2xx. */
-export async function callApi<T = unknown>(t: RemoteTarget, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ApiResponse<T>> {
+export async function callApi<T = unknown>(
+  t: RemoteTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<ApiResponse<T>> {
   let res: Response;
   try {
     res = await fetch(t.baseUrl + path, {
       method,
-      headers: { authorization: `Bearer ${t.key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${t.key}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       redirect: 'manual',
       signal: signal ?? AbortSignal.timeout(30_000),
@@ -59,12 +69,17 @@ export async function callApi<T = unknown>(t: RemoteTarget, method: string, path
     /* not JSON */
   }
   if (res.status >= 200 && res.status < 300) {
-    if (text && parsed === null) throw new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} without JSON (is --url the svc server?)`);
+    if (text && parsed === null)
+      throw new RemoteError(
+        `unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} without JSON (is --url the svc server?)`,
+      );
     return { status: res.status, headers: res.headers, body: parsed as T };
   }
   const e = (parsed as ErrorBody | null)?.error;
-  if (!e || typeof e.code !== 'string') throw new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} (is --url the svc server?)`);
-  if (res.status === 401) throw new RemoteError(`the API key was refused (401 ${e.code}): ${oneLine(String(e.message))}`);
+  if (!e || typeof e.code !== 'string')
+    throw new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} (is --url the svc server?)`);
+  if (res.status === 401)
+    throw new RemoteError(`the API key was refused (401 ${e.code}): ${oneLine(String(e.message))}`);
   if (e.code === 'insufficient_scope') {
     const required = Array.isArray(e.details?.required) ? e.details.required.join(', ') : 'a scope';
     throw new RemoteError(`the API key lacks the scope ${required} (403 insufficient_scope); create a key with it`);

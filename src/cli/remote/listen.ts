@@ -60,37 +60,72 @@ export function parseForwardUrl(raw: string | undefined): string {
 }
 
 const matches = (patterns: string[], type: string) =>
-  !patterns.length || patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+  !patterns.length ||
+  patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
 
 /** POSTs one event to the local receiver as a v2 delivery (spec 6.3, 6.4), signed with `secret`. Never throws. */
-export async function forwardEvent(url: string, e: LoggedEvent, secret: string, signal: AbortSignal): Promise<ForwardResult> {
+export async function forwardEvent(
+  url: string,
+  e: LoggedEvent,
+  secret: string,
+  signal: AbortSignal,
+): Promise<ForwardResult> {
   const snapshot: EventSnapshot = {
-    id: e.id, type: e.type, createdAt: e.createdAt, organizationId: e.organizationId, roomId: e.roomId, object: e.data.object,
+    id: e.id,
+    type: e.type,
+    createdAt: e.createdAt,
+    organizationId: e.organizationId,
+    roomId: e.roomId,
+    object: e.data.object,
   };
   const deliveryId = randomUUID();
   const body = buildBody(API_V2, snapshot, deliveryId);
   const headers = buildDeliveryHeaders({
-    apiVersion: API_V2, eventId: e.id, eventType: e.type, deliveryId, secrets: { current: secret, next: null }, body, now: new Date(), customHeaders: [],
+    apiVersion: API_V2,
+    eventId: e.id,
+    eventType: e.type,
+    deliveryId,
+    secrets: { current: secret, next: null },
+    body,
+    now: new Date(),
+    customHeaders: [],
   });
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   try {
     const res = await fetch(url, {
-      method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any([signal, AbortSignal.timeout(FORWARD_TIMEOUT_MS)]),
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(FORWARD_TIMEOUT_MS)]),
     });
     await res.arrayBuffer().catch(() => undefined);
     const redirect = res.status >= 300 && res.status < 400;
-    return { eventId: e.id, type: e.type, statusCode: res.status, errorClass: redirect ? 'redirect_not_followed' : null, durationMs: took() };
+    return {
+      eventId: e.id,
+      type: e.type,
+      statusCode: res.status,
+      errorClass: redirect ? 'redirect_not_followed' : null,
+      durationMs: took(),
+    };
   } catch (err) {
     const timedOut = (err as Error).name === 'TimeoutError';
-    return { eventId: e.id, type: e.type, statusCode: null, errorClass: networkErrorClass(err, timedOut), durationMs: took() };
+    return {
+      eventId: e.id,
+      type: e.type,
+      statusCode: null,
+      errorClass: networkErrorClass(err, timedOut),
+      durationMs: took(),
+    };
   }
 }
 
 export function resultLine(r: ForwardResult): string {
-  const outcome = r.statusCode !== null
-    ? `${r.statusCode}${r.statusCode >= 200 && r.statusCode < 300 ? ' ok' : r.errorClass ? ` ${r.errorClass}` : ' failed'}`
-    : `failed: ${r.errorClass}`;
+  const outcome =
+    r.statusCode !== null
+      ? `${r.statusCode}${r.statusCode >= 200 && r.statusCode < 300 ? ' ok' : r.errorClass ? ` ${r.errorClass}` : ' failed'}`
+      : `failed: ${r.errorClass}`;
   return `${new Date().toISOString()}  ${r.type}  ${r.eventId}  -> ${outcome} (${r.durationMs} ms)`;
 }
 
@@ -124,7 +159,9 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
   const pageOf = async (cursor: string | null) => {
     const q = `/v1/events?limit=200&since=${encodeURIComponent(since)}${room}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
     try {
-      return (await callApi<{ data: LoggedEvent[]; nextCursor: string | null }>(o.target, 'GET', q, undefined, o.signal)).body;
+      return (
+        await callApi<{ data: LoggedEvent[]; nextCursor: string | null }>(o.target, 'GET', q, undefined, o.signal)
+      ).body;
     } catch (err) {
       if (o.signal.aborted) return null;
       throw err;
@@ -141,7 +178,9 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
     } while (cursor);
   }
   o.out(`Signing secret: ${secret}`);
-  o.out(`Forwarding ${o.events.length ? o.events.join(', ') : 'every'} event${o.roomId ? ` of ${o.roomId}` : ''} from ${o.target.baseUrl} to ${o.forwardTo} (since ${since}); Ctrl-C stops.`);
+  o.out(
+    `Forwarding ${o.events.length ? o.events.join(', ') : 'every'} event${o.roomId ? ` of ${o.roomId}` : ''} from ${o.target.baseUrl} to ${o.forwardTo} (since ${since}); Ctrl-C stops.`,
+  );
   const forwarded: ForwardResult[] = [];
   const done = () => o.signal.aborted || (o.maxEvents !== undefined && forwarded.length >= o.maxEvents);
   while (!done()) {

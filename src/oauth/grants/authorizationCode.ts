@@ -17,7 +17,9 @@ import { createGrant, issueTokens, revokeGrant } from '../tokenStore.js';
  * token its first exchange issued (RFC 6749 §4.1.2).
  */
 async function exchangeAuthorizationCode(
-  s: Services, client: AuthenticatedClient, params: Readonly<Record<string, string | undefined>>,
+  s: Services,
+  client: AuthenticatedClient,
+  params: Readonly<Record<string, string | undefined>>,
 ): Promise<TokenResponse> {
   const codeValue = params.code!;
   const redirectUri = params.redirect_uri!;
@@ -26,8 +28,10 @@ async function exchangeAuthorizationCode(
 
   const code = await findCode(s.ds.manager, codeValue);
   if (!code || code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code is invalid');
-  if (!pkceMatches(verifier, code.codeChallenge)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
-  if (code.redirectUri !== redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
+  if (!pkceMatches(verifier, code.codeChallenge))
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
+  if (code.redirectUri !== redirectUri)
+    throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   if (resource !== undefined && resource !== code.resource) {
     throw new OAuthError('invalid_target', 'resource does not match the authorization request');
   }
@@ -43,14 +47,21 @@ async function exchangeAuthorizationCode(
       return { kind: 'reused' as const };
     }
     const grant = await createGrant(m, now, {
-      clientId: client.id, userId: code.userId, organizationId: code.organizationId, scopes: code.scopes, resource: code.resource,
+      clientId: client.id,
+      userId: code.userId,
+      organizationId: code.organizationId,
+      scopes: code.scopes,
+      resource: code.resource,
     });
     await m.update(OAuthCode, { id: code.id }, { grantId: grant.id });
     return { kind: 'issued' as const, tokens: await issueTokens(m, now, grant) };
   });
   if (result.kind === 'expired') throw new OAuthError('invalid_grant', 'The authorization code has expired');
   if (result.kind === 'reused') {
-    throw new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued for it are revoked');
+    throw new OAuthError(
+      'invalid_grant',
+      'The authorization code was already used; the tokens issued for it are revoked',
+    );
   }
   return tokenResponse(result.tokens);
 }

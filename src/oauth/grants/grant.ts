@@ -20,5 +20,10 @@ export interface GrantParameter {
 export interface TokenGrant {
   grantType: string;
   parameters: readonly GrantParameter[];
-  handler(s: Services, client: AuthenticatedClient, params: Readonly<Record<string, string | undefined>>, p: FormParams): Promise<TokenResponse>;
+  handler(
+    s: Services,
+    client: AuthenticatedClient,
+    params: Readonly<Record<string, string | undefined>>,
+    p: FormParams,
+  ): Promise<TokenResponse>;
 }

@@ -18,12 +18,16 @@ const REUSED = 'The refresh token was already used; every token of its grant is 
  * `resource` are read only once the refresh token was found valid.
  */
 async function refreshTokens(
-  s: Services, client: AuthenticatedClient, params: Readonly<Record<string, string | undefined>>, p: FormParams,
+  s: Services,
+  client: AuthenticatedClient,
+  params: Readonly<Record<string, string | undefined>>,
+  p: FormParams,
 ): Promise<TokenResponse> {
   const value = params.refresh_token!;
   const token = await findToken(s.ds.manager, value);
   const grant = token?.kind === 'refresh' ? await s.ds.manager.findOneBy(OAuthGrant, { id: token.grantId }) : null;
-  if (!token || !grant || grant.clientId !== client.id) throw new OAuthError('invalid_grant', 'The refresh token is invalid');
+  if (!token || !grant || grant.clientId !== client.id)
+    throw new OAuthError('invalid_grant', 'The refresh token is invalid');
   if (grant.revokedAt || token.revokedAt) throw new OAuthError('invalid_grant', 'The refresh token was revoked');
 
   const now = s.now();
@@ -31,16 +35,19 @@ async function refreshTokens(
     await inTransaction(s, (m) => revokeGrant(m, now, grant.id));
     throw new OAuthError('invalid_grant', REUSED);
   }
-  if (Date.parse(grant.expiresAt) <= now.getTime()) throw new OAuthError('invalid_grant', 'The refresh token has expired');
+  if (Date.parse(grant.expiresAt) <= now.getTime())
+    throw new OAuthError('invalid_grant', 'The refresh token has expired');
   // refused, not revoked: an approval given again lets the grant go on
   requireApprovedContext(client, grant.organizationId);
 
   const scopeParam = p.one('scope');
   const scopes = scopeParam === undefined ? grant.scopes : [...new Set(scopeParam.split(' ').filter(Boolean))];
   const beyond = scopes.filter((x) => !grant.scopes.includes(x));
-  if (!scopes.length || beyond.length) throw new OAuthError('invalid_scope', 'scope must be within the scopes originally granted');
+  if (!scopes.length || beyond.length)
+    throw new OAuthError('invalid_scope', 'scope must be within the scopes originally granted');
   const resource = p.one('resource');
-  if (resource !== undefined && resource !== grant.resource) throw new OAuthError('invalid_target', 'resource does not match the grant');
+  if (resource !== undefined && resource !== grant.resource)
+    throw new OAuthError('invalid_target', 'resource does not match the grant');
 
   const result = await inTransaction(s, async (m) => {
     if (!(await markRefreshUsed(m, now, token.id))) {

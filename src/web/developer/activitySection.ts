@@ -9,14 +9,16 @@ import { when } from './viewParts.js';
 export function activitySection(rows: ActivityRow[]): SafeHtml {
   const table = rows.length
     ? html`<table><thead><tr><th scope="col">Time</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Credential</th><th scope="col">Context</th><th scope="col">Units</th></tr></thead>
-<tbody>${rows.map((r) => html`<tr>
+<tbody>${rows.map(
+        (r) => html`<tr>
 <td>${when(r.at)}</td>
 <td><code>${r.method} ${r.route}</code>${r.surface === 'mcp' ? html` <span class="muted">(MCP)</span>` : null}</td>
 <td>${r.statusCode}${r.errorCode ? html` <span class="muted">${r.errorCode}</span>` : null}</td>
 <td>${r.via}</td>
 <td>${r.context}</td>
 <td>${r.units}</td>
-</tr>`)}</tbody></table>`
+</tr>`,
+      )}</tbody></table>`
     : html`<p>No API requests yet.</p>`;
   return html`<section id="apps" aria-labelledby="apps-title">
 <h2 id="apps-title">Connected apps and agents</h2>

@@ -46,27 +46,50 @@ export function agentsSection(o: AgentsSectionOptions): SafeHtml {
 <h2 id="agents-title">Agent connectors</h2>
 <p class="muted">Endpoints that run an agent for a room (<code>POST /v1/rooms/{roomId}/agent-runs</code>, scope <code>agent:invoke</code>). Each run gets a delegated token: the invoking person's scopes and the connector's in common, that one room only, until the run ends. Organization owners and admins register them.</p>
 ${message(o.message)}
-${o.once
+${
+  o.once
     ? secretOnce({
-      title: o.once.title,
-      secret: o.once.secret,
-      warning: 'This signing secret is shown only once: copy it now into your connector\'s configuration (it verifies invocations like a webhook). It cannot be shown again.',
-    })
-    : null}
-${o.orgs.length ? connectorForm(o.csrf, o.orgs.map((x) => x.org), o.form) : html`<p>You do not administer an organization, so there are no connectors to manage.</p>`}
-${o.orgs.map((x) => html`<h3>${x.org.name}</h3>
-${x.connectors.length ? connectorTable(o.csrf, x.connectors) : html`<p class="muted">No connectors in this organization.</p>`}`)}
+        title: o.once.title,
+        secret: o.once.secret,
+        warning:
+          "This signing secret is shown only once: copy it now into your connector's configuration (it verifies invocations like a webhook). It cannot be shown again.",
+      })
+    : null
+}
+${
+  o.orgs.length
+    ? connectorForm(
+        o.csrf,
+        o.orgs.map((x) => x.org),
+        o.form,
+      )
+    : html`<p>You do not administer an organization, so there are no connectors to manage.</p>`
+}
+${o.orgs.map(
+  (x) => html`<h3>${x.org.name}</h3>
+${x.connectors.length ? connectorTable(o.csrf, x.connectors) : html`<p class="muted">No connectors in this organization.</p>`}`,
+)}
 <h2 id="agent-runs-title">Recent agent runs</h2>
 <p class="muted">The newest runs of each room you can read that has any.</p>
-${o.runs.length ? o.runs.map((r) => html`<h3>${r.room.name}</h3>
-${runTable(r.runs)}`) : html`<p class="muted">No agent runs yet.</p>`}
+${
+  o.runs.length
+    ? o.runs.map(
+        (r) => html`<h3>${r.room.name}</h3>
+${runTable(r.runs)}`,
+      )
+    : html`<p class="muted">No agent runs yet.</p>`
+}
 </section>`;
 }
 
 function connectorTable(csrf: string, rows: AgentConnector[]): SafeHtml {
   return html`<table><thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>
-${rows.map((c) => html`<tr><td>${c.name} <span class="muted"><code>${c.id}</code></span></td><td><code>${c.url}</code></td><td>${c.scopes.join(' ')}</td><td>${c.active ? 'active' : 'inactive'}</td>
-<td><form method="post" action="/settings/developer/connectors/${c.active ? 'deactivate' : 'activate'}#agents">${csrfField(csrf)}<input type="hidden" name="connector" value="${c.id}"><button type="submit" aria-label="${c.active ? 'Deactivate' : 'Activate'} ${c.name}">${c.active ? 'Deactivate' : 'Activate'}</button></form></td></tr>`)}
+${rows.map(
+  (
+    c,
+  ) => html`<tr><td>${c.name} <span class="muted"><code>${c.id}</code></span></td><td><code>${c.url}</code></td><td>${c.scopes.join(' ')}</td><td>${c.active ? 'active' : 'inactive'}</td>
+<td><form method="post" action="/settings/developer/connectors/${c.active ? 'deactivate' : 'activate'}#agents">${csrfField(csrf)}<input type="hidden" name="connector" value="${c.id}"><button type="submit" aria-label="${c.active ? 'Deactivate' : 'Activate'} ${c.name}">${c.active ? 'Deactivate' : 'Activate'}</button></form></td></tr>`,
+)}
 </tbody></table>`;
 }
 

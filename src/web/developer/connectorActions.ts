@@ -10,8 +10,10 @@ import { afterAction } from './notices.js';
 /** How a refused connector action reads on the page; anything else (a 5xx) goes to the page error handler. */
 function refusal(err: unknown): { status: number; text: string } | null {
   if (!(err instanceof DomainError) || err.status >= 500) return null;
-  if (err.code === 'forbidden') return { status: 403, text: 'Only owners and admins of the organization manage its agent connectors.' };
-  if (err.code === 'validation_error' && err.details?.field === 'url') return { status: 400, text: `This URL cannot be a connector: ${err.message}.` };
+  if (err.code === 'forbidden')
+    return { status: 403, text: 'Only owners and admins of the organization manage its agent connectors.' };
+  if (err.code === 'validation_error' && err.details?.field === 'url')
+    return { status: 400, text: `This URL cannot be a connector: ${err.message}.` };
   return { status: err.status, text: err.message.endsWith('.') ? err.message : `${err.message}.` };
 }
 
@@ -24,14 +26,34 @@ export function connectorActions({ services: s }: { services: Services }) {
   async function create(req: Request, res: Response) {
     const g = await signedInForm(s, req, res);
     if (!g) return;
-    const form: ConnectorFormValues = { org: text(g.body, 'org'), name: text(g.body, 'name'), url: text(g.body, 'url'), scopes: list(g.body, 'scopes') };
+    const form: ConnectorFormValues = {
+      org: text(g.body, 'org'),
+      name: text(g.body, 'name'),
+      url: text(g.body, 'url'),
+      scopes: list(g.body, 'scopes'),
+    };
     try {
-      const { connector, secret } = await createConnector(s, { organizationId: form.org, name: form.name, url: form.url, scopes: form.scopes, createdById: g.who.user.id });
-      await renderDeveloperPage(s, req, res, g.who, { agents: { once: { title: `Connector ${connector.name} created. Its signing secret:`, secret } } });
+      const { connector, secret } = await createConnector(s, {
+        organizationId: form.org,
+        name: form.name,
+        url: form.url,
+        scopes: form.scopes,
+        createdById: g.who.user.id,
+      });
+      await renderDeveloperPage(s, req, res, g.who, {
+        agents: { once: { title: `Connector ${connector.name} created. Its signing secret:`, secret } },
+      });
     } catch (err) {
       const r = refusal(err);
       if (!r) throw err;
-      await renderDeveloperPage(s, req, res, g.who, { agents: { form, message: { kind: 'error', text: r.text } } }, r.status);
+      await renderDeveloperPage(
+        s,
+        req,
+        res,
+        g.who,
+        { agents: { form, message: { kind: 'error', text: r.text } } },
+        r.status,
+      );
     }
   }
 

@@ -51,22 +51,34 @@ ${headerList(a.requestHeaders, 'request headers')}
 export function deliveryView(o: DeliveryViewOptions): SafeHtml {
   const d = o.delivery;
   const latest = o.attempts[o.attempts.length - 1];
-  const state = d.state === 'succeeded' ? html`<span class="badge ok">Succeeded</span>` : d.state === 'failed'
-    ? html`<span class="badge off">Failed</span>` : html`<span class="badge">Pending</span> <span class="muted">(${d.attempts} of ${d.maxAttempts} attempts made)</span>`;
-  const rows = o.attempts.map((a) => html`<tr>
+  const state =
+    d.state === 'succeeded'
+      ? html`<span class="badge ok">Succeeded</span>`
+      : d.state === 'failed'
+        ? html`<span class="badge off">Failed</span>`
+        : html`<span class="badge">Pending</span> <span class="muted">(${d.attempts} of ${d.maxAttempts} attempts made)</span>`;
+  const rows = o.attempts.map(
+    (a) => html`<tr>
 <td>${a.attemptNumber}</td><td>${a.kind}</td><td>${when(a.startedAt)}</td>
 <td>${a.durationMs === null ? html`<span class="muted">–</span>` : `${a.durationMs} ms`}</td>
 <td>${outcome(a)}</td>
-</tr>`);
-  const detail = o.attempts.map((a) => html`<details id="attempt-${a.attemptNumber}-${a.id}">
+</tr>`,
+  );
+  const detail = o.attempts.map(
+    (a) => html`<details id="attempt-${a.attemptNumber}-${a.id}">
 <summary>Attempt ${a.attemptNumber} (${a.kind}), ${when(a.startedAt)}: ${a.statusCode ?? a.errorClass ?? ''}</summary>
 <h3>Request</h3>
 ${requestOf(a)}
 <h3>Response</h3>
-${a.statusCode === null ? html`<p class="muted">No response${a.errorClass ? ` (${a.errorClass})` : ''}.</p>` : html`${headerList(a.responseHeaders, 'response headers')}
+${
+  a.statusCode === null
+    ? html`<p class="muted">No response${a.errorClass ? ` (${a.errorClass})` : ''}.</p>`
+    : html`${headerList(a.responseHeaders, 'response headers')}
 <p class="muted">Body (first 2 KB):</p>
-<pre>${a.responseBody ?? ''}</pre>`}
-</details>`);
+<pre>${a.responseBody ?? ''}</pre>`
+}
+</details>`,
+  );
   return page({
     title: 'Webhook delivery',
     wide: true,
@@ -81,14 +93,22 @@ ${a.statusCode === null ? html`<p class="muted">No response${a.errorClass ? ` ($
 </dl>
 <section aria-labelledby="request-title">
 <h2 id="request-title">Request as sent</h2>
-${latest ? html`<p class="muted">The latest attempt's request. Each attempt is signed afresh (its own timestamp and signature). Custom header values are hidden; the webhook's secret is never shown.</p>
-${requestOf(latest)}` : html`<p class="muted">No attempt yet.</p>`}
+${
+  latest
+    ? html`<p class="muted">The latest attempt's request. Each attempt is signed afresh (its own timestamp and signature). Custom header values are hidden; the webhook's secret is never shown.</p>
+${requestOf(latest)}`
+    : html`<p class="muted">No attempt yet.</p>`
+}
 </section>
 <section aria-labelledby="attempts-title">
 <h2 id="attempts-title">Attempts</h2>
-${o.attempts.length ? html`<table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Time</th><th scope="col">Duration</th><th scope="col">Outcome</th></tr></thead>
+${
+  o.attempts.length
+    ? html`<table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Time</th><th scope="col">Duration</th><th scope="col">Outcome</th></tr></thead>
 <tbody>${rows}</tbody></table>
-${detail}` : html`<p class="muted">No attempt on record${d.attempts ? ' (records are kept for a limited time)' : ''}.</p>`}
+${detail}`
+    : html`<p class="muted">No attempt on record${d.attempts ? ' (records are kept for a limited time)' : ''}.</p>`
+}
 </section>`,
   });
 }

@@ -29,8 +29,13 @@ export interface ManagedRoom {
  */
 export function actorFor(who: SignedIn, organizationId: string | null): Actor {
   return {
-    kind: 'user', userId: who.user.id, organizationId, billingEntity: billingEntityOf(who.user.id, organizationId),
-    scopes: [], credential: { method: 'oauth_bearer', id: `web-session:${who.session.sid}` }, plan: 'default',
+    kind: 'user',
+    userId: who.user.id,
+    organizationId,
+    billingEntity: billingEntityOf(who.user.id, organizationId),
+    scopes: [],
+    credential: { method: 'oauth_bearer', id: `web-session:${who.session.sid}` },
+    plan: 'default',
   };
 }
 
@@ -57,7 +62,8 @@ export async function actorForWebhook(m: EntityManager, who: SignedIn, webhookId
 export async function manageableRooms(m: EntityManager, who: SignedIn, orgs: OrgChoice[]): Promise<ManagedRoom[]> {
   const adminOrgs = orgs.filter((o) => o.role === 'owner' || o.role === 'admin').map((o) => o.id);
   const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
-  if (adminOrgs.length) qb.andWhere('(r.createdById = :uid OR r.organizationId IN (:...orgs))', { uid: who.user.id, orgs: adminOrgs });
+  if (adminOrgs.length)
+    qb.andWhere('(r.createdById = :uid OR r.organizationId IN (:...orgs))', { uid: who.user.id, orgs: adminOrgs });
   else qb.andWhere('r.createdById = :uid', { uid: who.user.id });
   const candidates = await qb.orderBy('r.id', 'ASC').getMany();
   const names = new Map(orgs.map((o) => [o.id, o.name]));
@@ -69,7 +75,9 @@ export async function manageableRooms(m: EntityManager, who: SignedIn, orgs: Org
       if (err instanceof DomainError) continue;
       throw err;
     }
-    const organization = room.organizationId ? { id: room.organizationId, name: names.get(room.organizationId) ?? room.organizationId } : null;
+    const organization = room.organizationId
+      ? { id: room.organizationId, name: names.get(room.organizationId) ?? room.organizationId }
+      : null;
     out.push({ id: room.id, name: room.name, organization });
   }
   return out;

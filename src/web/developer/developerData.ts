@@ -11,7 +11,14 @@ import type { OrgConnectors, RoomRuns } from './agentsSection.js';
 import type { Services } from '../../domain/services.js';
 import { listWebhookDeliveries } from '../../webhooks/index.js';
 import { listRecentActivity, type ActivityRow } from './recentActivity.js';
-import { actorFor, manageableRooms, organizationsOf, type ManagedRoom, type OrgChoice, type SignedIn } from './developerAccess.js';
+import {
+  actorFor,
+  manageableRooms,
+  organizationsOf,
+  type ManagedRoom,
+  type OrgChoice,
+  type SignedIn,
+} from './developerAccess.js';
 import type { OrgApprovals } from './mcpClientsSection.js';
 
 /** Deliveries shown per webhook (newest first). */
@@ -51,19 +58,27 @@ export async function loadDeveloperData(s: Services, who: SignedIn): Promise<Dev
   const hooks = rooms.length
     ? await m.find(Webhook, { where: { roomId: In(rooms.map((r) => r.id)) }, order: { id: 'ASC' } })
     : [];
-  const withHistory = await Promise.all(hooks.map(async (webhook) => {
-    const page = await listWebhookDeliveries(m, webhook.id, { limit: DELIVERIES_SHOWN }, s.secret);
-    return { webhook, deliveries: page.data, more: page.nextCursor !== null };
-  }));
+  const withHistory = await Promise.all(
+    hooks.map(async (webhook) => {
+      const page = await listWebhookDeliveries(m, webhook.id, { limit: DELIVERIES_SHOWN }, s.secret);
+      return { webhook, deliveries: page.data, more: page.nextCursor !== null };
+    }),
+  );
   return {
     orgs,
     keys,
     rooms: rooms.map((room) => ({ room, webhooks: withHistory.filter((h) => h.webhook.roomId === room.id) })),
     activity: await listRecentActivity(s, who.user.id, keys, orgs),
-    mcpClients: await Promise.all(orgs.filter((o) => o.role === 'owner' || o.role === 'admin')
-      .map(async (org) => ({ org, approvals: await approvalsOfOrganization(m, org.id) }))),
-    connectors: await Promise.all(orgs.filter((o) => o.role === 'owner' || o.role === 'admin')
-      .map(async (org) => ({ org, connectors: await listConnectors(m, org.id) }))),
+    mcpClients: await Promise.all(
+      orgs
+        .filter((o) => o.role === 'owner' || o.role === 'admin')
+        .map(async (org) => ({ org, approvals: await approvalsOfOrganization(m, org.id) })),
+    ),
+    connectors: await Promise.all(
+      orgs
+        .filter((o) => o.role === 'owner' || o.role === 'admin')
+        .map(async (org) => ({ org, connectors: await listConnectors(m, org.id) })),
+    ),
     runs: await runsOfRooms(m, who, orgs),
   };
 }
@@ -77,8 +92,12 @@ export const RUNS_SHOWN = 10;
  */
 async function runsOfRooms(m: EntityManager, who: SignedIn, orgs: OrgChoice[]): Promise<RoomRuns[]> {
   if (!orgs.length) return [];
-  const withRuns = await m.getRepository(AgentRun).createQueryBuilder('x').select('DISTINCT x.roomId', 'roomId')
-    .where('x.organizationId IN (:...orgs)', { orgs: orgs.map((o) => o.id) }).getRawMany<{ roomId: string }>();
+  const withRuns = await m
+    .getRepository(AgentRun)
+    .createQueryBuilder('x')
+    .select('DISTINCT x.roomId', 'roomId')
+    .where('x.organizationId IN (:...orgs)', { orgs: orgs.map((o) => o.id) })
+    .getRawMany<{ roomId: string }>();
   const out: RoomRuns[] = [];
   for (const { roomId } of withRuns.sort((a, b) => (a.roomId < b.roomId ? -1 : 1))) {
     const candidate = await m.findOneBy(Room, { id: roomId });

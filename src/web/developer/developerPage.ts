@@ -23,12 +23,21 @@ export async function signedIn(s: Services, req: Request, res: Response): Promis
  * The signed-in user and the form fields of a POST whose CSRF token belongs to their session (and whose
  * Origin, when sent, is ours); otherwise null after redirecting to /login or answering 403.
  */
-export async function signedInForm(s: Services, req: Request, res: Response): Promise<{ who: SignedIn; body: Record<string, unknown> } | null> {
+export async function signedInForm(
+  s: Services,
+  req: Request,
+  res: Response,
+): Promise<{ who: SignedIn; body: Record<string, unknown> } | null> {
   const who = await signedIn(s, req, res);
   if (!who) return null;
   const body = (req.body ?? {}) as Record<string, unknown>;
   if (!checkCsrf(s, req, who.session, body.csrf)) {
-    sendErrorPage(res, 403, TITLE, 'This form expired or did not come from this site. Go back, reload the page and try again.');
+    sendErrorPage(
+      res,
+      403,
+      TITLE,
+      'This form expired or did not come from this site. Go back, reload the page and try again.',
+    );
     return null;
   }
   return { who, body };
@@ -36,7 +45,12 @@ export async function signedInForm(s: Services, req: Request, res: Response): Pr
 
 /** Renders the page for `who` with what this response adds (a message, a refused form, a secret shown once). */
 export async function renderDeveloperPage(
-  s: Services, req: Request, res: Response, who: SignedIn, state: DeveloperViewState = {}, status = 200,
+  s: Services,
+  req: Request,
+  res: Response,
+  who: SignedIn,
+  state: DeveloperViewState = {},
+  status = 200,
 ): Promise<void> {
   const csrf = csrfToken(s, req, res, who.session);
   const data = await loadDeveloperData(s, who);
@@ -55,7 +69,13 @@ export function developerPage({ services: s }: { services: Services }) {
     },
 
     copyScript(_req: Request, res: Response) {
-      res.set({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }).send(COPY_SCRIPT);
+      res
+        .set({
+          'Content-Type': 'text/javascript; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          'X-Content-Type-Options': 'nosniff',
+        })
+        .send(COPY_SCRIPT);
     },
   };
 }

@@ -27,7 +27,8 @@ export interface DeveloperViewOptions {
 }
 
 /** Whether the response shows a secret once (and so loads the copy button's script). */
-export const showsSecret = (state: DeveloperViewState): boolean => !!(state.keys?.once || state.webhooks?.once || state.agents?.once);
+export const showsSecret = (state: DeveloperViewState): boolean =>
+  !!(state.keys?.once || state.webhooks?.once || state.agents?.once);
 
 /** `/settings/developer` (spec 4 rule 3, 5.3, CONTRACT §3): API keys, webhooks, connected apps, recent activity. */
 export function developerView(o: DeveloperViewOptions): SafeHtml {

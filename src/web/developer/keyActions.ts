@@ -27,14 +27,30 @@ export function keyActions({ services: s }: { services: Services }) {
 
   async function confirmRevoke(req: Request, res: Response, who: SignedIn, keyId: string) {
     const key = keyId ? await s.ds.manager.findOneBy(ApiKey, { id: keyId, userId: who.user.id }) : null;
-    if (!key) return renderDeveloperPage(s, req, res, who, { keys: { message: { kind: 'error', text: 'No such API key.' } } }, 404);
+    if (!key)
+      return renderDeveloperPage(
+        s,
+        req,
+        res,
+        who,
+        { keys: { message: { kind: 'error', text: 'No such API key.' } } },
+        404,
+      );
     if (key.revokedAt) return res.redirect(303, '/settings/developer#keys');
-    sendPage(res, 200, confirmView({
-      title: 'Revoke API key?',
-      question: html`<p>Revoke <strong>${key.name}</strong> (<code>${key.prefix}…${key.last4}</code>)? Every request made with it is refused with 401 from now on. This cannot be undone.</p>`,
-      action: '/settings/developer/keys/revoke', fields: { key: key.id }, button: 'Revoke', cancel: '/settings/developer#keys',
-      csrf: csrfToken(s, req, res, who.session), email: who.user.email,
-    }));
+    sendPage(
+      res,
+      200,
+      confirmView({
+        title: 'Revoke API key?',
+        question: html`<p>Revoke <strong>${key.name}</strong> (<code>${key.prefix}…${key.last4}</code>)? Every request made with it is refused with 401 from now on. This cannot be undone.</p>`,
+        action: '/settings/developer/keys/revoke',
+        fields: { key: key.id },
+        button: 'Revoke',
+        cancel: '/settings/developer#keys',
+        csrf: csrfToken(s, req, res, who.session),
+        email: who.user.email,
+      }),
+    );
   }
 
   return {
@@ -44,28 +60,54 @@ export function keyActions({ services: s }: { services: Services }) {
       const { who, body } = g;
       const mode = text(body, 'mode');
       const form: KeyFormValues = {
-        name: text(body, 'name').trim(), scopes: list(body, 'scopes'), mode: mode === 'live' ? 'live' : 'test', context: text(body, 'context'),
+        name: text(body, 'name').trim(),
+        scopes: list(body, 'scopes'),
+        mode: mode === 'live' ? 'live' : 'test',
+        context: text(body, 'context'),
       };
       if (mode !== 'live' && mode !== 'test') return refuse(req, res, who, form, 'Choose the mode: live or test.');
       if (!form.name) return refuse(req, res, who, form, 'Give the key a name.');
-      if (form.name.length > MAX_NAME) return refuse(req, res, who, form, `The name is limited to ${MAX_NAME} characters.`);
+      if (form.name.length > MAX_NAME)
+        return refuse(req, res, who, form, `The name is limited to ${MAX_NAME} characters.`);
       if (!form.scopes.length) return refuse(req, res, who, form, 'Choose at least one scope.');
       const unknown = form.scopes.filter((sc) => !(SCOPES as readonly string[]).includes(sc));
-      if (unknown.length) return refuse(req, res, who, { ...form, scopes: form.scopes.filter((sc) => !unknown.includes(sc)) }, 'Unknown scope.');
+      if (unknown.length)
+        return refuse(
+          req,
+          res,
+          who,
+          { ...form, scopes: form.scopes.filter((sc) => !unknown.includes(sc)) },
+          'Unknown scope.',
+        );
       const orgs = await organizationsOf(s.ds.manager, who.user.id);
       if (form.context !== 'personal' && !orgs.some((o) => o.id === form.context)) {
-        return refuse(req, res, who, { ...form, context: orgs[0]?.id ?? 'personal' }, 'Choose one of your organizations or Personal.');
+        return refuse(
+          req,
+          res,
+          who,
+          { ...form, context: orgs[0]?.id ?? 'personal' },
+          'Choose one of your organizations or Personal.',
+        );
       }
       let issued: { key: ApiKey; token: string };
       try {
-        issued = await inTransaction(s, (m) => createApiKey(m, s.now(), {
-          userId: who.user.id, organizationId: form.context === 'personal' ? null : form.context, name: form.name, scopes: form.scopes, mode,
-        }));
+        issued = await inTransaction(s, (m) =>
+          createApiKey(m, s.now(), {
+            userId: who.user.id,
+            organizationId: form.context === 'personal' ? null : form.context,
+            name: form.name,
+            scopes: form.scopes,
+            mode,
+          }),
+        );
       } catch (err) {
         if (err instanceof DomainError && err.status < 500) return refuse(req, res, who, form, err.message, err.status);
         throw err;
       }
-      s.log.info({ userId: who.user.id, apiKeyId: issued.key.id, scopes: issued.key.scopes, mode }, 'API key issued in developer settings');
+      s.log.info(
+        { userId: who.user.id, apiKeyId: issued.key.id, scopes: issued.key.scopes, mode },
+        'API key issued in developer settings',
+      );
       await renderDeveloperPage(s, req, res, who, { keys: { once: { name: issued.key.name, token: issued.token } } });
     },
 
@@ -86,7 +128,14 @@ export function keyActions({ services: s }: { services: Services }) {
         await inTransaction(s, (m) => revokeApiKey(m, s.now(), keyId, who.user.id));
       } catch (err) {
         if (err instanceof DomainError && err.code === 'not_found') {
-          return renderDeveloperPage(s, req, res, who, { keys: { message: { kind: 'error', text: 'No such API key.' } } }, 404);
+          return renderDeveloperPage(
+            s,
+            req,
+            res,
+            who,
+            { keys: { message: { kind: 'error', text: 'No such API key.' } } },
+            404,
+          );
         }
         throw err;
       }

@@ -24,7 +24,12 @@ export interface KeysSectionOptions {
 }
 
 /** The key form's defaults: no scope ticked (one token per purpose, spec 5.8), test mode, the first organization. */
-export const defaultKeyForm = (orgs: OrgChoice[]): KeyFormValues => ({ name: '', scopes: [], mode: 'test', context: orgs[0]?.id ?? 'personal' });
+export const defaultKeyForm = (orgs: OrgChoice[]): KeyFormValues => ({
+  name: '',
+  scopes: [],
+  mode: 'test',
+  context: orgs[0]?.id ?? 'personal',
+});
 
 export const contextName = (orgs: OrgChoice[], organizationId: string | null): string =>
   organizationId ? (orgs.find((o) => o.id === organizationId)?.name ?? organizationId) : 'Personal';
@@ -39,26 +44,35 @@ const scopeId = (scope: string) => `scope-${scope.replace(/[^a-z]+/g, '-')}`;
  */
 export function keysSection(o: KeysSectionOptions): SafeHtml {
   const f = o.form ?? defaultKeyForm(o.orgs);
-  const scopeBoxes = SCOPES.map((scope) => html`<div class="choice">
+  const scopeBoxes = SCOPES.map(
+    (scope) => html`<div class="choice">
 <input type="checkbox" id="${scopeId(scope)}" name="scopes" value="${scope}" aria-describedby="${scopeId(scope)}-desc"${f.scopes.includes(scope) ? html` checked` : null}>
 <label for="${scopeId(scope)}">${scope}</label> <span class="muted" id="${scopeId(scope)}-desc">${SCOPE_DESCRIPTIONS[scope]}</span>
-</div>`);
+</div>`,
+  );
   const contexts = [
-    ...o.orgs.map((org) => html`<option value="${org.id}"${f.context === org.id ? html` selected` : null}>${org.name} (organization)</option>`),
+    ...o.orgs.map(
+      (org) =>
+        html`<option value="${org.id}"${f.context === org.id ? html` selected` : null}>${org.name} (organization)</option>`,
+    ),
     html`<option value="personal"${f.context === 'personal' ? html` selected` : null}>Personal (no organization)</option>`,
   ];
-  const mode = (v: 'live' | 'test', text: string) => html`<option value="${v}"${f.mode === v ? html` selected` : null}>${text}</option>`;
+  const mode = (v: 'live' | 'test', text: string) =>
+    html`<option value="${v}"${f.mode === v ? html` selected` : null}>${text}</option>`;
   return html`<section id="keys" aria-labelledby="keys-title">
 <h2 id="keys-title">API keys</h2>
 <p class="muted">A key acts as an app for you, with only the scopes it was issued with, in one organization or your personal scope. Issue one key per purpose.</p>
 ${message(o.message)}
-${o.once
+${
+  o.once
     ? secretOnce({
-      title: `Key “${o.once.name}” created.`,
-      secret: o.once.token,
-      warning: 'This token is shown only once: copy it now and keep it in a secret store. Never commit it, post it in chat or mail, or use it from browser code.',
-    })
-    : null}
+        title: `Key “${o.once.name}” created.`,
+        secret: o.once.token,
+        warning:
+          'This token is shown only once: copy it now and keep it in a secret store. Never commit it, post it in chat or mail, or use it from browser code.',
+      })
+    : null
+}
 <form method="post" action="/settings/developer/keys#keys">
 ${csrfField(o.csrf)}
 <label for="key-name">Name</label>
@@ -81,7 +95,8 @@ function keyList(keys: ApiKey[], orgs: OrgChoice[]): SafeHtml {
   const newestFirst = [...keys].reverse();
   const active = newestFirst.filter((k) => !k.revokedAt);
   const revoked = newestFirst.filter((k) => k.revokedAt);
-  const head = (last: string) => html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Mode</th><th scope="col">Context</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">${last}</th></tr></thead>`;
+  const head = (last: string) =>
+    html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Mode</th><th scope="col">Context</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">${last}</th></tr></thead>`;
   const cells = (k: ApiKey) => html`<td id="key-${k.id}-name"><strong>${k.name}</strong></td>
 <td><code>${k.prefix}…${k.last4}</code></td>
 <td>${k.scopes.map((sc, i) => html`${i ? ', ' : ''}<code>${sc}</code>`)}</td>
@@ -89,18 +104,24 @@ function keyList(keys: ApiKey[], orgs: OrgChoice[]): SafeHtml {
 <td>${contextName(orgs, k.organizationId)}</td>
 <td>${when(k.createdAt)}</td>
 <td>${when(k.lastUsedAt)}</td>`;
-  const activeRows = active.map((k) => html`<tr>
+  const activeRows = active.map(
+    (k) => html`<tr>
 ${cells(k)}
 <td><form method="get" action="/settings/developer/keys/revoke"><input type="hidden" name="key" value="${k.id}"><button type="submit" aria-describedby="key-${k.id}-name">Revoke</button></form></td>
-</tr>`);
-  const revokedRows = revoked.map((k) => html`<tr>
+</tr>`,
+  );
+  const revokedRows = revoked.map(
+    (k) => html`<tr>
 ${cells(k)}
 <td><span class="badge off">Revoked</span> ${when(k.revokedAt)}</td>
-</tr>`);
+</tr>`,
+  );
   return html`<h3>Your keys</h3>
 ${active.length ? html`<table id="active-keys">${head('Action')}<tbody>${activeRows}</tbody></table>` : html`<p>You have no active API keys.</p>`}
-${revoked.length
+${
+  revoked.length
     ? html`<details id="revoked-keys"><summary>Revoked keys (${revoked.length})</summary>
 <table>${head('Revoked')}<tbody>${revokedRows}</tbody></table></details>`
-    : null}`;
+    : null
+}`;
 }

@@ -20,8 +20,14 @@ export async function administeredOrgs(s: Services, userId: string) {
  * is refused (403), and an approval of another organization is not found (404).
  */
 export function mcpClientActions({ services: s }: { services: Services }) {
-  const refuse = (req: Request, res: Response, who: SignedIn, text: string, status: number, form?: { url: string; org: string }) =>
-    renderDeveloperPage(s, req, res, who, { mcpClients: { message: { kind: 'error', text }, form } }, status);
+  const refuse = (
+    req: Request,
+    res: Response,
+    who: SignedIn,
+    text: string,
+    status: number,
+    form?: { url: string; org: string },
+  ) => renderDeveloperPage(s, req, res, who, { mcpClients: { message: { kind: 'error', text }, form } }, status);
 
   return {
     async approve(req: Request, res: Response) {
@@ -31,13 +37,26 @@ export function mcpClientActions({ services: s }: { services: Services }) {
       const form = { url: text(body, 'url').trim(), org: text(body, 'org') };
       const orgs = await administeredOrgs(s, who.user.id);
       if (!orgs.some((o) => o.id === form.org)) {
-        return refuse(req, res, who, 'Only an owner or admin of the organization can approve MCP clients for it.', 403, form);
+        return refuse(
+          req,
+          res,
+          who,
+          'Only an owner or admin of the organization can approve MCP clients for it.',
+          403,
+          form,
+        );
       }
       try {
-        const { approval } = await inTransaction(s, (m) => approveClient(m, s.now(), { pattern: form.url, organizationId: form.org, createdById: who.user.id }));
-        s.log.info({ userId: who.user.id, organizationId: form.org, pattern: approval.pattern }, 'MCP client approved in developer settings');
+        const { approval } = await inTransaction(s, (m) =>
+          approveClient(m, s.now(), { pattern: form.url, organizationId: form.org, createdById: who.user.id }),
+        );
+        s.log.info(
+          { userId: who.user.id, organizationId: form.org, pattern: approval.pattern },
+          'MCP client approved in developer settings',
+        );
       } catch (err) {
-        if (err instanceof DomainError && err.status < 500) return refuse(req, res, who, `${err.message}.`.replace(/\.\.$/, '.'), 400, form);
+        if (err instanceof DomainError && err.status < 500)
+          return refuse(req, res, who, `${err.message}.`.replace(/\.\.$/, '.'), 400, form);
         throw err;
       }
       res.redirect(303, afterAction('mcp-client-approved', 'mcp-clients'));
@@ -54,7 +73,10 @@ export function mcpClientActions({ services: s }: { services: Services }) {
         return refuse(req, res, who, 'No such approval among the organizations you administer.', 404);
       }
       await inTransaction(s, (m) => m.delete(OAuthClientApproval, { id: approval.id }));
-      s.log.info({ userId: who.user.id, organizationId: approval.organizationId, pattern: approval.pattern }, 'MCP client approval removed in developer settings');
+      s.log.info(
+        { userId: who.user.id, organizationId: approval.organizationId, pattern: approval.pattern },
+        'MCP client approval removed in developer settings',
+      );
       res.redirect(303, afterAction('mcp-client-removed', 'mcp-clients'));
     },
   };

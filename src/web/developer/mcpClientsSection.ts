@@ -32,14 +32,22 @@ ${message(o.message)}
 </section>`;
   }
   const f = o.form ?? { url: '', org: o.orgs[0].org.id };
-  const options = o.orgs.map(({ org }) => html`<option value="${org.id}"${f.org === org.id ? html` selected` : null}>${org.name}</option>`);
-  const lists = o.orgs.map(({ org, approvals }) => html`<h3>${org.name}</h3>
-${approvals.length
-    ? html`<table><thead><tr><th scope="col">Client-id URL or origin</th><th scope="col">Approved</th><th scope="col">Action</th></tr></thead><tbody>${approvals.map((a) => html`<tr>
+  const options = o.orgs.map(
+    ({ org }) => html`<option value="${org.id}"${f.org === org.id ? html` selected` : null}>${org.name}</option>`,
+  );
+  const lists = o.orgs.map(
+    ({ org, approvals }) => html`<h3>${org.name}</h3>
+${
+  approvals.length
+    ? html`<table><thead><tr><th scope="col">Client-id URL or origin</th><th scope="col">Approved</th><th scope="col">Action</th></tr></thead><tbody>${approvals.map(
+        (a) => html`<tr>
 <td id="approval-${a.id}"><code>${a.pattern}</code></td><td>${when(a.createdAt)}</td>
 <td><form method="post" action="/settings/developer/mcp-clients/remove#mcp-clients">${csrfField(o.csrf)}<input type="hidden" name="org" value="${org.id}"><input type="hidden" name="approval" value="${a.id}"><button type="submit" aria-describedby="approval-${a.id}">Remove</button></form></td>
-</tr>`)}</tbody></table>`
-    : html`<p>No MCP clients approved for ${org.name}.</p>`}`);
+</tr>`,
+      )}</tbody></table>`
+    : html`<p>No MCP clients approved for ${org.name}.</p>`
+}`,
+  );
   return html`<section id="mcp-clients" aria-labelledby="mcp-clients-title">${head}
 ${message(o.message)}
 <form method="post" action="/settings/developer/mcp-clients#mcp-clients">

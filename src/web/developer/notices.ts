@@ -4,13 +4,15 @@ const NOTICES = {
   'webhook-activated': 'The webhook is active again: new events are delivered to it.',
   'webhook-deactivated': 'The webhook is inactive: events are no longer delivered to it.',
   'webhook-deleted': 'The webhook was deleted with its delivery history.',
-  'rotation-completed': 'Rotation completed: the next secret is now the only one; the old secret no longer signs deliveries.',
-  'redelivered': 'Redelivered: the receiver accepted the event. See the new row in the delivery history.',
+  'rotation-completed':
+    'Rotation completed: the next secret is now the only one; the old secret no longer signs deliveries.',
+  redelivered: 'Redelivered: the receiver accepted the event. See the new row in the delivery history.',
   'connector-activated': 'The agent connector is active: runs can use it again.',
   'connector-deactivated': 'The agent connector is inactive: new runs through it are refused.',
   'redelivery-failed': 'Redelivered, but the receiver did not accept it. See the new row in the delivery history.',
   'mcp-client-approved': 'The MCP client is approved: members of the organization can now connect it.',
-  'mcp-client-removed': 'The approval was removed: the client can no longer start sign-in or refresh its tokens through it.',
+  'mcp-client-removed':
+    'The approval was removed: the client can no longer start sign-in or refresh its tokens through it.',
 } as const;
 
 export type Notice = keyof typeof NOTICES;

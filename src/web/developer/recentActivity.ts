@@ -25,20 +25,40 @@ export interface ActivityRow {
  * is the user (their keys, and the apps and agents acting for them), newest first. Credentials are named
  * by the key's name and prefix…last 4 or the OAuth client's name.
  */
-export async function listRecentActivity(s: Services, userId: string, keys: ApiKey[], orgs: OrgChoice[]): Promise<ActivityRow[]> {
+export async function listRecentActivity(
+  s: Services,
+  userId: string,
+  keys: ApiKey[],
+  orgs: OrgChoice[],
+): Promise<ActivityRow[]> {
   const m = s.ds.manager;
-  const rows = await m.find(AuditEntry, { where: { userId }, order: { createdAt: 'DESC', id: 'DESC' }, take: ACTIVITY_SHOWN });
+  const rows = await m.find(AuditEntry, {
+    where: { userId },
+    order: { createdAt: 'DESC', id: 'DESC' },
+    take: ACTIVITY_SHOWN,
+  });
   const keyById = new Map(keys.map((k) => [k.id, k]));
-  const clientOfToken = await clientNamesOfTokens(s, rows.map((r) => r.tokenId).filter((x): x is string => !!x));
+  const clientOfToken = await clientNamesOfTokens(
+    s,
+    rows.map((r) => r.tokenId).filter((x): x is string => !!x),
+  );
   const orgName = new Map(orgs.map((o) => [o.id, o.name]));
   return rows.map((r) => {
     let via = 'Unknown credential';
     const key = r.apiKeyId ? keyById.get(r.apiKeyId) : undefined;
     if (key) via = `API key “${key.name}” (${key.prefix}…${key.last4})`;
-    else if (r.tokenId) via = `${r.actor === 'agent' ? 'Agent' : 'App'} “${clientOfToken.get(r.tokenId) ?? 'unknown'}” (OAuth)`;
+    else if (r.tokenId)
+      via = `${r.actor === 'agent' ? 'Agent' : 'App'} “${clientOfToken.get(r.tokenId) ?? 'unknown'}” (OAuth)`;
     return {
-      at: r.createdAt, surface: r.surface, method: r.method, route: r.routePattern, statusCode: r.statusCode, errorCode: r.errorCode,
-      via, context: r.organizationId ? (orgName.get(r.organizationId) ?? r.organizationId) : 'Personal', units: r.units,
+      at: r.createdAt,
+      surface: r.surface,
+      method: r.method,
+      route: r.routePattern,
+      statusCode: r.statusCode,
+      errorCode: r.errorCode,
+      via,
+      context: r.organizationId ? (orgName.get(r.organizationId) ?? r.organizationId) : 'Personal',
+      units: r.units,
     };
   });
 }
@@ -48,8 +68,12 @@ async function clientNamesOfTokens(s: Services, tokenIds: string[]): Promise<Map
   if (!tokenIds.length) return out;
   const m = s.ds.manager;
   const tokens = await m.findBy(OAuthToken, { id: In([...new Set(tokenIds)]) });
-  const grants = tokens.length ? await m.findBy(OAuthGrant, { id: In([...new Set(tokens.map((t) => t.grantId))]) }) : [];
-  const clients = grants.length ? await m.findBy(OAuthClient, { id: In([...new Set(grants.map((g) => g.clientId))]) }) : [];
+  const grants = tokens.length
+    ? await m.findBy(OAuthGrant, { id: In([...new Set(tokens.map((t) => t.grantId))]) })
+    : [];
+  const clients = grants.length
+    ? await m.findBy(OAuthClient, { id: In([...new Set(grants.map((g) => g.clientId))]) })
+    : [];
   const clientName = new Map(clients.map((c) => [c.id, c.name]));
   const grantClient = new Map(grants.map((g) => [g.id, clientName.get(g.clientId)]));
   for (const t of tokens) {

@@ -12,7 +12,9 @@ export const csrfField = (csrf: string): SafeHtml => html`<input type="hidden" n
 /** An alert (errors) or a status line (confirmations) at the top of a section. */
 export function message(m: { kind: 'error' | 'notice'; text: string } | undefined): SafeHtml | null {
   if (!m) return null;
-  return m.kind === 'error' ? html`<p class="error" role="alert">${m.text}</p>` : html`<p class="notice" role="status">${m.text}</p>`;
+  return m.kind === 'error'
+    ? html`<p class="error" role="alert">${m.text}</p>`
+    : html`<p class="notice" role="status">${m.text}</p>`;
 }
 
 /** The id of the one-time secret field (one per response). */

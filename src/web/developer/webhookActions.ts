@@ -4,8 +4,21 @@ import type { Actor } from '../../domain/actor.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Services } from '../../domain/services.js';
 import {
-  API_V2, completeWebhookRotation, createWebhook, deleteWebhook, listDeliveryAttempts, loadWebhook, MAX_DELIVERIES_PER_SECOND, MAX_ROTATION_DAYS,
-  parseHeaderLine, recoverWebhookDeliveries, redeliverWebhookDelivery, rotateWebhookSecret, sendTestEvent, setWebhookActive, updateWebhook,
+  API_V2,
+  completeWebhookRotation,
+  createWebhook,
+  deleteWebhook,
+  listDeliveryAttempts,
+  loadWebhook,
+  MAX_DELIVERIES_PER_SECOND,
+  MAX_ROTATION_DAYS,
+  parseHeaderLine,
+  recoverWebhookDeliveries,
+  redeliverWebhookDelivery,
+  rotateWebhookSecret,
+  sendTestEvent,
+  setWebhookActive,
+  updateWebhook,
   type SentNow,
 } from '../../webhooks/index.js';
 import { csrfToken } from '../csrf.js';
@@ -24,10 +37,14 @@ import type { WebhookFormValues } from './webhooksSection.js';
 function refusal(err: unknown): { status: number; text: string } | null {
   if (!(err instanceof DomainError) || err.status >= 500) return null;
   if (err.code === 'forbidden') {
-    return { status: 403, text: 'Only the room\'s creator or an owner or admin of its organization can manage its webhooks.' };
+    return {
+      status: 403,
+      text: "Only the room's creator or an owner or admin of its organization can manage its webhooks.",
+    };
   }
   if (err.code === 'not_found' || err.code === 'room_not_found') return { status: 404, text: `${err.message}.` };
-  if (err.code === 'validation_error' && err.details?.field === 'url') return { status: 400, text: `This URL cannot receive webhooks: ${err.message}.` };
+  if (err.code === 'validation_error' && err.details?.field === 'url')
+    return { status: 400, text: `This URL cannot receive webhooks: ${err.message}.` };
   return { status: err.status, text: err.message.endsWith('.') ? err.message : `${err.message}.` };
 }
 
@@ -36,7 +53,10 @@ function throttleField(raw: string): number | null {
   const v = raw.trim();
   if (v === '') return null;
   if (!/^\d{1,9}$/.test(v)) {
-    throw new DomainError('validation_error', `Max deliveries per second is a whole number from 1 to ${MAX_DELIVERIES_PER_SECOND}, or empty for unlimited`);
+    throw new DomainError(
+      'validation_error',
+      `Max deliveries per second is a whole number from 1 to ${MAX_DELIVERIES_PER_SECOND}, or empty for unlimited`,
+    );
   }
   return Number(v);
 }
@@ -50,11 +70,16 @@ export function sinceField(raw: string): string {
 /** The outcome of a test event as one sentence. */
 function testOutcome({ delivery, attempt }: SentNow): { kind: 'error' | 'notice'; text: string } {
   const took = attempt.durationMs === null ? '' : ` in ${attempt.durationMs} ms`;
-  if (delivery.state === 'succeeded') return { kind: 'notice', text: `Test event sent: the receiver answered ${attempt.statusCode}${took}.` };
-  const why = attempt.statusCode !== null
-    ? `the receiver answered ${attempt.statusCode}${attempt.record?.errorClass ? ` (${attempt.record.errorClass})` : ''}${took}`
-    : `no response (${attempt.record?.errorClass ?? attempt.error ?? 'unknown'})${took}`;
-  return { kind: 'error', text: `Test event failed: ${why}. See the new row in the delivery history for the request and response.` };
+  if (delivery.state === 'succeeded')
+    return { kind: 'notice', text: `Test event sent: the receiver answered ${attempt.statusCode}${took}.` };
+  const why =
+    attempt.statusCode !== null
+      ? `the receiver answered ${attempt.statusCode}${attempt.record?.errorClass ? ` (${attempt.record.errorClass})` : ''}${took}`
+      : `no response (${attempt.record?.errorClass ?? attempt.error ?? 'unknown'})${took}`;
+  return {
+    kind: 'error',
+    text: `Test event failed: ${why}. See the new row in the delivery history for the request and response.`,
+  };
 }
 
 /**
@@ -68,7 +93,9 @@ export function webhookActions({ services: s }: { services: Services }) {
 
   /** Runs a change on one webhook as the user; refused ones re-render the page with the reason. */
   async function onWebhook(
-    req: Request, res: Response, run: (who: SignedIn, webhookId: string, actor: Actor, body: Record<string, unknown>) => Promise<string | void>,
+    req: Request,
+    res: Response,
+    run: (who: SignedIn, webhookId: string, actor: Actor, body: Record<string, unknown>) => Promise<string | void>,
   ) {
     const g = await signedInForm(s, req, res);
     if (!g) return;
@@ -84,23 +111,32 @@ export function webhookActions({ services: s }: { services: Services }) {
     }
   }
 
-  const simple = (notice: Notice, change: (id: string, actor: Actor) => Promise<unknown>) => (req: Request, res: Response) =>
-    onWebhook(req, res, async (_who, id, actor) => {
-      await change(id, actor);
-      return afterAction(notice, notice === 'webhook-deleted' ? 'webhooks' : `webhook-${id}`);
-    });
+  const simple =
+    (notice: Notice, change: (id: string, actor: Actor) => Promise<unknown>) => (req: Request, res: Response) =>
+      onWebhook(req, res, async (_who, id, actor) => {
+        await change(id, actor);
+        return afterAction(notice, notice === 'webhook-deleted' ? 'webhooks' : `webhook-${id}`);
+      });
 
   async function confirmDelete(req: Request, res: Response, who: SignedIn, webhookId: string) {
     try {
       const actor = await actorForWebhook(s.ds.manager, who, webhookId);
       const w = await loadWebhook(s.ds.manager, webhookId, actor);
       const room = await s.ds.manager.findOneBy(Room, { id: w.roomId });
-      sendPage(res, 200, confirmView({
-        title: 'Delete webhook?',
-        question: html`<p>Delete the webhook to <code>${w.url}</code> of the room <strong>${room?.name ?? w.roomId}</strong>? Its delivery history is deleted and queued deliveries are dropped. This cannot be undone.</p>`,
-        action: '/settings/developer/webhooks/delete', fields: { webhook: w.id }, button: 'Delete', cancel: `/settings/developer#webhook-${w.id}`,
-        csrf: csrfToken(s, req, res, who.session), email: who.user.email,
-      }));
+      sendPage(
+        res,
+        200,
+        confirmView({
+          title: 'Delete webhook?',
+          question: html`<p>Delete the webhook to <code>${w.url}</code> of the room <strong>${room?.name ?? w.roomId}</strong>? Its delivery history is deleted and queued deliveries are dropped. This cannot be undone.</p>`,
+          action: '/settings/developer/webhooks/delete',
+          fields: { webhook: w.id },
+          button: 'Delete',
+          cancel: `/settings/developer#webhook-${w.id}`,
+          csrf: csrfToken(s, req, res, who.session),
+          email: who.user.email,
+        }),
+      );
     } catch (err) {
       const r = refusal(err);
       if (!r) throw err;
@@ -114,19 +150,44 @@ export function webhookActions({ services: s }: { services: Services }) {
       if (!g) return;
       const { who, body } = g;
       const form: WebhookFormValues = {
-        room: text(body, 'room'), url: text(body, 'url').trim(), apiVersion: text(body, 'apiVersion') || API_V2, headers: text(body, 'headers'),
-        eventTypes: list(body, 'eventTypes'), maxPerSecond: text(body, 'maxPerSecond'),
+        room: text(body, 'room'),
+        url: text(body, 'url').trim(),
+        apiVersion: text(body, 'apiVersion') || API_V2,
+        headers: text(body, 'headers'),
+        eventTypes: list(body, 'eventTypes'),
+        maxPerSecond: text(body, 'maxPerSecond'),
       };
       try {
-        const headers = form.headers.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).map(parseHeaderLine);
-        if (!form.url) return await show(req, res, who, { form, message: { kind: 'error', text: 'Enter the URL of your receiver.' } }, 400);
+        const headers = form.headers
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .map(parseHeaderLine);
+        if (!form.url)
+          return await show(
+            req,
+            res,
+            who,
+            { form, message: { kind: 'error', text: 'Enter the URL of your receiver.' } },
+            400,
+          );
         const actor = await actorForRoom(s.ds.manager, who, form.room);
         const { webhook, secret } = await createWebhook(s, {
-          roomId: form.room, url: form.url, apiVersion: form.apiVersion, headers, actor, eventTypes: form.eventTypes,
+          roomId: form.room,
+          url: form.url,
+          apiVersion: form.apiVersion,
+          headers,
+          actor,
+          eventTypes: form.eventTypes,
           maxDeliveriesPerSecond: throttleField(form.maxPerSecond),
         });
-        s.log.info({ userId: who.user.id, webhookId: webhook.id, roomId: webhook.roomId }, 'webhook created in developer settings');
-        await show(req, res, who, { once: { title: `Webhook created: deliveries to ${webhook.url} are signed with this secret.`, secret } });
+        s.log.info(
+          { userId: who.user.id, webhookId: webhook.id, roomId: webhook.roomId },
+          'webhook created in developer settings',
+        );
+        await show(req, res, who, {
+          once: { title: `Webhook created: deliveries to ${webhook.url} are signed with this secret.`, secret },
+        });
       } catch (err) {
         const r = refusal(err);
         if (!r) throw err;
@@ -146,10 +207,16 @@ export function webhookActions({ services: s }: { services: Services }) {
           throw new DomainError('validation_error', `The rotation period is 1 to ${MAX_ROTATION_DAYS} whole days`);
         }
         const { nextSecret, rotationEndsAt } = await rotateWebhookSecret(s, id, { periodDays, actor });
-        s.log.info({ userId: who.user.id, webhookId: id, rotationEndsAt }, 'webhook secret rotation started in developer settings');
+        s.log.info(
+          { userId: who.user.id, webhookId: id, rotationEndsAt },
+          'webhook secret rotation started in developer settings',
+        );
         const until = `${rotationEndsAt.slice(0, 16).replace('T', ' ')} UTC`;
         await show(req, res, who, {
-          once: { title: `Rotation started: until ${until} deliveries are signed with both the current secret and this next secret.`, secret: nextSecret },
+          once: {
+            title: `Rotation started: until ${until} deliveries are signed with both the current secret and this next secret.`,
+            secret: nextSecret,
+          },
         });
       }),
 
@@ -172,7 +239,10 @@ export function webhookActions({ services: s }: { services: Services }) {
     test: (req: Request, res: Response) =>
       onWebhook(req, res, async (who, id, actor) => {
         const sent = await sendTestEvent(s, actor, { webhookId: id });
-        s.log.info({ userId: who.user.id, webhookId: id, statusCode: sent.attempt.statusCode }, 'webhook test event sent in developer settings');
+        s.log.info(
+          { userId: who.user.id, webhookId: id, statusCode: sent.attempt.statusCode },
+          'webhook test event sent in developer settings',
+        );
         await show(req, res, who, { message: testOutcome(sent) });
       }),
 
@@ -189,7 +259,17 @@ export function webhookActions({ services: s }: { services: Services }) {
         const delivery = await m.findOneBy(WebhookDelivery, { id: deliveryId, webhookId: webhook.id });
         if (!delivery) throw new DomainError('not_found', 'Delivery not found');
         const attempts = await listDeliveryAttempts(m, delivery.id);
-        sendPage(res, 200, deliveryView({ webhook, delivery, attempts, csrf: csrfToken(s, req, res, who.session), email: who.user.email }));
+        sendPage(
+          res,
+          200,
+          deliveryView({
+            webhook,
+            delivery,
+            attempts,
+            csrf: csrfToken(s, req, res, who.session),
+            email: who.user.email,
+          }),
+        );
       } catch (err) {
         const r = refusal(err);
         if (!r) throw err;
@@ -200,11 +280,28 @@ export function webhookActions({ services: s }: { services: Services }) {
     /** POST: the card's event-type filter and throttle. */
     update: (req: Request, res: Response) =>
       onWebhook(req, res, async (who, id, actor, body) => {
-        const w = await updateWebhook(s, id, { eventTypes: list(body, 'eventTypes'), maxDeliveriesPerSecond: throttleField(text(body, 'maxPerSecond')) }, actor);
-        s.log.info({ userId: who.user.id, webhookId: id, eventTypes: w.eventTypes, maxDeliveriesPerSecond: w.maxDeliveriesPerSecond }, 'webhook filter and throttle changed in developer settings');
+        const w = await updateWebhook(
+          s,
+          id,
+          { eventTypes: list(body, 'eventTypes'), maxDeliveriesPerSecond: throttleField(text(body, 'maxPerSecond')) },
+          actor,
+        );
+        s.log.info(
+          {
+            userId: who.user.id,
+            webhookId: id,
+            eventTypes: w.eventTypes,
+            maxDeliveriesPerSecond: w.maxDeliveriesPerSecond,
+          },
+          'webhook filter and throttle changed in developer settings',
+        );
         const events = w.eventTypes?.length ? w.eventTypes.join(', ') : 'every event type';
-        const rate = w.maxDeliveriesPerSecond ? `at most ${w.maxDeliveriesPerSecond} per second` : 'no limit per second';
-        await show(req, res, who, { message: { kind: 'notice', text: `Saved: ${w.url} receives ${events}, ${rate}.` } });
+        const rate = w.maxDeliveriesPerSecond
+          ? `at most ${w.maxDeliveriesPerSecond} per second`
+          : 'no limit per second';
+        await show(req, res, who, {
+          message: { kind: 'notice', text: `Saved: ${w.url} receives ${events}, ${rate}.` },
+        });
       }),
 
     /** POST: queues again every delivery that finally failed since the given time. */
@@ -212,7 +309,10 @@ export function webhookActions({ services: s }: { services: Services }) {
       onWebhook(req, res, async (who, id, actor, body) => {
         const since = sinceField(text(body, 'since'));
         const { queued } = await recoverWebhookDeliveries(s, actor, { webhookId: id, since });
-        s.log.info({ userId: who.user.id, webhookId: id, since, queued }, 'webhook deliveries recovered in developer settings');
+        s.log.info(
+          { userId: who.user.id, webhookId: id, since, queued },
+          'webhook deliveries recovered in developer settings',
+        );
         const text_ = queued
           ? `Recovery started: ${queued} failed ${queued === 1 ? 'delivery was' : 'deliveries were'} queued again; they appear in the delivery history as they are sent.`
           : 'Nothing to recover: no delivery failed since then, or each is already queued or was delivered.';
@@ -221,7 +321,11 @@ export function webhookActions({ services: s }: { services: Services }) {
 
     redeliver: (req: Request, res: Response) =>
       onWebhook(req, res, async (_who, id, actor, body) => {
-        const d = await redeliverWebhookDelivery(s, actor, { roomId: text(body, 'room'), webhookId: id, deliveryId: text(body, 'delivery') });
+        const d = await redeliverWebhookDelivery(s, actor, {
+          roomId: text(body, 'room'),
+          webhookId: id,
+          deliveryId: text(body, 'delivery'),
+        });
         return afterAction(d.state === 'succeeded' ? 'redelivered' : 'redelivery-failed', `webhook-${id}`);
       }),
   };

@@ -38,12 +38,16 @@ API version <code>${w.apiVersion}</code> · custom headers: ${w.headerNames.leng
 · created ${when(w.createdAt)}</p>
 <p>Event types: ${w.eventTypes?.length ? w.eventTypes.map((t, i) => html`${i ? ', ' : ''}<code>${t}</code>`) : 'all'}
 · max deliveries per second: ${w.maxDeliveriesPerSecond ?? 'unlimited'}</p>
-${!w.active && w.disabledReason
+${
+  !w.active && w.disabledReason
     ? html`<p class="error" role="alert">Disabled automatically ${when(w.disabledAt)}: ${w.disabledReason}</p>`
-    : null}
-${rotating
+    : null
+}
+${
+  rotating
     ? html`<p role="note">Rotating: deliveries are signed with the current and the next secret until ${when(w.rotationEndsAt)}, when the next secret replaces the current one. Complete the rotation once your receiver uses the next secret.</p>`
-    : null}
+    : null
+}
 <div class="actions">
 ${w.active ? post('deactivate', 'Deactivate') : post('activate', 'Activate')}
 ${w.active ? post('test#webhooks', 'Send test event') : null}
@@ -74,8 +78,10 @@ function recoverForm(id: string, title: string, hidden: SafeHtml, now: Date): Sa
 }
 
 function deliveryTable(item: WebhookWithHistory, hidden: SafeHtml): SafeHtml {
-  if (!item.deliveries.length) return html`<p class="muted">No deliveries yet. Events of the room are delivered here as they happen.</p>`;
-  const rows = item.deliveries.map((d) => html`<tr>
+  if (!item.deliveries.length)
+    return html`<p class="muted">No deliveries yet. Events of the room are delivered here as they happen.</p>`;
+  const rows = item.deliveries.map(
+    (d) => html`<tr>
 <td><code>${d.eventType}</code>${d.redeliveryOf ? html` <span class="muted">(redelivery)</span>` : null}</td>
 <td>${d.statusCode ?? html`<span class="muted">${d.lastError ? `no response (${d.lastError})` : 'none yet'}</span>`}</td>
 <td>${success(d)}</td>
@@ -83,7 +89,8 @@ function deliveryTable(item: WebhookWithHistory, hidden: SafeHtml): SafeHtml {
 <td>${when(d.finalizedAt ?? d.createdAt)}</td>
 <td><a href="/settings/developer/webhooks/delivery?webhook=${encodeURIComponent(item.webhook.id)}&amp;delivery=${encodeURIComponent(d.id)}">Details</a>
 <form method="post" action="/settings/developer/webhooks/redeliver">${hidden}<input type="hidden" name="delivery" value="${d.id}"><button type="submit">Redeliver</button></form></td>
-</tr>`);
+</tr>`,
+  );
   return html`<table><thead><tr><th scope="col">Event type</th><th scope="col">Status code</th><th scope="col">Success</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
 <tbody>${rows}</tbody></table>${item.more ? html`<p class="muted">Only the ${item.deliveries.length} newest deliveries are shown; the API lists them all (GET /v1/rooms/{roomId}/webhooks/{webhookId}/deliveries).</p>` : null}`;
 }

@@ -39,30 +39,57 @@ export function webhooksSection(o: WebhooksSectionOptions): SafeHtml {
 <h2 id="webhooks-title">Webhooks</h2>
 <p class="muted">Signed deliveries of a room's events to your receiver. You manage the webhooks of the rooms you created and of every room of the organizations you own or administer.</p>
 ${message(o.message)}
-${o.once
+${
+  o.once
     ? secretOnce({
-      title: o.once.title,
-      secret: o.once.secret,
-      warning: 'This signing secret is shown only once: copy it now into your receiver\'s configuration. It cannot be shown again.',
-    })
-    : null}
+        title: o.once.title,
+        secret: o.once.secret,
+        warning:
+          "This signing secret is shown only once: copy it now into your receiver's configuration. It cannot be shown again.",
+      })
+    : null
+}
 ${o.once ? standardSecretField(o.once.secret) : null}
-${o.rooms.length ? webhookForm(o.csrf, o.rooms.map((r) => r.room), o.form) : html`<p>You do not administer any room, so there are no webhooks to manage.</p>`}
-${o.rooms.map((r) => html`<h3>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h3>
-${r.webhooks.length ? r.webhooks.map((item) => webhookCard({ csrf: o.csrf, item, now: o.now })) : html`<p class="muted">No webhooks in this room.</p>`}`)}
+${
+  o.rooms.length
+    ? webhookForm(
+        o.csrf,
+        o.rooms.map((r) => r.room),
+        o.form,
+      )
+    : html`<p>You do not administer any room, so there are no webhooks to manage.</p>`
+}
+${o.rooms.map(
+  (
+    r,
+  ) => html`<h3>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h3>
+${r.webhooks.length ? r.webhooks.map((item) => webhookCard({ csrf: o.csrf, item, now: o.now })) : html`<p class="muted">No webhooks in this room.</p>`}`,
+)}
 </section>`;
 }
 
 function webhookForm(csrf: string, rooms: ManagedRoom[], f?: WebhookFormValues): SafeHtml {
-  const v = f ?? { room: rooms[0]?.id ?? '', url: '', apiVersion: API_V2, headers: '', eventTypes: [], maxPerSecond: '' };
+  const v = f ?? {
+    room: rooms[0]?.id ?? '',
+    url: '',
+    apiVersion: API_V2,
+    headers: '',
+    eventTypes: [],
+    maxPerSecond: '',
+  };
   const groups = new Map<string, ManagedRoom[]>();
   for (const r of rooms) {
     const label = r.organization ? r.organization.name : 'Personal';
     groups.set(label, [...(groups.get(label) ?? []), r]);
   }
-  const options = [...groups].map(([label, rs]) => html`<optgroup label="${label}">${rs.map((r) =>
-    html`<option value="${r.id}"${v.room === r.id ? html` selected` : null}>${r.name}</option>`)}</optgroup>`);
-  const version = (value: string, text: string) => html`<option value="${value}"${v.apiVersion === value ? html` selected` : null}>${text}</option>`;
+  const options = [...groups].map(
+    ([label, rs]) =>
+      html`<optgroup label="${label}">${rs.map(
+        (r) => html`<option value="${r.id}"${v.room === r.id ? html` selected` : null}>${r.name}</option>`,
+      )}</optgroup>`,
+  );
+  const version = (value: string, text: string) =>
+    html`<option value="${value}"${v.apiVersion === value ? html` selected` : null}>${text}</option>`;
   return html`<form method="post" action="/settings/developer/webhooks#webhooks">
 ${csrfField(csrf)}
 <label for="webhook-room">Room</label>

@@ -16,7 +16,9 @@ async function holdWriteLock(file: string, holdMs: number): Promise<{ released: 
   const script = `const D = require('better-sqlite3'); const db = new D(${JSON.stringify(file)}); db.exec('BEGIN IMMEDIATE');
     process.stdout.write('locked\\n'); setTimeout(() => { db.exec('COMMIT'); db.close(); process.exit(0); }, ${holdMs});`;
   const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const released = new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`lock holder exited ${code}`)))));
+  const released = new Promise<void>((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`lock holder exited ${code}`)))),
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
     child.on('exit', () => reject(new Error('lock holder exited before locking')));
@@ -26,14 +28,18 @@ async function holdWriteLock(file: string, holdMs: number): Promise<{ released: 
 
 const dbFile = (t: TestServer) => path.join(t.dataDir, 'svc.sqlite');
 const setBusyTimeout = (t: TestServer, ms: number) =>
-  (t.rt.ds.driver as unknown as { databaseConnection: { pragma(s: string): unknown } }).databaseConnection.pragma(`busy_timeout = ${ms}`);
+  (t.rt.ds.driver as unknown as { databaseConnection: { pragma(s: string): unknown } }).databaseConnection.pragma(
+    `busy_timeout = ${ms}`,
+  );
 
 describe('the database locked by another process for a while (issue 10.2, SQLite)', () => {
   it('requests that arrive during a short lock wait for it and then succeed, REST and MCP alike', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const lock = await holdWriteLock(dbFile(t), 1500);
-    const writes = Array.from({ length: 8 }, (_, i) => call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: `during lock ${i}` } }));
+    const writes = Array.from({ length: 8 }, (_, i) =>
+      call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: `during lock ${i}` } }),
+    );
     const mcp = postMcp(t, toolCall('create_task', { roomId: w.roomId, title: 'during lock' }), { token: w.key });
     const read = call(t, 'GET', `/v1/rooms/${w.roomId}`, { key: w.key });
     const results = await Promise.all(writes);
@@ -44,7 +50,9 @@ describe('the database locked by another process for a while (issue 10.2, SQLite
     expect(tool.status).toBe(200);
     expect(tool.body.result.isError).toBeFalsy();
     const list = await call(t, 'GET', `/v1/rooms/${w.roomId}/messages?limit=50`, { key: w.key });
-    expect(list.body.data.map((m: { body: string }) => m.body).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `during lock ${i}`).sort());
+    expect(list.body.data.map((m: { body: string }) => m.body).sort()).toEqual(
+      Array.from({ length: 8 }, (_, i) => `during lock ${i}`).sort(),
+    );
     expect(await integrityProblems(t.rt)).toEqual([]);
   });
 
@@ -54,9 +62,20 @@ describe('the database locked by another process for a while (issue 10.2, SQLite
     setBusyTimeout(t, 150);
     const lock = await holdWriteLock(dbFile(t), 1200);
     const keys = ['lock-a', 'lock-b', 'lock-c'];
-    const during = await Promise.all(keys.map((k) =>
-      call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: k }, headers: { 'idempotency-key': k } })));
-    const tool = await postMcp(t, toolCall('create_message', { roomId: w.roomId, body: 'mcp during lock', idempotencyKey: 'lock-m' }), { token: w.key });
+    const during = await Promise.all(
+      keys.map((k) =>
+        call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+          key: w.key,
+          body: { body: k },
+          headers: { 'idempotency-key': k },
+        }),
+      ),
+    );
+    const tool = await postMcp(
+      t,
+      toolCall('create_message', { roomId: w.roomId, body: 'mcp during lock', idempotencyKey: 'lock-m' }),
+      { token: w.key },
+    );
     await lock.released;
     for (const r of during) {
       // either it waited long enough, or it was refused before anything was written
@@ -72,10 +91,21 @@ describe('the database locked by another process for a while (issue 10.2, SQLite
     expect(during.some((r) => r.status === 503)).toBe(true);
 
     setBusyTimeout(t, 10_000);
-    const retried = await Promise.all(keys.map((k) =>
-      call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: k }, headers: { 'idempotency-key': k } })));
+    const retried = await Promise.all(
+      keys.map((k) =>
+        call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+          key: w.key,
+          body: { body: k },
+          headers: { 'idempotency-key': k },
+        }),
+      ),
+    );
     expect(retried.map((r) => r.status)).toEqual([201, 201, 201]);
-    const again = await postMcp(t, toolCall('create_message', { roomId: w.roomId, body: 'mcp during lock', idempotencyKey: 'lock-m' }), { token: w.key });
+    const again = await postMcp(
+      t,
+      toolCall('create_message', { roomId: w.roomId, body: 'mcp during lock', idempotencyKey: 'lock-m' }),
+      { token: w.key },
+    );
     expect(again.body.result.isError).toBeFalsy();
     const list = await call(t, 'GET', `/v1/rooms/${w.roomId}/messages?limit=50`, { key: w.key });
     // one message per key: nothing was half-written by the refused attempts, nothing doubled by the retries

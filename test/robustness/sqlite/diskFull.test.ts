@@ -19,7 +19,8 @@ function fullDisk(): { dataDir: string; how: 'tmpfs' | 'injected'; release(): vo
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_BYTES}`, 'tmpfs', dataDir], { stdio: 'ignore' });
     return {
-      dataDir, how: 'tmpfs',
+      dataDir,
+      how: 'tmpfs',
       release: () => {
         // lazy: detaches at once even while a closing read stream still holds a file there
         execFileSync('umount', ['-l', dataDir], { stdio: 'ignore' });
@@ -29,20 +30,30 @@ function fullDisk(): { dataDir: string; how: 'tmpfs' | 'injected'; release(): vo
   } catch {
     const writeFile = fs.promises.writeFile.bind(fs.promises);
     // what the directory holds now, so that removing a file frees its space as on a real disk
-    const used = (dir: string): number => fs.readdirSync(dir, { withFileTypes: true })
-      .reduce((n, e) => n + (e.isDirectory() ? used(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
+    const used = (dir: string): number =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .reduce(
+          (n, e) => n + (e.isDirectory() ? used(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size),
+          0,
+        );
     vi.spyOn(fs.promises, 'writeFile').mockImplementation(async (file, data, opts) => {
       const bytes = Buffer.isBuffer(data) ? data : Buffer.from(String(data));
       const free = TMPFS_BYTES - used(dataDir);
       if (!String(file).startsWith(dataDir) || bytes.length <= free) return writeFile(file, data, opts);
       await writeFile(file, bytes.subarray(0, Math.max(0, free)));
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        errno: -28,
+        syscall: 'write',
+      });
     });
     return { dataDir, how: 'injected', release: () => fs.rmSync(dataDir, { recursive: true, force: true }) };
   }
 }
 
-const filesIn = (dir: string) => (fs.existsSync(path.join(dir, 'files')) ? fs.readdirSync(path.join(dir, 'files')) : []);
+const filesIn = (dir: string) =>
+  fs.existsSync(path.join(dir, 'files')) ? fs.readdirSync(path.join(dir, 'files')) : [];
 
 describe('disk full for uploads (issue 10.2)', () => {
   afterEach(() => {
@@ -52,11 +63,20 @@ describe('disk full for uploads (issue 10.2)', () => {
   it('answers 507 insufficient_storage in the envelope, leaves no partial file and no row, and works again once space is there', async () => {
     const disk = fullDisk();
     try {
-      await using t = await startTestServer({ env: { DATA_DIR: disk.dataDir, SVC_MAX_UPLOAD_BYTES: String(1024 * 1024), SVC_WEBHOOK_KEY: Buffer.alloc(32, 7).toString('base64') } });
-      const w = await createWorld(t.rt);
-      const upload = (bytes: Buffer, name: string) => t.fetch(`/v1/rooms/${w.roomId}/files?filename=${name}`, {
-        method: 'POST', headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/octet-stream' }, body: bytes,
+      await using t = await startTestServer({
+        env: {
+          DATA_DIR: disk.dataDir,
+          SVC_MAX_UPLOAD_BYTES: String(1024 * 1024),
+          SVC_WEBHOOK_KEY: Buffer.alloc(32, 7).toString('base64'),
+        },
       });
+      const w = await createWorld(t.rt);
+      const upload = (bytes: Buffer, name: string) =>
+        t.fetch(`/v1/rooms/${w.roomId}/files?filename=${name}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${w.key}`, 'content-type': 'application/octet-stream' },
+          body: bytes,
+        });
 
       const small = await upload(Buffer.alloc(1000, 1), 'small.bin');
       expect(small.status).toBe(201);
@@ -66,9 +86,16 @@ describe('disk full for uploads (issue 10.2)', () => {
       expect(body.error).toMatchObject({ code: 'insufficient_storage', requestId: big.headers.get('x-request-id') });
       expect(JSON.stringify(body)).not.toMatch(/ENOSPC|\/tmp\/|svc-full/);
 
-      const tool = await postMcp(t, toolCall('upload_file', {
-        roomId: w.roomId, filename: 'big-mcp.bin', contentType: 'application/octet-stream', contentBase64: Buffer.alloc(150 * 1024, 3).toString('base64'),
-      }), { token: w.key });
+      const tool = await postMcp(
+        t,
+        toolCall('upload_file', {
+          roomId: w.roomId,
+          filename: 'big-mcp.bin',
+          contentType: 'application/octet-stream',
+          contentBase64: Buffer.alloc(150 * 1024, 3).toString('base64'),
+        }),
+        { token: w.key },
+      );
       expect(tool.status).toBe(200);
       expect(tool.body.result.isError).toBe(true);
       expect(JSON.parse(tool.body.result.content[0].text).error.code).toBe('insufficient_storage');
@@ -83,7 +110,12 @@ describe('disk full for uploads (issue 10.2)', () => {
       // the space the failed uploads took was given back: a file that fits is stored
       const again = await upload(Buffer.alloc(20 * 1024, 4), 'fits.bin');
       expect(again.status).toBe(201);
-      const content = await call(t, 'GET', `/v1/rooms/${w.roomId}/files/${((await again.json()) as { id: string }).id}/content`, { key: w.key });
+      const content = await call(
+        t,
+        'GET',
+        `/v1/rooms/${w.roomId}/files/${((await again.json()) as { id: string }).id}/content`,
+        { key: w.key },
+      );
       expect(content.status).toBe(200);
       expect(await integrityProblems(t.rt)).toEqual([]);
     } finally {
