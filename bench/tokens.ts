@@ -30,6 +30,26 @@ export function userContentTokens(v: unknown): number {
   return n;
 }
 
+/** An object id as the product makes them (`task_01M8…`, `evt_qxTB…`): what an agent passes to the next call. */
+const OBJECT_ID = /^[a-z]+_[A-Za-z0-9_-]{16,}$/;
+
+/**
+ * The tokens of the distinct object ids in a value. A list whose rows are mostly ids (tasks, events, search
+ * hits) carries them because the agent acts on them: they are content, not overhead, and an id alone is
+ * 10-20 tokens, so "20 a row" cannot hold them.
+ */
+export function idTokens(v: unknown, seen = new Set<string>()): number {
+  if (typeof v === 'string') {
+    if (!OBJECT_ID.test(v) || seen.has(v)) return 0;
+    seen.add(v);
+    return tokensOf(v);
+  }
+  if (!v || typeof v !== 'object') return 0;
+  let n = 0;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) n += idTokens(x, seen);
+  return n;
+}
+
 // Twenty short messages of a team's day, about 22 tokens each (the page of the issue's measurement).
 const MESSAGES = [
   'Morning all, the staging deploy finished overnight and the smoke tests passed, so we can start the review.',
@@ -75,10 +95,11 @@ export interface SessionStep {
   step: string;
   tool: string;
   rows?: number;
-  /** Tokens of the text block, of the structuredContent's JSON, of the people's writing in it. */
+  /** Tokens of the text block, of the structuredContent's JSON, of the people's writing in it, of its ids. */
   text: number;
   structured: number;
   user: number;
+  ids: number;
 }
 
 export interface TokenFigures {
@@ -86,6 +107,10 @@ export interface TokenFigures {
   session: SessionStep[];
   lists: SessionStep[];
 }
+
+/** A list tool's text budget: twice its content and 20 tokens a row; content counts ids when `withIds`. */
+export const listLimit = (s: SessionStep, withIds: boolean): number =>
+  2 * (s.user + (withIds ? s.ids : 0)) + 20 * (s.rows ?? 0);
 
 /** Measures everything on a fresh in-process server. */
 export async function measureTokens(): Promise<TokenFigures> {
@@ -144,6 +169,7 @@ export async function measureTokens(): Promise<TokenFigures> {
       text: tokensOf(text),
       structured: tokensOf(JSON.stringify(r.structuredContent ?? null)),
       user: userContentTokens(r.structuredContent),
+      ids: idTokens(r.structuredContent),
     };
   };
   const session = [
@@ -182,8 +208,11 @@ export function printTokens(f: TokenFigures): void {
   console.log(
     `    ${'total'.padEnd(30)} ${''.padEnd(18)}           text ${String(f.session.reduce((n, s) => n + s.text, 0)).padStart(5)}  structured ${String(f.session.reduce((n, s) => n + s.structured, 0)).padStart(5)}`,
   );
-  console.log('  list tools: text against 2 x user content + 20 a row');
-  for (const s of f.lists) console.log(`${row(s)}  limit ${2 * s.user + 20 * (s.rows ?? 0)}`);
+  console.log(
+    '  list tools: text against 2 x user content + 20 a row, and against 2 x (user content + ids) + 20 a row',
+  );
+  for (const s of f.lists)
+    console.log(`${row(s)}  ids ${String(s.ids).padStart(4)}  limits ${listLimit(s, false)} / ${listLimit(s, true)}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) printTokens(await measureTokens());

@@ -9,7 +9,7 @@ import type { ProcedureInfo } from '../src/procedures/index.js';
  * The text block of a tool result: what a model reads, paid per token. `structuredContent` keeps the
  * procedure's output as it is (programs read it, the output schema validates it); the text says the same
  * compactly: a list as one header and one line per item, with the fields the caller already knows (its own
- * arguments), nulls and defaults left out, columns equal on every row said once, and user ids named once
+ * arguments), nulls, empty strings and defaults left out, columns equal on every row said once, and user ids named once
  * (`users: Alice=usr_…`) so rows carry the name. Dates stay ISO 8601 as stored.
  */
 
@@ -135,13 +135,13 @@ function cell(v: unknown, view: TextView, row: Record<string, unknown> = {}): st
 /** An instant as stored: ISO 8601 UTC with milliseconds. */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-/** A nested value without nulls and defaults, user ids as `Name (usr_…)`. */
+/** A nested value without nulls, empty strings and defaults, user ids as `Name (usr_…)`. */
 function compactValue(v: unknown, view: TextView, known: Record<string, unknown> = {}): unknown {
   if (Array.isArray(v)) return v.map((x) => compactValue(x, view));
   if (!isObject(v)) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    if (x === null || x === undefined || DEFAULTS[k] === x || (k in known && known[k] === x)) continue;
+    if (x === null || x === undefined || x === '' || DEFAULTS[k] === x || (k in known && known[k] === x)) continue;
     if (k === 'updatedAt' && x === v.createdAt) continue;
     if (isUserField(k, x)) {
       const name = view.names.get(x as string);
@@ -182,7 +182,7 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
   const value = (r: Record<string, unknown>, k: string) => {
     const v = r[k];
     if (view.fields) return v ?? null;
-    if (v === null || v === undefined || DEFAULTS[k] === v) return null;
+    if (v === null || v === undefined || v === '' || DEFAULTS[k] === v) return null;
     if (k === 'updatedAt' && v === r.createdAt) return null;
     return v;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { measureTokens, TOKEN_LIMITS } from '../../bench/tokens.js';
+import { listLimit, measureTokens, TOKEN_LIMITS } from '../../bench/tokens.js';
 
 // The figures bench/tokens.ts prints (`npm run bench`), held to the limits an agent's context can afford.
 describe('MCP token budget (o200k_base)', () => {
@@ -15,7 +15,9 @@ describe('MCP token budget (o200k_base)', () => {
     expect(page.rows).toBe(20);
     expect(page.text).toBeLessThanOrEqual(TOKEN_LIMITS.messagePage);
     // the page's text within twice its user content and 20 a row; every step's text no larger than its structuredContent
-    expect(page.text).toBeLessThanOrEqual(2 * page.user + 20 * page.rows!);
+    expect(page.text).toBeLessThanOrEqual(listLimit(page, false));
+    // every list tool within twice its content (what people wrote and the ids the agent acts on) and 20 a row
+    for (const s of f.lists) expect(s.text, s.step).toBeLessThanOrEqual(listLimit(s, true));
     for (const s of [...f.session, ...f.lists]) expect(s.text, s.step).toBeLessThanOrEqual(s.structured);
   });
 });

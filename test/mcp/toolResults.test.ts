@@ -53,6 +53,12 @@ describe('MCP results carry content: a compact text, structuredContent as before
     expect(taskText).not.toHaveProperty('assigneeId');
     expect(taskText.createdBy).toBe(`owner (${w.owner.id})`);
     expect(task.structuredContent).toMatchObject({ roomId: w.roomId, assigneeId: null, createdById: w.owner.id });
+
+    // an empty string is left out like a null, in a list and in a single object
+    const tasks = await c.callTool({ name: 'list_tasks', arguments: { roomId: w.roomId } });
+    expect((tasks.structuredContent as { data: { description: string }[] }).data[0].description).toBe('');
+    expect(textOf(tasks)).not.toContain('description');
+    expect(JSON.parse(textOf(task))).not.toHaveProperty('description');
   });
 
   it('takes fields: the text shows those columns in that order; an unknown, hidden or empty field is a clear validation error', async () => {
