@@ -42,7 +42,7 @@ function isProxyEntry(v: string): boolean {
 export type TrustProxy = false | number | string[];
 
 /**
- * SVC_TRUST_PROXY (issue 16 item 4): unset, empty, `off` or `0` trust no proxy (the client address is the
+ * SVC_TRUST_PROXY: unset, empty, `off` or `0` trust no proxy (the client address is the
  * connection's); a hop count `N` trusts the N nearest proxies; otherwise a comma-separated list of proxy
  * addresses, CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal`. `true`/`on` (trust every
  * hop, so anyone can name their own address) is refused.
@@ -165,9 +165,9 @@ function tracingWanted(e: {
 }
 
 export interface PlanLimits {
-  /** Requests per 60 s window per subject (spec 8). */
+  /** Requests per 60 s window per subject. */
   rateLimit: number;
-  /** API units per billing entity per UTC month (spec 8). */
+  /** API units per billing entity per UTC month. */
   monthlyUnits: number;
 }
 
@@ -216,7 +216,7 @@ export interface Config {
 /** Thrown with a precise, human-readable message when the environment holds a bad value. */
 export class ConfigError extends Error {}
 
-/** Reads the configuration once from `env` (CONTRACT §1). Throws ConfigError naming every bad variable. */
+/** Reads the configuration once from `env`. Throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {

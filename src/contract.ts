@@ -11,7 +11,7 @@ import type { Services } from './domain/services.js';
 import type { Challenge } from './http/challenge.js';
 import type { SurfaceName } from './http/surfaces.js';
 
-/** The credential a request carries (spec 5.1): `Authorization: Bearer …` or `X-Api-Key`. */
+/** The credential a request carries: `Authorization: Bearer …` or `X-Api-Key`. */
 export interface Credentials {
   authorization?: string;
   apiKey?: string;
@@ -35,7 +35,7 @@ export type ToolContentBlock =
   | { type: 'resource'; resource: { uri: string; mimeType: string; text: string } }
   | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; size?: number };
 
-/** The 60 s window a request was counted in (spec 5.5 condition 5), for the RateLimit headers. */
+/** The 60 s window a request was counted in, for the RateLimit headers. */
 export interface RateState {
   limit: number;
   remaining: number;
@@ -45,7 +45,7 @@ export interface RateState {
   scope: 'api_key' | 'user' | 'ip';
 }
 
-/** The billing entity's monthly units after this request (spec 5.5 condition 6), for the Svc-Api-Units headers. */
+/** The billing entity's monthly units after this request, for the Svc-Api-Units headers. */
 export interface BalanceState {
   limit: number;
   used: number;
@@ -150,9 +150,9 @@ export interface ProcedureMeta {
   tags: string[];
   /** The MCP toolset (mcp/toolsets.ts) when it is not the first tag. */
   toolset?: string;
-  /** Scope the credential must hold (spec 5.4); null only for the public OpenAPI document. */
+  /** Scope the credential must hold; null only for the public OpenAPI document. */
   scope: Scope | null;
-  /** API units this operation costs (spec 8); also in OpenAPI as `x-api-units`. */
+  /** API units this operation costs; also in OpenAPI as `x-api-units`. */
   units: number;
   /** Writes take `Idempotency-Key` and are never read-only tools. */
   kind: 'read' | 'write';
@@ -193,7 +193,7 @@ export interface RateLimiter {
   allowedAfterConsume?(subject: string, limit: number): SqlCondition;
 }
 
-/** `agentRunId`: the run a delegated token acted for (issue 21); absent for every other credential. */
+/** `agentRunId`: the run a delegated token acted for; absent for every other credential. */
 export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt' | 'agentRunId'> & { agentRunId?: string | null };
 
 /** 503 `service_unavailable`: the database was busy; nothing was written (the transaction rolled back). */

@@ -155,7 +155,7 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
   if (state?.refused) return Promise.reject(new BodyRefusedError(state.limit));
   if (state?.timedOut) return Promise.reject(new BodyTimeoutError(state.timeoutMs));
   if (stream.destroyed) return Promise.reject(new ClientGoneError());
-  // (nothing is hung on a request whose body is whole already: bench/README.md, issue 23, ninth round)
+  // (nothing is hung on a request whose body is whole already: bench/README.md)
   const waiting = !(stream as IncomingMessage).complete;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

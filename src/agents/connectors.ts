@@ -31,7 +31,7 @@ export async function requireConnectorAdmin(m: EntityManager, userId: string, or
 }
 
 /**
- * Registers an agent connector (issue 21). The endpoint passes the webhooks' SSRF guard (spec 6.6: no internal
+ * Registers an agent connector. The endpoint passes the webhooks' SSRF guard (spec 6.6: no internal
  * address in any spelling, `SVC_SSRF_ALLOWLIST` aside) and is checked again at every invocation. The signing
  * secret (`whsec_…`, the webhook scheme of spec 6.4) is returned here once and kept only encrypted.
  */

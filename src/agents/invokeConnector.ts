@@ -100,7 +100,7 @@ export function interpretAnswer(statusCode: number, text: string | null): Invoca
  * One invocation attempt: checks the endpoint again against the SSRF guard (pinning the checked address),
  * signs the body with the connector's secret as a webhook is signed (spec 6.4: `Svc-Webhook-Timestamp`,
  * `Svc-Webhook-Signature`; `Svc-Webhook-Id` is the run id, the connector's deduplication key), POSTs it
- * without following redirects, and classifies the answer like a webhook attempt (spec 6.5). Never throws for
+ * without following redirects, and classifies the answer like a webhook attempt. Never throws for
  * the connector's sake.
  */
 export async function invokeConnector(

@@ -42,7 +42,7 @@ export interface DoorInput {
 }
 
 /**
- * The pipeline's first step (spec 5.5 condition 1): the actor, or the refusal. A refused credential is
+ * The pipeline's first step: the actor, or the refusal. A refused credential is
  * counted against the client address's 60 s window before the refusal (so guessing keys is limited too):
  * past the window 429 `rate_limited` (`out.retryAfter`), else the 401 with `out.challenge`. `counted`:
  * which failures count, every one (a procedure call) or only a refused credential (MCP's door).

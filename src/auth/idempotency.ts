@@ -120,7 +120,7 @@ export async function purgeExpiredIdempotency(s: Services): Promise<number> {
 export type Claim = { kind: 'replay'; body: unknown } | { kind: 'run'; claimId: string };
 
 /**
- * The pipeline's idempotency step (spec 5.5 condition 7), for a write with an `Idempotency-Key` (parsed by
+ * The pipeline's idempotency step, for a write with an `Idempotency-Key` (parsed by
  * `parseIdempotencyKey`): claims the key for this credential, method and path. A replay records its status and stored headers on the response
  * state (`replayed`) and returns the stored body.
  */

@@ -103,7 +103,7 @@ export async function count(
   return undefined;
 }
 
-/** Charges the operation's units (spec 5.5 condition 6), unless `count` already did. */
+/** Charges the operation's units, unless `count` already did. */
 export async function charge(ctx: RequestContext, actor: Actor, cost: number): Promise<UnitsResult> {
   const { services } = ctx;
   return chargeUnits(services.ds, actor.billingEntity, services.now(), cost, planOf(services, actor).monthlyUnits);

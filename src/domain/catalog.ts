@@ -10,7 +10,7 @@ interface CatalogEntry {
   /** What `data.object` of this event is. */
   objectType: ObjectType;
   description: string;
-  /** false: a preview type, listed but never delivered (spec 6.1). */
+  /** false: a preview type, listed but never delivered. */
   stable: boolean;
   /** In the v1 enumeration (README "Webhooks"): a v1 webhook gets the legacy headers for it until the sunset. */
   v1: boolean;

@@ -14,7 +14,7 @@ export const ERROR_STATUS = {
   invalid_state: 409,
   conflict: 409,
   webhook_inactive: 409,
-  /** The agent connector named is inactive (issue 21). */
+  /** The agent connector named is inactive. */
   connector_inactive: 409,
   idempotency_key_in_use: 409,
   /** The request body did not arrive within SVC_BODY_TIMEOUT_MS of the request (the connection is closed). */

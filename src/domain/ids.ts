@@ -63,7 +63,7 @@ export function newId(prefix: string, now: number = Date.now()): string {
   return id;
 }
 
-/** Public event id (spec 2.5): `evt_` + 16 random bytes as URL-safe base64 (22 characters). */
+/** Public event id: `evt_` + 16 random bytes as URL-safe base64 (22 characters). */
 export function newEventId(): string {
   const at = take16();
   return `evt_${pool.toString('base64url', at, at + 16)}`;

@@ -22,5 +22,5 @@ export const SCOPE_DESCRIPTIONS = {
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
 export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as Scope[];
 
-/** Scopes never delegated to an agent run (issue 21): a run's token cannot start runs of its own. */
+/** Scopes never delegated to an agent run: a run's token cannot start runs of its own. */
 export const NEVER_DELEGATED: ReadonlySet<string> = new Set<Scope>(['agent:invoke']);

@@ -6,7 +6,7 @@ import { newId } from './ids.js';
 import type { Services } from './services.js';
 import { iso } from './time.js';
 
-/** A session unused this long ends (issue 16 item 5). */
+/** A session unused this long ends. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 /** A session ends this long after sign-in, however active. */
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;

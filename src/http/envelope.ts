@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ERROR_STATUS, type DomainError, type ErrorCode } from '../domain/errors.js';
 import { boundedForError, clip, MAX_ERROR_MESSAGE } from './inputBounds.js';
 
-/** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
+/** Every error code of the catalog (src/domain/errors.ts). */
 export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).meta({
   id: 'ErrorCode',
   description:

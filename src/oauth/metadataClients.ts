@@ -51,7 +51,7 @@ export const approvalHint = (url: string) =>
   `(the URL ${url} or its origin ${new URL(url).origin}), or an operator with: svc client allow --url ${url}`;
 
 /**
- * Resolves a client-id URL at /oauth/authorize (issue 19 item 1): the URL must be well formed and approved
+ * Resolves a client-id URL at /oauth/authorize: the URL must be well formed and approved
  * (checked before anything is fetched, so only approved URLs are ever fetched), then its document is
  * loaded and validated and the client's row is brought up to date with it. Never redirects: the caller
  * shows `message` on an error page.

@@ -23,7 +23,7 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
     return null;
   const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
   if (!grant || grant.revokedAt) return null;
-  // an agent run's delegated token (issue 21): its own rules, no OAuth client behind it
+  // an agent run's delegated token: its own rules, no OAuth client behind it
   if (token.agentRunId) return resolveDelegatedToken(s, token, grant);
   const [client, user] = await Promise.all([
     m.findOneBy(OAuthClient, { id: grant.clientId }),

@@ -16,7 +16,7 @@ const REFUSAL_REASONS = new Set([
   'service_unavailable',
 ]);
 
-/** How an attempt of a webhook delivery ended: delivered, to be retried, or finally failed (spec 6.5). */
+/** How an attempt of a webhook delivery ended: delivered, to be retried, or finally failed. */
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed';
 
 export interface MetricsOptions {

@@ -20,7 +20,7 @@ export const systemResolver: Resolver = async (hostname) =>
     family: a.family === 6 ? 6 : 4,
   }));
 
-/** Parsed `SVC_SSRF_ALLOWLIST` (CONTRACT §1): CIDRs (or single addresses) and host names (`*.corp.example` too). */
+/** Parsed `SVC_SSRF_ALLOWLIST`: CIDRs (or single addresses) and host names (`*.corp.example` too). */
 export interface Allowlist {
   cidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][];
   hosts: string[];

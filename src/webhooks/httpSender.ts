@@ -37,7 +37,7 @@ export interface SendResult {
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO$)/;
 
 /**
- * The class of a transport failure, for the attempt records (issue 22): `timeout`, `connection_refused`,
+ * The class of a transport failure, for the attempt records: `timeout`, `connection_refused`,
  * `connection_reset`, `dns`, `tls`, else `network_error`. Looks at the error and its causes.
  */
 export function networkErrorClass(err: unknown, timedOut = false): string {

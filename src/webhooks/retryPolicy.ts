@@ -1,4 +1,4 @@
-/** What follows an attempt (spec 6.5). */
+/** What follows an attempt. */
 export type Verdict = 'success' | 'retry' | 'stop';
 
 /**
@@ -15,5 +15,5 @@ export function classifyAttempt(statusCode: number | null, error: string | null)
   return error === 'timeout' || error === 'network_error' ? 'retry' : 'stop';
 }
 
-/** Delay before the next attempt after `attemptsMade` attempts: base, 2×base, 4×base (spec 6.5, CONTRACT §1). */
+/** Delay before the next attempt after `attemptsMade` attempts: base, 2×base, 4×base. */
 export const backoffMs = (baseMs: number, attemptsMade: number): number => baseMs * 2 ** (attemptsMade - 1);

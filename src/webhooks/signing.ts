@@ -82,7 +82,7 @@ export interface DeliveryHeaderInput {
 }
 
 /**
- * Every header of one attempt (spec 6.2-6.4), signed afresh with this attempt's timestamp. Custom headers
+ * Every header of one attempt, signed afresh with this attempt's timestamp. Custom headers
  * come first and may replace only `Content-Type` and `User-Agent`; the sender's own headers are written
  * last (protected names were refused at creation, and are overwritten here anyway).
  */

@@ -66,7 +66,7 @@ const byId = (name: string, summary: string, act: (s: Services, id: string) => P
   },
 });
 
-/** Webhook configuration (CONTRACT §2) and the standalone delivery worker. */
+/** Webhook configuration and the standalone delivery worker. */
 export const webhookCommands: Command[] = [
   {
     name: 'webhook create',
@@ -202,7 +202,7 @@ export const webhookCommands: Command[] = [
       const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();
-      // agent run invocations (issue 21) go through the same kind of outbox, so the same process runs them
+      // agent run invocations go through the same kind of outbox, so the same process runs them
       const runWorker = createAgentRunWorker({ services: s });
       runWorker.start();
       process.stderr.write(`webhook worker ${worker.owner} running; SIGTERM or SIGINT stops it\n`);

@@ -37,7 +37,7 @@ export interface AgentsSectionOptions {
 }
 
 /**
- * Agent connectors (issue 21) of the organizations the user owns or administers: the form (`Organization`,
+ * Agent connectors of the organizations the user owns or administers: the form (`Organization`,
  * `Connector name`, `Connector URL`, one checkbox `Delegate <scope>` per delegable scope, `Create connector`), a signing secret just made shown
  * once, each connector with `Activate`/`Deactivate`; and the recent agent runs of the user's rooms.
  */
