@@ -20,7 +20,7 @@ async function signIn(page: Page, t: TestServer, user: { email: string; password
   await page.waitForURL(/\/settings\/developer$/);
 }
 
-describe('webhook debugging on the developer page in Chromium (issue 22)', { timeout: 180_000 }, () => {
+describe('webhook debugging on the developer page in Chromium', { timeout: 180_000 }, () => {
   it('shows why a webhook was disabled, re-activates it in one click, sends test events and shows a delivery with every attempt', async () => {
     const clock = clockAt(new Date().toISOString());
     await using t = await startTestServer({ now: clock.now, env: { SVC_WEBHOOK_DISABLE_AFTER_HOURS: '72' } });

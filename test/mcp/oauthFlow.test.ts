@@ -232,7 +232,7 @@ class MetadataDocumentHost extends HostProvider {
   }
 }
 
-describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2, 8)', () => {
+describe('MCP with OAuth: a client metadata document client', () => {
   it('the SDK client connects with its client-id URL after one approval, from a loopback port other than the registered one', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

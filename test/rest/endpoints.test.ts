@@ -88,7 +88,7 @@ describe('every endpoint, happy path', () => {
       body: { startDate: '2026-12-31' },
     });
     expect(badDates.status).toBe(400);
-    // business rules the schema cannot state answer rule_violation, not the schema's validation_error (issue 20.2)
+    // business rules the schema cannot state answer rule_violation, not the schema's validation_error
     expect(badDates.body.error.code).toBe('rule_violation');
     // a refused update changes nothing (the update and its check run in one transaction, taken back whole)
     const notMember = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, {

@@ -101,7 +101,7 @@ const headersFor = (w: FuzzWorld) =>
       'mcp-protocol-version': version,
     }));
 
-describe('MCP tools/call fuzzing (issue 10.1)', () => {
+describe('MCP tools/call fuzzing', () => {
   let w: FuzzWorld;
   const schemas = new Map<string, Schema>();
   /** Per tool: how its calls ended (ok, tool error, JSON-RPC error, or the HTTP status of a refusal). */

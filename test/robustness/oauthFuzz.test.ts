@@ -53,7 +53,7 @@ const pair = (name: string, value: fc.Arbitrary<string>): fc.Arbitrary<[string, 
 const withShow = <T extends object>(v: T) =>
   Object.assign(v, { [fc.toStringMethod]: () => JSON.stringify(v).slice(0, 600) });
 
-describe('OAuth endpoint and sign-in form fuzzing (issue 10.1)', () => {
+describe('OAuth endpoint and sign-in form fuzzing', () => {
   let env: Env;
   let pub: { clientId: string };
   let conf: { clientId: string; clientSecret: string | null };

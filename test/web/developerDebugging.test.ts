@@ -23,7 +23,7 @@ async function setup() {
   return { ...env, rx, logs, hook, b, [Symbol.asyncDispose]: close };
 }
 
-describe('/settings/developer: test events and delivery detail (issue 22)', () => {
+describe('/settings/developer: test events and delivery detail', () => {
   it('sends a test event from the card and shows the outcome; the delivery page shows its request and attempt', async () => {
     await using s = await setup();
     expect(s.b.last).toContain('>Send test event</button>');

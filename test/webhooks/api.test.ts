@@ -17,7 +17,7 @@ async function setup() {
   return { ...world, clock, hook, base: `/v1/rooms/${world.w.roomId}/webhooks/${hook.id}` };
 }
 
-describe('webhooks on /v1 (spec 2.6, 4)', () => {
+describe('webhooks on /v1', () => {
   it("lists a room's webhooks without secrets or header values", async () => {
     await using s = await setup();
     const r = await call(s.t, 'GET', `/v1/rooms/${s.w.roomId}/webhooks`, { key: s.w.key });

@@ -43,7 +43,7 @@ function spawnListen(args: string[]) {
   return { child, exited, out: () => stdout, err: () => stderr };
 }
 
-describe('svc listen and svc trigger against a server (issue 22 item 4)', { timeout: 120_000 }, () => {
+describe('svc listen and svc trigger against a server', { timeout: 120_000 }, () => {
   let t: TestServer;
   let w: World;
   let rx: Receiver;
@@ -219,7 +219,7 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
   });
 });
 
-describe('svc webhook test and svc webhook purge-attempts (issue 22 items 1, 2)', { timeout: 120_000 }, () => {
+describe('svc webhook test and svc webhook purge-attempts', { timeout: 120_000 }, () => {
   it('sends a test event and prints the outcome; purges attempt records and prints {"deleted":N}', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
