@@ -1,6 +1,6 @@
 // Lint: typescript-eslint's recommended rules, plus import boundaries of ../shared/ARCHITECTURE.md:
 // rest/ and mcp/ never import each other, the domain knows nothing of express, tRPC or MCP, and imports point
-// one way (issue 18 item 4): the adapters (rest/, mcp/, web/ pages, cli/) → procedures, oauth → webhooks,
+// one way: the adapters (rest/, mcp/, web/ pages, cli/) → procedures, oauth → webhooks,
 // agents, domain → db. web/ renders the consent page over oauth/'s rules; oauth/ renders no page.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -36,7 +36,7 @@ export default tseslint.config(
     },
   },
   {
-    // A promise the server drops is an unhandled rejection waiting to end the process (issue 16.1): every
+    // A promise the server drops is an unhandled rejection waiting to end the process: every
     // promise in the server's code is awaited, returned, or given a .catch; `void` does not count.
     files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts', 'db/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

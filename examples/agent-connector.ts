@@ -68,7 +68,7 @@ async function work(inv: Invocation): Promise<Answer> {
 }
 
 /**
- * The connector's HTTP server. It verifies every invocation (spec 6.4, the run's connector secret) before
+ * The connector's HTTP server. It verifies every invocation (the run's connector secret) before
  * trusting it, and deduplicates on the run id (`Svc-Webhook-Id`): invocation is at least once, so a repeated
  * one gets the same answer instead of doing the work twice.
  */
