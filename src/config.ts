@@ -184,7 +184,10 @@ export interface Config {
   webhookBackoffBaseMs: number;
   /** Days webhook attempt records are kept (SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, default 30). */
   webhookAttemptRetentionDays: number;
-  /** Hours of failed deliveries only after which a webhook is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS, default 72). */
+  /**
+   * Hours of failed deliveries only after which a webhook is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS, default
+   * 72).
+   */
   webhookDisableAfterHours: number;
   /** AES-256-GCM key for webhook secrets at rest (SVC_WEBHOOK_KEY); absent: a key file generated in dataDir. */
   webhookKey: Buffer | undefined;
@@ -197,9 +200,15 @@ export interface Config {
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
   worker: boolean;
-  /** An agent run not finished this long after its creation fails; its delegated token expires then (SVC_AGENT_RUN_DEADLINE_MS, default 15 min). */
+  /**
+   * An agent run not finished this long after its creation fails; its delegated token expires then
+   * (SVC_AGENT_RUN_DEADLINE_MS, default 15 min).
+   */
   agentRunDeadlineMs: number;
-  /** How long a worker's claim on a run's invocation holds (SVC_AGENT_LEASE_MS, default 90 s): a crashed holder's run is invoked again after it. */
+  /**
+   * How long a worker's claim on a run's invocation holds (SVC_AGENT_LEASE_MS, default 90 s): a crashed holder's run is
+   * invoked again after it.
+   */
   agentLeaseMs: number;
   /** Whose `X-Forwarded-For` names the client (SVC_TRUST_PROXY): Express's `trust proxy` setting. */
   trustProxy: TrustProxy;

@@ -1,4 +1,4 @@
-// The call contract: what an adapter hands the spec 5.5 pipeline (the request context), what the pipeline hands
+// The call contract: what an adapter hands the pipeline (the request context), what the pipeline hands
 // back (the response state), what each operation declares about itself (its metadata), the audit row's input and
 // the mapping of anything thrown to the one domain error. It sits below the pipeline (src/auth/) and the
 // procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
@@ -41,7 +41,9 @@ export interface RateState {
   remaining: number;
   resetSeconds: number;
   windowSeconds: number;
-  /** Whom the window counts: the API key, the user behind an OAuth token, or the address of an unauthenticated request. */
+  /**
+   * Whom the window counts: the API key, the user behind an OAuth token, or the address of an unauthenticated request.
+   */
   scope: 'api_key' | 'user' | 'ip';
 }
 
@@ -135,7 +137,7 @@ export interface ProcedureMeta {
     download?: boolean;
   };
   /**
-   * MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
+   * MCP tool name (`<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
    * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
    */
   tool: {
@@ -156,12 +158,20 @@ export interface ProcedureMeta {
   units: number;
   /** Writes take `Idempotency-Key` and are never read-only tools. */
   kind: 'read' | 'write';
-  /** MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first (mcp/confirm.ts). */
+  /**
+   * MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first
+   * (mcp/confirm.ts).
+   */
   destructive?: boolean;
-  /** Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else. */
+  /**
+   * Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else.
+   */
   runOnly?: boolean;
   idempotent?: boolean;
-  /** Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the status. */
+  /**
+   * Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the
+   * status.
+   */
   errors?: (ErrorCode | { code: ErrorCode; status: number })[];
   /** Not exposed as an MCP tool (only `openapi.json`). */
   restOnly?: boolean;

@@ -11,7 +11,7 @@ import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 import { finishRun } from '../domain/runEnd.js';
 
-/** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
+/** Invocation attempts of a run at most (a webhook delivery's schedule). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
 export const LIVE_STATUSES = ['queued', 'running'] as const;
 

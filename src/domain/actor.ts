@@ -26,7 +26,9 @@ export interface Actor {
   agentRunId?: string;
 }
 
-/** The profile of the user an API credential acts for (`userId`), read with the credential (what `GET /v1/me` shows). */
+/**
+ * The profile of the user an API credential acts for (`userId`), read with the credential (what `GET /v1/me` shows).
+ */
 export interface UserProfile {
   email: string;
   name: string;

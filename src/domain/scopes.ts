@@ -1,4 +1,4 @@
-/** The scopes of spec 5.4 with their meaning (shown on the consent screen). */
+/** The scopes with their meaning (shown on the consent screen). */
 export const SCOPE_DESCRIPTIONS = {
   'me:read': 'Read your own profile',
   'organizations:read': 'List the organizations you belong to',

@@ -66,7 +66,9 @@ export async function revokeUserWebSessions(m: EntityManager, userId: string): P
   return (await m.delete(WebSession, { userId })).affected ?? 0;
 }
 
-/** Housekeeping (daily, with the other purges): deletes sessions past their absolute end or idle past SESSION_IDLE_MS. */
+/**
+ * Housekeeping (daily, with the other purges): deletes sessions past their absolute end or idle past SESSION_IDLE_MS.
+ */
 export async function purgeExpiredWebSessions(s: Services): Promise<number> {
   const m = s.ds.manager;
   const now = s.now();

@@ -9,7 +9,7 @@ export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, .
     'The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.',
 });
 
-/** The error envelope of spec 2.4. */
+/** The error envelope (docs/rest-api.md#responses-and-errors). */
 export const ErrorEnvelope = z
   .object({
     error: z.object({

@@ -29,7 +29,10 @@ export const REQUEST_ID_IN = REQUEST_ID_HEADER.toLowerCase();
 export const API_KEY_IN = API_KEY_HEADER.toLowerCase();
 export const IDEMPOTENCY_KEY_IN = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 
-/** The API's own response headers a browser client must be able to read (CORS `Access-Control-Expose-Headers`), in this order. */
+/**
+ * The API's own response headers a browser client must be able to read (CORS `Access-Control-Expose-Headers`), in this
+ * order.
+ */
 export const EXPOSED_API_HEADERS = [REQUEST_ID_HEADER, RETRY_AFTER, ...RATE_LIMIT_HEADERS, ...UNIT_HEADERS];
 
 /**

@@ -39,7 +39,10 @@ export function clientIdentity(id: string): { rowId: string; url: string | null 
 export const ROW_ID_REFUSED =
   'A client that publishes a client metadata document is identified by its client-id URL (https://…), never by another id.';
 
-/** The stored client for a `client_id` as presented (a registered id, or the row of a client-id URL in normal form); null for any other spelling. */
+/**
+ * The stored client for a `client_id` as presented (a registered id, or the row of a client-id URL in normal form);
+ * null for any other spelling.
+ */
 export async function findClientById(s: Services, id: string): Promise<OAuthClient | null> {
   const identity = clientIdentity(id);
   return identity ? s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;

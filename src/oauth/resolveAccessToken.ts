@@ -7,7 +7,7 @@ import { resolveDelegatedToken } from './resolveDelegatedToken.js';
 import { findToken } from './tokenStore.js';
 
 /**
- * Turns an `svc_at_` access token into the Actor of spec 5.2 (the runtime sets it as `Services.resolveAccessToken`):
+ * Turns an `svc_at_` access token into an Actor (the runtime sets it as `Services.resolveAccessToken`):
  * `agent` for clients registered with `--kind agent`, else `user`; `userId` is the consenting user, whose
  * permissions bound every request; `organizationId` is the acting context chosen at consent (null for the
  * personal scope), which also decides the billing entity and plan; `audience` is the token's resource;

@@ -9,7 +9,7 @@ const UNSUPPORTED = `grant_type must be ${GRANTS.map((g) => g.grantType).join(' 
 
 /**
  * POST /oauth/token: form-encoded; authenticates the client, then runs the grant. Answers the
- * token response of CONTRACT §5 or an RFC 6749 error, always with `Cache-Control: no-store`. The grants are
+ * token response or an RFC 6749 error, always with `Cache-Control: no-store`. The grants are
  * the table of grants/index.ts.
  */
 export function tokenEndpoint({ services: s }: { services: Services }) {

@@ -6,7 +6,7 @@ import { driverPostgresPool } from '../fastpaths/typeormDriver.js';
 /** Where a request came in: the four surfaces an operator tells apart. */
 export type Surface = 'rest' | 'mcp' | 'oauth' | 'pages';
 
-/** The refusals counted by reason (spec 5.5's error codes), and a database busy past its timeout. */
+/** The refusals counted by reason (the pipeline's error codes), and a database busy past its timeout. */
 const REFUSAL_REASONS = new Set([
   'rate_limited',
   'api_units_exhausted',

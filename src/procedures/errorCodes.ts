@@ -1,7 +1,9 @@
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors.js';
 import type { ProcedureMeta } from './meta.js';
 
-/** The surface an answer goes out on: REST reads a body itself (413/415), an MCP tool call has its arguments already. */
+/**
+ * The surface an answer goes out on: REST reads a body itself (413/415), an MCP tool call has its arguments already.
+ */
 export type Surface = 'rest' | 'mcp';
 
 /** Error codes by HTTP status, in status order; each list in catalog order. */

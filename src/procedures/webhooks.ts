@@ -57,7 +57,7 @@ const toWebhook = (w: Webhook, now: Date): z.infer<typeof WebhookView> => {
   };
 };
 
-/** Spec 2.6 `PublicWebhookDelivery`, plus eventId, eventType and attempts. Never the response body. */
+/** A delivery as the public API shows it, plus eventId, eventType and attempts. Never the response body. */
 export const WebhookDeliveryView = z
   .object({
     id: idOf('whd').meta({ description: 'History row id; the deliveryId path parameter of redeliver' }),
@@ -99,7 +99,9 @@ const toDelivery = (d: WebhookDelivery): z.infer<typeof WebhookDeliveryView> => 
 
 const webhookPath = '/v1/rooms/{roomId}/webhooks/{webhookId}';
 
-/** The redeliver path parameter: the history row id; a `Svc-Webhook-Delivery` UUID passes here and gets a 404 saying so. */
+/**
+ * The redeliver path parameter: the history row id; a `Svc-Webhook-Delivery` UUID passes here and gets a 404 saying so.
+ */
 const historyIdOrUuid = z
   .string()
   .max(68)

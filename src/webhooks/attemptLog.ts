@@ -54,7 +54,9 @@ export interface MadeAttempt {
 export const attemptKind = (row: Pick<WebhookDelivery, 'eventType' | 'redeliveryOf'>): WebhookAttemptKind =>
   row.redeliveryOf ? 'redelivery' : row.eventType === TEST_EVENT_TYPE ? 'test' : 'automatic';
 
-/** Reasons an attempt was not made that say nothing about the receiver (they neither start nor end a failure streak). */
+/**
+ * Reasons an attempt was not made that say nothing about the receiver (they neither start nor end a failure streak).
+ */
 const NOT_THE_RECEIVERS = new Set(['webhook_inactive', 'webhook_deleted']);
 
 function attemptRow(a: MadeAttempt, now: Date): WebhookAttempt | null {

@@ -13,7 +13,7 @@ export const USER_AGENT: Record<WebhookApiVersion, string> = {
 };
 
 /**
- * The v1 event enumeration (spec 6.1 leaves it open; decided here, README "Webhooks"): the events the
+ * The v1 event enumeration: the events the
  * earlier implementation sent, the catalog's `v1` column (src/domain/catalog.ts). Events outside it
  * (message.created, task.created, file.uploaded and the v2 aliases record.approval_requested /
  * record.approved) still reach v1 webhooks with the v1 body, but with the `Svc-Webhook-*` headers only,

@@ -3,7 +3,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { RESPONSE_PREVIEW_BYTES } from './constants.js';
 import { pinnedLookup, type CheckedTarget } from '../outbound/ssrfGuard.js';
 
-/** Bounds of one attempt (spec 6.5 "bounded timeouts"). */
+/** Bounds of one attempt, so a slow receiver cannot hold a worker. */
 export interface SendTimeouts {
   connectMs: number;
   /** For the response headers, and again for the body. */

@@ -78,7 +78,7 @@ async function sendOnceNow(
 }
 
 /**
- * Spec 4 rules 1-2: sends the event of a history row once more, now: same event id, a new `deliveryId`,
+ * Sends the event of a history row once more, now: same event id, a new `deliveryId`,
  * a new history row (`redeliveryOf` the original), one attempt and no automatic retry. An HTTP failure is
  * a result (success=false), not an error. Preconditions: 404 `not_found` without the original delivery
  * (with a message naming the id the path takes when the `Svc-Webhook-Delivery` UUID is given instead),

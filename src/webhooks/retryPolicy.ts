@@ -2,7 +2,7 @@
 export type Verdict = 'success' | 'retry' | 'stop';
 
 /**
- * Spec 6.5: 2xx success; 3xx a failure, never followed and not retried; 408, 429, 5xx and timeouts retried
+ * 2xx success; 3xx a failure, never followed and not retried; 408, 429, 5xx and timeouts retried
  * (so are connection failures, which are as transient); 400, 401, 403, 404, 410, 422 stop at once, and so
  * does any other 4xx. No response for another reason (refused URL, unreadable configuration) stops too.
  */

@@ -10,12 +10,12 @@ import {
 } from './constants.js';
 import { type CustomHeader, isStandardHeaderName } from './customHeaders.js';
 
-/** Spec 6.4: HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
+/** HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
 export function signPayload(secret: string, timestamp: number, body: Buffer): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 }
 
-/** Spec 6.3: `v1=<hex>`, during rotation `v1=<current>,v1=<next>`. */
+/** `v1=<hex>`, during rotation `v1=<current>,v1=<next>`. */
 export function signatureHeader(
   secrets: { current: string; next: string | null },
   timestamp: number,
@@ -60,7 +60,7 @@ export const standardSecret = (secret: string): string => `whsec_${Buffer.from(s
 export const SUNSET_HTTP_DATE = WEBHOOK_LEGACY_HEADER_SUNSET_AT.toUTCString();
 
 /**
- * Spec 6.3 legacy rules 1-3: legacy headers only on v1 rows, only before the sunset (by the injected
+ * Legacy headers only on v1 rows, only before the sunset (by the injected
  * clock), only for events of the v1 enumeration.
  */
 export function sendsLegacyHeaders(apiVersion: WebhookApiVersion, eventType: string, now: Date): boolean {

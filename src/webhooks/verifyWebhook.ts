@@ -1,8 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-// Receiver side of spec 6.4. Self-contained (node:crypto only) so a receiver can import or copy it.
+// The receiver's side of the signature (docs/webhooks.md#verifying-a-delivery). Self-contained (node:crypto only) so a
+// receiver can import or copy it.
 
-/** Spec 6.4, 8: a request whose timestamp differs from the receiver's clock by more than this is rejected. */
+/** A request whose timestamp differs from the receiver's clock by more than this is rejected. */
 export const WEBHOOK_REPLAY_WINDOW_SECONDS = 300;
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;

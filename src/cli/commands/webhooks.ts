@@ -44,7 +44,10 @@ function eventsOption(a: Record<string, unknown>): string[] | undefined {
     .filter(Boolean);
 }
 
-/** `--max-per-second`: undefined when not given, null for "unlimited", else a whole number (range checked by the domain). */
+/**
+ * `--max-per-second`: undefined when not given, null for "unlimited", else a whole number (range checked by the
+ * domain).
+ */
 function throttleOption(a: Record<string, unknown>): number | null | undefined {
   const raw = optional(a, 'max-per-second');
   if (raw === undefined) return undefined;
