@@ -130,8 +130,9 @@ export default tseslint.config(
     },
   },
   {
-    // the wire module (envelope, request ids, headers, challenges, surfaces) and the spec 5.5 steps belong
-    // to neither adapter: both adapters import them, never the other way round
+    // the wire module (envelope, request ids, headers, challenges, surfaces) and the pipeline's steps
+    // (docs/architecture.md#the-request-pipeline) belong to neither adapter: both adapters import them, never the other
+    // way round
     files: ['src/http/**', 'src/auth/**'],
     rules: {
       'no-restricted-imports': [
