@@ -6,7 +6,7 @@ import { clockAt } from '../web/developerHelpers.js';
 import { addWebhook, startReceiver } from '../webhooks/helpers.js';
 import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser } from './chromium.js';
 
-// Issue 22 on the developer settings page in Chromium: the reason of an automatic disable and the one-click
+// Webhook debugging on the developer settings page in Chromium: the reason of an automatic disable and the one-click
 // re-activation, "Send test event" with its outcome at once, and a delivery's detail (exact request, every attempt).
 
 beforeAll(ensureChromium, INSTALL_TIMEOUT_MS);

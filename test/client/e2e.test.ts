@@ -112,7 +112,8 @@ describe('the TypeScript client against a running server', () => {
       requestId: broken.response.headers.get('x-request-id'),
     });
 
-    // records and the approval flow: requested by the owner, approved by the member; a second pair rejected and withdrawn
+    // records and the approval flow: requested by the owner, approved by the member; a second pair rejected and
+    // withdrawn
     const recPath = (recordId: string) => ({ params: { path: { roomId: w.roomId, recordId } } });
     const rec = await unwrap(
       api.POST('/v1/rooms/{roomId}/records', {

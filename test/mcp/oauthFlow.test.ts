@@ -366,7 +366,8 @@ describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK doe
       await c1.close();
     }
 
-    // v2: it sends the user to authorize the challenged scope with the scopes the token holds (a union, in its own order)
+    // v2: it sends the user to authorize the challenged scope with the scopes the token holds (a union, in its own
+    // order)
     const v2 = new HostProvider(clientId);
     v2.saved = { ...narrow };
     const c2 = new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } });

@@ -8,7 +8,10 @@ import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/too
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 
-/** What the SDK's own `Server` (a 2025 exchange) sends for a handler returning `result` (it checks the result of every `tools/call`). */
+/**
+ * What the SDK's own `Server` (a 2025 exchange) sends for a handler returning `result` (it checks the result of every
+ * `tools/call`).
+ */
 async function sdkAnswer(result: unknown): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
   const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
   server.setRequestHandler('tools/call', async () => result as never);

@@ -261,8 +261,8 @@ describe('authentication and scopes', () => {
   });
 
   it('403 insufficient_scope with details.required and details.granted on every operation', async () => {
-    // a key holding one scope no operation here needs (agent:invoke governs the agent runs of issue 21, so those
-    // are tried with me:read instead)
+    // a key holding one scope no operation here needs (agent:invoke governs the agent runs, so those are tried
+    // with me:read instead)
     const k = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['agent:invoke'] });
     const other = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['me:read'] });
     for (const p of listProcedures()) {

@@ -13,7 +13,8 @@ import { captureLogs, DevBrowser, startDeveloperEnv } from '../web/developerHelp
 import { deliveryRows, startReceiver } from '../webhooks/helpers.js';
 
 // Webhooks as an attack surface: SSRF through receiver URLs, forged delivery headers (a custom
-// header named like a signed one), and forged or replayed deliveries at the receiver. test/webhooks/ has the full matrix.
+// header named like a signed one), and forged or replayed deliveries at the receiver. test/webhooks/ has the full
+// matrix.
 
 const PUBLIC = '93.184.216.34';
 const dns: Record<string, string[]> = {

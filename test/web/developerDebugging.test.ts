@@ -4,7 +4,7 @@ import { call } from '../helpers/harness.js';
 import { addWebhook, deliveryRows, startReceiver } from '../webhooks/helpers.js';
 import { captureLogs, DevBrowser, startDeveloperEnv } from './developerHelpers.js';
 
-// Issue 22 on /settings/developer over HTTP: the test event action and the delivery page refuse what they
+// Webhook debugging on /settings/developer over HTTP: the test event action and the delivery page refuse what they
 // must (no CSRF token, no room manage access, an inactive webhook, unknown ids) without sending or storing.
 
 async function setup() {

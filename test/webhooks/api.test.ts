@@ -116,7 +116,7 @@ describe('webhooks on /v1', () => {
     expect(ok.body.delivery).toMatchObject({ success: true, statusCode: 200, eventId: orig.eventId });
   });
 
-  it('answers 404 not_found, 409 webhook_inactive and 422 validation_error as spec 4 rule 2 says', async () => {
+  it('redeliver answers 404 for an unknown delivery or webhook, 409 for an inactive one, 422 for an unreadable snapshot', async () => {
     await using s = await setup();
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } });
     await s.worker.runOnce();

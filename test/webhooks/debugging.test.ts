@@ -167,7 +167,7 @@ describe('every attempt on record', () => {
     const again = await call(s.t, 'POST', `${s.base}/deliveries/${row.id}/redeliver`, { key: s.w.key });
     const redone = await attemptsOf(s.t, again.body.delivery.id);
     expect(redone.map((a) => [a.attemptNumber, a.kind, a.statusCode])).toEqual([[1, 'redelivery', 200]]);
-    // the public API keeps spec 2.6: no response body, no headers, no attempts
+    // the public API never shows a receiver's response body, its headers or the attempts
     const list = await call(s.t, 'GET', `${s.base}/deliveries`, { key: s.w.key });
     expect(JSON.stringify(list.body)).not.toContain('down for maintenance');
     expect(Object.keys(list.body.data[0]).sort()).toEqual([

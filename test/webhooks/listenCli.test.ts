@@ -7,7 +7,7 @@ import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { addWebhook, startReceiver, type Receiver } from './helpers.js';
 import { freePort, waitFor } from './processes.js';
 
-// Issue 22 items 1, 2 and 4 on the command line: `svc webhook test`, `svc webhook purge-attempts`, and
+// Webhook debugging on the command line: `svc webhook test`, `svc webhook purge-attempts`, and
 // `svc listen` / `svc trigger`, which talk to a server through the public API only (never its database).
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
