@@ -12,7 +12,10 @@ interface CatalogEntry {
   description: string;
   /** false: a preview type, listed but never delivered. */
   stable: boolean;
-  /** In the v1 enumeration (README "Webhooks"): a v1 webhook gets the legacy headers for it until the sunset. */
+  /**
+   * In the v1 enumeration (docs/webhooks.md#what-a-receiver-gets): a v1 webhook gets the legacy headers for it until
+   * the sunset.
+   */
   v1: boolean;
 }
 
