@@ -9,6 +9,10 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 
 const transport = ['express', 'express/*', '@trpc/*', '@modelcontextprotocol/*', 'helmet', '@scalar/*'];
 
+// Files other engineers are changing this round, kept out of the comment-length rule until their branches are
+// merged; the lead empties this list then (test/architecture/comments.test.ts has the same list).
+const PENDING_OTHER_OWNERS = ['db/**', 'bench/**', 'src/fastpaths/**', 'mcp/createMcpRouter.ts', 'rest/openapi.ts'];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', '.build/'] },
   js.configs.recommended,
@@ -35,6 +39,25 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Prettier wraps code at 120 columns but leaves comments alone: this keeps them as narrow. Strings, template
+    // literals, regular expressions and URLs may run longer (an error message reads better whole).
+    rules: {
+      'max-len': [
+        'error',
+        {
+          code: 120,
+          comments: 120,
+          ignoreStrings: true,
+          ignoreTemplateLiterals: true,
+          ignoreRegExpLiterals: true,
+          ignoreUrls: true,
+        },
+      ],
+    },
+  },
+  // generated from the OpenAPI document (its descriptions become comments), and the files of PENDING_OTHER_OWNERS
+  { files: ['clients/typescript/src/schema.ts', ...PENDING_OTHER_OWNERS], rules: { 'max-len': 'off' } },
   {
     // A promise the server drops is an unhandled rejection waiting to end the process: every
     // promise in the server's code is awaited, returned, or given a .catch; `void` does not count.

@@ -185,7 +185,7 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
   return w;
 }
 
-/** The error envelope (docs/rest-api.md#responses-and-errors), checked strictly; returns what is wrong with it, or null. */
+/** The error envelope, checked strictly (docs/rest-api.md#responses-and-errors): what is wrong with it, or null. */
 export function envelopeProblem(body: unknown, requestIdHeader: string | null): string | null {
   const e = (body as { error?: Record<string, unknown> } | null)?.error;
   if (!e || typeof e !== 'object') return 'no error envelope';
