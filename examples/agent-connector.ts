@@ -1,6 +1,6 @@
-// An agent connector without an LLM (README "Agents"): it turns the lines of a run's input text, or of the
-// body of the record the run names, into tasks in bulk and posts a summary message, working through /mcp
-// with the run's delegated token, then answers the invocation with {status, output}.
+// An agent connector without an LLM (docs/agents.md#an-example-connector): it turns the lines of a run's input
+// text, or of the body of the record the run names, into tasks in bulk and posts a summary message, working
+// through /mcp with the run's delegated token, then answers the invocation with {status, output}.
 //
 //   CONNECTOR_SECRETS=whsec_… PORT=4100 npx tsx examples/agent-connector.ts
 //

@@ -55,7 +55,7 @@ describe('event catalog', () => {
     expect(new Set(EVENT_CATALOG.map((e) => e.type)).size).toBe(15);
     expect([...STABLE_EVENT_TYPES]).toEqual(EVENT_CATALOG.filter((e) => e.type !== 'room.created').map((e) => e.type));
     expect(DELIVERED_EVENT_TYPES).toBe(STABLE_EVENT_TYPES);
-    // the v1 enumeration the earlier implementation sent (README "Webhooks"), unchanged
+    // the v1 enumeration the earlier implementation sent (docs/webhooks.md#what-a-receiver-gets), unchanged
     expect([...V1_EVENT_TYPES].sort()).toEqual([
       'approval.approved',
       'approval.rejected',
