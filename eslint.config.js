@@ -1,4 +1,5 @@
-// Lint: typescript-eslint's recommended rules, plus import boundaries of ../shared/ARCHITECTURE.md:
+// Lint: typescript-eslint's recommended rules, plus the import boundaries of
+// docs/architecture.md#imports-point-one-way:
 // rest/ and mcp/ never import each other, the domain knows nothing of express, tRPC or MCP, and imports point
 // one way: the adapters (rest/, mcp/, web/ pages, cli/) → procedures, oauth → webhooks,
 // agents, domain → db. web/ renders the consent page over oauth/'s rules; oauth/ renders no page.
@@ -154,8 +155,8 @@ export default tseslint.config(
   },
   {
     // the wire module (envelope, request ids, headers, challenges, surfaces) and the pipeline's steps
-    // (docs/architecture.md#the-request-pipeline) belong to neither adapter: both adapters import them, never the other
-    // way round
+    // (docs/architecture.md#the-request-pipeline) belong to neither adapter: both adapters import them, never the
+    // other way round
     files: ['src/http/**', 'src/auth/**'],
     rules: {
       'no-restricted-imports': [

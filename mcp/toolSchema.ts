@@ -191,8 +191,8 @@ export function toToolSchema(
   io: 'input' | 'output',
   o: { compact?: boolean } = {},
 ): JsonSchemaObject | null {
-  // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that generate
-  // arguments
+  // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that
+  // generate arguments
   if (o.compact === false) {
     const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;
     const full = standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)) as Json;

@@ -169,8 +169,8 @@ export interface ProcedureMeta {
   runOnly?: boolean;
   idempotent?: boolean;
   /**
-   * Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the
-   * status.
+   * Error codes this operation can answer besides the pipeline's own; `{code, status}` where the operation answers
+   * it with another status than the catalog's.
    */
   errors?: (ErrorCode | { code: ErrorCode; status: number })[];
   /** Not exposed as an MCP tool (only `openapi.json`). */

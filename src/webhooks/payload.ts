@@ -51,8 +51,8 @@ export const v2Body = (e: EventSnapshot) => ({
 const testMark = (e: EventSnapshot): { test?: true } => (e.type === TEST_EVENT_TYPE ? { test: true } : {});
 
 /**
- * The v1 body: exactly the keys `event`, `timestamp`, `roomId`, `data`, `deliveryId`. Decided
- * here where the spec leaves it open: `timestamp` is the event's ISO 8601 time, `data` is ID-only
+ * The v1 body: exactly the keys `event`, `timestamp`, `roomId`, `data`, `deliveryId`. Decided here
+ * where the earlier receivers' contract leaves it open: `timestamp` is the event's ISO 8601 time, `data` is ID-only
  * `{ object: { id, type } }` as in v2, `deliveryId` the job's UUID (equal to `Svc-Webhook-Delivery`).
  */
 export const v1Body = (e: EventSnapshot, deliveryId: string) => ({

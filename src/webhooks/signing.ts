@@ -29,7 +29,7 @@ export function signatureHeader(
 
 /**
  * Standard Webhooks 1.0 (standardwebhooks.com): HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`,
- * base64. The key is the same bytes the spec's own signature uses (the secret string's UTF-8 bytes), so
+ * base64. The key is the same bytes `Svc-Webhook-Signature` uses (the secret string's UTF-8 bytes), so
  * one stored secret gives both; receivers hold it as `standardSecret(secret)`.
  */
 export function signStandard(secret: string, msgId: string, timestamp: number, body: Buffer): string {
@@ -109,7 +109,7 @@ export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, str
     'Svc-Webhook-Api-Version': o.apiVersion,
   });
   if (o.eventType === TEST_EVENT_TYPE) headers[TEST_HEADER] = 'true';
-  // Standard Webhooks beside the spec's headers: the event id is the message id, so a retry or a
+  // Standard Webhooks beside the `Svc-Webhook-*` headers: the event id is the message id, so a retry or a
   // redelivery keeps it (the standard's idempotency key)
   headers['webhook-id'] = o.eventId;
   headers['webhook-timestamp'] = String(timestamp);
