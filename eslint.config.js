@@ -1,6 +1,7 @@
-// Lint: typescript-eslint's recommended rules, plus import boundaries of ../shared/ARCHITECTURE.md:
+// Lint: typescript-eslint's recommended rules, plus the import boundaries of
+// docs/architecture.md#imports-point-one-way:
 // rest/ and mcp/ never import each other, the domain knows nothing of express, tRPC or MCP, and imports point
-// one way (issue 18 item 4): the adapters (rest/, mcp/, web/ pages, cli/) → procedures, oauth → webhooks,
+// one way: the adapters (rest/, mcp/, web/ pages, cli/) → procedures, oauth → webhooks,
 // agents, domain → db. web/ renders the consent page over oauth/'s rules; oauth/ renders no page.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -8,6 +9,10 @@ import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const transport = ['express', 'express/*', '@trpc/*', '@modelcontextprotocol/*', 'helmet', '@scalar/*'];
+
+// Files other engineers are changing this round, kept out of the comment-length rule until their branches are
+// merged; the lead empties this list then (test/architecture/comments.test.ts has the same list).
+const PENDING_OTHER_OWNERS = ['db/**', 'bench/**', 'src/fastpaths/**', 'mcp/createMcpRouter.ts', 'rest/openapi.ts'];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', '.build/'] },
@@ -36,7 +41,26 @@ export default tseslint.config(
     },
   },
   {
-    // A promise the server drops is an unhandled rejection waiting to end the process (issue 16.1): every
+    // Prettier wraps code at 120 columns but leaves comments alone: this keeps them as narrow. Strings, template
+    // literals, regular expressions and URLs may run longer (an error message reads better whole).
+    rules: {
+      'max-len': [
+        'error',
+        {
+          code: 120,
+          comments: 120,
+          ignoreStrings: true,
+          ignoreTemplateLiterals: true,
+          ignoreRegExpLiterals: true,
+          ignoreUrls: true,
+        },
+      ],
+    },
+  },
+  // generated from the OpenAPI document (its descriptions become comments), and the files of PENDING_OTHER_OWNERS
+  { files: ['clients/typescript/src/schema.ts', ...PENDING_OTHER_OWNERS], rules: { 'max-len': 'off' } },
+  {
+    // A promise the server drops is an unhandled rejection waiting to end the process: every
     // promise in the server's code is awaited, returned, or given a .catch; `void` does not count.
     files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts', 'db/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -130,8 +154,9 @@ export default tseslint.config(
     },
   },
   {
-    // the wire module (envelope, request ids, headers, challenges, surfaces) and the spec 5.5 steps belong
-    // to neither adapter: both adapters import them, never the other way round
+    // the wire module (envelope, request ids, headers, challenges, surfaces) and the pipeline's steps
+    // (docs/architecture.md#the-request-pipeline) belong to neither adapter: both adapters import them, never the
+    // other way round
     files: ['src/http/**', 'src/auth/**'],
     rules: {
       'no-restricted-imports': [

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Two tiers (README "Tests"):
+// Two tiers (docs/contributing.md#tests):
 //   - `fast` and `fast-isolated` (`npm test`): what a developer runs before a commit, on SQLite: procedures and
 //     domain rules in-process, and the surfaces end to end over HTTP against an in-process server on a temporary
 //     SQLite file;

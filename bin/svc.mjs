@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The operator command line (CONTRACT §2). Loads the TypeScript entry through tsx, so no build step is needed.
+// The operator command line. Loads the TypeScript entry through tsx, so no build step is needed.
 // The Node.js check comes first, from a module with no dependencies: an unsupported Node stops with one line.
 // `npx svc` finds node_modules/.bin/node first on PATH (the Node npm install provisioned on an older machine);
 // started another way on that old Node (./node_modules/.bin/svc from a shell), it hands over to that Node.

@@ -1,6 +1,6 @@
-// An agent connector without an LLM (README "Agents"): it turns the lines of a run's input text, or of the
-// body of the record the run names, into tasks in bulk and posts a summary message, working through /mcp
-// with the run's delegated token, then answers the invocation with {status, output}.
+// An agent connector without an LLM (docs/agents.md#an-example-connector): it turns the lines of a run's input
+// text, or of the body of the record the run names, into tasks in bulk and posts a summary message, working
+// through /mcp with the run's delegated token, then answers the invocation with {status, output}.
 //
 //   CONNECTOR_SECRETS=whsec_… PORT=4100 npx tsx examples/agent-connector.ts
 //
@@ -68,7 +68,7 @@ async function work(inv: Invocation): Promise<Answer> {
 }
 
 /**
- * The connector's HTTP server. It verifies every invocation (spec 6.4, the run's connector secret) before
+ * The connector's HTTP server. It verifies every invocation (the run's connector secret) before
  * trusting it, and deduplicates on the run id (`Svc-Webhook-Id`): invocation is at least once, so a repeated
  * one gets the same answer instead of doing the work twice.
  */

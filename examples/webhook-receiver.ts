@@ -1,4 +1,4 @@
-// A minimal webhook receiver that verifies every request before trusting it (README "Webhooks").
+// A minimal webhook receiver that verifies every request before trusting it (docs/webhooks.md#verifying-a-delivery).
 //
 //   WEBHOOK_SECRETS=whsec_… PORT=4000 npx tsx examples/webhook-receiver.ts
 //

@@ -16,9 +16,9 @@ export interface McpRejection {
 }
 
 /**
- * Writes the audit row (spec 5.7, surface `mcp`) of a request refused at the HTTP or JSON-RPC level, where
+ * Writes the audit row (surface `mcp`) of a request refused at the HTTP or JSON-RPC level, where
  * the procedure pipeline's own audit never ran. A failed write is logged, never turned into a 500. A
- * delegated token's refusal names its agent run, like every other row of the run (issue 21).
+ * delegated token's refusal names its agent run, like every other row of the run.
  */
 export async function auditRejection(services: Services, r: McpRejection): Promise<void> {
   await recordAudit(services, auditRow({ ...r, surface: 'mcp', units: 0 }, r.actor));

@@ -94,7 +94,8 @@ export function createMcpServer({ catalog, actor, call, onToolOutcome, selection
     requestState: { verify: (state, ctx) => codecOf().verify(state, ctx) },
   });
 
-  // toolsets (mcp/toolsets.ts): tools/list and tools/call see the selected tools only; resources read through the whole catalog
+  // toolsets (mcp/toolsets.ts): tools/list and tools/call see the selected tools only; resources read through
+  // the whole catalog
   const tools = selectTools(catalog, selection);
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
   server.setRequestHandler('tools/list', async () => ({

@@ -8,7 +8,7 @@ export const JSONRPC_PARSE_ERROR = -32700;
 export const JSONRPC_INVALID_REQUEST = -32600;
 export const JSONRPC_SERVER_ERROR = -32000;
 
-/** An HTTP-level refusal in the spec's error envelope (2.4), with `X-Request-Id` equal to its requestId. */
+/** An HTTP-level refusal in the REST error envelope, with `X-Request-Id` equal to its requestId. */
 export function sendEnvelope(
   res: Response,
   err: DomainError,

@@ -80,7 +80,10 @@ const TEMPLATES: Template[] = [
 
 export const resourceTemplates = (): ResourceTemplate[] => TEMPLATES.map((t) => t.template);
 
-/** A refused read as a JSON-RPC error: not found and refused input are -32602 (MCP 2026-07-28 "Resources": on every revision); the REST envelope is the error's data. */
+/**
+ * A refused read as a JSON-RPC error: not found and refused input are -32602 (MCP 2026-07-28 "Resources": on every
+ * revision); the REST envelope is the error's data.
+ */
 function readError(uri: string, outcome: Extract<ToolOutcome, { ok: false }>): RpcError {
   const { error } = outcome;
   const data = { uri, ...errorEnvelope(error, outcome.requestId) };

@@ -79,7 +79,7 @@ export function annotationsOf(meta: ProcedureMeta): NonNullable<Tool['annotation
 }
 
 /**
- * Builds the catalog from the procedure list (CONTRACT §5): every procedure that is not `restOnly` is a
+ * Builds the catalog from the procedure list: every procedure that is not `restOnly` is a
  * tool named by its metadata. Nothing here names an operation, so new procedures appear on their own.
  */
 export function buildToolCatalog(procedures: ProcedureInfo[] = listProcedures()): ToolCatalog {

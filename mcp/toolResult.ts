@@ -34,7 +34,10 @@ export function toToolResult(outcome: ToolOutcome): CallToolResult {
   };
 }
 
-/** The text block of a success: the compact text a model reads (toolText.ts), or the JSON of an output that is not an object. */
+/**
+ * The text block of a success: the compact text a model reads (toolText.ts), or the JSON of an output that is not an
+ * object.
+ */
 function textOf(data: unknown, json: string, outcome: ToolOutcome & { ok: true }): string {
   return isObject(data) && outcome.view ? resultText(data, json, outcome.view) : json;
 }

@@ -72,7 +72,10 @@ function coercedNumbers(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) 
   }
 }
 
-/** The override of every tool schema: coerced numbers, and a field's model-facing text (`forModel`) in place of its description. */
+/**
+ * The override of every tool schema: coerced numbers, and a field's model-facing text (`forModel`) in place of its
+ * description.
+ */
 function toolOverride(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
   coercedNumbers(ctx);
   const text = modelTextOf(ctx.zodSchema as unknown as z.ZodType);
@@ -82,7 +85,10 @@ function toolOverride(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
   if (text.default !== undefined) ctx.jsonSchema.default = text.default;
 }
 
-/** Keywords a model reading an input schema gains nothing from (the server validates them and says so when a value breaks one). */
+/**
+ * Keywords a model reading an input schema gains nothing from (the server validates them and says so when a value
+ * breaks one).
+ */
 const INPUT_NOISE = new Set(['examples', 'pattern', 'minLength', 'maxLength']);
 /** Keywords an output schema keeps: what a program reading `structuredContent` needs to trust its shape. */
 const OUTPUT_KEPT = new Set([
@@ -185,7 +191,8 @@ export function toToolSchema(
   io: 'input' | 'output',
   o: { compact?: boolean } = {},
 ): JsonSchemaObject | null {
-  // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that generate arguments
+  // `compact: false`: every keyword OpenAPI states (patterns, examples, bounds, descriptions), for tools that
+  // generate arguments
   if (o.compact === false) {
     const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: coercedNumbers }) as Json;
     const full = standardKeywords(inline(raw, (raw.$defs ?? {}) as Record<string, unknown>)) as Json;

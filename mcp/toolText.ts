@@ -26,7 +26,7 @@ const userColumn = (key: string) => key.replace(/I[dD]$/, '');
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
-/** The list envelope of spec 2.3 (`{data, nextCursor}`), which is shown as a table. */
+/** The list envelope (`{data, nextCursor}`), which is shown as a table. */
 export const isListOutput = (v: unknown): v is { data: Record<string, unknown>[]; nextCursor: string | null } =>
   isObject(v) && Array.isArray(v.data) && 'nextCursor' in v && v.data.every(isObject);
 
@@ -115,7 +115,9 @@ export interface TextView {
   args: Record<string, unknown>;
   /** The item fields the caller chose for a list (`fields`), in its order. */
   fields?: readonly string[];
-  /** Item fields the text leaves out unless `fields` names them (the procedure's `tool.textOmits`); the text says so. */
+  /**
+   * Item fields the text leaves out unless `fields` names them (the procedure's `tool.textOmits`); the text says so.
+   */
   omits?: readonly string[];
   /** User id → name. */
   names: ReadonlyMap<string, string>;
@@ -171,7 +173,10 @@ function legendOf(ids: Set<string>, names: ReadonlyMap<string, string>): { label
   return { label, line: parts.length ? `users: ${parts.join(', ')}` : '' };
 }
 
-/** A list as text: a header (count, where to go on, what every row shares), the user legend, the columns, one line a row. */
+/**
+ * A list as text: a header (count, where to go on, what every row shares), the user legend, the columns, one line a
+ * row.
+ */
 function listText(list: { data: Record<string, unknown>[]; nextCursor: string | null }, view: TextView): string {
   const rows = list.data;
   const header = [`${rows.length} item${rows.length === 1 ? '' : 's'}`];

@@ -183,7 +183,8 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         return streamFile(res, ctx.out.download, headers);
       sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
     } catch (err) {
-      const e = explainValidation(toDomainError(err), proc); // an argument's problem with a valid example, as MCP says it
+      // an argument's problem with a valid example, as MCP says it
+      const e = explainValidation(toDomainError(err), proc);
       if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
       sendError(res, e, requestId, restHeaders(ctx.out, services.config.baseUrl, requestId));
     }
@@ -199,7 +200,9 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       return false; // a malformed escape matches nothing
     }
   };
-  /** A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only. */
+  /**
+   * A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only.
+   */
   async function answerMalformedPath(req: Request, res: Response, routePattern: string) {
     const requestId = requestIdOf(header(req, REQUEST_ID_IN));
     const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', {

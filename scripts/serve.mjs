@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // `npm start`'s entry: the server bundle (.build/main.mjs, made by the prestart build) with source maps for
 // its own code only. A stack trace in the logs names src/*.ts lines; the maps of node_modules (typeorm
-// ships about a thousand) are not parsed and kept, which `--enable-source-maps` would do: about 12 MB of
-// heap for nothing (bench/README.md, issue 23). Support has to be switched on before the bundle loads, so
+// ships about a thousand) are not parsed and kept, which `--enable-source-maps` would do, holding
+// heap for nothing (bench/README.md). Support has to be switched on before the bundle loads, so
 // it is switched on here and the bundle imported after.
 import module from 'node:module';
 
 // On Linux, glibc's malloc gives each thread that allocates (libuv's pool, V8's helpers) an arena of its own,
-// up to 8 per core, and memory freed in one is rarely handed back: 10-20 MB of the server's resident memory
-// under load (bench/README.md, issue 23, sixth round). Two arenas are the usual setting for a Node server.
+// up to 8 per core, and memory freed in one is rarely handed back, so the server's resident memory grows
+// under load (bench/README.md). Two arenas are the usual setting for a Node server.
 // The variable is read only when a process starts, so this process replaces itself (same pid, arguments and
 // standard streams) with one that has it, before anything is loaded. An operator's own MALLOC_ARENA_MAX,
 // any value, is kept as it is; where `process.execve` is missing (Node 22 before 22.15) the server simply

@@ -81,7 +81,8 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   app.set('etag', false);
   // The API surfaces first (the busiest): REST answers every path under /v1 and MCP every path under /mcp,
   // each answer written with the API's security headers in one writeHead (src/http/render.ts, src/http/apiHeaders.ts);
-  // both pass everything else on. (OAuth access tokens authenticate on both: `services.resolveAccessToken`, src/runtime.ts.)
+  // both pass everything else on. (OAuth access tokens authenticate on both: `services.resolveAccessToken`,
+  // src/runtime.ts.)
   const rest = createRestRouter({ services, rateLimiter });
   const mcp = createMcpRouter({ services, rateLimiter });
   const api = (req: Request, res: Response, next: NextFunction) =>

@@ -42,7 +42,7 @@ function isProxyEntry(v: string): boolean {
 export type TrustProxy = false | number | string[];
 
 /**
- * SVC_TRUST_PROXY (issue 16 item 4): unset, empty, `off` or `0` trust no proxy (the client address is the
+ * SVC_TRUST_PROXY: unset, empty, `off` or `0` trust no proxy (the client address is the
  * connection's); a hop count `N` trusts the N nearest proxies; otherwise a comma-separated list of proxy
  * addresses, CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal`. `true`/`on` (trust every
  * hop, so anyone can name their own address) is refused.
@@ -165,9 +165,9 @@ function tracingWanted(e: {
 }
 
 export interface PlanLimits {
-  /** Requests per 60 s window per subject (spec 8). */
+  /** Requests per 60 s window per subject. */
   rateLimit: number;
-  /** API units per billing entity per UTC month (spec 8). */
+  /** API units per billing entity per UTC month. */
   monthlyUnits: number;
 }
 
@@ -184,7 +184,10 @@ export interface Config {
   webhookBackoffBaseMs: number;
   /** Days webhook attempt records are kept (SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, default 30). */
   webhookAttemptRetentionDays: number;
-  /** Hours of failed deliveries only after which a webhook is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS, default 72). */
+  /**
+   * Hours of failed deliveries only after which a webhook is set inactive (SVC_WEBHOOK_DISABLE_AFTER_HOURS, default
+   * 72).
+   */
   webhookDisableAfterHours: number;
   /** AES-256-GCM key for webhook secrets at rest (SVC_WEBHOOK_KEY); absent: a key file generated in dataDir. */
   webhookKey: Buffer | undefined;
@@ -197,9 +200,15 @@ export interface Config {
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
   worker: boolean;
-  /** An agent run not finished this long after its creation fails; its delegated token expires then (SVC_AGENT_RUN_DEADLINE_MS, default 15 min). */
+  /**
+   * An agent run not finished this long after its creation fails; its delegated token expires then
+   * (SVC_AGENT_RUN_DEADLINE_MS, default 15 min).
+   */
   agentRunDeadlineMs: number;
-  /** How long a worker's claim on a run's invocation holds (SVC_AGENT_LEASE_MS, default 90 s): a crashed holder's run is invoked again after it. */
+  /**
+   * How long a worker's claim on a run's invocation holds (SVC_AGENT_LEASE_MS, default 90 s): a crashed holder's run is
+   * invoked again after it.
+   */
   agentLeaseMs: number;
   /** Whose `X-Forwarded-For` names the client (SVC_TRUST_PROXY): Express's `trust proxy` setting. */
   trustProxy: TrustProxy;
@@ -216,7 +225,7 @@ export interface Config {
 /** Thrown with a precise, human-readable message when the environment holds a bad value. */
 export class ConfigError extends Error {}
 
-/** Reads the configuration once from `env` (CONTRACT §1). Throws ConfigError naming every bad variable. */
+/** Reads the configuration once from `env`. Throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {

@@ -1,4 +1,4 @@
-// The call contract: what an adapter hands the spec 5.5 pipeline (the request context), what the pipeline hands
+// The call contract: what an adapter hands the pipeline (the request context), what the pipeline hands
 // back (the response state), what each operation declares about itself (its metadata), the audit row's input and
 // the mapping of anything thrown to the one domain error. It sits below the pipeline (src/auth/) and the
 // procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
@@ -11,7 +11,7 @@ import type { Services } from './domain/services.js';
 import type { Challenge } from './http/challenge.js';
 import type { SurfaceName } from './http/surfaces.js';
 
-/** The credential a request carries (spec 5.1): `Authorization: Bearer …` or `X-Api-Key`. */
+/** The credential a request carries: `Authorization: Bearer …` or `X-Api-Key`. */
 export interface Credentials {
   authorization?: string;
   apiKey?: string;
@@ -35,17 +35,19 @@ export type ToolContentBlock =
   | { type: 'resource'; resource: { uri: string; mimeType: string; text: string } }
   | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; size?: number };
 
-/** The 60 s window a request was counted in (spec 5.5 condition 5), for the RateLimit headers. */
+/** The 60 s window a request was counted in, for the RateLimit headers. */
 export interface RateState {
   limit: number;
   remaining: number;
   resetSeconds: number;
   windowSeconds: number;
-  /** Whom the window counts: the API key, the user behind an OAuth token, or the address of an unauthenticated request. */
+  /**
+   * Whom the window counts: the API key, the user behind an OAuth token, or the address of an unauthenticated request.
+   */
   scope: 'api_key' | 'user' | 'ip';
 }
 
-/** The billing entity's monthly units after this request (spec 5.5 condition 6), for the Svc-Api-Units headers. */
+/** The billing entity's monthly units after this request, for the Svc-Api-Units headers. */
 export interface BalanceState {
   limit: number;
   used: number;
@@ -135,7 +137,7 @@ export interface ProcedureMeta {
     download?: boolean;
   };
   /**
-   * MCP tool name (CONTRACT §5: `<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
+   * MCP tool name (`<verb>_<noun>`) and title; `description`, the text a model reads (what it does,
    * when to use it, what it returns, in a sentence or two), where it differs from the REST `description`.
    */
   tool: {
@@ -150,18 +152,26 @@ export interface ProcedureMeta {
   tags: string[];
   /** The MCP toolset (mcp/toolsets.ts) when it is not the first tag. */
   toolset?: string;
-  /** Scope the credential must hold (spec 5.4); null only for the public OpenAPI document. */
+  /** Scope the credential must hold; null only for the public OpenAPI document. */
   scope: Scope | null;
-  /** API units this operation costs (spec 8); also in OpenAPI as `x-api-units`. */
+  /** API units this operation costs; also in OpenAPI as `x-api-units`. */
   units: number;
   /** Writes take `Idempotency-Key` and are never read-only tools. */
   kind: 'read' | 'write';
-  /** MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first (mcp/confirm.ts). */
+  /**
+   * MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first
+   * (mcp/confirm.ts).
+   */
   destructive?: boolean;
-  /** Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else. */
+  /**
+   * Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else.
+   */
   runOnly?: boolean;
   idempotent?: boolean;
-  /** Error codes this operation can answer besides the pipeline's own; `{code, status}` where the spec overrides the status. */
+  /**
+   * Error codes this operation can answer besides the pipeline's own; `{code, status}` where the operation answers
+   * it with another status than the catalog's.
+   */
   errors?: (ErrorCode | { code: ErrorCode; status: number })[];
   /** Not exposed as an MCP tool (only `openapi.json`). */
   restOnly?: boolean;
@@ -193,7 +203,7 @@ export interface RateLimiter {
   allowedAfterConsume?(subject: string, limit: number): SqlCondition;
 }
 
-/** `agentRunId`: the run a delegated token acted for (issue 21); absent for every other credential. */
+/** `agentRunId`: the run a delegated token acted for; absent for every other credential. */
 export type AuditInput = Omit<AuditEntry, 'id' | 'createdAt' | 'agentRunId'> & { agentRunId?: string | null };
 
 /** 503 `service_unavailable`: the database was busy; nothing was written (the transaction rolled back). */

@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const worker = config.worker ? createWebhookWorker({ services }) : null;
   worker?.start();
   if (worker) log.info({ owner: worker.owner }, 'webhook worker started');
-  // agent run invocations (issue 21): the same outbox pattern, run beside the webhook worker
+  // agent run invocations: the same outbox pattern, run beside the webhook worker
   const runWorker = config.worker ? createAgentRunWorker({ services }) : null;
   runWorker?.start();
 

@@ -81,9 +81,8 @@ export interface BodyGuardOptions {
  * It decides once the packet that brought the request has been parsed (Node's parser hands over the headers
  * and the body in separate callbacks, so at the check phase of this turn of the event loop): most bodies
  * arrive with their headers, and a body already whole is neither pending nor late, so nothing is attached to
- * its request. Attaching state to every request with a body cost 8-10 % of the CPU of each `POST`, `PATCH` and
- * MCP call: it kept the requests' objects alive into the old generation (bench/README.md, issue 23, ninth
- * round).
+ * its request. Attaching state to every request with a body kept the requests' objects alive into the old
+ * generation, a cost every `POST`, `PATCH` and MCP call paid (bench/README.md).
  */
 export function createBodyGuard(o: BodyGuardOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const guard: Guard = { o, pending: new Map<string, number>() };
@@ -155,7 +154,7 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
   if (state?.refused) return Promise.reject(new BodyRefusedError(state.limit));
   if (state?.timedOut) return Promise.reject(new BodyTimeoutError(state.timeoutMs));
   if (stream.destroyed) return Promise.reject(new ClientGoneError());
-  // (nothing is hung on a request whose body is whole already: bench/README.md, issue 23, ninth round)
+  // nothing is hung on a request whose body is whole already (see createBodyGuard)
   const waiting = !(stream as IncomingMessage).complete;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

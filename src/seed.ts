@@ -17,7 +17,7 @@ export interface DemoData {
   apiKey: string;
 }
 
-/** On an empty database, creates a demo organization, user, room and test-mode key (CONTRACT §1). */
+/** On an empty database, creates a demo organization, user, room and test-mode key. */
 export async function seedDemoData(s: Services): Promise<DemoData | null> {
   if (await s.ds.getRepository(User).count()) return null;
   const now = s.now();

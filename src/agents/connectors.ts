@@ -18,7 +18,9 @@ export interface CreateConnectorInput {
   name: string;
   url: string;
   scopes: string[];
-  /** The administrator registering it (checked to be an owner/admin of the organization); absent for the operator's CLI. */
+  /**
+   * The administrator registering it (checked to be an owner/admin of the organization); absent for the operator's CLI.
+   */
   createdById?: string | null;
 }
 
@@ -31,9 +33,9 @@ export async function requireConnectorAdmin(m: EntityManager, userId: string, or
 }
 
 /**
- * Registers an agent connector (issue 21). The endpoint passes the webhooks' SSRF guard (spec 6.6: no internal
+ * Registers an agent connector. The endpoint passes the webhooks' SSRF guard (no internal
  * address in any spelling, `SVC_SSRF_ALLOWLIST` aside) and is checked again at every invocation. The signing
- * secret (`whsec_…`, the webhook scheme of spec 6.4) is returned here once and kept only encrypted.
+ * secret (`whsec_…`, the webhooks' signing scheme) is returned here once and kept only encrypted.
  */
 export async function createConnector(
   s: Services,

@@ -15,7 +15,7 @@ export interface DelegatedToken {
 }
 
 /**
- * Mints a run's delegated token (issue 21): an `svc_at_` access token for the MCP audience whose grant is
+ * Mints a run's delegated token: an `svc_at_` access token for the MCP audience whose grant is
  * the delegating human's in the run's organization (its client id is the connector's), with the run's
  * scopes (the invoker's ∩ the connector's), restricted to the run's room and stamped with the run, expiring
  * at the run's deadline. Only its SHA-256 is stored. It authenticates as actor=agent only while the run is

@@ -10,7 +10,10 @@ import type { DelegatedToken } from './delegatedToken.js';
 /** The event type an invocation is signed as (`Svc-Webhook-Type`); not in the event catalog, never fired by a write. */
 export const INVOCATION_TYPE = 'agent.run.invoke';
 export const INVOCATION_USER_AGENT = 'Svc-Agent/1.0';
-/** How long a connector may take to answer an invocation (besides 5 s to connect), at most; less when the lease is short. */
+/**
+ * How long a connector may take to answer an invocation (besides 5 s to connect), at most; less when the lease is
+ * short.
+ */
 export const INVOCATION_RESPONSE_MS = 30_000;
 
 /** What one invocation attempt decided. */
@@ -98,9 +101,9 @@ export function interpretAnswer(statusCode: number, text: string | null): Invoca
 
 /**
  * One invocation attempt: checks the endpoint again against the SSRF guard (pinning the checked address),
- * signs the body with the connector's secret as a webhook is signed (spec 6.4: `Svc-Webhook-Timestamp`,
+ * signs the body with the connector's secret as a webhook is signed (`Svc-Webhook-Timestamp`,
  * `Svc-Webhook-Signature`; `Svc-Webhook-Id` is the run id, the connector's deduplication key), POSTs it
- * without following redirects, and classifies the answer like a webhook attempt (spec 6.5). Never throws for
+ * without following redirects, and classifies the answer like a webhook attempt. Never throws for
  * the connector's sake.
  */
 export async function invokeConnector(

@@ -48,7 +48,7 @@ const parsed = (r: RunRow): AgentRun =>
   }) as AgentRun;
 
 /**
- * The invocation worker of agent runs (issue 21), the webhook outbox's sibling: the `agent_runs` row is
+ * The invocation worker of agent runs, the webhook outbox's sibling: the `agent_runs` row is
  * written in the request's transaction; a worker claims due runs with a lease (`FOR UPDATE SKIP LOCKED` on
  * PostgreSQL), mints a delegated token and counts the attempt in one transaction, invokes the connector,
  * and records the outcome only while it still holds the lease. A crash mid-invocation loses nothing: the

@@ -11,12 +11,12 @@ import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 import { finishRun } from '../domain/runEnd.js';
 
-/** Invocation attempts of a run at most (spec 6.5's schedule, like a webhook delivery). */
+/** Invocation attempts of a run at most (a webhook delivery's schedule). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
 export const LIVE_STATUSES = ['queued', 'running'] as const;
 
 /**
- * The delegated token's scopes (issue 21): what the invoking credential holds ∩ what the connector may be
+ * The delegated token's scopes: what the invoking credential holds ∩ what the connector may be
  * delegated, never `agent:invoke`. A connector that works through /mcp needs `mcp:tools` in both.
  */
 export const delegatedScopes = (invoker: string[], connector: string[]): string[] =>
@@ -29,7 +29,7 @@ export interface CreateRunInput {
 }
 
 /**
- * Starts a run (issue 21) in the caller's transaction: the invoker must be able to write in the room, the
+ * Starts a run in the caller's transaction: the invoker must be able to write in the room, the
  * connector must be its organization's and active, a named record or task must be the room's. The run row
  * is the outbox of its invocation: the worker, woken after the commit, invokes the connector.
  */

@@ -8,7 +8,7 @@ import { auditRow } from '../http/auditRow.js';
 import type { AuditInput, ErrorMapping, ProcedureMeta, RequestContext } from '../contract.js';
 import { annotateActiveSpan } from '../observability/tracing.js';
 
-/** Audit retention (spec 5.7, 8): 7 years. */
+/** Audit retention: 7 years. */
 export const AUDIT_RETENTION_YEARS = 7;
 
 const AUDIT_INSERT =
@@ -17,7 +17,7 @@ const AUDIT_INSERT =
   'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 /**
- * Appends one audit row (spec 5.7), committed before the response is sent. Callers pass only the listed
+ * Appends one audit row, committed before the response is sent. Callers pass only the listed
  * fields; never a secret. One prepared statement (every request writes one: the ORM's insert builder cost
  * more than the write itself); `scopes` is JSON text as the entity's JsonColumn stores it.
  */
@@ -90,7 +90,7 @@ export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
 }
 
 /**
- * The pipeline's audit step (spec 5.7): one row per procedure call, success or failure, with the status
+ * The pipeline's audit step: one row per procedure call, success or failure, with the status
  * the answer goes out with, written after everything else. A failed write is logged, never the caller's failure.
  */
 export async function auditCall(

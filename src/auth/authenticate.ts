@@ -9,14 +9,16 @@ import type { ResponseState } from '../contract.js';
 import { type Credentials, presentedToken } from './credentials.js';
 import { countAddress } from './meter.js';
 
-/** Resolves an OAuth access token (`svc_at_…`) to an actor, or null: `Services.resolveAccessToken`, set by the runtime. */
+/**
+ * Resolves an OAuth access token (`svc_at_…`) to an actor, or null: `Services.resolveAccessToken`, set by the runtime.
+ */
 export type AccessTokenResolver = NonNullable<Services['resolveAccessToken']>;
 
 export const unauthorized = (message = 'Missing, invalid or revoked credential') =>
   new DomainError('unauthorized', message);
 
 /**
- * Spec 5.5 condition 1: turns the request's credential into an Actor, or throws 401. API keys act as `app`
+ * The pipeline's first rule: turns the request's credential into an Actor, or throws 401. API keys act as `app`
  * for their owner, in the organization they were installed for or in the personal scope.
  * Only the SHA-256 of a token is looked up; the stored hash is compared again in constant time.
  */
@@ -37,12 +39,14 @@ export interface DoorInput {
   rateLimiter: RateLimiter;
   credentials: Credentials;
   clientIp: string;
-  /** An actor already authenticated from these same credentials in this HTTP request (MCP's door): not looked up again. */
+  /**
+   * An actor already authenticated from these same credentials in this HTTP request (MCP's door): not looked up again.
+   */
   authenticated?: AuthenticatedActor;
 }
 
 /**
- * The pipeline's first step (spec 5.5 condition 1): the actor, or the refusal. A refused credential is
+ * The pipeline's first step: the actor, or the refusal. A refused credential is
  * counted against the client address's 60 s window before the refusal (so guessing keys is limited too):
  * past the window 429 `rate_limited` (`out.retryAfter`), else the 401 with `out.challenge`. `counted`:
  * which failures count, every one (a procedure call) or only a refused credential (MCP's door).
@@ -76,9 +80,9 @@ const userColumn = (column: string, as: string) =>
  * The key, its user's profile, whether the user is still a member of the organization the key was installed
  * for, and that organization's plan: one statement (a request pays for it on every call), read fresh each
  * time, so a revoked key or a membership that ended fails at once in every process. Written with scalar
- * subqueries, not joins: SQLite (3.54) compiles a join with a bound parameter again on every run, so the same
- * lookup as a four-table join took 33 µs against 4 µs inside a transaction (bench/README.md). A key whose user is gone has a null
- * `userEmail` (a NOT NULL column) and is refused, as the inner join refused it.
+ * subqueries, not joins: SQLite compiles a join with a bound parameter again on every run, which made the same
+ * lookup as a join several times slower (bench/README.md). A key whose user is gone has a null `userEmail` (a NOT
+ * NULL column) and is refused, as the inner join refused it.
  */
 const API_KEY_LOOKUP =
   'SELECT k."id", k."userId", k."organizationId", k."scopes", k."tokenHash", k."revokedAt", k."lastUsedAt", ' +

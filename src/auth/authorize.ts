@@ -10,7 +10,7 @@ export interface Refusal {
 }
 
 /**
- * The pipeline's authorize step (spec 5.5, 5.6): an OAuth token must be pinned to this surface's audience,
+ * The pipeline's authorize step: an OAuth token must be pinned to this surface's audience,
  * and the credential must hold the surface's own scopes (MCP: `mcp:tools`) and the operation's, if any.
  * Undefined when it may. The same function decides for a procedure call and for MCP's door (no operation).
  */

@@ -49,7 +49,7 @@ export function fingerprint(input: unknown): string {
 export type BeginResult = { kind: 'run'; id: string } | { kind: 'replay'; response: StoredResponse };
 
 /**
- * Spec 5.5 condition 7. Claims the key for this credential, method and path: the row is inserted if absent,
+ * Claims the key for this credential, method and path: the row is inserted if absent,
  * then claimed by one atomic compare-and-set (`claim` from null to 1), so exactly one of many concurrent
  * requests runs. The others read the row: another body gives 422 `idempotency_key_reused`, a request still
  * running 409 `idempotency_key_in_use`, a finished one its stored response.
@@ -120,9 +120,9 @@ export async function purgeExpiredIdempotency(s: Services): Promise<number> {
 export type Claim = { kind: 'replay'; body: unknown } | { kind: 'run'; claimId: string };
 
 /**
- * The pipeline's idempotency step (spec 5.5 condition 7), for a write with an `Idempotency-Key` (parsed by
- * `parseIdempotencyKey`): claims the key for this credential, method and path. A replay records its status and stored headers on the response
- * state (`replayed`) and returns the stored body.
+ * The pipeline's idempotency step, for a write with an `Idempotency-Key` (parsed by
+ * `parseIdempotencyKey`): claims the key for this credential, method and path. A replay records its status and stored
+ * headers on the response state (`replayed`) and returns the stored body.
  */
 export async function claimKey(ctx: RequestContext, actor: Actor, key: string, input: unknown): Promise<Claim> {
   const begun = await beginIdempotent(

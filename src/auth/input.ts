@@ -2,7 +2,10 @@ import type { DomainError } from '../domain/errors.js';
 import { INPUT_LIMITS, inputBoundsError } from '../http/inputBounds.js';
 import type { ProcedureMeta } from '../contract.js';
 
-/** An upload's content (a file's bytes as base64, or its text) is bounded by SVC_MAX_UPLOAD_BYTES, not by the string limit. */
+/**
+ * An upload's content (a file's bytes as base64, or its text) is bounded by SVC_MAX_UPLOAD_BYTES, not by the string
+ * limit.
+ */
 const UPLOAD_LIMITS = { ...INPUT_LIMITS, maxStringLength: Infinity };
 
 /**

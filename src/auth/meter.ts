@@ -7,7 +7,7 @@ import { RATE_WINDOW_SECONDS, type RateLimitResult } from './rateLimit.js';
 import { chargeUnits, refundUnits, type UnitsResult } from './units.js';
 
 /**
- * Spec 5.5 conditions 5 and 6, the meter: every request counted in its 60 s window, and the monthly units
+ * The meter: every request counted in its 60 s window, and the monthly units
  * charged once it is authorized. Each function records what it learnt on the response state (`rate`,
  * `balance`, `retryAfter`, `units`); the adapters render the headers.
  */
@@ -103,7 +103,7 @@ export async function count(
   return undefined;
 }
 
-/** Charges the operation's units (spec 5.5 condition 6), unless `count` already did. */
+/** Charges the operation's units, unless `count` already did. */
 export async function charge(ctx: RequestContext, actor: Actor, cost: number): Promise<UnitsResult> {
   const { services } = ctx;
   return chargeUnits(services.ds, actor.billingEntity, services.now(), cost, planOf(services, actor).monthlyUnits);
@@ -123,7 +123,10 @@ export function requireUnits(ctx: RequestContext, cost: number, units: UnitsResu
 /** Failures where nothing was done: refused input, a busy database, a full disk. Their units are given back. */
 const REFUNDED = new Set(['validation_error', 'rule_violation', 'service_unavailable', 'insufficient_storage']);
 
-/** After a failed handler: gives the units back when nothing was done (a refund the busy database refuses is only logged). */
+/**
+ * After a failed handler: gives the units back when nothing was done (a refund the busy database refuses is only
+ * logged).
+ */
 export async function refundIfNothingDone(
   ctx: RequestContext,
   actor: Actor,

@@ -10,10 +10,10 @@ import { charge, count, recordUnchargedBalance, refundIfNothingDone, requireUnit
 import type { UnitsResult } from './units.js';
 
 /**
- * Spec 5.5, the chain every /v1 operation and MCP tool call runs, in its order. Each step is a function of
- * its own file in src/auth/ and records what it decided on the context (`ctx.out`: the actor, the window,
- * the balance, `Retry-After`, the challenge, a replay); none sets a header: the REST and MCP adapters
- * render them (src/http/headers.ts).
+ * The chain every /v1 operation and MCP tool call runs, in its order (docs/security-model.md#the-order-of-checks). Each
+ * step is a function of its own file in src/auth/ and records what it decided on the context (`ctx.out`: the actor, the
+ * window, the balance, `Retry-After`, the challenge, a replay); none sets a header: the REST and MCP adapters render
+ * them (src/http/headers.ts).
  *
  *   1. authenticate   (authenticate.ts)  the actor, or 401; a refused credential counts against its address
  *   2. authorize      (authorize.ts)     the audience pin, the surface's and the operation's scopes

@@ -10,7 +10,7 @@ export type { RateLimiter, RateLimitResult, SqlCondition } from '../contract.js'
 export const RATE_WINDOW_SECONDS = 60;
 
 /**
- * The short-window rate limit (spec 5.5 condition 5), stored in the service's own database: on PostgreSQL
+ * The short-window rate limit, stored in the service's own database: on PostgreSQL
  * rate-limiter-flexible's RateLimiterPostgres (several processes share one count); on SQLite the same
  * table, keys and single upsert as the library's RateLimiterSQLite, run as one prepared statement
  * (src/fastpaths/sqliteRateLimiter.ts).

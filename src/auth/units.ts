@@ -17,7 +17,7 @@ const CHARGE_UPSERT =
   'WHERE "unit_usage"."used" + excluded."used" <= ? RETURNING "used"';
 
 /**
- * Charges `cost` monthly API units to a billing entity (spec 5.5 condition 6), atomically: one upsert whose
+ * Charges `cost` monthly API units to a billing entity, atomically: one upsert whose
  * update only happens while `used + cost <= limit`, so concurrent requests never overspend and the balance
  * survives restarts. The period is the UTC month, so the count resets on the 1st. A refused or zero-cost
  * charge reads the balance instead. With `onlyIf`, nothing is charged unless that condition holds when the

@@ -11,7 +11,7 @@ export interface OptionSpec {
   description: string;
 }
 
-/** One operator command (`svc <group> <action>`): its options and what it prints as JSON (CONTRACT §2). */
+/** One operator command (`svc <group> <action>`): its options and what it prints as JSON. */
 export interface Command {
   /** e.g. `org create` */
   name: string;

@@ -14,7 +14,7 @@ function printHuman(result: Record<string, unknown>): void {
     process.stdout.write(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v, null, 2)}\n`);
 }
 
-/** The operator command line (CONTRACT §2). With --json, exactly one JSON object on stdout. */
+/** The operator command line. With --json, exactly one JSON object on stdout. */
 async function main(argv: string[]): Promise<number> {
   const parsed = parseCommandLine(argv);
   if (parsed.kind === 'print') {

@@ -5,11 +5,11 @@ import type { Actor } from './actor.js';
 import { DomainError, notFound, roomNotFound } from './errors.js';
 
 /**
- * Domain RBAC, in one place (spec 5.5 condition 4). Every room-scoped read and write goes through
+ * Domain RBAC, in one place. Every room-scoped read and write goes through
  * `requireRoom`. The rules:
  * - a credential acts in one billing entity: an organization, or the user's personal scope; rooms of any
- *   other entity answer 404 `not_found`, as if they did not exist (spec 4 rule 5);
- * - a direct-message room (`roomType=1`) answers 404 `room_not_found` (spec 4 rule 4);
+ *   other entity answer 404 `not_found`, as if they did not exist;
+ * - a direct-message room (`roomType=1`) answers 404 `room_not_found`;
  * - `read`: a room member, or an owner/admin of the room's organization;
  * - `write` (messages, tasks, records, files, approvals): a room member;
  * - `manage` (rename, add members, webhooks): the room's creator or an owner/admin of its organization.

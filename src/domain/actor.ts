@@ -1,4 +1,4 @@
-/** Who acts (spec 5.2). For `agent` and `app`, `userId` is the human they act for. */
+/** Who acts. For `agent` and `app`, `userId` is the human they act for. */
 export type ActorKind = 'user' | 'app' | 'agent';
 
 export interface Actor {
@@ -18,7 +18,7 @@ export interface Actor {
   /** OAuth audience the token is pinned to. */
   audience?: string;
   /**
-   * A delegated token of an agent run (issue 21) works in this one room only: `requireRoom` and every room
+   * A delegated token of an agent run works in this one room only: `requireRoom` and every room
    * list see no other. Absent: no room restriction.
    */
   roomId?: string;
@@ -26,7 +26,9 @@ export interface Actor {
   agentRunId?: string;
 }
 
-/** The profile of the user an API credential acts for (`userId`), read with the credential (what `GET /v1/me` shows). */
+/**
+ * The profile of the user an API credential acts for (`userId`), read with the credential (what `GET /v1/me` shows).
+ */
 export interface UserProfile {
   email: string;
   name: string;

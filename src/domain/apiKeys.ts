@@ -15,7 +15,7 @@ export interface CreateKeyOptions {
   mode: 'live' | 'test';
 }
 
-/** The shape of an issued key (spec 5.3): `svc_live_`/`svc_test_` + 32 random bytes base64url (43 chars). */
+/** The shape of an issued key: `svc_live_`/`svc_test_` + 32 random bytes base64url (43 chars). */
 export const API_KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9_-]{43}$/;
 
 /** Issues a key. The plaintext token is returned here once; only its SHA-256 is stored. */
@@ -52,7 +52,7 @@ export async function createApiKey(
 }
 
 /**
- * Revokes a key; requests with it get 401 from the next one on (spec 3). `userId` limits it to its owner.
+ * Revokes a key; requests with it get 401 from the next one on. `userId` limits it to its owner.
  * The agent runs the key started end with it (`credential_revoked`), and their delegated tokens stop at once:
  * a run acts on the authority of the credential that started it. Returns the ids of the runs it ended.
  */

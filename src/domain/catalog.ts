@@ -10,14 +10,17 @@ interface CatalogEntry {
   /** What `data.object` of this event is. */
   objectType: ObjectType;
   description: string;
-  /** false: a preview type, listed but never delivered (spec 6.1). */
+  /** false: a preview type, listed but never delivered. */
   stable: boolean;
-  /** In the v1 enumeration (README "Webhooks"): a v1 webhook gets the legacy headers for it until the sunset. */
+  /**
+   * In the v1 enumeration (docs/webhooks.md#what-a-receiver-gets): a v1 webhook gets the legacy headers for it until
+   * the sunset.
+   */
   v1: boolean;
 }
 
 /**
- * The event catalog of spec 6.1, the one table every event type comes from: 14 stable types fire;
+ * The event catalog, the one table every event type comes from: 14 stable types fire;
  * `room.created` is a preview and never delivered. The order is the order of `GET /v1/event-types`.
  */
 export const EVENT_CATALOG = [
@@ -91,7 +94,7 @@ type CatalogRow = (typeof EVENT_CATALOG)[number];
 export type EventType = CatalogRow['type'];
 /** The stable types: the ones delivered to webhooks. */
 export type StableEventType = Extract<CatalogRow, { stable: true }>['type'];
-/** The v1 enumeration (spec 6.1 leaves it open; decided in README "Webhooks"). */
+/** The v1 enumeration: the events the earlier implementation sent. */
 export type V1EventType = Extract<CatalogRow, { v1: true }>['type'];
 /** The object type an event of type `T` carries. */
 export type ObjectTypeOf<T extends EventType> = Extract<CatalogRow, { type: T }>['objectType'];

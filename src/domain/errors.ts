@@ -1,4 +1,4 @@
-/** Error codes of the spec (section 7) and of CONTRACT §4, with their default HTTP status. */
+/** The error codes of the API (docs/rest-api.md#responses-and-errors), with their default HTTP status. */
 export const ERROR_STATUS = {
   unauthorized: 401,
   insufficient_scope: 403,
@@ -9,12 +9,15 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   /** The input does not match the operation's schema (the OpenAPI document / the MCP tool's inputSchema). */
   validation_error: 400,
-  /** The input matches the schema but breaks a business rule the schema cannot state (dates in order, assignee a member…). */
+  /**
+   * The input matches the schema but breaks a business rule the schema cannot state (dates in order, assignee a
+   * member…).
+   */
   rule_violation: 400,
   invalid_state: 409,
   conflict: 409,
   webhook_inactive: 409,
-  /** The agent connector named is inactive (issue 21). */
+  /** The agent connector named is inactive. */
   connector_inactive: 409,
   idempotency_key_in_use: 409,
   /** The request body did not arrive within SVC_BODY_TIMEOUT_MS of the request (the connection is closed). */
@@ -59,7 +62,10 @@ export const notFound = (what = 'Resource') => new DomainError('not_found', `${w
 export const roomNotFound = () => new DomainError('room_not_found', 'Room not found');
 export const validationError = (message: string, details?: Record<string, unknown>) =>
   new DomainError('validation_error', message, { details });
-/** A business rule the input breaks although it matches the schema: 400 `rule_violation`, distinct from `validation_error`. */
+/**
+ * A business rule the input breaks although it matches the schema: 400 `rule_violation`, distinct from
+ * `validation_error`.
+ */
 export const ruleViolation = (message: string, details?: Record<string, unknown>) =>
   new DomainError('rule_violation', message, { details });
 export const forbidden = (message: string) => new DomainError('forbidden', message);

@@ -25,7 +25,7 @@ export const filePath = (dataDir: string, f: StoredFile) => path.join(filesDir(d
 
 /**
  * Stores an upload: bytes to disk first (temp file, then rename), metadata in the caller's transaction.
- * `file.uploaded` fires when the file is attached to a message or task (spec 6.1: "finalized").
+ * `file.uploaded` fires when the file is attached to a message or task, not at upload.
  * If the transaction fails the caller removes the bytes with `discardUpload`.
  */
 export async function uploadFile(

@@ -7,7 +7,7 @@ const SCRYPT = { N: 16384, r: 8, p: 1 };
 export const sha256Hex = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
 export const hmacHex = (key: string, s: string): string => createHmac('sha256', key).update(s).digest('hex');
 
-/** Constant-time equality of two strings; false when lengths differ (spec 5.3, 6.4). */
+/** Constant-time equality of two strings; false when lengths differ. */
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a);
   const bb = Buffer.from(b);

@@ -6,8 +6,8 @@ let lastTimeText = '';
 let lastRandom: number[] = [];
 /**
  * Random bytes drawn 16 at a time from one 4 KiB fill of the CSPRNG, so one call into it serves 256 ids: a call
- * costs 5 µs alone on the bench machine, more under load (`randomBytes(16)` per event id was 6 % of a POST's CPU,
- * bench/README.md issue 23). Each byte is handed out once, as Node's own `randomUUID` does with its cache.
+ * into the CSPRNG costs far more than a copy, and one per event id showed in a POST's CPU (bench/README.md). Each
+ * byte is handed out once, as Node's own `randomUUID` does with its cache.
  */
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
@@ -63,7 +63,7 @@ export function newId(prefix: string, now: number = Date.now()): string {
   return id;
 }
 
-/** Public event id (spec 2.5): `evt_` + 16 random bytes as URL-safe base64 (22 characters). */
+/** Public event id: `evt_` + 16 random bytes as URL-safe base64 (22 characters). */
 export function newEventId(): string {
   const at = take16();
   return `evt_${pool.toString('base64url', at, at + 16)}`;

@@ -11,11 +11,13 @@ export type SortOrder = 'asc' | 'desc';
 export interface PageInput {
   limit?: number;
   cursor?: string;
-  /** Ascending (oldest first, the default) or descending key order; a cursor only continues the order it was issued in. */
+  /**
+   * Ascending (oldest first, the default) or descending key order; a cursor only continues the order it was issued in.
+   */
   order?: SortOrder;
 }
 
-/** The list envelope of spec 2.3. */
+/** The list envelope (docs/rest-api.md#lists-and-search). */
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
@@ -25,7 +27,8 @@ const sign = (secret: string, body: string) => hmacHex(secret, `cursor:${body}`)
 
 /**
  * An opaque cursor: the last key seen (and, for a descending page, the order), signed so that a forged or
- * altered cursor is refused. Ascending cursors keep their old form, so cursors issued before `order` existed stay valid.
+ * altered cursor is refused. Ascending cursors keep their old form, so cursors issued before `order` existed stay
+ * valid.
  */
 export function encodeCursor(secret: string, key: string, order: SortOrder = 'asc'): string {
   const body = Buffer.from(JSON.stringify(order === 'desc' ? { k: key, o: 'desc' } : { k: key })).toString('base64url');

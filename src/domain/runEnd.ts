@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { isPostgres, LIMIT_PARAM, sql } from '../../db/sql.js';
 import { iso } from './time.js';
 
-// How an agent run (issue 21) ends: once, with every delegated token minted for it. In the domain, because
+// How an agent run ends: once, with every delegated token minted for it. In the domain, because
 // revoking the credential that started a run ends the run too (apiKeys.ts); src/agents/ starts and invokes runs.
 
 export interface RunEnd {
@@ -45,7 +45,7 @@ export async function finishRun(
   return true;
 }
 
-/** Revokes every delegated token of a run and its grant: they stop working at once (issue 21). */
+/** Revokes every delegated token of a run and its grant: they stop working at once. */
 export async function revokeRunTokens(m: EntityManager, now: Date, runId: string): Promise<void> {
   const t = iso(now);
   await sql(

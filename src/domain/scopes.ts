@@ -1,4 +1,4 @@
-/** The scopes of spec 5.4 with their meaning (shown on the consent screen). */
+/** The scopes with their meaning (shown on the consent screen). */
 export const SCOPE_DESCRIPTIONS = {
   'me:read': 'Read your own profile',
   'organizations:read': 'List the organizations you belong to',
@@ -22,5 +22,5 @@ export const SCOPE_DESCRIPTIONS = {
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
 export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as Scope[];
 
-/** Scopes never delegated to an agent run (issue 21): a run's token cannot start runs of its own. */
+/** Scopes never delegated to an agent run: a run's token cannot start runs of its own. */
 export const NEVER_DELEGATED: ReadonlySet<string> = new Set<Scope>(['agent:invoke']);

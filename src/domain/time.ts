@@ -1,7 +1,7 @@
 /** ISO 8601 UTC with milliseconds, the one timestamp format of the API. */
 export const iso = (d: Date): string => d.toISOString();
 
-/** First instant of the next UTC month (monthly API units reset, spec 8). */
+/** First instant of the next UTC month (monthly API units reset). */
 export function nextMonthStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 }

@@ -22,7 +22,7 @@ function checkPassword(password: string): void {
 }
 
 /**
- * Sets a user's password and ends every browser session of theirs (issue 16 item 5): whoever signed in
+ * Sets a user's password and ends every browser session of theirs: whoever signed in
  * with the old password is signed out at once. Returns how many sessions ended.
  */
 export async function setUserPassword(

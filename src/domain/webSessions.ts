@@ -6,7 +6,7 @@ import { newId } from './ids.js';
 import type { Services } from './services.js';
 import { iso } from './time.js';
 
-/** A session unused this long ends (issue 16 item 5). */
+/** A session unused this long ends. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 /** A session ends this long after sign-in, however active. */
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -66,7 +66,9 @@ export async function revokeUserWebSessions(m: EntityManager, userId: string): P
   return (await m.delete(WebSession, { userId })).affected ?? 0;
 }
 
-/** Housekeeping (daily, with the other purges): deletes sessions past their absolute end or idle past SESSION_IDLE_MS. */
+/**
+ * Housekeeping (daily, with the other purges): deletes sessions past their absolute end or idle past SESSION_IDLE_MS.
+ */
 export async function purgeExpiredWebSessions(s: Services): Promise<number> {
   const m = s.ds.manager;
   const now = s.now();

@@ -1,7 +1,7 @@
 import type { AuditInput } from '../contract.js';
 import type { Actor } from '../domain/actor.js';
 
-/** What an answer's audit row says besides who asked (spec 5.7). */
+/** What an answer's audit row says besides who asked. */
 export interface AuditFacts {
   requestId: string;
   surface: 'rest' | 'mcp';

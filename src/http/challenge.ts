@@ -28,8 +28,9 @@ export function bearerChallenge(params: Record<string, string | undefined>): str
 export const basicChallenge = (realm: string): string => `Basic realm="${realm.replace(/["\\]/g, '\\$&')}"`;
 
 /**
- * The one writer of a surface's Bearer challenges (undefined: the surface sends none for it). `scope` is what a 401 on MCP tells a client to ask for
- * (MCP authorization, "Scope selection strategy"): `mcp:tools` and every scope a tool needs.
+ * The one writer of a surface's Bearer challenges (undefined: the surface sends none for it). `scope` is what a 401 on
+ * MCP tells a client to ask for (MCP authorization, "Scope selection strategy"): `mcp:tools` and every scope a tool
+ * needs.
  */
 export function challengeHeader(
   baseUrl: string,

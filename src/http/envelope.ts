@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { ERROR_STATUS, type DomainError, type ErrorCode } from '../domain/errors.js';
 import { boundedForError, clip, MAX_ERROR_MESSAGE } from './inputBounds.js';
 
-/** Every error code of the catalog (spec 7, CONTRACT §4, src/domain/errors.ts). */
+/** Every error code of the catalog (src/domain/errors.ts). */
 export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).meta({
   id: 'ErrorCode',
   description:
     'The error catalog. validation_error: the input does not match the schema; rule_violation: it does, but breaks a business rule.',
 });
 
-/** The error envelope of spec 2.4. */
+/** The error envelope (docs/rest-api.md#responses-and-errors). */
 export const ErrorEnvelope = z
   .object({
     error: z.object({

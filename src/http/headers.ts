@@ -2,7 +2,7 @@ import type { ResponseState } from '../contract.js';
 import { challengeHeader } from './challenge.js';
 import type { SurfaceName } from './surfaces.js';
 
-/** The 60 s window's headers (spec 8), in the order they are sent. */
+/** The 60 s window's headers, in the order they are sent. */
 export const RATE_LIMIT_HEADERS = [
   'RateLimit-Limit',
   'RateLimit-Remaining',
@@ -21,7 +21,7 @@ export const UNIT_HEADERS = [
 export const RETRY_AFTER = 'Retry-After';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const REQUEST_ID_HEADER = 'X-Request-Id';
-/** The request headers of a call (spec 5.1, 5.8), as written; Node hands them over in lower case (`*_IN`). */
+/** The request headers of a call, as written; Node hands them over in lower case (`*_IN`). */
 export const API_KEY_HEADER = 'X-Api-Key';
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const WWW_AUTHENTICATE = 'WWW-Authenticate';
@@ -29,7 +29,10 @@ export const REQUEST_ID_IN = REQUEST_ID_HEADER.toLowerCase();
 export const API_KEY_IN = API_KEY_HEADER.toLowerCase();
 export const IDEMPOTENCY_KEY_IN = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 
-/** The API's own response headers a browser client must be able to read (CORS `Access-Control-Expose-Headers`), in this order. */
+/**
+ * The API's own response headers a browser client must be able to read (CORS `Access-Control-Expose-Headers`), in this
+ * order.
+ */
 export const EXPOSED_API_HEADERS = [REQUEST_ID_HEADER, RETRY_AFTER, ...RATE_LIMIT_HEADERS, ...UNIT_HEADERS];
 
 /**

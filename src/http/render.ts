@@ -19,7 +19,10 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-/** Renders the spec's error envelope (2.4) with the given headers. `requestId` equals `X-Request-Id`. */
+/**
+ * Renders the error envelope (docs/rest-api.md#responses-and-errors) with the given headers. `requestId` equals
+ * `X-Request-Id`.
+ */
 export function sendError(
   res: ServerResponse,
   err: DomainError,

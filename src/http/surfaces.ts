@@ -1,5 +1,5 @@
 /**
- * The two API surfaces and what the door check needs of each (spec 5.4, 5.6; CONTRACT §5): the OAuth
+ * The two API surfaces and what the door check needs of each: the OAuth
  * audience a token must be pinned to, where the surface's protected-resource metadata lives (RFC 9728), and
  * the scopes the surface itself requires besides an operation's. REST, MCP and the OAuth server read these
  * from here, and only here.
@@ -20,7 +20,7 @@ export interface SurfaceEntry {
   style: 'rest' | 'mcp';
 }
 
-/** The scope every MCP tool call needs besides the operation's own (spec 5.4). */
+/** The scope every MCP tool call needs besides the operation's own. */
 export const MCP_SCOPE = 'mcp:tools';
 
 export const SURFACES = {
@@ -47,5 +47,5 @@ export const isAudience = (baseUrl: string, resource: string): boolean =>
 /** `^` and a surface's path escaped for a regular expression (`^\/v1`): the start of every matcher of its requests. */
 export const surfacePattern = (surface: SurfaceName): string => `^${SURFACES[surface].path.replace(/[/.]/g, '\\$&')}`;
 
-/** The path of the OpenAPI document (CONTRACT §4), under the REST surface. */
+/** The path of the OpenAPI document, under the REST surface. */
 export const OPENAPI_JSON_PATH = `${SURFACES.rest.path}/openapi.json`;

@@ -27,7 +27,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
 
 /**
  * An error of the token and revocation endpoints, rendered as `{"error","error_description"}` (RFC 6749
- * §5.2, CONTRACT §4). `headers` carries `WWW-Authenticate` for a failed HTTP Basic client authentication.
+ * §5.2). `headers` carries `WWW-Authenticate` for a failed HTTP Basic client authentication.
  */
 export class OAuthError extends Error {
   readonly status: number;

@@ -42,7 +42,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
 }
 
 /**
- * Authenticates the client of a token or revocation request (spec 5.6): confidential clients with
+ * Authenticates the client of a token or revocation request: confidential clients with
  * `client_secret_basic` or `client_secret_post` (one method only), public clients by `client_id` alone (a
  * client-id URL of a metadata document client too, while it stays approved).
  * Failures are 401 `invalid_client`, with `WWW-Authenticate: Basic` when Basic was tried. Secrets are

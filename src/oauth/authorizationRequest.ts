@@ -22,7 +22,7 @@ export interface AuthorizationRequest {
   state?: string;
   codeChallenge: string;
   resource: string;
-  /** The client-id URL, for a Client ID Metadata Document client (issue 19 item 1). */
+  /** The client-id URL, for a Client ID Metadata Document client. */
   clientUrl?: string;
 }
 
@@ -31,7 +31,7 @@ export type AuthorizationErrorCode =
 
 /** What /oauth/authorize does with a request. */
 export type ParsedAuthorization =
-  /** client or redirect_uri unusable: an error page, never a redirect (spec 5.6). */
+  /** client or redirect_uri unusable: an error page, never a redirect. */
   | { kind: 'page'; message: string }
   /** client and redirect_uri fine, the rest not: back to the client with an RFC 6749 §4.1.2.1 error. */
   | { kind: 'error'; redirectUri: string; state?: string; error: AuthorizationErrorCode; description: string }
@@ -49,7 +49,7 @@ function one(q: Query, name: string): string | undefined | null {
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
- * Validates an authorization request in the order that matters (issue 4 item 4): client_id and redirect_uri
+ * Validates an authorization request in the order that matters: client_id and redirect_uri
  * first (a client-id URL is resolved through its approved metadata document; redirect_uri matches exactly, a
  * loopback IP literal on any port), so nothing ever redirects to an unregistered address; then
  * response_type=code only, PKCE with S256 only, `resource` equal to BASE_URL/v1 or BASE_URL/mcp (RFC 8707),

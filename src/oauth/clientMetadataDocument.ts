@@ -105,7 +105,9 @@ function remember<V>(cache: Map<string, V>, key: string, value: V): void {
   cache.set(key, value);
 }
 
-/** The cache lifetime of a response, in seconds; null when it must not be stored (no-store, no-cache, private is fine). */
+/**
+ * The cache lifetime of a response, in seconds; null when it must not be stored (no-store, no-cache, private is fine).
+ */
 export function cacheSeconds(cacheControl: string | undefined): number | null {
   const directives = (cacheControl ?? '')
     .toLowerCase()
@@ -182,7 +184,9 @@ async function readBounded(
   return Buffer.concat(chunks);
 }
 
-/** One fetch of a document, validated; throws ClientMetadataError with what went wrong. Returns its cache lifetime too. */
+/**
+ * One fetch of a document, validated; throws ClientMetadataError with what went wrong. Returns its cache lifetime too.
+ */
 async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMetadata; cacheFor: number | null }> {
   const deps = depsOf(s);
   let target;

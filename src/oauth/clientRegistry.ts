@@ -38,7 +38,7 @@ export function redirectUriProblem(uri: string): string | null {
 }
 
 /**
- * Registers a client (spec 5.6: only an administrator does, through `svc client create`). A confidential
+ * Registers a client (only an administrator does, through `svc client create`). A confidential
  * client's secret is returned here once; only its SHA-256 is stored (it is 256 random bits, so a fast hash
  * is enough).
  */

@@ -16,7 +16,7 @@ export interface NewCode {
   codeChallenge: string;
 }
 
-/** Issues a single-use authorization code valid 60 s (spec 5.6). Only its SHA-256 is stored. */
+/** Issues a single-use authorization code valid 60 s. Only its SHA-256 is stored. */
 export async function issueCode(m: EntityManager, now: Date, c: NewCode): Promise<string> {
   const code = randomToken('', 32);
   await m.insert(OAuthCode, {

@@ -7,7 +7,7 @@ import { issueCode } from './codeStore.js';
 import { approvalHint } from './metadataClients.js';
 
 /**
- * The consent step's rules (spec 5.6, issue 4 item 4), for the consent page that web/ renders: which acting
+ * The consent step's rules, for the consent page that web/ renders: which acting
  * contexts the user may pick, the answer to a denial, and the single-use code of an approval. The request
  * itself is checked by `verifyAuthorizationRequest` (authorizationRequest.ts).
  */
@@ -21,7 +21,7 @@ export interface ConsentContexts {
 /**
  * The acting contexts the user may pick for this request: every organization and Personal for a registered
  * client or one an operator approved server-wide; for a metadata-document client otherwise only the user's
- * organizations whose administrators approved it (issue 19 item 1).
+ * organizations whose administrators approved it.
  */
 export async function consentContexts(
   s: Services,

@@ -1,4 +1,4 @@
-/** Lifetimes of spec 5.6 and 8, in milliseconds. */
+/** Lifetimes of codes and access tokens, in milliseconds (docs/oauth.md#rules-that-hold). */
 export const CODE_TTL_MS = 60_000;
 export const ACCESS_TOKEN_TTL_MS = 60 * 60 * 1000;
 /** Refresh tokens live 30 days counted from the family's start. */

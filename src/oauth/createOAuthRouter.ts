@@ -24,8 +24,8 @@ export interface OAuthRouterOptions {
 }
 
 /**
- * CORS of the endpoints a browser-based client (the MCP Inspector's web UI) calls from its own origin
- * (issue 19 item 4): any origin, no credentials mode (no cookies are involved: these endpoints
+ * CORS of the endpoints a browser-based client (the MCP Inspector's web UI) calls from its own origin:
+ * any origin, no credentials mode (no cookies are involved: these endpoints
  * authenticate by parameters and PKCE), the headers such clients send. Never on the pages or
  * /oauth/authorize, which a browser navigates to.
  */
@@ -38,7 +38,7 @@ const BROWSER_CLIENT_CORS: cors.CorsOptions = {
 };
 
 /**
- * The OAuth 2.1 authorization server's machine endpoints (spec 5.6): discovery (RFC 8414, RFC 9728 for /v1
+ * The OAuth 2.1 authorization server's machine endpoints: discovery (RFC 8414, RFC 9728 for /v1
  * and /mcp), /oauth/token and /oauth/revoke, all callable cross-origin (CORS without credentials). The
  * endpoints a browser navigates to, /oauth/authorize and /oauth/consent, are web/'s pages over oauth/'s rules.
  */

@@ -2,7 +2,7 @@ import { SCOPES } from '../domain/scopes.js';
 import { GRANTS } from './grants/index.js';
 import { audienceOf, type SurfaceName } from '../http/surfaces.js';
 
-/** RFC 8414 authorization server metadata (CONTRACT §5): issuer = BASE_URL, PKCE S256 only, `iss` in responses. */
+/** RFC 8414 authorization server metadata: issuer = BASE_URL, PKCE S256 only, `iss` in responses. */
 export function authorizationServerMetadata(baseUrl: string) {
   return {
     issuer: baseUrl,
@@ -18,13 +18,13 @@ export function authorizationServerMetadata(baseUrl: string) {
     scopes_supported: [...SCOPES],
     authorization_response_iss_parameter_supported: true,
     resource_indicators_supported: true,
-    // a client_id may be an https URL of its metadata document, once an administrator approved it (issue 19)
+    // a client_id may be an https URL of its metadata document, once an administrator approved it
     client_id_metadata_document_supported: true,
     service_documentation: `${baseUrl}/docs`,
   };
 }
 
-/** RFC 9728 protected resource metadata of `/v1` or `/mcp` (CONTRACT §5). */
+/** RFC 9728 protected resource metadata of `/v1` or `/mcp`. */
 export function protectedResourceMetadata(baseUrl: string, surface: SurfaceName) {
   return {
     resource: audienceOf(baseUrl, surface),

@@ -39,7 +39,10 @@ export function clientIdentity(id: string): { rowId: string; url: string | null 
 export const ROW_ID_REFUSED =
   'A client that publishes a client metadata document is identified by its client-id URL (https://…), never by another id.';
 
-/** The stored client for a `client_id` as presented (a registered id, or the row of a client-id URL in normal form); null for any other spelling. */
+/**
+ * The stored client for a `client_id` as presented (a registered id, or the row of a client-id URL in normal form);
+ * null for any other spelling.
+ */
 export async function findClientById(s: Services, id: string): Promise<OAuthClient | null> {
   const identity = clientIdentity(id);
   return identity ? s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
@@ -51,7 +54,7 @@ export const approvalHint = (url: string) =>
   `(the URL ${url} or its origin ${new URL(url).origin}), or an operator with: svc client allow --url ${url}`;
 
 /**
- * Resolves a client-id URL at /oauth/authorize (issue 19 item 1): the URL must be well formed and approved
+ * Resolves a client-id URL at /oauth/authorize: the URL must be well formed and approved
  * (checked before anything is fetched, so only approved URLs are ever fetched), then its document is
  * loaded and validated and the client's row is brought up to date with it. Never redirects: the caller
  * shows `message` on an error page.

@@ -7,7 +7,7 @@ import { resolveDelegatedToken } from './resolveDelegatedToken.js';
 import { findToken } from './tokenStore.js';
 
 /**
- * Turns an `svc_at_` access token into the Actor of spec 5.2 (the runtime sets it as `Services.resolveAccessToken`):
+ * Turns an `svc_at_` access token into an Actor (the runtime sets it as `Services.resolveAccessToken`):
  * `agent` for clients registered with `--kind agent`, else `user`; `userId` is the consenting user, whose
  * permissions bound every request; `organizationId` is the acting context chosen at consent (null for the
  * personal scope), which also decides the billing entity and plan; `audience` is the token's resource;
@@ -23,7 +23,7 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
     return null;
   const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
   if (!grant || grant.revokedAt) return null;
-  // an agent run's delegated token (issue 21): its own rules, no OAuth client behind it
+  // an agent run's delegated token: its own rules, no OAuth client behind it
   if (token.agentRunId) return resolveDelegatedToken(s, token, grant);
   const [client, user] = await Promise.all([
     m.findOneBy(OAuthClient, { id: grant.clientId }),

@@ -6,14 +6,14 @@ import { endRunsOfRevokedStarters, REVOKED_STARTER_COLUMN, type RevokedStarter }
 import type { Services } from '../domain/services.js';
 import { ACTOR_USER_COLUMNS, grantActor } from './grantActor.js';
 
-/** Run states in which a run's delegated token works (issue 21): it stops the moment the run ends. */
+/** Run states in which a run's delegated token works: it stops the moment the run ends. */
 const LIVE_RUN = new Set(['queued', 'running']);
 
 /** The run, and whether the credential that started it still stands (runEnd.ts `STARTER_REVOKED`), in one read. */
 const RUN_STANDING = `SELECT ar."id", ar."status", ar."roomId", ar."userId", ${REVOKED_STARTER_COLUMN} AS "revoked" FROM "agent_runs" ar WHERE ar."id" = ?`;
 
 /**
- * The actor of an agent run's delegated token (issue 21, spec 5.2): `agent`, acting for the delegating
+ * The actor of an agent run's delegated token: `agent`, acting for the delegating
  * human (`grant.userId`) in the run's organization, with the token's scopes (the invoker's ∩ the
  * connector's, fixed at the run's creation), restricted to the run's room and stamped with the run id.
  * Null (→ 401) once the run has ended (whatever the token's own expiry says), and when the credential that

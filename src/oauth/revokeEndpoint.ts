@@ -8,7 +8,7 @@ import { NO_STORE, OAuthError, sendOAuthError } from './OAuthError.js';
 import { findToken, revokeGrant, revokeToken } from './tokenStore.js';
 
 /**
- * POST /oauth/revoke (RFC 7009, spec 3): the client authenticates as at the token endpoint. A refresh token
+ * POST /oauth/revoke (RFC 7009): the client authenticates as at the token endpoint. A refresh token
  * revokes its whole grant; an access token only itself. Unknown, expired or already revoked tokens answer
  * 200 as well; a token of another client is refused with `unauthorized_client`.
  */

@@ -8,8 +8,8 @@ import { NO_STORE, OAuthError, sendOAuthError } from './OAuthError.js';
 const UNSUPPORTED = `grant_type must be ${GRANTS.map((g) => g.grantType).join(' or ')}`;
 
 /**
- * POST /oauth/token (spec 4, 5.6): form-encoded; authenticates the client, then runs the grant. Answers the
- * token response of CONTRACT §5 or an RFC 6749 error, always with `Cache-Control: no-store`. The grants are
+ * POST /oauth/token: form-encoded; authenticates the client, then runs the grant. Answers the
+ * token response or an RFC 6749 error, always with `Cache-Control: no-store`. The grants are
  * the table of grants/index.ts.
  */
 export function tokenEndpoint({ services: s }: { services: Services }) {

@@ -1,6 +1,6 @@
 import type { IssuedTokens } from './tokenStore.js';
 
-/** The token response body (CONTRACT §5): `expires_in` is 3600 except when the family ends sooner. */
+/** The token response body: `expires_in` is 3600 except when the family ends sooner. */
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';

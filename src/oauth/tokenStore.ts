@@ -24,7 +24,7 @@ export interface NewGrant {
   resource: string;
 }
 
-/** Starts a refresh-token family (spec 3): it and every token under it end 30 days from now. */
+/** Starts a refresh-token family: it and every token under it end 30 days from now. */
 export async function createGrant(m: EntityManager, now: Date, g: NewGrant): Promise<OAuthGrant> {
   const grant = m.create(OAuthGrant, {
     id: newId('grt', now.getTime()),
@@ -39,7 +39,7 @@ export async function createGrant(m: EntityManager, now: Date, g: NewGrant): Pro
 
 /**
  * Issues an access token (1 hour, `accessScopes`) and a refresh token (to the family's end, the grant's
- * scopes). Tokens are the prefix + 32 random bytes base64url; only their SHA-256 is stored (spec 5.6).
+ * scopes). Tokens are the prefix + 32 random bytes base64url; only their SHA-256 is stored.
  */
 export async function issueTokens(
   m: EntityManager,

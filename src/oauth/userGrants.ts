@@ -14,7 +14,7 @@ export interface GrantSummary {
   createdAt: string;
 }
 
-/** The apps and agents a user has granted and that still hold a live refresh family (issue 4 item 8). */
+/** The apps and agents a user has granted and that still hold a live refresh family. */
 export async function listUserGrants(m: EntityManager, now: Date, userId: string): Promise<GrantSummary[]> {
   const grants = await m.find(OAuthGrant, {
     where: { userId, revokedAt: IsNull(), expiresAt: MoreThan(iso(now)) },

@@ -6,7 +6,7 @@ import { driverPostgresPool } from '../fastpaths/typeormDriver.js';
 /** Where a request came in: the four surfaces an operator tells apart. */
 export type Surface = 'rest' | 'mcp' | 'oauth' | 'pages';
 
-/** The refusals counted by reason (spec 5.5's error codes), and a database busy past its timeout. */
+/** The refusals counted by reason (the pipeline's error codes), and a database busy past its timeout. */
 const REFUSAL_REASONS = new Set([
   'rate_limited',
   'api_units_exhausted',
@@ -16,7 +16,7 @@ const REFUSAL_REASONS = new Set([
   'service_unavailable',
 ]);
 
-/** How an attempt of a webhook delivery ended: delivered, to be retried, or finally failed (spec 6.5). */
+/** How an attempt of a webhook delivery ended: delivered, to be retried, or finally failed. */
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed';
 
 export interface MetricsOptions {

@@ -20,7 +20,9 @@ export function setOperation(res: ServerResponse, operation: string): void {
 /** Operator endpoints, not counted: a scrape or a probe every few seconds would drown the traffic. */
 const OPERATOR_PATHS = /^\/(?:metrics|healthz|readyz)\/?(?:\?|$)/;
 
-/** The surfaces' paths (src/http/surfaces.ts), any case, and their first letters in lower case for a cheap first test. */
+/**
+ * The surfaces' paths (src/http/surfaces.ts), any case, and their first letters in lower case for a cheap first test.
+ */
 const REST_PATH = new RegExp(`${surfacePattern('rest')}(?:[/?]|$)`, 'i');
 const MCP_PATH = new RegExp(`${surfacePattern('mcp')}(?:[/?]|$)`, 'i');
 const REST_INITIAL = SURFACES.rest.path.charCodeAt(1) | 0x20;

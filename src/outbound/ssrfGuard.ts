@@ -1,5 +1,6 @@
 // Outbound requests to URLs that users supply (webhooks, agent connectors, OAuth client metadata documents):
-// the SSRF check of spec 6.6 and CONTRACT §1's allow-list, and the lookup that pins a connection to the checked address.
+// the SSRF check and the operator's allow-list (docs/security-model.md#outbound-calls), and the lookup that
+// pins a connection to the checked address.
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config.js';
@@ -20,7 +21,7 @@ export const systemResolver: Resolver = async (hostname) =>
     family: a.family === 6 ? 6 : 4,
   }));
 
-/** Parsed `SVC_SSRF_ALLOWLIST` (CONTRACT §1): CIDRs (or single addresses) and host names (`*.corp.example` too). */
+/** Parsed `SVC_SSRF_ALLOWLIST`: CIDRs (or single addresses) and host names (`*.corp.example` too). */
 export interface Allowlist {
   cidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][];
   hosts: string[];
@@ -28,7 +29,7 @@ export interface Allowlist {
 
 const allowlists = new WeakMap<Config, Allowlist>();
 
-/** The operator allow-list of CONTRACT §1, parsed once per configuration. */
+/** The operator allow-list (`SVC_SSRF_ALLOWLIST`), parsed once per configuration. */
 export function allowlistOf(config: Config): Allowlist {
   let list = allowlists.get(config);
   if (!list) {
@@ -109,7 +110,7 @@ const inAllowlist = (a: ipaddr.IPv4 | ipaddr.IPv6, list: Allowlist) =>
   list.cidrs.some(([net, bits]) => net.kind() === a.kind() && a.match([net, bits] as never));
 
 /**
- * Spec 6.6: is this address internal or special? Every IPv4 range but ordinary unicast is refused
+ * Is this address internal or special? Every IPv4 range but ordinary unicast is refused
  * (unspecified, loopback, private, link-local, CGNAT, multicast, broadcast, reserved and documentation
  * ranges); IPv6 must be global unicast (2000::/3, not Teredo/6to4/documentation/benchmarking), and an
  * IPv6 form of an IPv4 address (IPv4-mapped, NAT64) is judged by that IPv4 address. An allow-list CIDR
@@ -176,7 +177,7 @@ async function resolveWithin(p: SsrfPolicy, hostname: string): Promise<ResolvedA
 }
 
 /**
- * Checks a URL the server is asked to call (a webhook, spec 6.6; an agent connector; an OAuth client's metadata
+ * Checks a URL the server is asked to call (a webhook, an agent connector, an OAuth client's metadata
  * document) and picks the address to connect to: only http/https; a literal address
  * in any spelling must not be internal; `localhost` names are refused; a name is resolved and refused when
  * ANY of its addresses is internal. The caller connects to `address` and nothing else, so a second DNS

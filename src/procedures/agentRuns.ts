@@ -13,7 +13,7 @@ import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 
-// The agent route (issue 21): run an agent through a connector, as a delegate of the invoking human. A run
+// The agent route: run an agent through a connector, as a delegate of the invoking human. A run
 // is created queued (202), invoked by the worker with a delegated token, and ends succeeded, failed or canceled.
 
 /** Bytes of a run's output as JSON: what a connector may store with `complete_agent_run`. */

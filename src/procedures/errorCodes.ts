@@ -1,7 +1,9 @@
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors.js';
 import type { ProcedureMeta } from './meta.js';
 
-/** The surface an answer goes out on: REST reads a body itself (413/415), an MCP tool call has its arguments already. */
+/**
+ * The surface an answer goes out on: REST reads a body itself (413/415), an MCP tool call has its arguments already.
+ */
 export type Surface = 'rest' | 'mcp';
 
 /** Error codes by HTTP status, in status order; each list in catalog order. */
@@ -13,7 +15,7 @@ const CATALOG_ORDER = Object.keys(ERROR_STATUS) as ErrorCode[];
  * What an operation can answer besides its success, derived from its metadata alone: the one list that the
  * OpenAPI document (per-status responses) and the MCP tool (`_meta["svc/errors"]`) show.
  * - every call: 400 `validation_error` (schema), 401, 403 scope/audience, 429 window/units, 500, 503;
- * - an operation under `/v1/rooms/{roomId}`: 404 `not_found` and `room_not_found` (spec 7);
+ * - an operation under `/v1/rooms/{roomId}`: 404 `not_found` and `room_not_found`;
  * - a write: the idempotency answers 409 `idempotency_key_in_use` and 422 `idempotency_key_reused`, and over REST
  *   the body read (413 `payload_too_large`; 408 `request_timeout`; 415 `unsupported_media_type` for a JSON body);
  * - the operation's own `meta.errors` (business rules, `forbidden`, …), with the status the spec gives them.

@@ -6,7 +6,10 @@ import { domainErrorOf } from '../contract.js';
 
 export { serviceUnavailable } from '../contract.js';
 
-/** How many input problems a validation error shows (its message and `details.issues`), and how many unknown keys of one. */
+/**
+ * How many input problems a validation error shows (its message and `details.issues`), and how many unknown keys of
+ * one.
+ */
 const SHOWN_ISSUES = 5;
 const SHOWN_KEYS = 5;
 /** Characters of one problem's message as shown. */
@@ -43,7 +46,8 @@ function validationDetails(err: z.ZodError) {
 
 /**
  * The message of refused input: the problems themselves, a few at most, so that a model reading only the
- * message can correct its call (`Invalid input: roomId: must be a room_ identifier; (input): Unrecognized key: "extra"`).
+ * message can correct its call (`Invalid input: roomId: must be a room_ identifier; (input): Unrecognized key:
+ * "extra"`).
  */
 function validationMessage(issues: { path: string; message: string }[], total: number): string {
   if (!issues.length) return 'Invalid input';

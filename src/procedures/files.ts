@@ -12,7 +12,9 @@ import { FileView, toFile } from './views.js';
 export const MCP_INLINE_MAX = 1024 * 1024;
 /** Largest text file the MCP tool embeds as a text resource; larger text comes as a resource link. */
 export const MCP_TEXT_MAX = 256 * 1024;
-/** Half of a surrogate pair on its own: not Unicode, and `encodeURIComponent` (the download's filename*) throws on it. */
+/**
+ * Half of a surrogate pair on its own: not Unicode, and `encodeURIComponent` (the download's filename*) throws on it.
+ */
 const LONE_SURROGATE = /\p{Cs}/u;
 
 export const filesRouter = router({

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/paging.js';
 
-/** How a schema reads in MCP tool schemas where it differs from OpenAPI: its text (null: none) and a default to state. */
+/**
+ * How a schema reads in MCP tool schemas where it differs from OpenAPI: its text (null: none) and a default to state.
+ */
 export interface ModelText {
   description: string | null;
   default?: unknown;
@@ -73,7 +75,7 @@ export const trimmedName = (max: number) =>
 export const date = z.iso.date().max(10).meta({ description: 'Calendar date YYYY-MM-DD', example: '2026-12-01' });
 
 /**
- * `limit` and `cursor` of every list (CONTRACT §4: default 50, max 200). `limit` is a JSON integer: over REST the
+ * `limit` and `cursor` of every list (default 50, max 200). `limit` is a JSON integer: over REST the
  * adapter reads a query parameter's plain decimal digits as one (rest/restRouter.ts), and refuses anything else.
  */
 export const pageInput = {
@@ -97,7 +99,7 @@ export const pageInput = {
   ),
 };
 
-/** The list envelope of spec 2.3. */
+/** The list envelope (docs/rest-api.md#lists-and-search). */
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({
     data: z.array(item),

@@ -11,7 +11,7 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * Spec 5.5 as one tRPC middleware: the chain of named steps in src/auth/pipeline.ts (authenticate,
+ * The pipeline as one tRPC middleware: the chain of named steps in src/auth/pipeline.ts (authenticate,
  * authorize, input, meter, idempotency, the handler, audit). One level, not one per step: each middleware
  * level costs tRPC's own call loop two copies of the call options (src/fastpaths/invokeProcedure.ts avoids them for
  * the adapters, but `createCaller` still pays them). Typed as `next<{ actor }>()`, so handlers see `ctx.actor`.
@@ -27,7 +27,7 @@ const spec55 = t.middleware(({ ctx, meta, next, getRawInput }) =>
   }),
 );
 
-/** Every /v1 operation and MCP tool: the spec 5.5 pipeline around the handler. */
+/** Every /v1 operation and MCP tool: the pipeline around the handler. */
 export const apiProcedure = t.procedure.use(spec55);
 /** Public operations (the OpenAPI document): no credential, no audit. */
 export const publicProcedure = t.procedure;

@@ -9,9 +9,9 @@ import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
 import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 
-// Webhooks on /v1 (spec 4, CONTRACT §4): list, delivery history, redeliver. Creation, rotation and deletion
-// are not /v1 operations (spec 4 rule 3), and no response here ever carries a secret, a custom header's
-// value or a receiver's response body (spec 2.6). Room access: `manage` (the room creator or an org admin).
+// Webhooks on /v1: list, delivery history, redeliver. Creation, rotation and deletion
+// are not /v1 operations, and no response here ever carries a secret, a custom header's
+// value or a receiver's response body. Room access: `manage` (the room creator or an org admin).
 
 /** A webhook as /v1 shows it: never a secret; custom headers by name only (their values may be credentials). */
 export const WebhookView = z
@@ -57,7 +57,7 @@ const toWebhook = (w: Webhook, now: Date): z.infer<typeof WebhookView> => {
   };
 };
 
-/** Spec 2.6 `PublicWebhookDelivery`, plus eventId, eventType and attempts. Never the response body. */
+/** A delivery as the public API shows it, plus eventId, eventType and attempts. Never the response body. */
 export const WebhookDeliveryView = z
   .object({
     id: idOf('whd').meta({ description: 'History row id; the deliveryId path parameter of redeliver' }),
@@ -99,7 +99,9 @@ const toDelivery = (d: WebhookDelivery): z.infer<typeof WebhookDeliveryView> => 
 
 const webhookPath = '/v1/rooms/{roomId}/webhooks/{webhookId}';
 
-/** The redeliver path parameter: the history row id; a `Svc-Webhook-Delivery` UUID passes here and gets a 404 saying so. */
+/**
+ * The redeliver path parameter: the history row id; a `Svc-Webhook-Delivery` UUID passes here and gets a 404 saying so.
+ */
 const historyIdOrUuid = z
   .string()
   .max(68)

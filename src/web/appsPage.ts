@@ -12,7 +12,7 @@ import { currentUser } from './session.js';
 const loginFirst = (res: Response) => res.redirect(303, `/login?next=${encodeURIComponent('/settings/apps')}`);
 
 /**
- * `/settings/apps` (issue 4 item 8): the apps and agents the signed-in user granted, each with what it may
+ * `/settings/apps`: the apps and agents the signed-in user granted, each with what it may
  * do, where and in which context, and a `Revoke` button that revokes the grant and every token under it.
  */
 export function appsPage({ services: s }: { services: Services }) {

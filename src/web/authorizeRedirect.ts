@@ -4,7 +4,7 @@ import { parseAuthorizationRequest, redirectTo, signAuthorizationRequest } from 
 import { sendErrorPage } from './layout.js';
 
 /**
- * GET /oauth/authorize (spec 4, 5.6): a browser navigates here, so web/ answers it; oauth/ validates the
+ * GET /oauth/authorize: a browser navigates here, so web/ answers it; oauth/ validates the
  * request (authorizationRequest.ts). Then 302 to the consent screen `/oauth/consent` (which asks to sign in
  * first when needed). A bad client_id or redirect_uri gets a 400 error page and never a redirect; any other
  * problem goes back to the client's redirect_uri as an RFC 6749 error with `state` and `iss`.

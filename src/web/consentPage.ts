@@ -14,7 +14,7 @@ const loginUrl = (request: string) =>
   `/login?next=${encodeURIComponent(`/oauth/consent?request=${encodeURIComponent(request)}`)}`;
 
 /**
- * /oauth/consent (spec 5.6, issue 4 item 4), the page; the rules are oauth/'s (consent.ts). GET shows the
+ * /oauth/consent, the page; the rules are oauth/'s (consent.ts). GET shows the
  * consent screen to the signed-in user (else sends them to /login and back). POST (CSRF-checked) answers:
  * `Deny` redirects with `access_denied`, `Allow` with a single-use code bound to the client, redirect_uri,
  * PKCE challenge, resource, user, scopes and the chosen acting context; both carry `state` and `iss`.

@@ -21,7 +21,7 @@ export interface ConsentViewOptions {
 }
 
 /**
- * The consent screen (CONTRACT §3, spec 5.4): the client's name, every requested scope with its meaning,
+ * The consent screen: the client's name, every requested scope with its meaning,
  * the acting context (an organization of the user or the personal scope; it decides what the token can
  * reach and who is billed), and the buttons `Allow` and `Deny`.
  */

@@ -9,7 +9,7 @@ import { signingKey } from '../signingKey.js';
 export const PRE_SESSION_COOKIE = 'svc_csrf';
 
 /**
- * CSRF protection of every form (issue 4 item 1): a session-bound synchronizer token. The hidden
+ * CSRF protection of every form: a session-bound synchronizer token. The hidden
  * `csrf` field is HMAC(server key, session id); before sign-in it is bound the same way to a random
  * pre-session cookie (`svc_csrf`, HttpOnly, SameSite=Lax). A token is valid only for the session (or
  * pre-session) it was rendered for, and cannot be forged without the server secret. A POST whose `Origin`

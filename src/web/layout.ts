@@ -4,7 +4,9 @@ import { html, type SafeHtml } from './html.js';
 export interface PageOptions {
   title: string;
   body: SafeHtml;
-  /** When signed in: shows who, links to the settings pages and to /logout (sign out everywhere), and a sign-out button. */
+  /**
+   * When signed in: shows who, links to the settings pages and to /logout (sign out everywhere), and a sign-out button.
+   */
   signedIn?: { email: string; csrf: string };
   /** A wider main column, for pages with tables (developer settings). */
   wide?: boolean;

@@ -19,7 +19,7 @@ let dummyHash: Promise<string> | undefined;
 const dummy = () => (dummyHash ??= hashPassword('not-a-real-password'));
 
 /**
- * `/login` (CONTRACT §3): inputs labelled `Email` and `Password`, button `Sign in`; returns to `next` (a
+ * `/login`: inputs labelled `Email` and `Password`, button `Sign in`; returns to `next` (a
  * same-origin path only). Sign-in attempts are throttled per email+address and per address, counted
  * before the password is checked.
  */

@@ -36,7 +36,7 @@ const GIVE_BACK = 'UPDATE "rate_limits" SET "points" = "points" - 1 WHERE "key" 
 const CLEAR = 'DELETE FROM "rate_limits" WHERE "key" = ?';
 
 /**
- * The sign-in throttle (issue 4 item 1, issue 16 item 3): 5 attempts per email+address and 50 per address
+ * The sign-in throttle: 5 attempts per email+address and 50 per address
  * in 15 minutes, then sign-in from there is refused with the time left. Each attempt is counted first, in
  * one atomic statement, and only an attempt within both limits gets its password checked: a burst of
  * parallel guesses gets exactly as many checks as the limit. The counts live in the service's database

@@ -10,7 +10,7 @@ const CSRF_FAILED = 'This form expired or did not come from this site. Go back, 
 /**
  * `/logout`: GET shows a `Sign out` button and a `Sign out everywhere` button; POST /logout (with the CSRF
  * token) ends this session on the server and clears the cookie, POST /logout/everywhere ends every session
- * of the user (issue 16 item 5). A copy of an ended session's cookie stops working at once.
+ * of the user. A copy of an ended session's cookie stops working at once.
  */
 export function logoutPage({ services: s }: { services: Services }) {
   return {

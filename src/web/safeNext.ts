@@ -20,7 +20,7 @@ function decodeAscii(s: string): string {
 }
 
 /**
- * The one decision on where /login may send a signed-in user (issue 16 item 2): `next` when it is a
+ * The one decision on where /login may send a signed-in user: `next` when it is a
  * same-origin path after normalization, else DEFAULT_AFTER_LOGIN. The target is resolved against BASE_URL
  * as a browser resolves a Location (`.`/`..` segments, their `%2e` spellings); the result must be on
  * BASE_URL's origin, and its path, with percent-escapes decoded as a later hop might decode them, must

@@ -11,7 +11,7 @@ import {
 } from '../domain/webSessions.js';
 import { inTransaction } from '../../db/transaction.js';
 
-/** The browser session cookie of the web pages (issue 4 item 1). */
+/** The browser session cookie of the web pages. */
 export const SESSION_COOKIE = 'svc_session';
 
 export interface Session {
@@ -35,9 +35,9 @@ export function readCookie(req: Request, name: string): string | undefined {
 }
 
 /**
- * Signs `userId` in (issue 16 item 5): a stored session whose random token the cookie carries (the
+ * Signs `userId` in: a stored session whose random token the cookie carries (the
  * database keeps only its SHA-256). A session the browser still held is ended first. `/v1` and `/mcp`
- * never take the cookie: they accept only API keys and `svc_at_` tokens (spec 5.1).
+ * never take the cookie: they accept only API keys and `svc_at_` tokens.
  */
 export async function startSession(s: Services, req: Request, res: Response, userId: string): Promise<Session> {
   const previous = await readSession(s, req);

@@ -7,7 +7,10 @@ export interface PooledSender {
   send: HttpSender;
   /** Agents held now (at most `maxAgents`). */
   readonly size: number;
-  /** Closes every agent (their idle connections at once, the busy ones after their request); later sends get fresh agents. */
+  /**
+   * Closes every agent (their idle connections at once, the busy ones after their request); later sends get fresh
+   * agents.
+   */
   close(): Promise<void>;
 }
 
@@ -20,7 +23,7 @@ export interface PooledSenderOptions {
 
 /**
  * The pool key: the URL origin (scheme, host name, port: TLS verifies that host name), the checked address
- * and its family (the only address the agent's sockets connect to: spec 6.6, a connection made for one
+ * and its family (the only address the agent's sockets connect to: a connection made for one
  * resolution is never reused for another) and the timeouts the agent enforces.
  */
 export const poolKey = (target: CheckedTarget, t: SendRequest['timeouts']): string =>

@@ -16,7 +16,7 @@ export interface AttemptResult {
   error: string | null;
   /** The worker was stopped mid-attempt: the attempt does not count. */
   aborted?: boolean;
-  /** What the attempt record keeps (issue 22); absent only on aborted attempts. */
+  /** What the attempt record keeps; absent only on aborted attempts. */
   record?: AttemptRecordData;
 }
 
@@ -32,7 +32,7 @@ export interface AttemptRecordData {
   responseHeaders: Record<string, string> | null;
 }
 
-// Issue 22: every attempt on record (webhook_attempts), and the automatic disable of a webhook whose
+// Every attempt on record (webhook_attempts), and the automatic disable of a webhook whose
 // deliveries have all failed for SVC_WEBHOOK_DISABLE_AFTER_HOURS.
 
 /** What recording attempts needs besides the rows: the clock of the attempts and the disable period. */
@@ -54,7 +54,9 @@ export interface MadeAttempt {
 export const attemptKind = (row: Pick<WebhookDelivery, 'eventType' | 'redeliveryOf'>): WebhookAttemptKind =>
   row.redeliveryOf ? 'redelivery' : row.eventType === TEST_EVENT_TYPE ? 'test' : 'automatic';
 
-/** Reasons an attempt was not made that say nothing about the receiver (they neither start nor end a failure streak). */
+/**
+ * Reasons an attempt was not made that say nothing about the receiver (they neither start nor end a failure streak).
+ */
 const NOT_THE_RECEIVERS = new Set(['webhook_inactive', 'webhook_deleted']);
 
 function attemptRow(a: MadeAttempt, now: Date): WebhookAttempt | null {

@@ -37,11 +37,11 @@ const STANDARD_NAMES = new Set(['webhook-id', 'webhook-timestamp', 'webhook-sign
 export const isStandardHeaderName = (name: string): boolean => STANDARD_NAMES.has(canonicalName(name));
 
 /**
- * Names a custom header may never take (spec 6.3 rule 5), compared after `canonicalName`: the signed
+ * Names a custom header may never take, compared after `canonicalName`: the signed
  * `Svc-Webhook-*` headers, the legacy `X-Webhook-*`, `Sunset` and `Deprecation`, the Standard Webhooks
  * `webhook-id`, `webhook-timestamp` and `webhook-signature`, and the transport's own
  * hop-by-hop and framing headers (`Proxy-*` too), which would let a registration break or smuggle the
- * request. `Content-Type` and `User-Agent` may be overridden (spec 6.3 rule 5).
+ * request. `Content-Type` and `User-Agent` may be overridden.
  */
 export function protectedHeaderReason(name: string): string | null {
   const n = canonicalName(name);

@@ -33,7 +33,8 @@ declare module '../domain/services.js' {
 
 /**
  * Replaces parts of the delivery deps for one runtime (the resolver, the HTTP sender, the timeouts, the
- * clock), kept on that runtime's services (`Services.webhookDelivery`). Used by tests and by embedders; the SSRF check always runs before the sender.
+ * clock), kept on that runtime's services (`Services.webhookDelivery`). Used by tests and by embedders; the SSRF check
+ * always runs before the sender.
  */
 export function configureWebhookDelivery(s: Services, deps: Partial<WebhookDeliveryDeps>): void {
   Object.assign(s.webhookDelivery, deps);

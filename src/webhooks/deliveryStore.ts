@@ -68,7 +68,9 @@ const ROW_COLUMNS = [
 /** Rows per INSERT statement (SQLite allows 32,766 parameters per statement). */
 const INSERT_CHUNK = 500;
 
-/** Inserts delivery rows in the caller's transaction, as one multi-row INSERT per 500 rows (no ORM round trip per row). */
+/**
+ * Inserts delivery rows in the caller's transaction, as one multi-row INSERT per 500 rows (no ORM round trip per row).
+ */
 export async function insertDeliveryRows(m: EntityManager, rows: WebhookDelivery[]): Promise<void> {
   const head = `INSERT INTO "webhook_deliveries" (${ROW_COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES `;
   const tuple = `(${ROW_COLUMNS.map(() => '?').join(', ')})`;

@@ -3,7 +3,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { RESPONSE_PREVIEW_BYTES } from './constants.js';
 import { pinnedLookup, type CheckedTarget } from '../outbound/ssrfGuard.js';
 
-/** Bounds of one attempt (spec 6.5 "bounded timeouts"). */
+/** Bounds of one attempt, so a slow receiver cannot hold a worker. */
 export interface SendTimeouts {
   connectMs: number;
   /** For the response headers, and again for the body. */
@@ -37,7 +37,7 @@ export interface SendResult {
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO$)/;
 
 /**
- * The class of a transport failure, for the attempt records (issue 22): `timeout`, `connection_refused`,
+ * The class of a transport failure, for the attempt records: `timeout`, `connection_refused`,
  * `connection_reset`, `dns`, `tls`, else `network_error`. Looks at the error and its causes.
  */
 export function networkErrorClass(err: unknown, timedOut = false): string {

@@ -24,7 +24,7 @@ export function parseEventTypes(raw: string | null): string[] | null {
   }
 }
 
-/** Event types that are delivered: the stable ones of the catalog (spec 6.1; `room.created` is a preview). */
+/** Event types that are delivered: the stable ones of the catalog (`room.created` is a preview). */
 export const DELIVERED_EVENT_TYPES = STABLE_EVENT_TYPES;
 
 /**

@@ -22,7 +22,7 @@ export const snapshotOf = (e: EventRow): EventSnapshot => ({
   object: { type: e.objectType, id: e.objectId },
 });
 
-/** Parses a stored snapshot; null when it cannot be interpreted (redeliver answers 422, spec 4 rule 2). */
+/** Parses a stored snapshot; null when it cannot be interpreted (redeliver answers 422). */
 export function parseSnapshot(stored: string): EventSnapshot | null {
   try {
     const r = EventSnapshot.safeParse(JSON.parse(stored));
@@ -33,7 +33,7 @@ export function parseSnapshot(stored: string): EventSnapshot | null {
 }
 
 /**
- * The v2 body (spec 2.5): `id`, `type`, `apiVersion`, `createdAt`, `organizationId`, `roomId` and an
+ * The v2 body: `id`, `type`, `apiVersion`, `createdAt`, `organizationId`, `roomId` and an
  * ID-only `data.object`. `organizationId` is null for a room in a user's personal scope.
  */
 export const v2Body = (e: EventSnapshot) => ({
@@ -51,8 +51,8 @@ export const v2Body = (e: EventSnapshot) => ({
 const testMark = (e: EventSnapshot): { test?: true } => (e.type === TEST_EVENT_TYPE ? { test: true } : {});
 
 /**
- * The v1 body: exactly the keys `event`, `timestamp`, `roomId`, `data`, `deliveryId` (spec 2.5). Decided
- * here where the spec leaves it open: `timestamp` is the event's ISO 8601 time, `data` is ID-only
+ * The v1 body: exactly the keys `event`, `timestamp`, `roomId`, `data`, `deliveryId`. Decided here
+ * where the earlier receivers' contract leaves it open: `timestamp` is the event's ISO 8601 time, `data` is ID-only
  * `{ object: { id, type } }` as in v2, `deliveryId` the job's UUID (equal to `Svc-Webhook-Delivery`).
  */
 export const v1Body = (e: EventSnapshot, deliveryId: string) => ({

@@ -20,7 +20,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface RedeliverInput {
   roomId: string;
   webhookId: string;
-  /** The history row `id` of the delivery to send again (spec 4 rule 1). */
+  /** The history row `id` of the delivery to send again. */
   deliveryId: string;
 }
 
@@ -78,7 +78,7 @@ async function sendOnceNow(
 }
 
 /**
- * Spec 4 rules 1-2: sends the event of a history row once more, now: same event id, a new `deliveryId`,
+ * Sends the event of a history row once more, now: same event id, a new `deliveryId`,
  * a new history row (`redeliveryOf` the original), one attempt and no automatic retry. An HTTP failure is
  * a result (success=false), not an error. Preconditions: 404 `not_found` without the original delivery
  * (with a message naming the id the path takes when the `Svc-Webhook-Delivery` UUID is given instead),
@@ -125,11 +125,11 @@ export async function redeliverWebhookDelivery(
   return sent.delivery;
 }
 
-/** A test event's id: `evt_` and 22 characters, as every event id (spec 2.5), never one of the event log. */
+/** A test event's id: `evt_` and 22 characters, as every event id, never one of the event log. */
 const testEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
 
 /**
- * Sends a test event (issue 22) to one webhook now, through the real sender: type `webhook.test` (outside
+ * Sends a test event to one webhook now, through the real sender: type `webhook.test` (outside
  * the catalog), `data.object` the webhook itself, marked by `Svc-Webhook-Test: true` and `"test": true`,
  * signed with the webhook's secret(s). A new history row, one attempt, its record kept like any other.
  * 404 without the webhook, 409 `webhook_inactive`.

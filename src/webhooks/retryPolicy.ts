@@ -1,8 +1,8 @@
-/** What follows an attempt (spec 6.5). */
+/** What follows an attempt. */
 export type Verdict = 'success' | 'retry' | 'stop';
 
 /**
- * Spec 6.5: 2xx success; 3xx a failure, never followed and not retried; 408, 429, 5xx and timeouts retried
+ * 2xx success; 3xx a failure, never followed and not retried; 408, 429, 5xx and timeouts retried
  * (so are connection failures, which are as transient); 400, 401, 403, 404, 410, 422 stop at once, and so
  * does any other 4xx. No response for another reason (refused URL, unreadable configuration) stops too.
  */
@@ -15,5 +15,5 @@ export function classifyAttempt(statusCode: number | null, error: string | null)
   return error === 'timeout' || error === 'network_error' ? 'retry' : 'stop';
 }
 
-/** Delay before the next attempt after `attemptsMade` attempts: base, 2×base, 4×base (spec 6.5, CONTRACT §1). */
+/** Delay before the next attempt after `attemptsMade` attempts: base, 2×base, 4×base. */
 export const backoffMs = (baseMs: number, attemptsMade: number): number => baseMs * 2 ** (attemptsMade - 1);

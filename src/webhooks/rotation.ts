@@ -10,7 +10,7 @@ import { deliveryDepsFor } from './deliveryDeps.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
 import { invalidState, loadWebhook } from './webhookConfig.js';
 
-// Secret rotation (spec 3): single → rotating (current + next, signed with both) → single again, by hand
+// Secret rotation: single → rotating (current + next, signed with both) → single again, by hand
 // or automatically when the period ends. The period is 7 days by default, at most 90: current and next
 // never coexist without an end.
 

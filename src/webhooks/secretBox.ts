@@ -15,7 +15,7 @@ export const newWebhookSecret = (): string => SECRET_PREFIX + randomBytes(32).to
  * The AES-256-GCM key that protects webhook secrets at rest: `SVC_WEBHOOK_KEY` when set, otherwise a key
  * generated once into `<dataDir>/webhook.key` (mode 0600) and read from there afterwards, so the server,
  * the worker and the CLI on the same data directory agree. Several hosts sharing a PostgreSQL database
- * must set `SVC_WEBHOOK_KEY` (README "Webhooks").
+ * must set `SVC_WEBHOOK_KEY` (docs/configuration.md#secrets).
  */
 export function loadWebhookKey(config: Pick<Config, 'webhookKey' | 'dataDir'>): Buffer {
   if (config.webhookKey) return config.webhookKey;

@@ -10,12 +10,12 @@ import {
 } from './constants.js';
 import { type CustomHeader, isStandardHeaderName } from './customHeaders.js';
 
-/** Spec 6.4: HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
+/** HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
 export function signPayload(secret: string, timestamp: number, body: Buffer): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 }
 
-/** Spec 6.3: `v1=<hex>`, during rotation `v1=<current>,v1=<next>`. */
+/** `v1=<hex>`, during rotation `v1=<current>,v1=<next>`. */
 export function signatureHeader(
   secrets: { current: string; next: string | null },
   timestamp: number,
@@ -29,7 +29,7 @@ export function signatureHeader(
 
 /**
  * Standard Webhooks 1.0 (standardwebhooks.com): HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`,
- * base64. The key is the same bytes the spec's own signature uses (the secret string's UTF-8 bytes), so
+ * base64. The key is the same bytes `Svc-Webhook-Signature` uses (the secret string's UTF-8 bytes), so
  * one stored secret gives both; receivers hold it as `standardSecret(secret)`.
  */
 export function signStandard(secret: string, msgId: string, timestamp: number, body: Buffer): string {
@@ -60,7 +60,7 @@ export const standardSecret = (secret: string): string => `whsec_${Buffer.from(s
 export const SUNSET_HTTP_DATE = WEBHOOK_LEGACY_HEADER_SUNSET_AT.toUTCString();
 
 /**
- * Spec 6.3 legacy rules 1-3: legacy headers only on v1 rows, only before the sunset (by the injected
+ * Legacy headers only on v1 rows, only before the sunset (by the injected
  * clock), only for events of the v1 enumeration.
  */
 export function sendsLegacyHeaders(apiVersion: WebhookApiVersion, eventType: string, now: Date): boolean {
@@ -82,7 +82,7 @@ export interface DeliveryHeaderInput {
 }
 
 /**
- * Every header of one attempt (spec 6.2-6.4), signed afresh with this attempt's timestamp. Custom headers
+ * Every header of one attempt, signed afresh with this attempt's timestamp. Custom headers
  * come first and may replace only `Content-Type` and `User-Agent`; the sender's own headers are written
  * last (protected names were refused at creation, and are overwritten here anyway).
  */
@@ -109,7 +109,7 @@ export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, str
     'Svc-Webhook-Api-Version': o.apiVersion,
   });
   if (o.eventType === TEST_EVENT_TYPE) headers[TEST_HEADER] = 'true';
-  // Standard Webhooks beside the spec's headers: the event id is the message id, so a retry or a
+  // Standard Webhooks beside the `Svc-Webhook-*` headers: the event id is the message id, so a retry or a
   // redelivery keeps it (the standard's idempotency key)
   headers['webhook-id'] = o.eventId;
   headers['webhook-timestamp'] = String(timestamp);

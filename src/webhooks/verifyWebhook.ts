@@ -1,8 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-// Receiver side of spec 6.4. Self-contained (node:crypto only) so a receiver can import or copy it.
+// The receiver's side of the signature (docs/webhooks.md#verifying-a-delivery). Self-contained (node:crypto only) so a
+// receiver can import or copy it.
 
-/** Spec 6.4, 8: a request whose timestamp differs from the receiver's clock by more than this is rejected. */
+/** A request whose timestamp differs from the receiver's clock by more than this is rejected. */
 export const WEBHOOK_REPLAY_WINDOW_SECONDS = 300;
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
@@ -45,7 +46,7 @@ function header(h: HeaderBag, name: string): string | undefined {
 const SIGNATURE_ENTRY = /^v1=([0-9a-f]{64})$/;
 
 /**
- * Verifies a webhook request (spec 6.4): `Svc-Webhook-Timestamp` must be an integer within the replay
+ * Verifies a webhook request: `Svc-Webhook-Timestamp` must be an integer within the replay
  * window; `Svc-Webhook-Signature` is split on commas and only `v1=<hex>` entries count; the request is
  * valid when any entry equals HMAC-SHA256(secret, `<timestamp>.<raw body>`) for any secret held,
  * compared in constant time on equal lengths. Only after `ok` may the body be parsed and trusted;
@@ -88,7 +89,7 @@ export function verifyWebhook(o: VerifyWebhookOptions): VerifyWebhookResult {
 }
 
 /**
- * The legacy v1 check (spec 6.3 rule 4), for receivers not yet moved to `Svc-Webhook-Signature`:
+ * The legacy v1 check, for receivers not yet moved to `Svc-Webhook-Signature`:
  * `X-Webhook-Signature` is HMAC-SHA256 hex over the raw body, with the current secret. It has no timestamp
  * and so no replay protection; prefer verifyWebhook.
  */

@@ -22,8 +22,8 @@ import { deliveryDepsFor } from './deliveryDeps.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
 import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 
-// Webhook configuration (spec 2.8, 3). Creation, rotation, (de)activation and deletion happen in the
-// developer settings screen and the operator CLI, never through /v1 (spec 4 rule 3). Each function takes
+// Webhook configuration. Creation, rotation, (de)activation and deletion happen in the
+// developer settings screen and the operator CLI, never through /v1. Each function takes
 // an optional actor: with one, room RBAC `manage` applies (requireRoom); without, the caller is the operator.
 
 const MAX_URL = 2048;
@@ -43,7 +43,7 @@ export interface CreateWebhookInput {
 }
 
 /**
- * Checks a receiver URL as creation does (spec 6.6): a clear validation_error naming the reason when it
+ * Checks a receiver URL as creation does: a clear validation_error naming the reason when it
  * points into an internal network. A host name that does not resolve yet is accepted; every delivery
  * checks again.
  */

@@ -5,7 +5,7 @@ import { startReceiver } from '../webhooks/helpers.js';
 import { svc } from '../webhooks/processes.js';
 import { invokeDue, invokerKey, startRun } from './helpers.js';
 
-describe('svc connector and svc audit list --run (issue 21)', () => {
+describe('svc connector and svc audit list --run', () => {
   it("registers, lists and (de)activates connectors; refuses internal endpoints; lists a run's audit rows", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

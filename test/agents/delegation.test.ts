@@ -36,7 +36,7 @@ async function acceptingConnector(t: TestServer, orgId: string, scopes?: string[
   return { rx, c, tokenOf };
 }
 
-describe('agent runs: the delegated token never exceeds its human (issue 21)', () => {
+describe('agent runs: the delegated token never exceeds its human', () => {
   it('refuses a run without agent:invoke (403 insufficient_scope) on REST and MCP', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

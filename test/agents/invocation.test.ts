@@ -17,8 +17,8 @@ const liveTokens = async (rt: { ds: never } | any, runId: string) =>
     ).rows[0].n,
   );
 
-describe('agent run invocation (issue 21): signed, retried like webhooks, bounded by a deadline', () => {
-  it("signs the invocation with the connector's secret (spec 6.4) and finishes the run from the answer", async () => {
+describe('agent run invocation: signed, retried like webhooks, bounded by a deadline', () => {
+  it("signs the invocation with the connector's secret and finishes the run from the answer", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using rx = await startReceiver([

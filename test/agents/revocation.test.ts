@@ -13,7 +13,9 @@ import { addConnector, INVOKER_SCOPES, invokeDue, startRun } from './helpers.js'
 // Revoking that credential (an API key, an OAuth token), or the delegating user leaving the organization,
 // ends the run (canceled, credential_revoked) and its delegated token gets 401 from its next call on.
 
-/** A connector that accepts every invocation (202) and keeps it; `tokenOf(runId)` is the delegated token sent for a run. */
+/**
+ * A connector that accepts every invocation (202) and keeps it; `tokenOf(runId)` is the delegated token sent for a run.
+ */
 async function acceptingConnector(t: TestServer, orgId: string) {
   const rx = await startReceiver();
   rx.script.push(...Array.from({ length: 20 }, () => ({ status: 202 })));
@@ -150,7 +152,8 @@ describe('agent runs end with the credential that started them (penetration test
       status: 'canceled',
       error: expect.stringMatching(/^credential_revoked: the OAuth token/),
     });
-    // discovered by the worker: the other run awaited its connector's completion, and ends without waiting for its deadline
+    // discovered by the worker: the other run awaited its connector's completion, and ends without waiting for its
+    // deadline
     expect(await runRow(t, b.id)).toMatchObject({ status: 'running' });
     await invokeDue(t.rt);
     expect(await runRow(t, b.id)).toMatchObject({

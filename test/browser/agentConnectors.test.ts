@@ -6,7 +6,7 @@ import { startReceiver } from '../webhooks/helpers.js';
 import { addConnector, invokeDue, invokerKey, startRun } from '../agents/helpers.js';
 import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser } from './chromium.js';
 
-// Issue 21: agent connectors and recent agent runs on /settings/developer, in a real browser.
+// Agent connectors and recent agent runs on /settings/developer, in a real browser.
 
 beforeAll(ensureChromium, INSTALL_TIMEOUT_MS);
 

@@ -8,7 +8,7 @@ import { authorizeUrl, pkcePair, postForm, registerClient } from '../oauth/oauth
 import { startReceiver } from '../webhooks/helpers.js';
 import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser } from './chromium.js';
 
-// Issue 7 item 5: the developer settings screen in a real browser (Debian's Chromium through playwright-core).
+// The developer settings screen in a real browser (Debian's Chromium through playwright-core).
 // Screenshots of each step are saved under test-output/screenshots/ for review.
 
 beforeAll(ensureChromium, INSTALL_TIMEOUT_MS);

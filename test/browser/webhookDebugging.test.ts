@@ -6,7 +6,7 @@ import { clockAt } from '../web/developerHelpers.js';
 import { addWebhook, startReceiver } from '../webhooks/helpers.js';
 import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser } from './chromium.js';
 
-// Issue 22 on the developer settings page in Chromium: the reason of an automatic disable and the one-click
+// Webhook debugging on the developer settings page in Chromium: the reason of an automatic disable and the one-click
 // re-activation, "Send test event" with its outcome at once, and a delivery's detail (exact request, every attempt).
 
 beforeAll(ensureChromium, INSTALL_TIMEOUT_MS);
@@ -20,7 +20,7 @@ async function signIn(page: Page, t: TestServer, user: { email: string; password
   await page.waitForURL(/\/settings\/developer$/);
 }
 
-describe('webhook debugging on the developer page in Chromium (issue 22)', { timeout: 180_000 }, () => {
+describe('webhook debugging on the developer page in Chromium', { timeout: 180_000 }, () => {
   it('shows why a webhook was disabled, re-activates it in one click, sends test events and shows a delivery with every attempt', async () => {
     const clock = clockAt(new Date().toISOString());
     await using t = await startTestServer({ now: clock.now, env: { SVC_WEBHOOK_DISABLE_AFTER_HOURS: '72' } });

@@ -6,7 +6,7 @@ import { serverDatabase } from '../robustness/serverProcess.js';
 
 const run = promisify(execFile);
 
-// Issue 16.10: operators run `npx svc …` on the SQLite file a running server uses. While the server takes a
+// Operators run `npx svc …` on the SQLite file a running server uses. While the server takes a
 // steady stream of writes, every command succeeds: it waits for the write lock as the server does (busy
 // timeout, write transactions that take the lock when they begin) and retries a transient lock, so it never
 // fails with `database is locked`.
@@ -15,7 +15,7 @@ const ROUNDS = 5;
 const CLI_LOOPS = 2;
 const WRITERS = 6;
 
-describe('the operator CLI beside a busy server (issue 16.10)', () => {
+describe('the operator CLI beside a busy server', () => {
   it(
     `${CLI_LOOPS}×${ROUNDS} rounds of room create, key create and audit list all exit 0 while the server takes writes`,
     { timeout: 600_000 },

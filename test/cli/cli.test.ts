@@ -23,7 +23,7 @@ const svc = async (...args: string[]) => {
 };
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-describe('operator CLI (CONTRACT §2)', () => {
+describe('operator CLI', () => {
   it('creates an organization, users, rooms and keys, prints exactly the contract JSON, and a served key works', async () => {
     const org = await svc('org', 'create', '--name', 'CLI Org');
     expect(Object.keys(org)).toEqual(['id']);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { generateTypes } from '../../clients/typescript/scripts/generateTypes.js';
 import { startTestServer } from '../helpers/harness.js';
 
-// Issue 20.6: the client's committed types are those of the document the server serves. When an operation or a
+// The client's committed types are those of the document the server serves. When an operation or a
 // schema changes, this fails until `npm run client:generate` is run and its output committed.
 
 describe('clients/typescript/src/schema.ts', () => {

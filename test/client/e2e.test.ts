@@ -5,10 +5,10 @@ import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { ALL_SCOPES, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { startReceiver } from '../webhooks/helpers.js';
 
-// Issue 20.6: the typed client (clients/typescript) against a running server, for every operation of the served
+// The typed client (clients/typescript) against a running server, for every operation of the served
 // document. A middleware records what went over the wire, so the last test proves that none was left out.
 
-describe('the TypeScript client against a running server (issue 20.6)', () => {
+describe('the TypeScript client against a running server', () => {
   it('runs every operation of the document, typed, with typed errors', { timeout: 120_000 }, async () => {
     await using t = await startTestServer();
     await using receiver = await startReceiver();
@@ -112,7 +112,8 @@ describe('the TypeScript client against a running server (issue 20.6)', () => {
       requestId: broken.response.headers.get('x-request-id'),
     });
 
-    // records and the approval flow: requested by the owner, approved by the member; a second pair rejected and withdrawn
+    // records and the approval flow: requested by the owner, approved by the member; a second pair rejected and
+    // withdrawn
     const recPath = (recordId: string) => ({ params: { path: { roomId: w.roomId, recordId } } });
     const rec = await unwrap(
       api.POST('/v1/rooms/{roomId}/records', {
@@ -253,7 +254,7 @@ describe('the TypeScript client against a running server (issue 20.6)', () => {
     ).data;
     expect(taskHits.map((h) => h.task?.id)).toEqual([task.id]);
 
-    // agent runs (issue 21): a connector of the organization, a run queued, listed, read and canceled (no worker runs
+    // agent runs: a connector of the organization, a run queued, listed, read and canceled (no worker runs
     // in this server, so it stays queued until then); completing is the connector's own, with its run's MCP token
     const { connector } = await createConnector(s, {
       organizationId: w.orgId,

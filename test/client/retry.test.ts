@@ -21,7 +21,7 @@ function scripted(replies: Response[]) {
   return { fetch, requests };
 }
 
-describe('client retries (issue 20.6)', () => {
+describe('client retries', () => {
   it('retries a 503 after its Retry-After with the same Idempotency-Key and body, then returns the success', async () => {
     const { fetch, requests } = scripted([
       answer(503, envelope('service_unavailable'), { 'retry-after': '2' }),

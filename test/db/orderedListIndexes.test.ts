@@ -8,7 +8,9 @@ const ROOMS_PAGE =
   'SELECT r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt" FROM "rooms" r ' +
   'WHERE r."roomType" = 0 AND r."organizationId" = ? AND r."id" > ? ORDER BY r."id" ASC LIMIT ?';
 
-/** The statement an event's transaction runs for its room's webhooks when the room has some (src/webhooks/outbox.ts). */
+/**
+ * The statement an event's transaction runs for its room's webhooks when the room has some (src/webhooks/outbox.ts).
+ */
 const ROOM_WEBHOOKS = 'SELECT "id" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"';
 
 describe('lookups of rows in id order read them from an index (migration 1764000009000)', () => {

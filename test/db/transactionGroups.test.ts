@@ -6,7 +6,7 @@ import { sqliteConnectionOf, sqliteGroupStatements } from '../../src/fastpaths/s
 import { startTestServer } from '../helpers/harness.js';
 
 // db/transaction.ts commits the SQLite transactions waiting in its queue together, each in a savepoint of
-// its own (issue 23). What each caller sees must not change: its writes are kept only if it succeeded, a
+// its own. What each caller sees must not change: its writes are kept only if it succeeded, a
 // failing one is undone alone, and a caller learns of success (and its after-commit hooks run) only once
 // the COMMIT that made it durable has returned.
 

@@ -8,7 +8,7 @@ async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 5));
 }
 
-describe('the transaction queue belongs to its DataSource (issue 18 item 6)', () => {
+describe('the transaction queue belongs to its DataSource', () => {
   it(
     'a transaction held open on one runtime does not hold up another runtime in the same process; on its own it still queues',
     { timeout: 60_000 },

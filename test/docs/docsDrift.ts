@@ -141,7 +141,10 @@ export interface CommandSpec {
   options: string[];
 }
 
-/** The `svc …` invocations of a document: in code blocks `npx svc` anywhere or `svc` opening a line; code spans that open with one. */
+/**
+ * The `svc …` invocations of a document: in code blocks `npx svc` anywhere or `svc` opening a line; code spans that
+ * open with one.
+ */
 function invocations(text: string): string[] {
   const { codeLines, spans } = parts(text);
   const found: string[] = [];

@@ -16,7 +16,7 @@ import { emitEvent, type EmitEventOptions } from '../../src/domain/events.js';
 import { V1_EVENT_TYPES as WEBHOOK_V1_EVENT_TYPES } from '../../src/webhooks/constants.js';
 import { DELIVERED_EVENT_TYPES } from '../../src/webhooks/outbox.js';
 
-// Issue 18.5: the event catalog is a type. One `as const` table; the event types, the v1 and stable subsets,
+// The event catalog is a type. One `as const` table; the event types, the v1 and stable subsets,
 // the object types and their wire enum come from it, and emitEvent takes nothing else.
 
 const room = {} as Room;
@@ -41,7 +41,7 @@ export function typeChecks(m: Parameters<typeof emitEvent>[0]) {
   return loose;
 }
 
-describe('event catalog (issue 18.5)', () => {
+describe('event catalog', () => {
   it('derives the event types, the subsets and the object types from the one table', () => {
     expectTypeOf<'record.created'>().toExtend<EventType>();
     expectTypeOf<'room.created'>().not.toExtend<StableEventType>();
@@ -55,7 +55,7 @@ describe('event catalog (issue 18.5)', () => {
     expect(new Set(EVENT_CATALOG.map((e) => e.type)).size).toBe(15);
     expect([...STABLE_EVENT_TYPES]).toEqual(EVENT_CATALOG.filter((e) => e.type !== 'room.created').map((e) => e.type));
     expect(DELIVERED_EVENT_TYPES).toBe(STABLE_EVENT_TYPES);
-    // the v1 enumeration the earlier implementation sent (README "Webhooks"), unchanged
+    // the v1 enumeration the earlier implementation sent (docs/webhooks.md#what-a-receiver-gets), unchanged
     expect([...V1_EVENT_TYPES].sort()).toEqual([
       'approval.approved',
       'approval.rejected',

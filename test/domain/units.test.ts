@@ -77,7 +77,7 @@ describe('idempotency keys', () => {
   it('accept 1-255 printable characters and the quoted form', () => {
     expect(parseIdempotencyKey('"abc"')).toBe('abc');
     expect(parseIdempotencyKey('a'.repeat(255))).toHaveLength(255);
-    // (`""` is no quoted empty key but a two-character one: the document's pattern allows it, issue 20.1)
+    // (`""` is no quoted empty key but a two-character one: the document's pattern allows it)
     expect(parseIdempotencyKey('""')).toBe('""');
     for (const bad of ['', 'a'.repeat(256), 'é', 'a\nb']) expect(() => parseIdempotencyKey(bad), bad).toThrow();
   });

@@ -4,7 +4,7 @@ import { toolCall } from '../mcp/mcpClient.js';
 
 // Whatever the text of a JSON answer (ASCII, or not: two-byte, astral, separators), the bytes on the wire are its
 // UTF-8 and Content-Length counts exactly them, on REST and on both MCP paths (the answer's parts are joined and
-// counted by each surface's writer; bench/README.md issue 23, seventh round, measured writing them as ASCII).
+// counted by each surface's writer, which must not write them as ASCII).
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const BODIES = [
@@ -45,7 +45,8 @@ describe('JSON answers carry their text as UTF-8 with an exact Content-Length', 
     for (const page of [rest, mcp.result.structuredContent]) {
       expect(page.data.map((m: { body: string }) => m.body).sort()).toEqual([...BODIES].sort());
     }
-    // the text block is the compact table a model reads (mcp/toolText.ts): one line a body, as it is or as a JSON string
+    // the text block is the compact table a model reads (mcp/toolText.ts): one line a body, as it is or as a JSON
+    // string
     const rows = (mcp.result.content[0].text as string)
       .split('\n')
       .slice(3)

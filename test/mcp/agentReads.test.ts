@@ -240,7 +240,8 @@ describe('MCP resources', () => {
       .content as { uri: string }[];
     expect((await read(link[0].uri)).blob).toBe(binBytes.toString('base64'));
 
-    // not found (another room, a direct-message room, no template) is -32602 on every revision (MCP 2026-07-28), prefixed once
+    // not found (another room, a direct-message room, no template) is -32602 on every revision (MCP 2026-07-28),
+    // prefixed once
     for (const uri of [
       `svc://rooms/${w.dmRoomId}`,
       `svc://rooms/room_01KAR3V6X5Q2Z8N4M7P9W1T3YB/messages`,

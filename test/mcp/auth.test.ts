@@ -12,7 +12,7 @@ describe('MCP authentication at the HTTP level', () => {
     const metadata = `${t.baseUrl}/.well-known/oauth-protected-resource/mcp`;
     const none = await postMcp(t, listTools);
     expect(none.status).toBe(401);
-    // (issue 19 item 3: the challenge also names the scope a client asks for to start)
+    // (the challenge also names the scope a client asks for to start)
     expect(none.headers.get('www-authenticate')).toMatch(
       new RegExp(`^Bearer resource_metadata="${metadata}", scope="mcp:tools [a-z: ]+"$`),
     );

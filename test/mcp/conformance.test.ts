@@ -50,7 +50,10 @@ const APPLICABLE: Record<string, Record<string, string[]>> = {
   },
 };
 
-/** Scenarios that need what svc does not have: the reference server's tools, prompts (completion-complete completes a prompt's argument), logging, subscriptions, sessions. */
+/**
+ * Scenarios that need what svc does not have: the reference server's tools, prompts (completion-complete completes a
+ * prompt's argument), logging, subscriptions, sessions.
+ */
 const NOT_APPLICABLE = [
   'server-session-lifecycle',
   'server-sse-polling',

@@ -232,7 +232,7 @@ class MetadataDocumentHost extends HostProvider {
   }
 }
 
-describe('MCP with OAuth: a client metadata document client (issue 19 items 1, 2, 8)', () => {
+describe('MCP with OAuth: a client metadata document client', () => {
   it('the SDK client connects with its client-id URL after one approval, from a loopback port other than the registered one', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
@@ -366,7 +366,8 @@ describe('MCP with OAuth: the v2 SDK client on 2026-07-28, and what each SDK doe
       await c1.close();
     }
 
-    // v2: it sends the user to authorize the challenged scope with the scopes the token holds (a union, in its own order)
+    // v2: it sends the user to authorize the challenged scope with the scopes the token holds (a union, in its own
+    // order)
     const v2 = new HostProvider(clientId);
     v2.saved = { ...narrow };
     const c2 = new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } });

@@ -17,7 +17,7 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
       Object.values(ops),
     );
     expect(operations.length).toBe(listProcedures().length);
-    // every scope, agent:invoke included (issue 21's operations), so no tool is hidden
+    // every scope, agent:invoke included, so no tool is hidden
     const all = (
       await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
     ).token;
@@ -39,7 +39,7 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
   it('answers every read alike on both surfaces, errors included', async () => {
     await using t = await startTestServer({ now: () => NOW });
     const w = await createWorld(t.rt);
-    // every scope, agent:invoke included (issue 21's operations)
+    // every scope, agent:invoke included
     w.key = (
       await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
     ).token;

@@ -47,7 +47,9 @@ const envelope = fc.oneof(
 /** Mostly null, sometimes `arb`. */
 const rarely = <T>(arb: fc.Arbitrary<T>) =>
   fc.oneof({ arbitrary: fc.constant(null), weight: 7 }, { arbitrary: arb, weight: 1 });
-/** A request of mostly valid parts; sometimes one more key (`result` beside `method`, `task` in params) or no `_meta`. */
+/**
+ * A request of mostly valid parts; sometimes one more key (`result` beside `method`, `task` in params) or no `_meta`.
+ */
 const request = fc
   .record({
     jsonrpc: mostly(fc.constant('2.0')),

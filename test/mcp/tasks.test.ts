@@ -20,7 +20,10 @@ const startRunTool = (
     { name: 'create_agent_run', arguments: { roomId, connectorId, input: { text: 'one' } }, _meta: caps },
     { token: key },
   );
-/** A tasks/get or tasks/cancel on 2026-07-28: the task id is the request's `Mcp-Name` (the SDK checks it against the body). */
+/**
+ * A tasks/get or tasks/cancel on 2026-07-28: the task id is the request's `Mcp-Name` (the SDK checks it against the
+ * body).
+ */
 const taskCall = (t: TestServer, key: string, method: 'tasks/get' | 'tasks/cancel', taskId: unknown) =>
   post2026(t, method, { taskId, _meta: TASKS }, { token: key, headers: { 'mcp-name': String(taskId) } });
 

@@ -14,7 +14,8 @@ describe('MCP token budget (o200k_base)', () => {
     const page = f.session.find((s) => s.tool === 'list_messages')!;
     expect(page.rows).toBe(20);
     expect(page.text).toBeLessThanOrEqual(TOKEN_LIMITS.messagePage);
-    // the page's text within twice its user content and 20 a row; every step's text no larger than its structuredContent
+    // the page's text within twice its user content and 20 a row; every step's text no larger than its
+    // structuredContent
     expect(page.text).toBeLessThanOrEqual(listLimit(page, false));
     // every list tool within twice its content (what people wrote and the ids the agent acts on) and 20 a row
     for (const s of f.lists) expect(s.text, s.step).toBeLessThanOrEqual(listLimit(s, true));

@@ -8,7 +8,10 @@ import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/too
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 
-/** What the SDK's own `Server` (a 2025 exchange) sends for a handler returning `result` (it checks the result of every `tools/call`). */
+/**
+ * What the SDK's own `Server` (a 2025 exchange) sends for a handler returning `result` (it checks the result of every
+ * `tools/call`).
+ */
 async function sdkAnswer(result: unknown): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
   const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
   server.setRequestHandler('tools/call', async () => result as never);
@@ -55,7 +58,7 @@ function generatedOutputs(): unknown[] {
   ];
 }
 
-describe('tool results built once (mcp/toolResult.ts toCheckedToolResult, issue 23)', () => {
+describe('tool results built once (mcp/toolResult.ts toCheckedToolResult)', () => {
   it('is, byte for byte, what the SDK Server sends after checking the result itself', async () => {
     const outcomes: ToolOutcome[] = [];
     for (const data of generatedOutputs()) outcomes.push(ok(data), ok(data, { replayed: true }));

@@ -97,7 +97,8 @@ describe('several server processes on one PostgreSQL', () => {
   it('count API units jointly without overspending', async () => {
     const rt = await openRuntime(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }));
     const { issueKey } = await import('../helpers/harness.js');
-    // a personal key: its own billing entity, with 1000 units; spend all but 5 directly, then race 9 requests (the window allows 10)
+    // a personal key: its own billing entity, with 1000 units; spend all but 5 directly, then race 9 requests (the
+    // window allows 10)
     const k = await issueKey(rt, { userId: world.member.id, scopes: ['me:read'] });
     await rt.services.ds.query(`INSERT INTO unit_usage ("billingEntity", period, used) VALUES ($1, $2, 995)`, [
       `user:${world.member.id}`,

@@ -95,7 +95,7 @@ describe('/oauth/authorize', () => {
         'invalid_target',
         `resource must be ${t.baseUrl}/v1 or ${t.baseUrl}/mcp`,
       ],
-      // (asking for more than allowed is granted the allowed part, issue 19 item 3: refused only when nothing is allowed)
+      // (asking for more than allowed is granted the allowed part: refused only when nothing is allowed)
       [
         { ...base, scope: 'records:read admin:all' },
         'invalid_scope',

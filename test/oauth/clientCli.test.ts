@@ -132,7 +132,7 @@ describe('svc client create', () => {
   });
 });
 
-describe('svc client allow / disallow / approvals (issue 19 item 1)', () => {
+describe('svc client allow / disallow / approvals', () => {
   it('approves a client-id URL or an origin server-wide or for one organization, and withdraws it', async () => {
     await using env = await startOAuthServer();
     const { t, w } = env;

@@ -37,7 +37,7 @@ async function errorPage(t: TestServer, url: string, status = 400): Promise<stri
     .replace(/&amp;/g, '&');
 }
 
-describe('Client ID Metadata Documents (issue 19 item 1)', () => {
+describe('Client ID Metadata Documents', () => {
   it('advertises client_id_metadata_document_supported in the authorization server metadata', async () => {
     await using env = await startOAuthServer();
     const r = await env.t.fetch('/.well-known/oauth-authorization-server');

@@ -11,7 +11,7 @@ import {
   startOAuthServer,
 } from './oauthHelpers.js';
 
-describe('loopback redirect URIs (issue 19 item 2)', () => {
+describe('loopback redirect URIs', () => {
   it('matches 127.0.0.1 and [::1] on any port, everything else exactly', () => {
     const reg = [
       'http://127.0.0.1:8976/callback',
@@ -96,7 +96,7 @@ describe('loopback redirect URIs (issue 19 item 2)', () => {
   });
 });
 
-describe('the scope handshake (issue 19 item 3)', () => {
+describe('the scope handshake', () => {
   it('the 401 challenge on /mcp names the scopes a client asks for to start', async () => {
     await using env = await startOAuthServer();
     const r = await postMcp(env.t, toolCall('get_me'));
@@ -153,7 +153,7 @@ describe('the scope handshake (issue 19 item 3)', () => {
   });
 });
 
-describe('CORS for browser-based clients (issue 19 item 4)', () => {
+describe('CORS for browser-based clients', () => {
   const preflight = (method: string) => ({
     method: 'OPTIONS',
     headers: {

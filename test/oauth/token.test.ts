@@ -283,7 +283,7 @@ describe('/oauth/token', () => {
     });
   });
 
-  it("checks each grant's parameters in one order: a repeated one first, then the missing ones in turn (grants table, issue 18.7)", async () => {
+  it("checks each grant's parameters in one order: a repeated one first, then the missing ones in turn (grants table)", async () => {
     await using env = await startOAuthServer();
     const { t } = env;
     const app = await registerClient(t);

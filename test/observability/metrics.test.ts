@@ -4,7 +4,7 @@ import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { addWebhook, startReceiver } from '../webhooks/helpers.js';
 
-// Issue 24: /metrics in the Prometheus text format, behind SVC_METRICS_TOKEN, with bounded labels.
+// /metrics in the Prometheus text format, behind SVC_METRICS_TOKEN, with bounded labels.
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const METRICS_ENV = { SVC_METRICS_TOKEN: TOKEN, SVC_INSTANCE_ID: 'web-1' };
@@ -43,7 +43,7 @@ async function scrape(t: TestServer): Promise<{ text: string; samples: Sample[] 
   return { text, samples: parse(text) };
 }
 
-describe('metrics: /metrics (issue 24)', () => {
+describe('metrics: /metrics', () => {
   it('is an unknown path (404) when SVC_METRICS_TOKEN is unset', async () => {
     await using t = await startTestServer();
     const res = await t.fetch('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });

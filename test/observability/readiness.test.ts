@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sql } from '../../db/sql.js';
 import { startTestServer } from '../helpers/harness.js';
 
-// Issue 24: /readyz is 200 only when the database answers and its migrations are this code's; /healthz
+// /readyz is 200 only when the database answers and its migrations are this code's; /healthz
 // only says the process is up.
 
 async function readyz(t: { fetch(p: string): Promise<Response> }) {
@@ -10,7 +10,7 @@ async function readyz(t: { fetch(p: string): Promise<Response> }) {
   return { status: res.status, body: await res.json(), cacheControl: res.headers.get('cache-control') };
 }
 
-describe('readiness: /readyz (issue 24)', () => {
+describe('readiness: /readyz', () => {
   it('answers 200 ready when the database answers and every migration is applied', async () => {
     await using t = await startTestServer();
     expect(await readyz(t)).toEqual({ status: 200, body: { status: 'ready' }, cacheControl: 'no-store' });

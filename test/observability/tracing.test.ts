@@ -10,7 +10,7 @@ import { call, createWorld, startTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { addWebhook, startReceiver } from '../webhooks/helpers.js';
 
-// Issue 24: OpenTelemetry traces, one span per request (operation, surface, actor kind, status, request id),
+// OpenTelemetry traces, one span per request (operation, surface, actor kind, status, request id),
 // child spans for database transactions and webhook attempts; proven in-process with an in-memory exporter.
 
 const exporter = new InMemorySpanExporter();
@@ -38,7 +38,7 @@ async function spanWhere(pred: (s: ReadableSpan) => boolean): Promise<ReadableSp
   }
 }
 
-describe('tracing: OpenTelemetry spans (issue 24)', () => {
+describe('tracing: OpenTelemetry spans', () => {
   it('is off by default and on with the standard OTEL_* variables', () => {
     const base = { NODE_ENV: 'test' };
     expect(loadConfig(base).tracing).toBe(false);

@@ -5,12 +5,12 @@ import { Slots } from '../../src/outbox/slots.js';
 import { WakeSignal } from '../../src/outbox/wakeSignal.js';
 import { WorkerLoop } from '../../src/outbox/workerLoop.js';
 
-// Issue 18.9: the outbox machinery both workers share (webhook deliveries, agent runs), each piece on its own.
+// The outbox machinery both workers share (webhook deliveries, agent runs), each piece on its own.
 // Fake timers: nothing here waits for real time.
 
 afterEach(() => void vi.useRealTimers());
 
-describe('outbox machinery (issue 18.9)', () => {
+describe('outbox machinery', () => {
   it('OutcomeBatcher: records after its window, at once when full or stopping, and lets a claim take what waits', async () => {
     vi.useFakeTimers();
     const batches: number[][] = [];

@@ -3,7 +3,7 @@ import { authenticate } from '../../src/auth/authenticate.js';
 import type { AuthenticatedActor } from '../../src/domain/actor.js';
 import type { Services } from '../../src/domain/services.js';
 
-// Issue 18 item 6: how OAuth access tokens authenticate hangs on the runtime's services, not on a module:
+// How OAuth access tokens authenticate hangs on the runtime's services, not on a module:
 // two runtimes in one process (tests, the CLI beside a server) never share it.
 
 const actorOf = (userId: string): AuthenticatedActor => ({

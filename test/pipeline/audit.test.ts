@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { listAudit, purgeAudit } from '../../src/auth/audit.js';
 import { call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 
-describe('audit log (spec 5.7)', () => {
+describe('audit log', () => {
   it('writes one row per /v1 request, failures included, with the route template and no secret', async () => {
     await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '100', SVC_MONTHLY_UNITS: '1000' } });
     const w = await createWorld(t.rt);

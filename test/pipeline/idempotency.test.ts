@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
 
-describe('Idempotency-Key (spec 5.5 condition 7)', () => {
+describe('Idempotency-Key', () => {
   it('replays the first response with Idempotent-Replayed and makes one side effect', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

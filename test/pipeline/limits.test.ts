@@ -19,7 +19,7 @@ const UNIT_HEADERS = [
   'svc-api-units-reset',
 ];
 
-describe('rate limit (spec 5.5 condition 5)', () => {
+describe('rate limit', () => {
   it('counts a 60 s window per API key and answers 429 rate_limited with Retry-After', async () => {
     await using t = await startTestServer({ env: { SVC_RATE_LIMIT: '3' } });
     const w = await createWorld(t.rt);
@@ -74,7 +74,7 @@ describe('rate limit (spec 5.5 condition 5)', () => {
   });
 });
 
-describe('monthly API units (spec 5.5 condition 6)', () => {
+describe('monthly API units', () => {
   it('charges each operation its cost and answers 429 api_units_exhausted when spent', async () => {
     await using t = await startTestServer({ env: { SVC_MONTHLY_UNITS: '5' } });
     const w = await createWorld(t.rt);

@@ -88,7 +88,7 @@ describe('every endpoint, happy path', () => {
       body: { startDate: '2026-12-31' },
     });
     expect(badDates.status).toBe(400);
-    // business rules the schema cannot state answer rule_violation, not the schema's validation_error (issue 20.2)
+    // business rules the schema cannot state answer rule_violation, not the schema's validation_error
     expect(badDates.body.error.code).toBe('rule_violation');
     // a refused update changes nothing (the update and its check run in one transaction, taken back whole)
     const notMember = await call(t, 'PATCH', `/v1/rooms/${w.roomId}/tasks/${id}`, {
@@ -261,8 +261,8 @@ describe('authentication and scopes', () => {
   });
 
   it('403 insufficient_scope with details.required and details.granted on every operation', async () => {
-    // a key holding one scope no operation here needs (agent:invoke governs the agent runs of issue 21, so those
-    // are tried with me:read instead)
+    // a key holding one scope no operation here needs (agent:invoke governs the agent runs, so those are tried
+    // with me:read instead)
     const k = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['agent:invoke'] });
     const other = await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: ['me:read'] });
     for (const p of listProcedures()) {

@@ -62,7 +62,7 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.paths['/v1/rooms'].get.parameters.map(paramName)).toEqual(['limit', 'cursor']);
   });
 
-  it('is under 150 KB, with shared headers, responses and parameters referenced from components (issue 20.4)', async () => {
+  it('is under 150 KB, with shared headers, responses and parameters referenced from components', async () => {
     await using t = await startTestServer();
     const text = await (await t.fetch('/v1/openapi.json')).text();
     expect(Buffer.byteLength(text)).toBeLessThan(150 * 1024);
@@ -111,7 +111,7 @@ describe('GET /v1/openapi.json', () => {
     );
   });
 
-  it('states what the server enforces: closed bodies, date-time timestamps, no NUL, described parameters (issue 20.1)', async () => {
+  it('states what the server enforces: closed bodies, date-time timestamps, no NUL, described parameters', async () => {
     await using t = await startTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     const schemas = doc.components.schemas;
@@ -143,7 +143,7 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.paths['/v1/rooms/{roomId}/files'].post.description).toMatch(/message or a task of the room, not both/);
   });
 
-  it('makes the error code an enum of the catalog and lists, per operation and status, the codes MCP lists too (issue 20.2)', async () => {
+  it('makes the error code an enum of the catalog and lists, per operation and status, the codes MCP lists too', async () => {
     await using t = await startTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     expect(doc.components.schemas.ErrorCode.enum).toEqual(Object.keys(ERROR_STATUS));
@@ -197,7 +197,7 @@ describe('GET /v1/openapi.json', () => {
     );
   });
 
-  it('describes files as they behave: any media type up, the stored type down (issue 20.3)', async () => {
+  it('describes files as they behave: any media type up, the stored type down', async () => {
     await using t = await startTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     const files = '/v1/rooms/{roomId}/files';
@@ -232,7 +232,7 @@ describe('GET /v1/openapi.json', () => {
     expect(html).toContain('/v1/openapi.json');
     expect(html).toContain('/docs/standalone.js');
     expect((await t.fetch('/docs/standalone.js')).status).toBe(200);
-    // (issue 20.7) none of the vendor's UI that does not apply, the API-key scheme preselected for "try it"
+    // none of the vendor's UI that does not apply, the API-key scheme preselected for "try it"
     const config = JSON.parse(/createApiReference\('#app', (\{[\s\S]*?\})\)\s*<\/script>/.exec(html)![1]);
     expect(config).toMatchObject({
       agent: { disabled: true },
@@ -245,7 +245,7 @@ describe('GET /v1/openapi.json', () => {
   });
 });
 
-describe('unknown input is refused, as the document says, on REST and MCP (issue 20.1)', () => {
+describe('unknown input is refused, as the document says, on REST and MCP', () => {
   it('REST: an unknown body field, an unknown query parameter, or a body field sent in the query is 400 validation_error; nothing is created', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

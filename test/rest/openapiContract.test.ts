@@ -4,7 +4,7 @@ import { buildOpenApiDocument } from '../../rest/openapi.js';
 import { valueFor, type Schema } from '../robustness/fuzzValues.js';
 import { envelopeProblem, fuzzParams, startFuzzWorld, type FuzzWorld } from '../robustness/fuzzWorld.js';
 
-// Issue 20.8: the document is the contract. For every operation, requests generated from what the document
+// The document is the contract. For every operation, requests generated from what the document
 // allows are never refused as a schema failure (400 validation_error): they succeed, or answer a code the document
 // lists for that status (a business rule, a missing object, a state…). Requests that break one thing the document
 // states (an unknown field or query parameter, a wrong type, a missing required field, a length or range bound, a
@@ -242,7 +242,7 @@ function documentedCodes(doc: Schema, op: Schema, status: number): string[] | un
     .properties.code.enum;
 }
 
-describe('the document predicts the server (issue 20.8)', () => {
+describe('the document predicts the server', () => {
   let w: FuzzWorld;
   let doc: Schema;
   const outcomes: Record<string, Set<number>> = {};

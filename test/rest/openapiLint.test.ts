@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/harness.js';
 
-// Issue 20.5: the served document passes the linters API consumers run, `@redocly/cli lint` (recommended) and
+// The served document passes the linters API consumers run, `@redocly/cli lint` (recommended) and
 // Spectral (`spectral:oas`), with the repository's redocly.yaml and .spectral.yaml (each rule turned off there
 // says why). Both CLIs run as child processes on this Node, with JSON output.
 
@@ -46,7 +46,7 @@ async function lint(args: string[]): Promise<string> {
   }
 }
 
-describe('the OpenAPI document is lint clean (issue 20.5)', () => {
+describe('the OpenAPI document is lint clean', () => {
   it('redocly lint (recommended): no error, no warning', { timeout: 180_000 }, async () => {
     const file = await servedDocument();
     const out = await lint([

@@ -6,7 +6,7 @@ import { COMPILED_CHECK } from '../../src/procedures/views.js';
 import { call, createWorld, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { flawedObject, junkJson, valueFor, type Schema } from '../robustness/fuzzValues.js';
 
-// Issue 23: the list operations of rooms, messages and tasks check their output with a validator compiled from
+// The list operations of rooms, messages and tasks check their output with a validator compiled from
 // the list's JSON Schema instead of zod's parse (views.ts `checkedListOf`). The check must still be a check: what
 // it accepts zod accepts, and comes out byte for byte as zod would make it; what it refuses goes to zod (its
 // answer, or its error: a 500 "Output validation failed" as before).

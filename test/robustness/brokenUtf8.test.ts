@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { call, createWorld, startTestServer } from '../helpers/harness.js';
 
-// Found by the fuzz of issue 10.1: bytes that are not UTF-8 inside a JSON body were decoded with U+FFFD
-// replacement characters and stored, so the client's text was silently changed. RFC 8259 §8.1: JSON text
+// Bytes that are not UTF-8 inside a JSON body must not be decoded with U+FFFD replacement characters and
+// stored, which would silently change the client's text. RFC 8259 §8.1: JSON text
 // exchanged between systems is UTF-8; anything else is refused, and nothing is written.
 
 const NOT_UTF8 = [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]];

@@ -40,7 +40,9 @@ export interface FuzzWorld {
   sandbox: Record<string, string[]>;
   /** Existing ids by prefix, from both worlds: the fuzz reaches for real objects, its own and others'. */
   ids: Record<string, string[]>;
-  /** Fresh objects in A (a record waiting for approval, an untouched one, …) so state-dependent operations can succeed. */
+  /**
+   * Fresh objects in A (a record waiting for approval, an untouched one, …) so state-dependent operations can succeed.
+   */
   refresh(): Promise<void>;
   /** Proves after the run that B, the tables nobody may write and the invariants are intact. */
   verifyIntact(): Promise<{
@@ -111,7 +113,7 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
   const hookA = (await createWebhook(s, { roomId: a.roomId, url: receiver.url, createdById: a.owner.id })).webhook.id;
   const hookB = (await createWebhook(s, { roomId: b.roomId, url: `${receiver.url}?witness`, createdById: b.owner.id }))
     .webhook.id;
-  // issue 21: both worlds' keys may run agents, through a connector of their own organization
+  // both worlds' keys may run agents, through a connector of their own organization
   for (const x of [a, b])
     x.key = (
       await issueKey(t.rt, { userId: x.owner.id, organizationId: x.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
@@ -183,7 +185,7 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
   return w;
 }
 
-/** The error envelope of spec 2.4, checked strictly; returns what is wrong with it, or null. */
+/** The error envelope, checked strictly (docs/rest-api.md#responses-and-errors): what is wrong with it, or null. */
 export function envelopeProblem(body: unknown, requestIdHeader: string | null): string | null {
   const e = (body as { error?: Record<string, unknown> } | null)?.error;
   if (!e || typeof e !== 'object') return 'no error envelope';

@@ -13,7 +13,7 @@ import { integrityProblems } from './integrity.js';
 import { serverDatabase } from './serverProcess.js';
 import { rowsOfWrites, sendWrite, succeeded, type SentWrite } from './writeMix.js';
 
-// Issue 10.2: the server killed (SIGKILL: no shutdown code runs) while a batch of writes is in flight and its
+// The server killed (SIGKILL: no shutdown code runs) while a batch of writes is in flight and its
 // worker is in the middle of deliveries to a slow receiver. Every write the client saw succeed is in the
 // database, whole; no write left a partial row; every committed row has its event and its delivery row; after
 // a restart the leases of the dead process are claimed again and every committed event reaches the receiver;
@@ -51,7 +51,7 @@ async function recordingReceiver() {
   return r;
 }
 
-describe('the server killed mid-request (issue 10.2)', () => {
+describe('the server killed mid-request', () => {
   it(
     'SIGKILL under a batch of writes and deliveries in flight loses no answered write, leaves nothing partial, and delivers every committed event after restart',
     { timeout: 120_000 },

@@ -16,7 +16,7 @@ import {
 } from './fuzzValues.js';
 import { envelopeProblem, fuzzParams, startFuzzWorld, type FuzzWorld } from './fuzzWorld.js';
 
-// Issue 10.1 for MCP: every tool, called with arguments generated from its inputSchema (valid ones, flawed
+// Fuzzing MCP: every tool, called with arguments generated from its inputSchema (valid ones, flawed
 // ones, and no object at all), answers a tool result (`isError` with the REST envelope for bad input) or a
 // JSON-RPC error, never an HTTP 5xx; so does any JSON-RPC message. The database stays intact.
 
@@ -101,7 +101,7 @@ const headersFor = (w: FuzzWorld) =>
       'mcp-protocol-version': version,
     }));
 
-describe('MCP tools/call fuzzing (issue 10.1)', () => {
+describe('MCP tools/call fuzzing', () => {
   let w: FuzzWorld;
   const schemas = new Map<string, Schema>();
   /** Per tool: how its calls ended (ok, tool error, JSON-RPC error, or the HTTP status of a refusal). */

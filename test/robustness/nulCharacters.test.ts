@@ -12,9 +12,8 @@ import {
   startOAuthServer,
 } from '../oauth/oauthHelpers.js';
 
-// Found by the OAuth fuzz of issue 10.1 on PostgreSQL, whose text type refuses NUL: a NUL in a client_id, an
-// email or a grant id reached a query and the endpoint answered 500. Every surface now refuses it cleanly,
-// on both engines.
+// PostgreSQL's text type refuses NUL, so a NUL in a client_id, an email or a grant id must never reach a
+// query (it would answer 500): every surface refuses it cleanly, on both engines.
 
 const NUL = 'cli_01\u0000x';
 

@@ -5,7 +5,7 @@ import { fuzzParams } from './fuzzWorld.js';
 import { integrityProblems } from './integrity.js';
 import { CALLBACK, field, obtainTokens, pkcePair, registerClient, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Issue 10.1 for the OAuth endpoints and the sign-in form: generated forms and queries get RFC 6749 JSON
+// Fuzzing the OAuth endpoints and the sign-in form: generated forms and queries get RFC 6749 JSON
 // errors (token, revoke) or HTML pages and redirects (authorize, login, consent), never a 5xx, and never a
 // redirect anywhere but a registered redirect_uri or a same-origin path.
 
@@ -53,7 +53,7 @@ const pair = (name: string, value: fc.Arbitrary<string>): fc.Arbitrary<[string, 
 const withShow = <T extends object>(v: T) =>
   Object.assign(v, { [fc.toStringMethod]: () => JSON.stringify(v).slice(0, 600) });
 
-describe('OAuth endpoint and sign-in form fuzzing (issue 10.1)', () => {
+describe('OAuth endpoint and sign-in form fuzzing', () => {
   let env: Env;
   let pub: { clientId: string };
   let conf: { clientId: string; clientSecret: string | null };

@@ -14,7 +14,7 @@ import {
 } from './fuzzValues.js';
 import { envelopeProblem, fuzzParams, startFuzzWorld, type FuzzWorld } from './fuzzWorld.js';
 
-// Issue 10.1: every /v1 operation of the emitted OpenAPI document, sent generated valid and invalid path
+// Every /v1 operation of the emitted OpenAPI document, sent generated valid and invalid path
 // parameters, query parameters, bodies and headers. Every answer is a status the document lists for the
 // operation (or one the pipeline adds to any: 404, 405, 413, 415, 429), never a 5xx, and every error is the
 // spec's envelope; afterwards the database is intact (see integrity.ts).
@@ -266,7 +266,7 @@ async function send(w: FuzzWorld, req: FuzzRequest) {
   return { status: res.status, headers: res.headers, text, json };
 }
 
-describe('OpenAPI-driven fuzzing of /v1 (issue 10.1)', () => {
+describe('OpenAPI-driven fuzzing of /v1', () => {
   let w: FuzzWorld;
   let doc: Schema;
   const seen: Record<string, number[]> = {};

@@ -7,10 +7,10 @@ import { organizationSnapshot, rowCounts } from './integrity.js';
 import { fuzzParams, startFuzzWorld, type FuzzWorld } from './fuzzWorld.js';
 
 // Penetration test 3, findings 3 and 5 (SECURITY.md "Penetration test 3: input bounds"): every string a write
-// stores has a maximum length, stated as maxLength in the OpenAPI document (the MCP tool's inputSchema, written for a model, leaves it out). Here, for
-// every write of the live document and tools/list and every such string (nested ones included), a valid call
-// whose one string is longer than its maxLength is refused with validation_error naming that field, and nothing
-// is stored.
+// stores has a maximum length, stated as maxLength in the OpenAPI document (the MCP tool's inputSchema, written for a
+// model, leaves it out). Here, for every write of the live document and tools/list and every such string (nested ones
+// included), a valid call whose one string is longer than its maxLength is refused with validation_error naming that
+// field, and nothing is stored.
 
 const RUNS = 5;
 
@@ -158,8 +158,9 @@ describe('oversized strings on every write (penetration test 3)', () => {
     let checked = 0;
     await unchanged(async () => {
       for (const tool of tools.filter((t) => t.annotations?.readOnlyHint !== true)) {
-        // (an upload's two content fields exclude each other: keep the text one, the bytes are bounded by SVC_MAX_UPLOAD_BYTES)
-        // (a tool's inputSchema is written for a model and leaves length bounds out: they are its procedure's own)
+        // (an upload's two content fields exclude each other: keep the text one, the bytes are bounded by
+        // SVC_MAX_UPLOAD_BYTES) (a tool's inputSchema is written for a model and leaves length bounds out: they are its
+        // procedure's own)
         const { oneOf: _oneOf, ...schema } = procedureInput(tool.name);
         if (tool.name === 'upload_file') {
           const { contentBase64: _bytes, ...props } = schema.properties;

@@ -8,7 +8,7 @@ import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
 import { RESPONSE_PREVIEW_BYTES } from '../../src/webhooks/constants.js';
 import { addWebhook, deliveryRows } from '../webhooks/helpers.js';
 
-// Issue 10.2: receivers that are slow, hang, reset the connection or answer without end. Each attempt of the
+// Receivers that are slow, hang, reset the connection or answer without end. Each attempt of the
 // real sender (undici) ends within its bounds (connect + headers + body timeouts, and an overall deadline)
 // and keeps at most 2 KB of what came back, whatever the receiver does. Timeouts are shortened here through
 // the worker's injectable deps; the bounds themselves are the sender's.
@@ -77,7 +77,7 @@ async function startHostileReceiver() {
   };
 }
 
-describe('hostile webhook receivers (issue 10.2)', () => {
+describe('hostile webhook receivers', () => {
   it('every attempt ends within its bounds, keeps at most 2 KB, and is classified for retry or stop', async () => {
     await using t = await startTestServer();
     const rx = await startHostileReceiver();

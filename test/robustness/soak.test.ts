@@ -8,7 +8,7 @@ import { integrityProblems } from './integrity.js';
 import { attempt, memoryAfterGc, residentBytes, serverDatabase, type Outcome } from './serverProcess.js';
 import { sendWrite, succeeded } from './writeMix.js';
 
-// Issue 10.3: a bounded soak on loopback at a steady rate across REST (reads, writes, uploads), MCP tool
+// A bounded soak on loopback at a steady rate across REST (reads, writes, uploads), MCP tool
 // calls and webhook delivery (the server's own worker to a local receiver). No request fails, every delivery
 // succeeds, and from the end of warm-up to the end the server's resident memory (VmRSS) grows by less than
 // RSS_GROWTH_BOUND and its V8 heap by less than HEAP_GROWTH_BOUND, both measured after a full garbage
@@ -25,7 +25,7 @@ const HEAP_GROWTH_BOUND = 16 * 1024 * 1024;
 const RSS_PEAK_BOUND = 192 * 1024 * 1024;
 const MiB = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 
-describe('soak (issue 10.3)', () => {
+describe('soak', () => {
   it(
     `${SOAK_SECONDS}s at ${REQUESTS_PER_SECOND} requests/s across REST, MCP and webhooks: no error, bounded memory`,
     { timeout: (SOAK_SECONDS + 120) * 1000 },

@@ -5,7 +5,7 @@ import type { Child } from '../multiprocess/processes.js';
 import { waitFor } from '../webhooks/processes.js';
 import { serverDatabase, type ServerDatabase } from '../robustness/serverProcess.js';
 
-// Issue 16.1: a request body that stops mid-way (the client goes away, resets the connection, or just stops
+// A request body that stops mid-way (the client goes away, resets the connection, or just stops
 // sending) never ends the server process, on any surface: /v1 (JSON writes and file uploads), /mcp, the OAuth
 // token, revocation and consent endpoints, and the pages' forms. A body that does not arrive within
 // SVC_BODY_TIMEOUT_MS is answered 408 in the surface's own form and its connection closed; one client may
@@ -112,7 +112,7 @@ async function complete(
 
 const partialBody = (t: Target) => (t.type === 'application/json' ? '{"name":"cut' : 'a=1&b=2&c');
 
-describe('aborted and slow request bodies (issue 16.1)', () => {
+describe('aborted and slow request bodies', () => {
   let db: ServerDatabase;
   let w: World;
   let server: Child & { base: string };
@@ -211,7 +211,7 @@ describe('aborted and slow request bodies (issue 16.1)', () => {
   );
 });
 
-describe('many slow bodies from one client (issue 16.1)', () => {
+describe('many slow bodies from one client', () => {
   it(
     'one client sending more bodies at once than SVC_MAX_PENDING_BODIES gets 429 and a closed connection; giving bodies up frees their places',
     { timeout: 120_000 },

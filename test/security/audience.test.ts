@@ -3,7 +3,7 @@ import { call } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { obtainTokens, registerClient, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Token audience pinning (spec 5.6, CONTRACT §4): a token is good only on the surface its `resource` named.
+// Token audience pinning: a token is good only on the surface its `resource` named.
 
 describe('security: token audience', () => {
   it('token replay across surfaces: a token for /mcp used on /v1 gets 403 invalid_audience', async () => {

@@ -12,7 +12,7 @@ import {
   startOAuthServer,
 } from '../oauth/oauthHelpers.js';
 
-// The browser session of the pages (spec 5.1: "an internal front-end JWT is not accepted") and the attacks
+// The browser session of the pages (the API surfaces never accept its cookie) and the attacks
 // on browsers: CSRF, clickjacking, forged sessions, and DNS rebinding against /mcp.
 
 describe('security: browser session and pages', () => {

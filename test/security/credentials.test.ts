@@ -5,7 +5,7 @@ import { call, createWorld, issueKey, startTestServer } from '../helpers/harness
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { Browser, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Stolen, revoked and guessed credentials (spec 5.1, 5.3, 3: "requests with it get 401 at once").
+// Stolen, revoked and guessed credentials (a revoked one gets 401 from the next request on).
 
 describe('security: credentials', () => {
   it('revoked key reuse: a key that has just worked gets 401 at once on /v1 and /mcp', async () => {

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INSTALL_TIMEOUT_MS, ensureChromium, openBrowser } from '../browser/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-// Issue 16.9: the API reference at /docs leaks nothing to other hosts (no web fonts, no registry or request
+// The API reference at /docs leaks nothing to other hosts (no web fonts, no registry or request
 // proxy, no telemetry: every request the page makes goes to this server), renders under a
 // Content-Security-Policy that allows only what it uses (no violation reported), and /favicon.ico answers.
 
-describe('the /docs reference page (issue 16.9)', () => {
+describe('the /docs reference page', () => {
   let t: TestServer;
   beforeAll(async () => {
     ensureChromium();

@@ -4,7 +4,7 @@ import { call, startTestServer, type TestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 import { Browser, field, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Forged client addresses (issue 16 item 4): X-Forwarded-For is believed only when the operator names the
+// Forged client addresses: X-Forwarded-For is believed only when the operator names the
 // proxies (SVC_TRUST_PROXY), never because the peer is loopback; the per-address counters (unauthenticated
 // /v1 and /mcp requests, sign-in failures) use the address so derived.
 

@@ -6,7 +6,7 @@ import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { call, createWorld, issueKey, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 
-// Tenancy (spec 4 rules 4-5, 5.3, 5.5): whatever lies outside the credential's organization or personal
+// Tenancy: whatever lies outside the credential's organization or personal
 // scope answers 404 as if it did not exist; direct-message rooms answer 404 room_not_found.
 
 async function contentOf(t: TestServer, w: World) {

@@ -6,7 +6,7 @@ import { LOGIN_FAILURES_PER_ACCOUNT, LOGIN_FAILURES_PER_IP, LOGIN_WINDOW_S } fro
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { Browser, field, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Password guessing in a parallel burst (issue 16 item 3): every attempt is counted before its password is
+// Password guessing in a parallel burst: every attempt is counted before its password is
 // checked, atomically in the database, so N parallel wrong passwords get at most the limit of checks (the
 // others answer 429 unchecked), and the count is shared by every server on the database.
 

@@ -12,7 +12,7 @@ import {
   startOAuthServer,
 } from '../oauth/oauthHelpers.js';
 
-// Attacks on the OAuth 2.1 authorization server (spec 5.6), each refused. test/oauth/ has the full behaviour.
+// Attacks on the OAuth 2.1 authorization server, each refused. test/oauth/ has the full behaviour.
 
 type Env = Awaited<ReturnType<typeof startOAuthServer>>;
 
@@ -172,7 +172,7 @@ describe('security: OAuth', () => {
     }
   });
 
-  it("scope escalation: asking beyond the client's registered scopes is cut to them (issue 19), widening on refresh is refused", async () => {
+  it("scope escalation: asking beyond the client's registered scopes is cut to them, widening on refresh is refused", async () => {
     await using env = await startOAuthServer();
     const app = await registerClient(env.t, { scopes: ['me:read', 'rooms:read'] });
     const res = await env.t.fetch(authorizeUrl(authorizeParams(env, app.clientId, { scope: 'webhooks:write' })));

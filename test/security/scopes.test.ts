@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 
-// A scope alone never permits, and a missing one always refuses (spec 5.3, 5.5): 403 insufficient_scope
+// A scope alone never permits, and a missing one always refuses: 403 insufficient_scope
 // with details.required and details.granted, on REST and MCP alike.
 
 describe('security: scopes', () => {

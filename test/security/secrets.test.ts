@@ -10,7 +10,7 @@ import { serverDatabase } from '../robustness/serverProcess.js';
 import { startReceiver } from '../webhooks/helpers.js';
 import { waitFor } from '../webhooks/processes.js';
 
-// Secret exposure (spec 2.6, 4 rule 3, 5.3, 5.7, 5.8): the real server, logging at `trace`, is driven through
+// Secret exposure: the real server, logging at `trace`, is driven through
 // REST, MCP, OAuth, sign-in and webhook delivery, successes and failures alike. No API key, OAuth token, code
 // or client secret, webhook secret, custom header value, password or session cookie appears in any /v1 or
 // /mcp response, in any log line, or anywhere in the database (audit rows included) in clear.
@@ -21,7 +21,7 @@ describe('security: secret exposure', () => {
     { timeout: 120_000 },
     async () => {
       await using rx = await startReceiver();
-      // an agent connector (issue 21) that accepts its invocation, so the run's delegated token stays live
+      // an agent connector that accepts its invocation, so the run's delegated token stays live
       await using cx = await startReceiver([{ status: 202 }]);
       const db = await serverDatabase({ LOG_LEVEL: 'trace' });
       try {

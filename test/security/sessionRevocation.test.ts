@@ -7,7 +7,7 @@ import { purgeExpiredWebSessions, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '.
 import type { TestServer } from '../helpers/harness.js';
 import { Browser, field, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Session replay (issue 16 item 5): sessions are stored server-side (only the SHA-256 of the cookie's
+// Session replay: sessions are stored server-side (only the SHA-256 of the cookie's
 // token), so signing out, "sign out everywhere" and a password change end them on the server, and a copy
 // of the cookie stops working at once; idle and absolute expiry hold on the service clock.
 

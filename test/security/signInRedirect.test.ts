@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_AFTER_LOGIN, safeNext } from '../../src/web/safeNext.js';
 import { Browser, field, startOAuthServer } from '../oauth/oauthHelpers.js';
 
-// Open redirect after sign-in (issue 16 item 2): /login's `next` is accepted only as a same-origin path
+// Open redirect after sign-in: /login's `next` is accepted only as a same-origin path
 // after normalization; one function (safeNext) decides, for the form and for an already signed-in visit.
 
 const BASE = 'http://svc.test:8080';

@@ -3,7 +3,7 @@ import { StoredFile } from '../../db/entities/index.js';
 import { call, createWorld, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 
-// Stored values poisoning a response (issue 16 item 7): a file's content type is kept and later sent back as
+// Stored values poisoning a response: a file's content type is kept and later sent back as
 // a response header, so it is checked as a strict media type (RFC 9110) at upload on every surface, and a
 // download never fails because of what a row holds. (Custom webhook headers: test/security/webhooks.test.ts.)
 

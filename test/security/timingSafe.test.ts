@@ -14,7 +14,7 @@ import {
   registerClient,
 } from '../oauth/oauthHelpers.js';
 
-// Timing attacks on secret comparison (spec 5.3, 6.4): every check of a presented secret against a stored
+// Timing attacks on secret comparison: every check of a presented secret against a stored
 // one goes through a constant-time comparison. Proven two ways: the calls are observed on the real paths
 // (safeEqual wrapped in a spy), and a static check finds no `===` between secret-looking values anywhere.
 

@@ -12,8 +12,9 @@ import { call, createWorld, startTestServer } from '../helpers/harness.js';
 import { captureLogs, DevBrowser, startDeveloperEnv } from '../web/developerHelpers.js';
 import { deliveryRows, startReceiver } from '../webhooks/helpers.js';
 
-// Webhooks as an attack surface: SSRF through receiver URLs (spec 6.6), forged delivery headers (spec 6.3
-// rule 5), and forged or replayed deliveries at the receiver (spec 6.4). test/webhooks/ has the full matrix.
+// Webhooks as an attack surface: SSRF through receiver URLs, forged delivery headers (a custom
+// header named like a signed one), and forged or replayed deliveries at the receiver. test/webhooks/ has the full
+// matrix.
 
 const PUBLIC = '93.184.216.34';
 const dns: Record<string, string[]> = {
@@ -47,7 +48,7 @@ const SSRF_URLS = [
   'gopher://public.example/',
 ];
 
-/** Headers a sender signing `body` at `timestamp` with `secret` would send (spec 6.4). */
+/** Headers a sender signing `body` at `timestamp` with `secret` would send. */
 const signPayload = (secret: string, timestamp: number, body: Buffer) => ({
   'svc-webhook-timestamp': String(timestamp),
   'svc-webhook-signature': `v1=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`,

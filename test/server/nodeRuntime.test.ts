@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// The Node.js the product supports (issue 17): package.json engines, a one-line refusal on anything older, and a clean
+// The Node.js the product supports: package.json engines, a one-line refusal on anything older, and a clean
 // exit (code 0, no native abort or stack) of the server as `npm start` runs it and of the operator CLI.
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NATIVE_TROUBLE = /Assertion failed|node::|Native stack|Aborted|core dumped|FATAL ERROR|Segmentation/;

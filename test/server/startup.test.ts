@@ -48,7 +48,7 @@ async function waitHealthy(base: string, exited: Promise<unknown>) {
   throw new Error('server did not become healthy');
 }
 
-describe('npm start (CONTRACT §1)', () => {
+describe('npm start', () => {
   it('seeds demo data on an empty database, prints a curl line, uses WAL, and shuts down gracefully on SIGTERM', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-start-'));
     const port = await freePort();

@@ -4,7 +4,7 @@ import { call } from '../helpers/harness.js';
 import { addWebhook, deliveryRows, startReceiver } from '../webhooks/helpers.js';
 import { captureLogs, DevBrowser, startDeveloperEnv } from './developerHelpers.js';
 
-// Issue 22 on /settings/developer over HTTP: the test event action and the delivery page refuse what they
+// Webhook debugging on /settings/developer over HTTP: the test event action and the delivery page refuse what they
 // must (no CSRF token, no room manage access, an inactive webhook, unknown ids) without sending or storing.
 
 async function setup() {
@@ -23,7 +23,7 @@ async function setup() {
   return { ...env, rx, logs, hook, b, [Symbol.asyncDispose]: close };
 }
 
-describe('/settings/developer: test events and delivery detail (issue 22)', () => {
+describe('/settings/developer: test events and delivery detail', () => {
   it('sends a test event from the card and shows the outcome; the delivery page shows its request and attempt', async () => {
     await using s = await setup();
     expect(s.b.last).toContain('>Send test event</button>');

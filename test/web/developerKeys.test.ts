@@ -6,7 +6,7 @@ import { captureLogs, DevBrowser, secretShown, startDeveloperEnv } from './devel
 
 const KEY_FORM = { name: 'CI bot', scopes: ['me:read', 'rooms:read'], mode: 'live' };
 
-describe('/settings/developer: API keys (spec 5.3, CONTRACT §3)', () => {
+describe('/settings/developer: API keys', () => {
   it('labels the key form as the contract says', async () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.owner);

@@ -4,7 +4,7 @@ import { DevBrowser, startDeveloperEnv } from './developerHelpers.js';
 
 const URL_A = 'https://vscode.dev/oauth/client-metadata.json';
 
-describe('/settings/developer: Approved MCP clients (issue 19 item 1)', () => {
+describe('/settings/developer: Approved MCP clients', () => {
   it('an organization owner approves a client-id URL or origin and removes it; CSRF is required', async () => {
     await using env = await startDeveloperEnv();
     const { t, w } = env;

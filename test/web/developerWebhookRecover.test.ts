@@ -66,7 +66,8 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     await s.worker.runOnce();
     expect(s.rx.requests).toHaveLength(1);
     const [req] = s.rx.requests;
-    // the receiver's clock is the test clock's, which the library does not take: check the signature at the delivery's time
+    // the receiver's clock is the test clock's, which the library does not take: check the signature at the delivery's
+    // time
     const signed = new StandardWebhook(std).sign(
       req.headers['webhook-id'] as string,
       s.clock.now(),

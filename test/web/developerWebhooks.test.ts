@@ -28,7 +28,7 @@ async function setup() {
 const card = (html: string, id: string) =>
   new RegExp(`<article class="card" id="webhook-${id}"[\\s\\S]*?</article>`).exec(html)?.[0] ?? '';
 
-describe('/settings/developer: webhooks (spec 2.8, 3, 4 rule 3, CONTRACT §3)', () => {
+describe('/settings/developer: webhooks', () => {
   it('labels the webhook form as the contract says and offers only rooms the user administers', async () => {
     await using s = await setup();
     const { html } = await s.b.page();

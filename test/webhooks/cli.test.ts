@@ -10,7 +10,7 @@ import { svc, tempEnv, waitFor } from './processes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-describe('svc webhook … and svc worker (CONTRACT §2)', () => {
+describe('svc webhook … and svc worker', () => {
   const tmp = tempEnv();
   let rx: Receiver;
   const ids: Record<string, string> = {};
@@ -89,7 +89,7 @@ describe('svc webhook … and svc worker (CONTRACT §2)', () => {
       expect(e?.stderr, h).toMatch(/validation_error: Custom header .* is not allowed/);
     }
     const internal = await fail(['--url', 'http://169.254.169.254/latest']);
-    // the refusal says the address is internal without naming an address (issue 16 item 8)
+    // the refusal says the address is internal without naming an address
     expect(internal.stderr).toMatch(/validation_error: URL points to an internal or special address;/);
     expect(internal.stderr.split('\n')[0]).not.toMatch(/\(169\.254\.169\.254\)/);
     expect((await fail(['--url', rx.url, '--api-version', '2024-01-01'])).code).toBe(2);

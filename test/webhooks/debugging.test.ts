@@ -9,7 +9,7 @@ import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { addWebhook, deliveryRows, startReceiver, testClock } from './helpers.js';
 import { freePort } from './processes.js';
 
-// Issue 22: test events, every attempt on record, redeliver by either id, disable after sustained failure.
+// Test events, every attempt on record, redeliver by either id, disable after sustained failure.
 
 async function setup(o: { env?: Record<string, string>; script?: Parameters<typeof startReceiver>[0] } = {}) {
   const clock = testClock('2026-06-10T12:00:00.000Z');
@@ -30,7 +30,7 @@ async function setup(o: { env?: Record<string, string>; script?: Parameters<type
 const attemptsOf = (t: { rt: { ds: any } }, deliveryRowId: string): Promise<WebhookAttempt[]> =>
   t.rt.ds.getRepository(WebhookAttempt).find({ where: { deliveryRowId }, order: { id: 'ASC' } });
 
-describe('test events (issue 22 item 1)', () => {
+describe('test events', () => {
   it('sends a signed webhook.test delivery through the real sender, marked as a test, and answers with the outcome', async () => {
     await using s = await setup({ script: [{ status: 204 }] });
     const r = await call(s.t, 'POST', `${s.base}/test`, { key: s.w.key });
@@ -124,7 +124,7 @@ describe('test events (issue 22 item 1)', () => {
   });
 });
 
-describe('every attempt on record (issue 22 item 2)', () => {
+describe('every attempt on record', () => {
   it('keeps one row per automatic attempt and per redelivery, with the exact request and the response, custom header values hidden', async () => {
     await using s = await setup({
       script: [
@@ -167,7 +167,7 @@ describe('every attempt on record (issue 22 item 2)', () => {
     const again = await call(s.t, 'POST', `${s.base}/deliveries/${row.id}/redeliver`, { key: s.w.key });
     const redone = await attemptsOf(s.t, again.body.delivery.id);
     expect(redone.map((a) => [a.attemptNumber, a.kind, a.statusCode])).toEqual([[1, 'redelivery', 200]]);
-    // the public API keeps spec 2.6: no response body, no headers, no attempts
+    // the public API never shows a receiver's response body, its headers or the attempts
     const list = await call(s.t, 'GET', `${s.base}/deliveries`, { key: s.w.key });
     expect(JSON.stringify(list.body)).not.toContain('down for maintenance');
     expect(Object.keys(list.body.data[0]).sort()).toEqual([
@@ -230,12 +230,12 @@ describe('every attempt on record (issue 22 item 2)', () => {
     expect(await count()).toBe(1);
     expect(await purgeWebhookAttempts(s.t.rt.services, new Date('2030-01-01T00:00:00Z'))).toBe(1);
     expect(await count()).toBe(0);
-    // the history rows stay (spec 2.6); only the attempt records go
+    // the history rows stay; only the attempt records go
     expect(await deliveryRows(s.t.rt, s.hook.id)).toHaveLength(2);
   });
 });
 
-describe('redeliver by either id (issue 22 item 3)', () => {
+describe('redeliver by either id', () => {
   it('takes the history row id; the Svc-Webhook-Delivery UUID gets a 404 saying which id the path takes', async () => {
     await using s = await setup();
     await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'R' } });
@@ -274,7 +274,7 @@ describe('redeliver by either id (issue 22 item 3)', () => {
   });
 });
 
-describe('disabled after sustained failure (issue 22 item 5)', () => {
+describe('disabled after sustained failure', () => {
   it('sets a webhook inactive once every attempt has failed for the period, with its reason; a success resets the streak; activating clears it', async () => {
     await using s = await setup({ env: { SVC_WEBHOOK_DISABLE_AFTER_HOURS: '72' } });
     const fail = () => s.rx.script.push({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });

@@ -24,7 +24,7 @@ async function setup(start: string) {
   return { ...world, clock, v1, v2 };
 }
 
-describe('webhook bodies and headers (spec 2.5, 6.2-6.4)', () => {
+describe('webhook bodies and headers', () => {
   it('sends the exact v2 body and Svc-Webhook-* headers only, signed over <timestamp>.<raw body>', async () => {
     await using s = await setup('2026-06-10T12:00:00.000Z');
     const rec = await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/records`, { key: s.w.key, body: { title: 'Weekly' } });

@@ -7,7 +7,7 @@ import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
 import { addWebhook, startReceiver, type Receiver } from './helpers.js';
 import { freePort, waitFor } from './processes.js';
 
-// Issue 22 items 1, 2 and 4 on the command line: `svc webhook test`, `svc webhook purge-attempts`, and
+// Webhook debugging on the command line: `svc webhook test`, `svc webhook purge-attempts`, and
 // `svc listen` / `svc trigger`, which talk to a server through the public API only (never its database).
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -43,7 +43,7 @@ function spawnListen(args: string[]) {
   return { child, exited, out: () => stdout, err: () => stderr };
 }
 
-describe('svc listen and svc trigger against a server (issue 22 item 4)', { timeout: 120_000 }, () => {
+describe('svc listen and svc trigger against a server', { timeout: 120_000 }, () => {
   let t: TestServer;
   let w: World;
   let rx: Receiver;
@@ -219,7 +219,7 @@ describe('svc listen and svc trigger against a server (issue 22 item 4)', { time
   });
 });
 
-describe('svc webhook test and svc webhook purge-attempts (issue 22 items 1, 2)', { timeout: 120_000 }, () => {
+describe('svc webhook test and svc webhook purge-attempts', { timeout: 120_000 }, () => {
   it('sends a test event and prints the outcome; purges attempt records and prints {"deleted":N}', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

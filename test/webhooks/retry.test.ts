@@ -20,7 +20,7 @@ async function setup(script: Reply[], env: Record<string, string> = {}) {
   return { clock, t, w, rx, hook, worker, record, [Symbol.asyncDispose]: close };
 }
 
-describe('retries (spec 6.5)', () => {
+describe('retries', () => {
   it('retries 5xx after 2 s, 4 s and 8 s, 4 attempts in all, one Svc-Webhook-Delivery, signed afresh each time', async () => {
     await using s = await setup([{ status: 503 }, { status: 500 }, { status: 502 }, { status: 504 }]);
     await s.record();

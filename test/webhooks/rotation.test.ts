@@ -31,7 +31,7 @@ async function setup(apiVersion?: string) {
   return { clock, t, w, rx, hook, deliver, list, [Symbol.asyncDispose]: close };
 }
 
-describe('secret rotation (spec 3)', () => {
+describe('secret rotation', () => {
   it('signs with current then next while rotating, and only with next after completion by hand', async () => {
     await using s = await setup();
     const started = await rotateWebhookSecret(s.t.rt.services, s.hook.id);

@@ -6,7 +6,7 @@ import { configureWebhookDelivery, deliveryDepsFor } from '../../src/webhooks/de
 import { createWorld, startTestServer } from '../helpers/harness.js';
 import { addWebhook, deliveryRows, startReceiver } from './helpers.js';
 
-// Issue 18.6 (events' part): no module-level registries. Event observers, the "committed" wake-up signals and
+// No module-level registries for events. Event observers, the "committed" wake-up signals and
 // the delivery overrides hang on the runtime's services, so two runtimes in one process never share them.
 
 describe('two runtimes in one process', () => {

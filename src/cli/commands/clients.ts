@@ -10,7 +10,7 @@ import { createClient } from '../../oauth/clientRegistry.js';
 import { inTransaction } from '../../../db/transaction.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
-/** OAuth clients: registered only by an administrator (spec 5.6, CONTRACT §2). */
+/** OAuth clients: registered only by an administrator. */
 export const clientCommands: Command[] = [
   {
     name: 'client create',
@@ -47,7 +47,7 @@ export const clientCommands: Command[] = [
     },
   },
   {
-    // Client ID Metadata Document clients (issue 19 item 1): approved once, server-wide or for one organization
+    // Client ID Metadata Document clients: approved once, server-wide or for one organization
     name: 'client allow',
     usage: 'svc client allow --url https://app.example/oauth/client.json|https://app.example [--org ORG]',
     summary: "approve an MCP client's metadata document URL, or every one under an origin",

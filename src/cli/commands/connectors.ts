@@ -1,7 +1,7 @@
 import { listConnectors, createConnector, setConnectorActive } from '../../agents/connectors.js';
 import { type Command, optional, required } from '../command.js';
 
-/** Agent connectors (issue 21): the operator registers, lists and (de)activates them. */
+/** Agent connectors: the operator registers, lists and (de)activates them. */
 export const connectorCommands: Command[] = [
   {
     name: 'connector create',

@@ -18,7 +18,7 @@ const positiveInt = (raw: string | undefined, name: string, def?: number): numbe
 };
 
 /**
- * Commands for a developer's laptop (issue 22): they work against any server through the public API
+ * Commands for a developer's laptop: they work against any server through the public API
  * (`--url BASE` or SVC_URL, `--key` or SVC_API_KEY), never on a database.
  */
 export const remoteCommands: Command[] = [

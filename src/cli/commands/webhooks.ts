@@ -44,7 +44,10 @@ function eventsOption(a: Record<string, unknown>): string[] | undefined {
     .filter(Boolean);
 }
 
-/** `--max-per-second`: undefined when not given, null for "unlimited", else a whole number (range checked by the domain). */
+/**
+ * `--max-per-second`: undefined when not given, null for "unlimited", else a whole number (range checked by the
+ * domain).
+ */
 function throttleOption(a: Record<string, unknown>): number | null | undefined {
   const raw = optional(a, 'max-per-second');
   if (raw === undefined) return undefined;
@@ -66,7 +69,7 @@ const byId = (name: string, summary: string, act: (s: Services, id: string) => P
   },
 });
 
-/** Webhook configuration (CONTRACT §2) and the standalone delivery worker. */
+/** Webhook configuration and the standalone delivery worker. */
 export const webhookCommands: Command[] = [
   {
     name: 'webhook create',
@@ -202,7 +205,7 @@ export const webhookCommands: Command[] = [
       const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();
-      // agent run invocations (issue 21) go through the same kind of outbox, so the same process runs them
+      // agent run invocations go through the same kind of outbox, so the same process runs them
       const runWorker = createAgentRunWorker({ services: s });
       runWorker.start();
       process.stderr.write(`webhook worker ${worker.owner} running; SIGTERM or SIGINT stops it\n`);

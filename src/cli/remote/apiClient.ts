@@ -1,6 +1,9 @@
 import { UsageError } from '../command.js';
 
-/** Where `svc listen` / `svc trigger` reach the server: `--url` or SVC_URL (else BASE_URL, else localhost:3000), `--key` or SVC_API_KEY. */
+/**
+ * Where `svc listen` / `svc trigger` reach the server: `--url` or SVC_URL (else BASE_URL, else localhost:3000), `--key`
+ * or SVC_API_KEY.
+ */
 export interface RemoteTarget {
   baseUrl: string;
   key: string;

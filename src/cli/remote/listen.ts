@@ -63,7 +63,7 @@ const matches = (patterns: string[], type: string) =>
   !patterns.length ||
   patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
 
-/** POSTs one event to the local receiver as a v2 delivery (spec 6.3, 6.4), signed with `secret`. Never throws. */
+/** POSTs one event to the local receiver as a v2 delivery, signed with `secret`. Never throws. */
 export async function forwardEvent(
   url: string,
   e: LoggedEvent,

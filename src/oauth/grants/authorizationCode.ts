@@ -10,7 +10,7 @@ import type { TokenGrant } from './grant.js';
 import { createGrant, issueTokens, revokeGrant } from '../tokenStore.js';
 
 /**
- * `grant_type=authorization_code` (spec 5.6, RFC 6749 §4.1.3, RFC 7636): the code must belong to the
+ * `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636): the code must belong to the
  * client, match the PKCE verifier and the redirect_uri, and be unused and unexpired; a metadata-document
  * client must still be approved for the code's acting context. The exchange starts a
  * grant (a refresh family) in the acting context chosen at consent. A code presented again revokes every

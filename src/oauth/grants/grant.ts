@@ -12,7 +12,7 @@ export interface GrantParameter {
 }
 
 /**
- * One grant type of the token endpoint (spec 5.6): its `grant_type` value, the parameters read before it
+ * One grant type of the token endpoint: its `grant_type` value, the parameters read before it
  * runs (in this order: a repeated one is `invalid_request`, then a missing required one is, in this order
  * too), and the handler that answers the token response or throws an `OAuthError`. A handler may read more
  * parameters itself, later (those whose problems rank after the grant's own checks).

@@ -11,7 +11,7 @@ import { findToken, issueTokens, markRefreshUsed, revokeGrant } from '../tokenSt
 const REUSED = 'The refresh token was already used; every token of its grant is revoked';
 
 /**
- * `grant_type=refresh_token` (spec 3, 5.6): rotates on every use, a new refresh token and a new access
+ * `grant_type=refresh_token`: rotates on every use, a new refresh token and a new access
  * token per call. Presenting a used refresh token revokes the whole family, access tokens included. The
  * family ends 30 days after its start. A metadata-document client must still be approved for the grant's
  * acting context (authenticateClient.ts). `scope` may narrow the new access token (RFC 6749 §6); `scope` and

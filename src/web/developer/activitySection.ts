@@ -4,7 +4,7 @@ import { when } from './viewParts.js';
 
 /**
  * Connected apps and agents (a link to /settings/apps, where grants are listed and revoked) and the user's
- * recent API activity from the audit log (issue 7 item 4): their own rows only, newest first.
+ * recent API activity from the audit log: their own rows only, newest first.
  */
 export function activitySection(rows: ActivityRow[]): SafeHtml {
   const table = rows.length

@@ -37,9 +37,10 @@ export interface AgentsSectionOptions {
 }
 
 /**
- * Agent connectors (issue 21) of the organizations the user owns or administers: the form (`Organization`,
- * `Connector name`, `Connector URL`, one checkbox `Delegate <scope>` per delegable scope, `Create connector`), a signing secret just made shown
- * once, each connector with `Activate`/`Deactivate`; and the recent agent runs of the user's rooms.
+ * Agent connectors of the organizations the user owns or administers: the form (`Organization`,
+ * `Connector name`, `Connector URL`, one checkbox `Delegate <scope>` per delegable scope, `Create connector`), a
+ * signing secret just made shown once, each connector with `Activate`/`Deactivate`; and the recent agent runs of the
+ * user's rooms.
  */
 export function agentsSection(o: AgentsSectionOptions): SafeHtml {
   return html`<section id="agents" aria-labelledby="agents-title">

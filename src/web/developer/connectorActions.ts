@@ -18,7 +18,7 @@ function refusal(err: unknown): { status: number; text: string } | null {
 }
 
 /**
- * The connector actions of /settings/developer (issue 21): create (the signing secret is shown once in the
+ * The connector actions of /settings/developer: create (the signing secret is shown once in the
  * response), activate, deactivate. Each is the signed-in user's, checked to be an owner/admin of the
  * connector's organization; every POST carries the session's CSRF token.
  */

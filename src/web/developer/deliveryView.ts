@@ -43,7 +43,7 @@ ${headerList(a.requestHeaders, 'request headers')}
 }
 
 /**
- * One delivery of a webhook (issue 22): what it is, the exact request of its latest attempt (headers with
+ * One delivery of a webhook: what it is, the exact request of its latest attempt (headers with
  * signatures, body; custom header values hidden, as they may be a receiver's credentials; the webhook's
  * secret never appears) and every attempt with its time, duration, status or error class, response
  * headers and the first 2 KB of the response.

@@ -15,7 +15,7 @@ export interface SignedIn {
 /** The user's organizations (one reader of them, the consent page's too: src/domain/memberships.ts). */
 export { organizationsOf, type OrgChoice } from '../../domain/memberships.js';
 
-/** A room the user may manage webhooks of (room `manage` access, spec 5.5 condition 4). */
+/** A room the user may manage webhooks of (room `manage` access). */
 export interface ManagedRoom {
   id: string;
   name: string;

@@ -44,7 +44,7 @@ export interface DeveloperData {
   activity: ActivityRow[];
   /** The organizations the user administers, with their approved MCP clients. */
   mcpClients: OrgApprovals[];
-  /** Agent connectors of the organizations the user owns or administers (issue 21). */
+  /** Agent connectors of the organizations the user owns or administers. */
   connectors: OrgConnectors[];
   /** Recent agent runs of the rooms (with runs) the user may read. */
   runs: RoomRuns[];

@@ -14,7 +14,7 @@ export interface DeveloperRoutesOptions {
 }
 
 /**
- * Mounts `/settings/developer` (CONTRACT §3) and its actions: every POST carries the session's CSRF token;
+ * Mounts `/settings/developer` and its actions: every POST carries the session's CSRF token;
  * the confirmation steps of revoke and delete are GET pages (they change nothing).
  */
 export function mountDeveloperPages(r: Router, { services, form }: DeveloperRoutesOptions): void {

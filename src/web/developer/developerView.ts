@@ -30,7 +30,7 @@ export interface DeveloperViewOptions {
 export const showsSecret = (state: DeveloperViewState): boolean =>
   !!(state.keys?.once || state.webhooks?.once || state.agents?.once);
 
-/** `/settings/developer` (spec 4 rule 3, 5.3, CONTRACT §3): API keys, webhooks, connected apps, recent activity. */
+/** `/settings/developer`: API keys, webhooks, connected apps, recent activity. */
 export function developerView(o: DeveloperViewOptions): SafeHtml {
   const { data, state } = o;
   return page({

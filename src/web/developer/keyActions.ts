@@ -18,7 +18,7 @@ import { afterAction } from './notices.js';
 const MAX_NAME = 100;
 
 /**
- * The API key actions of /settings/developer (spec 5.3): issue (the token is in this one response only) and
+ * The API key actions of /settings/developer: issue (the token is in this one response only) and
  * revoke after a confirmation step. A user reaches only their own keys: another user's key answers 404.
  */
 export function keyActions({ services: s }: { services: Services }) {

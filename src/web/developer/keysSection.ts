@@ -23,7 +23,7 @@ export interface KeysSectionOptions {
   message?: { kind: 'error' | 'notice'; text: string };
 }
 
-/** The key form's defaults: no scope ticked (one token per purpose, spec 5.8), test mode, the first organization. */
+/** The key form's defaults: no scope ticked (one token per purpose), test mode, the first organization. */
 export const defaultKeyForm = (orgs: OrgChoice[]): KeyFormValues => ({
   name: '',
   scopes: [],
@@ -37,7 +37,7 @@ export const contextName = (orgs: OrgChoice[], organizationId: string | null): s
 const scopeId = (scope: string) => `scope-${scope.replace(/[^a-z]+/g, '-')}`;
 
 /**
- * API keys (spec 5.3, CONTRACT §3): the form (`Name`, one checkbox per scope labelled with the scope and its
+ * API keys: the form (`Name`, one checkbox per scope labelled with the scope and its
  * meaning beside it, `Mode` with `live` and `test`, the acting context, `Create key`), the token of a key
  * just issued shown once, and the list (name, prefix…last 4, scopes, mode, context, created, last used),
  * each active key with a `Revoke` button that leads to a confirmation.

@@ -15,7 +15,7 @@ export async function administeredOrgs(s: Services, userId: string) {
 }
 
 /**
- * The "Approved MCP clients" actions of /settings/developer (issue 19 item 1): an organization owner or
+ * The "Approved MCP clients" actions of /settings/developer: an organization owner or
  * admin approves a client-id URL or origin for their organization, or removes an approval. Anyone else
  * is refused (403), and an approval of another organization is not found (404).
  */

@@ -18,7 +18,7 @@ export interface McpClientsSectionOptions {
 }
 
 /**
- * "Approved MCP clients" (issue 19 item 1, spec 5.6): MCP clients identified by a client metadata document
+ * "Approved MCP clients": MCP clients identified by a client metadata document
  * URL (https://…) may start OAuth only once an organization owner or admin approved that URL or its origin
  * here. Members of the organization may then connect them, acting in that organization.
  */

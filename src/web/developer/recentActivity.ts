@@ -21,7 +21,7 @@ export interface ActivityRow {
 }
 
 /**
- * The user's recent API activity (issue 7 item 4) from the audit log (spec 5.7): only rows whose `userId`
+ * The user's recent API activity from the audit log: only rows whose `userId`
  * is the user (their keys, and the apps and agents acting for them), newest first. Credentials are named
  * by the key's name and prefix…last 4 or the OAuth client's name.
  */

@@ -28,7 +28,7 @@ export interface SecretOnceOptions {
 }
 
 /**
- * A secret shown once (CONTRACT §3): a read-only field labelled `Copy it now`, a copy button (shown by the
+ * A secret shown once: a read-only field labelled `Copy it now`, a copy button (shown by the
  * page's script; without JavaScript the field can be selected and copied by hand) and a warning. It is only
  * in the response that created it: nothing stores it for a later page.
  */

@@ -83,7 +83,7 @@ function testOutcome({ delivery, attempt }: SentNow): { kind: 'error' | 'notice'
 }
 
 /**
- * The webhook actions of /settings/developer (spec 3, 4 rule 3; the one place besides the operator CLI that
+ * The webhook actions of /settings/developer (the one place besides the operator CLI that
  * creates, rotates and deletes webhooks). Each acts as the signed-in user in the room's context, so room
  * RBAC `manage` applies (`requireRoom` inside the webhooks area): the room creator or an org owner/admin.
  */

@@ -12,10 +12,10 @@ export interface WebhookCardOptions {
 }
 
 /**
- * One webhook (spec 2.8): URL, API version, status, custom header names (never values), rotation; the
- * reason it was disabled automatically (issue 22), if it was; the buttons to send a test event,
+ * One webhook: URL, API version, status, custom header names (never values), rotation; the
+ * reason it was disabled automatically, if it was; the buttons to send a test event,
  * activate/deactivate, start a rotation (period in days, 1 to 90) or complete it, delete; and its
- * delivery history (spec 2.6: event type, status code, success, duration, time) with `Redeliver`.
+ * delivery history (event type, status code, success, duration, time) with `Redeliver`.
  */
 export function webhookCard({ csrf, item, now }: WebhookCardOptions): SafeHtml {
   const w = item.webhook;

@@ -30,7 +30,7 @@ export interface WebhooksSectionOptions {
 }
 
 /**
- * Webhooks of the rooms the user administers (spec 2.8, 3, 4 rule 3, CONTRACT §3): the form (`Room`, `URL`,
+ * Webhooks of the rooms the user administers: the form (`Room`, `URL`,
  * `API version`, `Custom headers`, `Create webhook`), a secret just made shown once, and each room's
  * webhooks with their actions and delivery history.
  */

@@ -32,7 +32,7 @@ const setBusyTimeout = (t: TestServer, ms: number) =>
     `busy_timeout = ${ms}`,
   );
 
-describe('the database locked by another process for a while (issue 10.2, SQLite)', () => {
+describe('the database locked by another process for a while (SQLite)', () => {
   it('requests that arrive during a short lock wait for it and then succeed, REST and MCP alike', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);

@@ -55,7 +55,7 @@ function fullDisk(): { dataDir: string; how: 'tmpfs' | 'injected'; release(): vo
 const filesIn = (dir: string) =>
   fs.existsSync(path.join(dir, 'files')) ? fs.readdirSync(path.join(dir, 'files')) : [];
 
-describe('disk full for uploads (issue 10.2)', () => {
+describe('disk full for uploads', () => {
   afterEach(() => {
     vi.restoreAllMocks();
   });
