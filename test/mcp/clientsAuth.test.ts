@@ -1,3 +1,5 @@
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth as aiSdkAuth, createMCPClient, type OAuthAuthorizationServerInformation } from '@ai-sdk/mcp';
 import {
   Client as ClientV2,
@@ -175,5 +177,43 @@ describe('the v2 SDK client with OAuth on the URL form of a toolset selection', 
     }
     const [row] = await toolRows(t, 'list_messages');
     expect(row).toMatchObject({ statusCode: 200, actor: 'agent', delegatingUserId: w.member.id });
+  });
+});
+
+describe('the SDK clients with a token of the other surface', () => {
+  it('the v1 and v2 SDK clients (both revisions) fail to connect with the 403 invalid_audience, keep the token and start no sign-in', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const clientId = await registerAgent(t);
+    const rest = await tokensByHand(t, {
+      clientId,
+      redirectUri: REDIRECT,
+      user: w.member,
+      resource: `${t.baseUrl}/v1`,
+      scope: 'mcp:tools me:read',
+    });
+    const mcpUrl = new URL(`${t.baseUrl}/mcp`);
+    const attempts: Array<[string, (p: HostProvider) => Promise<unknown>]> = [
+      ['v1', (p) => new ClientV1({ name: 'desk', version: '1' }).connect(new TransportV1(mcpUrl, { authProvider: p }))],
+      ['v2', (p) => new ClientV2({ name: 'desk', version: '1' }).connect(new TransportV2(mcpUrl, { authProvider: p }))],
+      [
+        'v2 negotiating 2026-07-28',
+        (p) =>
+          new ClientV2({ name: 'desk', version: '1' }, { versionNegotiation: { mode: 'auto' } }).connect(
+            new TransportV2(mcpUrl, { authProvider: p }),
+          ),
+      ],
+    ];
+    for (const [name, connect] of attempts) {
+      const provider = new HostProvider(clientId);
+      provider.saved = { ...rest };
+      const err = await connect(provider).then(
+        () => new Error('connected'),
+        (e: Error) => e,
+      );
+      expect(err.message, name).toMatch(/invalid_audience|HTTP 403/);
+      expect(provider.authorizationUrl, name).toBeUndefined();
+      expect(provider.saved, name).toEqual(rest);
+    }
   });
 });
