@@ -49,6 +49,14 @@ function startBridge(args: string[], home: string) {
         await new Promise<void>((r) => waiters.push(r));
       }
     },
+    /**
+     * Resolves once the bridge listens for the redirect: on a step-up it prints the URL before it starts its
+     * listener, so a browser faster than that would find the port closed.
+     */
+    async callbackListening(port: number) {
+      while (!err.includes(`OAuth callback server running at http://127.0.0.1:${port}`))
+        await new Promise<void>((r) => waiters.push(r));
+    },
   };
 }
 
@@ -87,6 +95,7 @@ describe('mcp-remote with OAuth, registered and started as docs/mcp.md shows', (
     // 1. the first start signs in: the bridge prints the authorization URL and waits on localhost:<port>
     const first = startBridge(args, home.dir);
     const connected = first.client.connect(first.transport);
+    connected.catch(() => {}); // awaited below; a failure before that must not surface as unhandled
     try {
       const auth = await first.nextAuthorizationUrl();
       expect(Object.fromEntries(auth.searchParams)).toMatchObject({
@@ -96,6 +105,7 @@ describe('mcp-remote with OAuth, registered and started as docs/mcp.md shows', (
         code_challenge_method: 'S256',
       });
       const back = await consentInBrowser(t, auth, w.member);
+      await first.callbackListening(port);
       expect((await fetch(back)).status).toBe(200);
       await connected;
       expect((await first.client.listTools()).tools.map((x) => x.name)).toContain('create_message');
@@ -142,9 +152,12 @@ describe('mcp-remote with OAuth, registered and started as docs/mcp.md shows', (
         name: 'create_message',
         arguments: { roomId: w.roomId, body: 'stepped up' },
       });
+      write.catch(() => {}); // awaited below; a failure before that must not surface as unhandled
       const auth = await stepUp.nextAuthorizationUrl();
       expect(auth.searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:tools', 'me:read', 'messages:write']);
-      expect((await fetch(await consentInBrowser(t, auth, w.member))).status).toBe(200);
+      const back = await consentInBrowser(t, auth, w.member);
+      await stepUp.callbackListening(port);
+      expect((await fetch(back)).status).toBe(200);
       expect((await write).structuredContent).toMatchObject({ body: 'stepped up', postedBy: 'agent' });
     } finally {
       await stepUp.client.close();
