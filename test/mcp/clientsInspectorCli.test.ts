@@ -142,9 +142,10 @@ describe('the MCP Inspector CLI (@modelcontextprotocol/inspector --cli)', () => 
     // 2. the next run, holding that token, asks before stepping up, then signs in for the union of scopes
     const second = startClientProcess(INSPECTOR, [...args, '--tool-name', 'get_me'], env);
     try {
+      // the answer waits in the pipe until it asks: a reply written after the prompt would race its 5 s limit
+      second.write('y\n');
       await second.waitFor('This operation needs additional scope: mcp:tools.');
       await second.waitFor('Proceed with step-up authorization? [y/N]');
-      second.write('y\n');
       const again = await second.nextUrl(/\/oauth\/authorize\?/);
       expect(again.searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:tools', 'me:read']);
       expect((await fetch(await consentInBrowser(t, again, w.member))).status).toBe(200);

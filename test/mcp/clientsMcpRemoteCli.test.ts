@@ -182,6 +182,10 @@ describe('mcp-remote with OAuth, registered and started as docs/mcp.md shows', (
     }
     expect(other.stderr()).toMatch(/Fatal error: .*invalid_audience/);
     expect(other.stderr()).not.toMatch(/oauth\/authorize/);
+    expect(JSON.parse(fs.readFileSync(tokensFile, 'utf8'))).toMatchObject({
+      access_token: rest.access_token,
+      refresh_token: rest.refresh_token,
+    });
   });
 
   it('with a /v1 token in --header it stops at the 403 invalid_audience and starts no sign-in', async () => {
