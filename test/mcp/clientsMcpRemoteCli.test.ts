@@ -89,8 +89,7 @@ describe('mcp-remote with OAuth, registered and started as docs/mcp.md shows', (
       String(port),
       '--static-oauth-client-info',
       JSON.stringify({ client_id: clientId }),
-      '--allow-http',
-    ];
+    ]; // the guide's arguments; no --allow-http: plain http is allowed on 127.0.0.1 and localhost
 
     // 1. the first start signs in: the bridge prints the authorization URL and waits on localhost:<port>
     const first = startBridge(args, home.dir);
@@ -201,10 +200,7 @@ describe('mcp-remote with OAuth, registered and started as docs/mcp.md shows', (
       resource: `${t.baseUrl}/v1`,
       scope: 'mcp:tools me:read',
     });
-    const b = startBridge(
-      [`${t.baseUrl}/mcp`, '--header', `Authorization:Bearer ${rest.access_token}`, '--allow-http'],
-      home.dir,
-    );
+    const b = startBridge([`${t.baseUrl}/mcp`, '--header', `Authorization:Bearer ${rest.access_token}`], home.dir);
     try {
       await expect(b.client.connect(b.transport)).rejects.toThrow(/Connection closed/);
     } finally {
