@@ -71,14 +71,15 @@ export async function createClient(
   return { client, clientSecret };
 }
 
-/** Loopback IP literals whose redirect URIs match on any port (RFC 8252 §7.3, OAuth 2.1 §8.4.2). */
+/** Loopback IP literals a redirect_uri may present on any port (RFC 8252 §7.3, OAuth 2.1 §8.4.2). */
 const ANY_PORT_HOSTS = new Set(['127.0.0.1', '[::1]']);
 
 /**
  * Whether a presented redirect_uri matches one registered for the client: exact string comparison, except
- * that for an `http` URI registered on `127.0.0.1` or `[::1]` the port may differ (native apps listen on an
- * ephemeral port; RFC 8252 §7.3). Everything else about it (host, path, query) must still be identical.
- * `localhost` stays exact: RFC 8252 §8.3 recommends the IP literals, and a name can resolve elsewhere.
+ * that an `http` URI presented on `127.0.0.1` or `[::1]` matches any registered `http` loopback URI (`localhost`,
+ * `127.x.y.z`, `[::1]`) with the same path and query, on any port: a native app listens on an ephemeral port and
+ * whichever IP version it can bind (RFC 8252 §7.3), and an IP literal reaches only the user's own machine, which
+ * a `localhost` registration names too. A presented `localhost` stays exact: its name can resolve elsewhere (§8.3).
  */
 export function redirectUriMatches(registered: readonly string[], presented: string): boolean {
   if (registered.includes(presented)) return true;
@@ -94,12 +95,12 @@ export function redirectUriMatches(registered: readonly string[], presented: str
     p.href !== presented ||
     p.username ||
     p.password ||
-    p.hash
+    presented.includes('#') // an empty fragment too, which URL.hash reports as ''
   )
     return false;
   return registered.some((r) => {
     if (!URL.canParse(r)) return false;
     const u = new URL(r);
-    return u.protocol === 'http:' && u.hostname === p.hostname && u.pathname === p.pathname && u.search === p.search;
+    return u.protocol === 'http:' && isLoopback(u.hostname) && u.pathname === p.pathname && u.search === p.search;
   });
 }
