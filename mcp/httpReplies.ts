@@ -1,14 +1,14 @@
 import type { Response } from 'express';
 import type { DomainError } from '../src/domain/errors.js';
 import { errorEnvelope, retryAfterOf } from '../src/http/envelope.js';
-import { REQUEST_ID_HEADER, RETRY_AFTER } from '../src/http/headers.js';
+import { CACHE_CONTROL_HEADER, REQUEST_ID_HEADER, RETRY_AFTER } from '../src/http/headers.js';
 
 /** JSON-RPC error codes the transport itself answers with (as the SDK's transport does). */
 export const JSONRPC_PARSE_ERROR = -32700;
 export const JSONRPC_INVALID_REQUEST = -32600;
 export const JSONRPC_SERVER_ERROR = -32000;
 
-/** An HTTP-level refusal in the spec's error envelope (2.4), with `X-Request-Id` equal to its requestId. */
+/** An HTTP-level refusal in the API's error envelope, with `X-Request-Id` equal to its requestId. */
 export function sendEnvelope(
   res: Response,
   err: DomainError,
@@ -18,7 +18,7 @@ export function sendEnvelope(
   // a busy database: retry shortly (a spent window's Retry-After comes with `headers`)
   const retryAfter = err.code === 'service_unavailable' ? retryAfterOf(err, false) : undefined;
   if (retryAfter !== undefined) res.set(RETRY_AFTER, retryAfter);
-  res.set(headers).set({ [REQUEST_ID_HEADER]: requestId, 'Cache-Control': 'no-store' });
+  res.set(headers).set({ [REQUEST_ID_HEADER]: requestId, [CACHE_CONTROL_HEADER]: 'no-store' });
   res.status(err.status).json(errorEnvelope(err, requestId));
 }
 
@@ -34,7 +34,7 @@ export function sendJsonRpcError(
   headers: Record<string, string> = {},
   o: { data?: unknown; id?: string | number | null } = {},
 ): void {
-  res.set(headers).set('Cache-Control', 'no-store');
+  res.set(headers).set(CACHE_CONTROL_HEADER, 'no-store');
   res.status(status).json({
     jsonrpc: '2.0',
     error: { code, message, ...(o.data !== undefined && { data: o.data }) },
