@@ -102,6 +102,7 @@ const RPC_METHODS = new Set([
   'prompts/list',
   'logging/setLevel',
   'completion/complete',
+  'subscriptions/listen',
   'notifications/initialized',
   'notifications/cancelled',
   'notifications/progress',

@@ -4,7 +4,11 @@ import type { Services } from '../src/domain/services.js';
 import { readMessage } from './body.js';
 import { createDispatch } from './dispatch.js';
 import { createDoor } from './door.js';
+import { createListenHub } from './listen.js';
 import { buildToolCatalog } from './toolCatalog.js';
+
+/** The surface's request handler, and how to end its subscription streams gracefully (shutdown). */
+export type McpRouter = RequestHandler & { closeStreams(): Promise<void> };
 
 export interface McpRouterOptions {
   services: Services;
@@ -17,14 +21,17 @@ export interface McpRouterOptions {
  * between processes. Three steps, each answering and auditing its own refusals:
  * - the door (door.ts): Origin, CORS, credential, method, toolsets, the bounded body;
  * - the message (body.ts): the JSON-RPC body against its revision headers;
- * - dispatch (dispatch.ts): tool scopes, then a plain tool call, the SDK's 2026-07-28 entry or a 2025 exchange.
+ * - dispatch (dispatch.ts): tool scopes, then a plain tool call, a subscription stream (listen.ts), the SDK's
+ *   2026-07-28 entry or a 2025 exchange.
  * Every procedure is a tool (toolCatalog.ts); every tool call runs the procedure pipeline.
  */
-export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): RequestHandler {
+export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): McpRouter {
   const catalog = buildToolCatalog();
-  const dispatch = createDispatch({ services, rateLimiter, catalog });
-  return createDoor({ services, rateLimiter, catalog }, async (req, res, entry) => {
+  const listen = createListenHub({ services, catalog });
+  const dispatch = createDispatch({ services, rateLimiter, catalog, listen });
+  const door = createDoor({ services, rateLimiter, catalog }, async (req, res, entry) => {
     const message = await readMessage(services, req, res, entry);
     if (message) await dispatch(res, entry, message);
   });
+  return Object.assign(door, { closeStreams: () => listen.closeAll() });
 }

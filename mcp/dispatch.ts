@@ -26,6 +26,7 @@ import { createMcpServer, type McpServerOptions } from './createMcpServer.js';
 import type { Entry } from './door.js';
 import { sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
+import { LISTEN_METHOD, type ListenHub } from './listen.js';
 import { hasStandardHeaders, MODERN_REVISION, toolCallAnswerJson } from './plainToolCall.js';
 import { declaresTasks, TASK_TOOL } from './tasks.js';
 import type { ToolCatalog } from './toolCatalog.js';
@@ -35,6 +36,7 @@ export interface DispatchOptions {
   services: Services;
   rateLimiter: RateLimiter;
   catalog: ToolCatalog;
+  listen: ListenHub;
 }
 
 export type Dispatch = (res: Response, entry: Entry, message: Message) => Promise<void>;
@@ -44,14 +46,17 @@ export type Dispatch = (res: Response, entry: Entry, message: Message) => Promis
  * request to the SDK's own entry, any 2025 one to a stateless server and transport of its own. Every leg
  * checks the scopes of the tools called first, and runs them through the procedure pipeline.
  */
-export function createDispatch({ services, rateLimiter, catalog }: DispatchOptions): Dispatch {
+export function createDispatch({ services, rateLimiter, catalog, listen }: DispatchOptions): Dispatch {
   // The SDK's dual-revision entry, given only what classifies as 2026-07-28 (2025 requests take the legacy leg).
   // Its factory builds the request's server from the context passed in the pass-through `authInfo`.
-  const modernHandler = createMcpHandler((ctx: McpRequestContext) => createMcpServer(contextOf(ctx.authInfo)), {
-    legacy: 'reject',
-    // its refusals are answered and audited by the router; only a failure is worth a log line
-    onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
-  });
+  const modernHandler = createMcpHandler(
+    (ctx: McpRequestContext) => createMcpServer({ ...contextOf(ctx.authInfo), subscriptions: true }),
+    {
+      legacy: 'reject',
+      // its refusals are answered and audited by the router; only a failure is worth a log line
+      onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
+    },
+  );
 
   return async (res, entry, { body, mcpHeaders, sse, plain, route, calls }) => {
     const { requestId, credentials, actor, clientIp, tools, selection, headers } = entry;
@@ -72,6 +77,15 @@ export function createDispatch({ services, rateLimiter, catalog }: DispatchOptio
       const { error, headers, requestId: callRequestId } = checked.refusal;
       return sendEnvelope(res, error, callRequestId, headers);
     }
+
+    if (
+      route?.kind === 'modern' &&
+      route.messageKind === 'request' &&
+      route.message.method === LISTEN_METHOD &&
+      mcpHeaders.protocolVersionHeader === MODERN_REVISION &&
+      hasStandardHeaders(mcpHeaders, route.message)
+    )
+      return listen.serve(res, entry, route.message);
 
     headers[REQUEST_ID_HEADER] = requestId;
     const onToolOutcome = (out: ResponseState) => {

@@ -90,3 +90,5 @@ export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
 /** svc's MCP connection options: the toolsets and read-only selection (docs/mcp.md). */
 export const MCP_TOOLSETS_HEADER = 'X-MCP-Toolsets';
 export const MCP_READONLY_HEADER = 'X-MCP-Readonly';
+/** Tells a buffering reverse proxy (nginx) to pass an SSE stream on as it is written. */
+export const ACCEL_BUFFERING_HEADER = 'X-Accel-Buffering';
