@@ -8,6 +8,9 @@ import type { Actor } from '../../src/domain/actor.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type World } from '../helpers/harness.js';
 import type { TestServer } from '../helpers/harness.js';
 import { openListen } from './listenStream.js';
+import { createRoom } from '../../src/domain/rooms.js';
+import { startReceiver } from '../webhooks/helpers.js';
+import { addConnector, invokeDue, invokerKey, startRun } from '../agents/helpers.js';
 
 const ACK = 'notifications/subscriptions/acknowledged';
 const UPDATED = 'notifications/resources/updated';
@@ -231,6 +234,35 @@ describe('MCP subscriptions/listen (2026-07-28)', () => {
     expect((await postMessage(t, w)).status).toBe(201);
     for (const s of [...open, theirs]) expect((await s.nextMessage()).method).toBe(UPDATED);
     for (const s of [...open, theirs]) s.close();
+  });
+
+  it("limits a delegated agent token to its run's room, and ends its stream when the run is cancelled", async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const key = await invokerKey(t.rt, w);
+    const s_ = t.rt.services;
+    const second = await s_.ds.transaction((m) =>
+      createRoom(m, s_.now(), { name: 'Second', createdById: w.owner.id, organizationId: w.orgId }),
+    );
+    await using rx = await startReceiver();
+    rx.script.push({ status: 202 });
+    const connector = await addConnector(t.rt, w.orgId, rx.url);
+    const run = await startRun(t, key, w.roomId, connector.id);
+    expect(run.status).toBe(202);
+    await invokeDue(t.rt);
+    const token = JSON.parse(rx.requests[0].body.toString('utf8')).delegation.accessToken as string;
+
+    // another room the delegating person can read: answered as a room that does not exist
+    const other = await openListen(t, { resourceSubscriptions: [messagesOf(second.id)] }, { token });
+    expect(other.error).toMatchObject({ code: -32602, data: { uri: messagesOf(second.id) } });
+    expect(other.error!.message).toBe(`Resource not found: ${messagesOf(second.id)}`);
+
+    const own = await openListen(t, { resourceSubscriptions: [messagesOf(w.roomId)] }, { token });
+    expect((await own.nextMessage()).method).toBe(ACK);
+    // the run ends: its delegated token stops, and so does the stream, gracefully
+    expect((await call(t, 'POST', `/v1/rooms/${w.roomId}/agent-runs/${run.body.id}/cancel`, { key })).status).toBe(200);
+    expect((await own.nextMessage()).result).toMatchObject({ resultType: 'complete' });
+    expect(await own.nextMessage()).toBeNull();
   });
 
   it('is refused without a valid credential, as every /mcp request', async () => {
