@@ -174,6 +174,11 @@ describe('MCP subscriptions/listen (2026-07-28)', () => {
     const shape = (e: { message: string }) => e.message.replace(/room_[0-9A-Z]+/, 'room_X');
     expect(shape(foreign)).toBe(shape(missing));
     expect(foreign.data).toEqual({ uri: messagesOf(other.roomId) });
+    // each refusal is on record, as a refused room and a missing one alike
+    expect((await listenRows(t)).map((r) => [r.statusCode, r.errorCode])).toEqual([
+      [404, 'not_found'],
+      [404, 'not_found'],
+    ]);
     // a DM room and another room's record named under a readable room: not found either
     expect((await refused({ resourceSubscriptions: [messagesOf(w.dmRoomId)] })).code).toBe(-32602);
     const rec = await call(t, 'POST', `/v1/rooms/${other.roomId}/records`, {
