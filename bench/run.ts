@@ -11,6 +11,7 @@ import { httpScenarios, probeMcp } from './httpScenarios.js';
 import { printReport, type ScenarioRow } from './printReport.js';
 import { median, runLoad, type LoadResult } from './runLoad.js';
 import { provisionBenchPostgres, seedBench, webhooksAvailable } from './seedBench.js';
+import { measureSubscriptions } from './subscriptionBench.js';
 import { measureWebhooks, type WebhookFigures } from './webhookBench.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 import { measureTokens, printTokens } from './tokens.js';
@@ -188,6 +189,25 @@ async function main(): Promise<void> {
         );
       }
       rss.set('webhooks', product.takeWindowPeak());
+    }
+
+    if (want('subscriptions')) {
+      // MCP subscriptions/listen: one stream on a room while its messages are posted at 200 events/s
+      console.log(
+        `\nsubscriptions: 200 events/s to a room watched by one MCP subscriptions/listen stream for ${opts.seconds} s`,
+      );
+      const f = await measureSubscriptions({
+        baseUrl: product.baseUrl,
+        apiKey: world.apiKey,
+        roomId: world.latencyRoomId,
+        rate: 200,
+        seconds: opts.seconds,
+        connections: opts.connections,
+      });
+      const verdict = f.notified >= f.events && f.p99 < 2000 ? 'PASS' : 'FAIL';
+      console.log(
+        `  ${f.events} writes (${f.postedPerSecond.toFixed(0)}/s), ${f.notified} notifications; 201-to-notification p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms  [${verdict}: every write notified, p99 < 2 s]`,
+      );
     }
 
     const report = printReport({

@@ -2,6 +2,7 @@ import { recordAudit } from '../src/auth/audit.js';
 import type { Actor } from '../src/domain/actor.js';
 import type { Services } from '../src/domain/services.js';
 import { auditRow } from '../src/http/auditRow.js';
+import { SURFACES } from '../src/http/surfaces.js';
 
 /** A request /mcp refused before any procedure ran (no credential, bad Origin, wrong method, unknown tool …). */
 export interface McpRejection {
@@ -22,4 +23,9 @@ export interface McpRejection {
  */
 export async function auditRejection(services: Services, r: McpRejection): Promise<void> {
   await recordAudit(services, auditRow({ ...r, surface: 'mcp', units: 0 }, r.actor));
+}
+
+/** The row of a request to the endpoint itself (`/mcp`) refused before any tool ran. */
+export function auditEndpointRejection(services: Services, r: Omit<McpRejection, 'routePattern'>): Promise<void> {
+  return auditRejection(services, { ...r, routePattern: SURFACES.mcp.path });
 }

@@ -6,7 +6,7 @@ import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
 import type { DomainError } from '../src/domain/errors.js';
 import type { Services } from '../src/domain/services.js';
 import { challengeHeader } from '../src/http/challenge.js';
-import { RETRY_AFTER } from '../src/http/headers.js';
+import { RETRY_AFTER, WWW_AUTHENTICATE } from '../src/http/headers.js';
 import { newResponseState } from '../src/procedures/context.js';
 import { toDomainError } from '../src/procedures/index.js';
 
@@ -52,7 +52,7 @@ export async function authenticateMcp(o: DoorOptions): Promise<{ actor: Authenti
     const error = toDomainError(err);
     const headers: Record<string, string> = {};
     if (out.retryAfter !== undefined) headers[RETRY_AFTER] = String(out.retryAfter);
-    if (out.challenge) headers['WWW-Authenticate'] = challengeHeader(baseUrl, 'mcp', out.challenge, o.challengeScope)!;
+    if (out.challenge) headers[WWW_AUTHENTICATE] = challengeHeader(baseUrl, 'mcp', out.challenge, o.challengeScope)!;
     return { error, headers };
   }
   const refusal = authorize('mcp', baseUrl, actor);
@@ -60,6 +60,6 @@ export async function authenticateMcp(o: DoorOptions): Promise<{ actor: Authenti
   return {
     actor,
     error: refusal.error,
-    headers: { 'WWW-Authenticate': challengeHeader(baseUrl, 'mcp', refusal.challenge)! },
+    headers: { [WWW_AUTHENTICATE]: challengeHeader(baseUrl, 'mcp', refusal.challenge)! },
   };
 }

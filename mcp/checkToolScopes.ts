@@ -2,7 +2,7 @@ import { authorize } from '../src/auth/authorize.js';
 import { refuseBeforeDispatch } from '../src/auth/pipeline.js';
 import type { Actor } from '../src/domain/actor.js';
 import { challengeHeader } from '../src/http/challenge.js';
-import { outcomeHeaders } from '../src/http/headers.js';
+import { outcomeHeaders, WWW_AUTHENTICATE } from '../src/http/headers.js';
 import type { DoorRefusal } from './authenticateMcp.js';
 import { toolCallContext, type ToolCallOptions } from './invokeTool.js';
 import type { ToolCatalog } from './toolCatalog.js';
@@ -57,7 +57,7 @@ export async function checkToolScopes(
       );
     const headers = outcomeHeaders(ctx.out, baseUrl, 'mcp');
     if (error.code === 'insufficient_scope' && ctx.out.challenge)
-      headers['WWW-Authenticate'] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
+      headers[WWW_AUTHENTICATE] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
     return { refusal: { error, headers, requestId: ctx.requestId } };
   }
   return null;

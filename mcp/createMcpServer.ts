@@ -65,6 +65,8 @@ export interface McpServerOptions {
   onToolOutcome?: (out: ResponseState) => void;
   /** The connection's toolsets and read-only mode (mcp/toolsets.ts): the tools it lists and may call. */
   selection?: ToolSelection;
+  /** A 2026-07-28 server: it declares resource subscriptions, which `subscriptions/listen` serves (listen.ts). */
+  subscriptions?: boolean;
 }
 
 /** One validator for every per-request server: building an Ajv instance per POST costs a tenth of MCP CPU. */
@@ -76,14 +78,21 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * `Server` is used so the tool list and schemas come from the procedure catalog as they are, filtered per
  * credential, and every `tools/call` goes through the procedure pipeline (`invokeTool`).
  */
-export function createMcpServer({ catalog, actor, call, onToolOutcome, selection }: McpServerOptions): Server {
+export function createMcpServer({
+  catalog,
+  actor,
+  call,
+  onToolOutcome,
+  selection,
+  subscriptions,
+}: McpServerOptions): Server {
   // the confirmation states' codec (confirm.ts), made when a request carries or needs one
   let codec: ReturnType<typeof confirmCodec> | undefined;
   const codecOf = () => (codec ??= confirmCodec(call.services.secret, actor));
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
-      resources: { listChanged: false },
+      resources: subscriptions ? { listChanged: true, subscribe: true } : { listChanged: false },
       completions: {},
       extensions: { [TASKS_EXTENSION]: {} },
     },

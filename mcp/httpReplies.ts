@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { DomainError } from '../src/domain/errors.js';
 import { errorEnvelope, retryAfterOf } from '../src/http/envelope.js';
-import { REQUEST_ID_HEADER, RETRY_AFTER } from '../src/http/headers.js';
+import { CACHE_CONTROL_HEADER, REQUEST_ID_HEADER, RETRY_AFTER } from '../src/http/headers.js';
 
 /** JSON-RPC error codes the transport itself answers with (as the SDK's transport does). */
 export const JSONRPC_PARSE_ERROR = -32700;
@@ -18,7 +18,7 @@ export function sendEnvelope(
   // a busy database: retry shortly (a spent window's Retry-After comes with `headers`)
   const retryAfter = err.code === 'service_unavailable' ? retryAfterOf(err, false) : undefined;
   if (retryAfter !== undefined) res.set(RETRY_AFTER, retryAfter);
-  res.set(headers).set({ [REQUEST_ID_HEADER]: requestId, 'Cache-Control': 'no-store' });
+  res.set(headers).set({ [REQUEST_ID_HEADER]: requestId, [CACHE_CONTROL_HEADER]: 'no-store' });
   res.status(err.status).json(errorEnvelope(err, requestId));
 }
 
@@ -34,7 +34,7 @@ export function sendJsonRpcError(
   headers: Record<string, string> = {},
   o: { data?: unknown; id?: string | number | null } = {},
 ): void {
-  res.set(headers).set('Cache-Control', 'no-store');
+  res.set(headers).set(CACHE_CONTROL_HEADER, 'no-store');
   res.status(status).json({
     jsonrpc: '2.0',
     error: { code, message, ...(o.data !== undefined && { data: o.data }) },

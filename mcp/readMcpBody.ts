@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { jsonTextBoundsError } from '../src/http/inputBounds.js';
+import { CONTENT_LENGTH_HEADER, CONTENT_TYPE_HEADER, RETRY_AFTER } from '../src/http/headers.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 export type McpBody =
@@ -20,7 +21,7 @@ const isJson = (contentType: string | undefined) =>
  */
 export async function readMcpBody(req: Request, limit: number): Promise<McpBody> {
   const tooLarge = { error: `Request body is limited to ${limit} bytes`, status: 413, code: 'payload_too_large' };
-  const declared = Number(req.headers['content-length']);
+  const declared = Number(req.get(CONTENT_LENGTH_HEADER));
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
     return tooLarge;
@@ -31,12 +32,12 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
   } catch (err) {
     if (err instanceof BodyTimeoutError) return { error: err.message, status: 408, code: 'request_timeout' };
     if (err instanceof BodyRefusedError)
-      return { error: err.message, status: 429, code: 'rate_limited', headers: { 'Retry-After': '1' } };
+      return { error: err.message, status: 429, code: 'rate_limited', headers: { [RETRY_AFTER]: '1' } };
     throw err;
   }
   const { bytes, over } = read;
   if (over) return tooLarge;
-  if (!isJson(req.headers['content-type'])) return { bytes, body: null };
+  if (!isJson(req.get(CONTENT_TYPE_HEADER))) return { bytes, body: null };
   // the structure is bounded before the text is parsed (the SDK's schemas, then the tool's, read all of it); a
   // large body is only ever a few long strings (upload_file's content)
   const bounds = jsonTextBoundsError(bytes);

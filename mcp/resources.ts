@@ -55,6 +55,30 @@ const TEMPLATES: Template[] = [
   },
   {
     template: {
+      uriTemplate: 'svc://rooms/{roomId}/tasks',
+      name: 'room-tasks',
+      title: 'Recent tasks of a room',
+      description: `The ${RECENT_MESSAGES} newest tasks of a room, newest first (needs tasks:read; page further with list_tasks).`,
+      mimeType: 'application/json',
+    },
+    pattern: new RegExp(`^svc://rooms/${ID}/tasks$`),
+    tool: 'list_tasks',
+    args: ([roomId]) => ({ roomId, order: 'desc', limit: RECENT_MESSAGES }),
+  },
+  {
+    template: {
+      uriTemplate: 'svc://rooms/{roomId}/records',
+      name: 'room-records',
+      title: 'Meeting records of a room',
+      description: `The first ${RECENT_MESSAGES} meeting records of a room, oldest first (needs records:read; page further with list_records).`,
+      mimeType: 'application/json',
+    },
+    pattern: new RegExp(`^svc://rooms/${ID}/records$`),
+    tool: 'list_records',
+    args: ([roomId]) => ({ roomId, limit: RECENT_MESSAGES }),
+  },
+  {
+    template: {
       uriTemplate: 'svc://rooms/{roomId}/records/{recordId}',
       name: 'record',
       title: 'A meeting record',
@@ -79,6 +103,27 @@ const TEMPLATES: Template[] = [
 ];
 
 export const resourceTemplates = (): ResourceTemplate[] => TEMPLATES.map((t) => t.template);
+
+/** A URI of one of the templates: the tool that reads it and the ids it names (room first), or null. */
+export function resourceOf(uri: string): { tool: string; ids: string[] } | null {
+  for (const t of TEMPLATES) {
+    const m = t.pattern.exec(uri);
+    if (m) return { tool: t.tool, ids: m.slice(1) };
+  }
+  return null;
+}
+
+/** The resources a committed event changes, as URIs: what a subscription stream announces for it. */
+export function changedBy(event: { type: string; roomId: string; objectId: string }): string[] {
+  const room = `svc://rooms/${event.roomId}`;
+  const [kind] = event.type.split('.');
+  if (kind === 'message') return [`${room}/messages`];
+  if (kind === 'task') return [`${room}/tasks`];
+  if (kind === 'record' || kind === 'approval') return [`${room}/records`, `${room}/records/${event.objectId}`];
+  if (kind === 'file') return [`${room}/files/${event.objectId}`];
+  if (kind === 'room') return [room];
+  return [];
+}
 
 /**
  * A refused read as a JSON-RPC error: not found and refused input are -32602 (MCP 2026-07-28 "Resources": on every

@@ -1,4 +1,5 @@
 import type { ProcedureMeta } from '../src/procedures/meta.js';
+import { MCP_READONLY_HEADER, MCP_TOOLSETS_HEADER } from '../src/http/headers.js';
 import type { ToolCatalog } from './toolCatalog.js';
 
 /**
@@ -23,8 +24,9 @@ export const TOOLSETS = [
 ] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 
-export const TOOLSETS_HEADER = 'x-mcp-toolsets';
-export const READONLY_HEADER = 'x-mcp-readonly';
+/** The connection option headers as Node hands them over (lower case). */
+export const TOOLSETS_HEADER = MCP_TOOLSETS_HEADER.toLowerCase();
+export const READONLY_HEADER = MCP_READONLY_HEADER.toLowerCase();
 export const TOOLSETS_PARAM = 'toolsets';
 export const READONLY_PARAM = 'readonly';
 

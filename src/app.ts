@@ -67,9 +67,13 @@ const API_LANE = new RegExp(`^\\/(?:${SURFACES.rest.path.slice(1)}|${SURFACES.mc
 
 /**
  * Composes the HTTP surface: REST /v1 with OpenAPI, MCP at /mcp, health, the reference page, OAuth and the
- * pages. Returns the server's request listener: the API lane of src/fastpaths/apiLane.ts in front of the app.
+ * pages. Returns the server's request listener: the API lane of src/fastpaths/apiLane.ts in front of the app,
+ * with `closeStreams` for shutdown.
  */
-export function createApp({ services, rateLimiter }: AppOptions): RequestListener {
+/** The server's request listener, and how to end its long-lived MCP streams before the server stops. */
+export type App = RequestListener & { closeStreams(): Promise<void> };
+
+export function createApp({ services, rateLimiter }: AppOptions): App {
   const app = express();
   app.disable('x-powered-by');
   // `req.ip`, the address every per-address counter uses, comes from X-Forwarded-For only when the operator
@@ -156,7 +160,9 @@ export function createApp({ services, rateLimiter }: AppOptions): RequestListene
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
   // The API lane (src/fastpaths/apiLane.ts): /v1… and /mcp… straight to the surfaces, past the router's walk
-  return observeRequests(createApiLane({ app, lane: API_LANE, api, before: guardBody, onError: lastResort }), {
-    metrics: services.metrics,
-  });
+  const listener = observeRequests(
+    createApiLane({ app, lane: API_LANE, api, before: guardBody, onError: lastResort }),
+    { metrics: services.metrics },
+  );
+  return Object.assign(listener, { closeStreams: mcp.closeStreams });
 }

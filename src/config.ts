@@ -113,6 +113,7 @@ const EnvSchema = z.object({
         message: 'SVC_MCP_ALLOWED_ORIGINS must be comma-separated origins like https://app.example.com',
       },
     ),
+  SVC_MCP_MAX_STREAMS: intFrom('SVC_MCP_MAX_STREAMS', 8, 1),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
   SVC_AGENT_RUN_DEADLINE_MS: intFrom('SVC_AGENT_RUN_DEADLINE_MS', 15 * 60_000, 1000),
   SVC_AGENT_LEASE_MS: intFrom('SVC_AGENT_LEASE_MS', 90_000, 1000),
@@ -199,6 +200,8 @@ export interface Config {
   maxPendingBodies: number;
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
+  /** Open MCP `subscriptions/listen` streams one credential may hold in one process (SVC_MCP_MAX_STREAMS). */
+  mcpMaxStreams: number;
   worker: boolean;
   /**
    * An agent run not finished this long after its creation fails; its delegated token expires then
@@ -265,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((o) => o.trim())
       .filter(Boolean)
       .map((o) => new URL(o).origin),
+    mcpMaxStreams: e.SVC_MCP_MAX_STREAMS,
     worker: e.SVC_WORKER === 'on',
     agentRunDeadlineMs: e.SVC_AGENT_RUN_DEADLINE_MS,
     agentLeaseMs: e.SVC_AGENT_LEASE_MS,

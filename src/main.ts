@@ -66,13 +66,14 @@ async function main(): Promise<void> {
   deliveryDepsFor(services);
   // Node's own bounds on slow clients, behind the app's (readLimited.ts): headers within the body deadline (or
   // 60 s), and a whole request, body included, cut off shortly after the deadline the app answers 408 at
+  const app = createApp({ services, rateLimiter: runtime.rateLimiter });
   const server: Server = http.createServer(
     {
       headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
       requestTimeout: config.bodyTimeoutMs + 5_000,
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.bodyTimeoutMs / 2))),
     },
-    createApp({ services, rateLimiter: runtime.rateLimiter }),
+    app,
   );
   server.listen(config.port, config.host);
   let stopping = false;
@@ -152,6 +153,8 @@ async function main(): Promise<void> {
     clearInterval(timer);
     // stop claiming deliveries; attempts in flight are aborted and their leases given back
     const workerStopped = Promise.all([worker?.stop(), runWorker?.stop()]);
+    // MCP subscription streams never finish on their own: each gets its graceful end before the server closes
+    await app.closeStreams();
     // stop accepting, let in-flight requests finish, and close each keep-alive socket once it is idle
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

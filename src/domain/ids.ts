@@ -70,3 +70,6 @@ export function newEventId(): string {
 }
 
 export const ID_PATTERN = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The smallest id `prefix` could have been given at `ms` or later: a lower bound for a range of time-ordered ids. */
+export const idFloorAt = (prefix: string, ms: number): string => `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}`;

@@ -74,3 +74,24 @@ export function restHeaders(out: ResponseState, baseUrl: string, requestId: stri
   h[REQUEST_ID_HEADER] = requestId;
   return h;
 }
+
+/** Standard HTTP headers the MCP surface sets or reads, as written; Node hands request headers over in lower case. */
+export const AUTHORIZATION_HEADER = 'Authorization';
+export const ACCEPT_HEADER = 'Accept';
+export const ORIGIN_HEADER = 'Origin';
+export const VARY_HEADER = 'Vary';
+export const ALLOW_HEADER = 'Allow';
+export const CACHE_CONTROL_HEADER = 'Cache-Control';
+export const CONTENT_TYPE_HEADER = 'Content-Type';
+export const CONTENT_LENGTH_HEADER = 'Content-Length';
+/** The MCP transport's request headers (Streamable HTTP), as written. */
+export const MCP_PROTOCOL_VERSION_HEADER = 'Mcp-Protocol-Version';
+export const MCP_METHOD_HEADER = 'Mcp-Method';
+export const MCP_NAME_HEADER = 'Mcp-Name';
+export const MCP_SESSION_ID_HEADER = 'Mcp-Session-Id';
+export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
+/** svc's MCP connection options: the toolsets and read-only selection (docs/mcp.md). */
+export const MCP_TOOLSETS_HEADER = 'X-MCP-Toolsets';
+export const MCP_READONLY_HEADER = 'X-MCP-Readonly';
+/** Tells a buffering reverse proxy (nginx) to pass an SSE stream on as it is written. */
+export const ACCEL_BUFFERING_HEADER = 'X-Accel-Buffering';

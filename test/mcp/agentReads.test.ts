@@ -206,6 +206,8 @@ describe('MCP resources', () => {
     expect(templates).toEqual([
       'svc://rooms/{roomId}',
       'svc://rooms/{roomId}/messages',
+      'svc://rooms/{roomId}/tasks',
+      'svc://rooms/{roomId}/records',
       'svc://rooms/{roomId}/records/{recordId}',
       'svc://rooms/{roomId}/files/{fileId}',
     ]);

@@ -1,0 +1,229 @@
+import cors from 'cors';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Credentials } from '../src/auth/credentials.js';
+import type { RateLimiter } from '../src/auth/rateLimit.js';
+import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
+import { DomainError } from '../src/domain/errors.js';
+import type { Services } from '../src/domain/services.js';
+import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/http/apiHeaders.js';
+import {
+  ACCEPT_HEADER,
+  ALLOW_HEADER,
+  API_KEY_HEADER,
+  AUTHORIZATION_HEADER,
+  CONTENT_TYPE_HEADER,
+  EXPOSED_API_HEADERS,
+  LAST_EVENT_ID_HEADER,
+  MCP_METHOD_HEADER,
+  MCP_NAME_HEADER,
+  MCP_PROTOCOL_VERSION_HEADER,
+  MCP_READONLY_HEADER,
+  MCP_SESSION_ID_HEADER,
+  MCP_TOOLSETS_HEADER,
+  ORIGIN_HEADER,
+  REQUEST_ID_HEADER,
+  VARY_HEADER,
+  WWW_AUTHENTICATE,
+} from '../src/http/headers.js';
+import { requestIdOf } from '../src/http/requestId.js';
+import { MCP_SCOPE, SURFACES, surfacePattern } from '../src/http/surfaces.js';
+import { setOperation } from '../src/observability/observeRequests.js';
+import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
+import { auditEndpointRejection, auditRejection } from './auditRejection.js';
+import { authenticateMcp } from './authenticateMcp.js';
+import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import { createOriginPolicy } from './originPolicy.js';
+import { readMcpBody } from './readMcpBody.js';
+import { RPC_INVALID_PARAMS } from './rpcError.js';
+import type { ToolCatalog } from './toolCatalog.js';
+import { parseToolSelection, selectTools, type ToolSelection } from './toolsets.js';
+
+/** A POST that passed the door: who sent it, the tools its connection selected, and its parsed JSON body. */
+export interface Entry {
+  requestId: string;
+  credentials: Credentials;
+  actor: AuthenticatedActor;
+  clientIp: string;
+  selection: ToolSelection;
+  tools: ToolCatalog;
+  body: unknown;
+  /** The answer's headers, written with its one writeHead (headersAtWriteHead). */
+  headers: Record<string, string>;
+}
+
+export interface DoorOptions {
+  services: Services;
+  rateLimiter: RateLimiter;
+  catalog: ToolCatalog;
+}
+
+/** Headers a browser-based MCP client sends and must be able to read (MCP transport, authorization). */
+const CORS_OPTIONS: cors.CorsOptions = {
+  origin: true, // the Origin was validated just before; reflect it
+  methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+  allowedHeaders: [
+    AUTHORIZATION_HEADER,
+    CONTENT_TYPE_HEADER,
+    ACCEPT_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_SESSION_ID_HEADER,
+    LAST_EVENT_ID_HEADER,
+    API_KEY_HEADER,
+    REQUEST_ID_HEADER,
+    MCP_TOOLSETS_HEADER,
+    MCP_READONLY_HEADER,
+  ],
+  exposedHeaders: [WWW_AUTHENTICATE, MCP_SESSION_ID_HEADER, MCP_PROTOCOL_VERSION_HEADER, ...EXPOSED_API_HEADERS],
+  maxAge: 600,
+};
+
+/** A request header by its written name, repeated values joined. */
+export const headerOf = (req: Request, name: string): string | undefined => {
+  const v = req.headers[name.toLowerCase()];
+  return Array.isArray(v) ? v.join(', ') : v;
+};
+
+/** The endpoint, and everything below it (matched as an Express mount path would be: any case, optional trailing slash). */
+const MCP_ENDPOINT = new RegExp(`${surfacePattern('mcp')}\\/?$`, 'i');
+const UNDER_MCP = new RegExp(`${surfacePattern('mcp')}(?:\\/|$)`, 'i');
+
+/** The endpoint's operation by HTTP method, until the body names a better one. */
+const ENDPOINT_OPERATIONS: Record<string, string> = Object.fromEntries(
+  ['GET', 'POST', 'DELETE', 'OPTIONS'].map((m) => [m, `${m} ${SURFACES.mcp.path}`]),
+);
+
+/**
+ * The HTTP side of /mcp, everything decided before a JSON-RPC message is looked at: the Origin policy and
+ * CORS, the credential (and its challenge), the method, the toolset selection, and the bounded body. Every
+ * refusal here is answered and audited here; what passes goes to `inside` as an Entry. Paths below /mcp are
+ * answered 404, any other path is passed on.
+ */
+export function createDoor(
+  { services, rateLimiter, catalog }: DoorOptions,
+  inside: (req: Request, res: Response, entry: Entry) => Promise<void>,
+): RequestHandler {
+  // the 401 challenge's scope: what a client asks for to start, so that every tool is within reach
+  const challengeScope = [
+    ...new Set([MCP_SCOPE, ...[...catalog.values()].flatMap((e) => (e.proc.meta.scope ? [e.proc.meta.scope] : []))]),
+  ].join(' ');
+  const originAllowed = createOriginPolicy(services.config);
+  const bodyLimit = Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024; // upload_file carries base64
+  // CORS headers are for browsers, which always send Origin on these requests; other clients ignore them
+  const corsHeaders = cors(CORS_OPTIONS);
+
+  const refuse = async (
+    req: Request,
+    res: Response,
+    o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor },
+  ) => {
+    if (o.error.status >= 500)
+      services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
+    await auditEndpointRejection(services, {
+      requestId: o.requestId,
+      method: req.method,
+      statusCode: o.error.status,
+      errorCode: o.error.code,
+      actor: o.actor,
+    });
+    sendEnvelope(res, o.error, o.requestId, o.headers);
+  };
+
+  // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
+  return (req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    if (!UNDER_MCP.test(path)) return next();
+    // Every answer of /mcp carries the API security headers; they, the request id and the tool call's
+    // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
+    const headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, [VARY_HEADER]: ORIGIN_HEADER });
+    // The MCP transport asks for Origin to be validated on every request, preflights included (DNS rebinding).
+    const origin = headerOf(req, ORIGIN_HEADER);
+    if (!originAllowed(origin)) {
+      req.resume();
+      refuse(req, res, {
+        requestId: requestIdOf(headerOf(req, REQUEST_ID_HEADER)),
+        error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
+      }).catch(next);
+      return;
+    }
+    const serve = (): void => {
+      (MCP_ENDPOINT.test(path) ? enter(req, res, headers) : answerUnmatched(req, res)).catch(next);
+    };
+    if (origin === undefined) return serve();
+    corsHeaders(req, res, (err?: unknown) => (err ? next(err) : serve()));
+  };
+
+  async function enter(req: Request, res: Response, headers: Record<string, string>): Promise<void> {
+    setOperation(res, ENDPOINT_OPERATIONS[req.method] ?? 'unmatched');
+    const requestId = requestIdOf(headerOf(req, REQUEST_ID_HEADER));
+    const credentials: Credentials = {
+      authorization: headerOf(req, AUTHORIZATION_HEADER),
+      apiKey: headerOf(req, API_KEY_HEADER),
+    };
+    const clientIp = req.ip ?? 'unknown';
+    const door = await authenticateMcp({ services, rateLimiter, credentials, clientIp, challengeScope });
+    if ('error' in door) {
+      req.resume();
+      return refuse(req, res, { requestId, ...door });
+    }
+    const { actor } = door;
+    const refused = (statusCode: number, errorCode: string) =>
+      auditEndpointRejection(services, { requestId, method: req.method, statusCode, errorCode, actor });
+    if (req.method !== 'POST') {
+      // stateless: no standalone SSE stream (GET) and no session to end (DELETE), as the SDK's stateless examples.
+      // Clients probe GET after every initialize (the transport lets the server answer 405): that probe is
+      // protocol negotiation, not a refusal, and is not audited; any other method is.
+      req.resume();
+      if (req.method !== 'GET') await refused(405, 'method_not_allowed');
+      return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', {
+        [ALLOW_HEADER]: 'POST',
+        [REQUEST_ID_HEADER]: requestId,
+      });
+    }
+
+    // the connection's selection of tools, from its headers or query (toolsets.ts)
+    const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
+    if ('error' in selection) {
+      req.resume();
+      await refused(400, 'validation_error');
+      return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { [REQUEST_ID_HEADER]: requestId });
+    }
+
+    let read: Awaited<ReturnType<typeof readMcpBody>>;
+    try {
+      read = await readMcpBody(req, bodyLimit);
+    } catch (err) {
+      if (err instanceof ClientGoneError) return endForGoneClient(res);
+      throw err;
+    }
+    if ('error' in read) {
+      await refused(read.status, read.code);
+      const code = read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR;
+      return sendJsonRpcError(res, read.status, code, read.error, { ...read.headers, [REQUEST_ID_HEADER]: requestId });
+    }
+    if (read.body === null) {
+      // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
+      await refused(415, 'unsupported_media_type');
+      const message = 'Unsupported Media Type: Content-Type must be application/json';
+      return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, message, { [REQUEST_ID_HEADER]: requestId });
+    }
+
+    const tools = selectTools(catalog, selection);
+    await inside(req, res, { requestId, credentials, actor, clientIp, selection, tools, body: read.body, headers });
+  }
+
+  async function answerUnmatched(req: Request, res: Response): Promise<void> {
+    const requestId = requestIdOf(headerOf(req, REQUEST_ID_HEADER));
+    req.resume();
+    await auditRejection(services, {
+      requestId,
+      method: req.method,
+      routePattern: '(unmatched)',
+      statusCode: 404,
+      errorCode: 'not_found',
+    });
+    const message = `Not found: the MCP endpoint is ${SURFACES.mcp.path}`;
+    sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, message, { [REQUEST_ID_HEADER]: requestId });
+  }
+}
