@@ -81,7 +81,10 @@ const wantsProgress = (body: unknown) =>
     (m) => (m as { params?: { _meta?: { progressToken?: unknown } } })?.params?._meta?.progressToken !== undefined,
   );
 
-/** The 2025 revisions that removed JSON-RPC batching (2025-03-26 still has it; 2026-07-28 batches are the classifier's). */
+/**
+ * The 2025 revisions that removed JSON-RPC batching (2025-03-26 still has it; 2026-07-28 batches are the
+ * classifier's).
+ */
 const BATCHLESS_REVISIONS = new Set(['2025-06-18', '2025-11-25']);
 
 /** The audit row's error code for a JSON-RPC refusal of the SDK's classifier (MCP 2026-07-28 error codes). */

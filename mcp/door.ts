@@ -85,7 +85,10 @@ export const headerOf = (req: Request, name: string): string | undefined => {
   return Array.isArray(v) ? v.join(', ') : v;
 };
 
-/** The endpoint, and everything below it (matched as an Express mount path would be: any case, optional trailing slash). */
+/**
+ * The endpoint, and everything below it (matched as an Express mount path would be: any case, optional trailing
+ * slash).
+ */
 const MCP_ENDPOINT = new RegExp(`${surfacePattern('mcp')}\\/?$`, 'i');
 const UNDER_MCP = new RegExp(`${surfacePattern('mcp')}(?:\\/|$)`, 'i');
 
