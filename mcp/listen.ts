@@ -13,6 +13,7 @@ import { recordAudit } from '../src/auth/audit.js';
 import type { Actor } from '../src/domain/actor.js';
 import { readableRoomsWhere, requireRoom } from '../src/domain/access.js';
 import type { Services } from '../src/domain/services.js';
+import { streamLeases } from '../src/domain/streamLeases.js';
 import { auditRow } from '../src/http/auditRow.js';
 import {
   ACCEL_BUFFERING_HEADER,
@@ -36,6 +37,12 @@ export const KEEPALIVE_MS = 15_000;
 export const RECHECK_MS = 1_000;
 /** A client that reads this far behind is dropped rather than buffered for without end. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * A stream's lease (the cross-process stream cap) is renewed this often and lives three times as long, so a
+ * process that dies frees its credentials' slots within that time.
+ */
+export const LEASE_RENEW_MS = 10_000;
+const LEASE_TTL_MS = 3 * LEASE_RENEW_MS;
 const MAX_URIS = 100;
 
 /** The listen request's filter, bounded; unknown members are ignored (and so left out of the acknowledgement). */
@@ -72,6 +79,7 @@ export interface ListenHub {
  */
 export function createListenHub({ services, catalog }: { services: Services; catalog: ToolCatalog }): ListenHub {
   const feed = createEventFeed(services);
+  const leases = streamLeases(services, LEASE_TTL_MS);
   const byCredential = new Map<string, Set<Stream>>();
   let open = 0;
   let closing = false;
@@ -111,10 +119,12 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     // the slot is taken before anything is awaited, so that concurrent requests cannot pass the cap together
     const credential = `${actor.credential.method}:${actor.credential.id}`;
     const mine = byCredential.get(credential) ?? new Set<Stream>();
-    if (mine.size >= services.config.mcpMaxStreams) {
-      const message = `Subscription limit reached: this credential already has ${mine.size} open streams`;
-      return refuse(429, 'rate_limited', RPC_INTERNAL_ERROR, message, { maxStreams: services.config.mcpMaxStreams });
-    }
+    const max = services.config.mcpMaxStreams;
+    const atCap = () =>
+      refuse(429, 'rate_limited', RPC_INTERNAL_ERROR, `Subscription limit reached: ${max} open streams a credential`, {
+        maxStreams: max,
+      });
+    if (mine.size >= max) return atCap();
     const slot: Stream = { end: () => undefined };
     mine.add(slot);
     byCredential.set(credential, mine);
@@ -140,6 +150,19 @@ export function createListenHub({ services, catalog }: { services: Services; cat
       release(slot);
       return refuse(refusal.status, refusal.code, RPC_INVALID_PARAMS, refusal.message, { uri: refusal.uri });
     }
+    // the cap across processes: this process's slot above keeps its own requests from racing each other
+    let lease: string | null;
+    try {
+      lease = await leases.take(credential, max);
+    } catch (err) {
+      release(slot);
+      throw err;
+    }
+    if (!lease) {
+      release(slot);
+      return atCap();
+    }
+    const leaseId = lease;
     const honored: SubscriptionFilter = {};
     if (wanted.resourcesListChanged === true) honored.resourcesListChanged = true;
     if (uris.length) honored.resourceSubscriptions = uris;
@@ -173,6 +196,11 @@ export function createListenHub({ services, catalog }: { services: Services; cat
         unsubscribe();
         release(stream);
         open--;
+        const dropped = leases
+          .drop(leaseId)
+          .catch((err: unknown) => services.log.warn({ err, requestId }, 'dropping an mcp stream lease failed'))
+          .finally(() => auditing.delete(dropped));
+        auditing.add(dropped);
         if (reason === 'slow_consumer') res.destroy();
         // the row is written before the client sees the end, so that an ended stream is always on record
         const finish = () => void res.end();
@@ -240,6 +268,11 @@ export function createListenHub({ services, catalog }: { services: Services; cat
       setInterval(() => {
         checkRights().catch(() => undefined);
       }, RECHECK_MS),
+      setInterval(() => {
+        leases
+          .renew(leaseId)
+          .catch((err: unknown) => services.log.warn({ err, requestId }, 'renewing an mcp stream lease failed'));
+      }, LEASE_RENEW_MS),
     );
   }
 

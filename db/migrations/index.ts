@@ -10,6 +10,7 @@ import { OAuthClientApprovals1764000007000 } from './1764000007000-OAuthClientAp
 import { AgentRuns1764000008000 } from './1764000008000-AgentRuns.js';
 import { OrderedListIndexes1764000009000 } from './1764000009000-OrderedListIndexes.js';
 import { WebhookFiltersThrottle1764000010700 } from './1764000010700-WebhookFiltersThrottle.js';
+import { McpStreamLeases1764000011000 } from './1764000011000-McpStreamLeases.js';
 
 /** Every migration, in order. Later areas append theirs. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   AgentRuns1764000008000,
   OrderedListIndexes1764000009000,
   WebhookFiltersThrottle1764000010700,
+  McpStreamLeases1764000011000,
 ];

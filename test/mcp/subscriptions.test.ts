@@ -241,6 +241,51 @@ describe('MCP subscriptions/listen (2026-07-28)', () => {
     for (const s of [...open, theirs]) s.close();
   });
 
+  it('counts the streams of every process on the database against the cap: leases of another process hold slots until they expire', async () => {
+    await using t = await startTestServer({ env: { SVC_MCP_MAX_STREAMS: '2' } });
+    const w = await createWorld(t.rt);
+    const filter = { resourceSubscriptions: [messagesOf(w.roomId)] };
+    const leases = async () =>
+      (
+        await sql<{ id: string; credential: string; expiresAt: string }>(
+          t.rt.services.ds,
+          'SELECT "id", "credential", "expiresAt" FROM "mcp_stream_leases" ORDER BY "id"',
+        )
+      ).rows;
+    const first = await openListen(t, filter, { token: w.key });
+    expect((await first.nextMessage()).method).toBe(ACK);
+    const [mine] = await leases();
+    expect(mine.credential).toMatch(/:/);
+    expect(mine.credential).not.toContain(w.key); // the credential's id, never its secret
+    expect(Date.parse(mine.expiresAt)).toBeGreaterThan(Date.now());
+
+    // another process on the same database holds a live stream of the same credential, and once held an expired one
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const earlier = new Date(Date.now() - 60_000).toISOString();
+    const insert = 'INSERT INTO "mcp_stream_leases" ("id", "credential", "expiresAt") VALUES (?, ?, ?)';
+    await sql(t.rt.services.ds, insert, ['lease_elsewhere_live', mine.credential, later]);
+    await sql(t.rt.services.ds, insert, ['lease_elsewhere_dead', mine.credential, earlier]);
+    const refused = await openListen(t, filter, { token: w.key, id: 9 });
+    expect(refused.error).toMatchObject({ code: -32603, data: { maxStreams: 2 } });
+    expect((await leases()).map((l) => l.id)).not.toContain('lease_elsewhere_dead'); // swept when counted
+
+    // the other process's stream ends: its slot is free again
+    await sql(t.rt.services.ds, 'DELETE FROM "mcp_stream_leases" WHERE "id" = ?', ['lease_elsewhere_live']);
+    const second = await openListen(t, filter, { token: w.key });
+    expect((await second.nextMessage()).method).toBe(ACK);
+    expect(await leases()).toHaveLength(2);
+
+    // a stream that ends gives its lease back (the server sees the client go, then deletes the row)
+    first.close();
+    second.close();
+    let left = await leases();
+    for (let i = 0; left.length && i < 1000; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      left = await leases();
+    }
+    expect(left).toEqual([]);
+  });
+
   it("limits a delegated agent token to its run's room, and ends its stream when the run is cancelled", async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
