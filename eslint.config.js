@@ -9,6 +9,25 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 
 const transport = ['express', 'express/*', '@trpc/*', '@modelcontextprotocol/*', 'helmet', '@scalar/*'];
 
+/** What the domain and db/ may not import: no transport, no layer above them. */
+const belowProcedures = [
+  { group: transport, message: 'The domain and db know nothing of HTTP, tRPC or MCP.' },
+  {
+    group: [
+      '**/rest/**',
+      '**/mcp/**',
+      '**/procedures/**',
+      '**/auth/**',
+      '**/oauth/**',
+      '**/web/**',
+      '**/cli/**',
+      '**/webhooks/**',
+      '**/agents/**',
+    ],
+    message: 'Imports point one way: adapters → procedures → domain → db.',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', '.build/'] },
   js.configs.recommended,
@@ -76,26 +95,22 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['src/domain/**', 'db/**'],
+    files: ['src/domain/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: belowProcedures }] },
+  },
+  {
+    // db/ is the bottom layer: what it needs from above (the driver's internals, tracing) is handed to it
+    // through db/hooks.ts when the database is opened
+    files: ['db/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: transport, message: 'The domain and db know nothing of HTTP, tRPC or MCP.' },
+            ...belowProcedures,
             {
-              group: [
-                '**/rest/**',
-                '**/mcp/**',
-                '**/procedures/**',
-                '**/auth/**',
-                '**/oauth/**',
-                '**/web/**',
-                '**/cli/**',
-                '**/webhooks/**',
-                '**/agents/**',
-              ],
-              message: 'Imports point one way: adapters → procedures → domain → db.',
+              group: ['**/src/**'],
+              message: 'db/ imports nothing of src/: take what it needs as a hook (db/hooks.ts).',
             },
           ],
         },

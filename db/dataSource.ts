@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import type { Config } from '../src/config.js';
 import { entities } from './entities/index.js';
+import { setDatabaseHooks, type DatabaseHooks } from './hooks.js';
 import { migrations } from './migrations/index.js';
 
 const MIGRATION_LOCK = 7_264_201;
@@ -20,7 +20,12 @@ const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 /** SQLite's page cache per connection, in KiB (`cache_size` takes a negative number for KiB). */
 const PAGE_CACHE_KIB = 8_000;
 
-export type DataSourceOptionsInput = Pick<Config, 'database'>;
+/** Where the database is: the configuration's `database` (src/config.ts builds it from `DATABASE_URL`). */
+export type DatabaseLocation = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+export interface DataSourceOptionsInput {
+  database: DatabaseLocation;
+}
 
 /** Builds the data source for SQLite (WAL) or PostgreSQL. Never `synchronize`: migrations only. */
 export function createDataSource({ database }: DataSourceOptionsInput): DataSource {
@@ -66,8 +71,9 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
 }
 
 /** Opens the data source and applies pending migrations (CONTRACT §1: migrations applied at start). */
-export async function openDatabase(opts: DataSourceOptionsInput): Promise<DataSource> {
+export async function openDatabase(opts: DataSourceOptionsInput, hooks: DatabaseHooks = {}): Promise<DataSource> {
   const ds = createDataSource(opts);
+  setDatabaseHooks(ds, hooks);
   await ds.initialize();
   if (ds.options.type !== 'postgres') {
     await ds.runMigrations({ transaction: 'each' });

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { sqliteGroupStatements } from '../src/fastpaths/sqliteTransaction.js';
-import { driverPostgresPool, driverSqliteConnection } from '../src/fastpaths/typeormDriver.js';
+import { databaseHooks } from './hooks.js';
+import { sqliteGroupStatements } from './sqliteGroup.js';
 
 export interface SqlResult<T> {
   rows: T[];
@@ -172,7 +172,7 @@ export async function sql<T = Record<string, unknown>>(
   const inOwnTransaction = 'connection' in db && !!db.queryRunner;
   if (isPostgres(ds))
     return runPostgres<T>(ds, inOwnTransaction ? (db as EntityManager).queryRunner! : null, text, params);
-  const conn = driverSqliteConnection<SqliteConnection>(ds);
+  const conn = databaseHooks(ds).driver?.sqliteConnection(ds) as SqliteConnection | undefined;
   if (conn) {
     const stmt = preparedStatement(conn, text);
     if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
@@ -237,9 +237,16 @@ async function runPostgres<T>(
   params: unknown[],
 ): Promise<SqlResult<T>> {
   const st = pgStatement(text);
-  const on = (runner ? await runner.connect() : driverPostgresPool(ds)) as PgQueryable;
-  const r = await on.query({ ...st, values: params });
-  return { rows: r.rows as T[], affected: r.rowCount ?? 0 };
+  const pool = runner ? undefined : (databaseHooks(ds).driver?.postgresPool(ds) as PgQueryable | undefined);
+  // without the driver's pool (no access given), a connection of TypeORM's own for the one statement
+  const own = runner || pool ? undefined : ds.createQueryRunner();
+  try {
+    const on = (pool ?? (await (runner ?? own!).connect())) as PgQueryable;
+    const r = await on.query({ ...st, values: params });
+    return { rows: r.rows as T[], affected: r.rowCount ?? 0 };
+  } finally {
+    if (own) await own.release();
+  }
 }
 
 /**

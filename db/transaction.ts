@@ -1,12 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { inSpan } from '../src/observability/tracing.js';
+import { inDatabaseSpan } from './hooks.js';
 import {
   GroupLostError,
   sqliteConnectionOf,
   sqliteGroupStatements,
   sqliteMember,
   type SqliteConnection,
-} from '../src/fastpaths/sqliteTransaction.js';
+} from './sqliteGroup.js';
 import { isTransientDatabaseError } from './databaseErrors.js';
 
 /** What a transaction needs of the runtime (the domain's `Services` has it). */
@@ -72,7 +72,8 @@ async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => P
   for (let attempt = 0; ; attempt++) {
     try {
       const hooks: Array<() => void> = [];
-      const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
+      const system = sqlite ? 'sqlite' : 'postgresql';
+      const result = await inDatabaseSpan(s.ds, 'db.transaction', { 'db.system.name': system }, () =>
         s.ds.transaction(async (m) => {
           if (sqlite) await m.query(TAKE_WRITE_LOCK);
           commitHooks.set(m, hooks);
@@ -145,7 +146,7 @@ class TransactionGroups {
           stmts.begin.run();
           this.#open = [];
         }
-        const result = await inSpan('db.transaction', { 'db.system.name': 'sqlite' }, () =>
+        const result = await inDatabaseSpan(this.ds, 'db.transaction', { 'db.system.name': 'sqlite' }, () =>
           sqliteMember(this.ds, this.conn, (m) => commitHooks.set(m, hooks), fn),
         );
         this.#open.push({ host: s, hooks, done: () => resolve(result), failed: reject });

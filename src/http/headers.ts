@@ -71,3 +71,8 @@ export function restHeaders(out: ResponseState, baseUrl: string, requestId: stri
   h[REQUEST_ID_HEADER] = requestId;
   return h;
 }
+
+/** Each header of the two lists by name, for the modules that describe one of them (rest/openapi.ts). */
+export const [RATE_LIMIT_LIMIT, RATE_LIMIT_REMAINING, RATE_LIMIT_RESET, RATE_LIMIT_POLICY, RATE_LIMIT_SCOPE] =
+  RATE_LIMIT_HEADERS;
+export const [UNITS_LIMIT, UNITS_REMAINING, UNITS_USED, UNITS_COST, UNITS_RESET] = UNIT_HEADERS;
