@@ -39,7 +39,7 @@ const header = (description: string, example: string, schema: object = { type: '
 const integerHeader = (description: string, example: string) =>
   header(description, example, { type: 'string', pattern: '^[0-9]+$' });
 
-/** Headers of /v1 answers (spec 8), once in `components.headers`; responses name them by reference. */
+/** Headers of /v1 answers, once in `components.headers`; responses name them by reference. */
 const HEADERS = {
   [REQUEST_ID_HEADER]: header(
     'Request identifier; equals error.requestId. A client may send its own.',

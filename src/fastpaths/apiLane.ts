@@ -22,9 +22,9 @@ export interface ApiLaneOptions {
  * The API lane: a request whose line matches `lane` goes straight to `api`, with the request and response
  * made Express's exactly as Express's own `app.handle` makes them (circular references, the app's
  * `request`/`response` prototypes, `locals`), so `req.ip`, `req.query` and `res.json` behave the same. It
- * skips only the router's walk of the app's layers, which cost an API call about a sixth of its CPU
- * (bench/README.md). Anything `api` passes on goes through the whole app as before; any other request line
- * (a page, or an unusual form such as an absolute URI) is the app's from the start.
+ * skips only the router's walk of the app's layers, a large share of an API call's CPU. Anything `api` passes
+ * on goes through the whole app as before; any other request line (a page, or an unusual form such as an
+ * absolute URI) is the app's from the start.
  */
 export function createApiLane({ app, lane, api, before, onError }: ApiLaneOptions) {
   return function apiLane(req: IncomingMessage, res: ServerResponse): void {

@@ -1,10 +1,10 @@
-// Mirrors typeorm@1.1.1: AbstractSqliteQueryRunner's startTransaction/commitTransaction/rollbackTransaction (the
-// query runner's `isTransactionActive` and `transactionDepth`, set here as startTransaction sets them) and
-// BetterSqlite3Driver's `databaseConnection`. test/fastpaths/mirrors.test.ts pins the version and the code;
-// test/db/** and test/cli/besideServer.test.ts run every transaction of the suite through it.
+// Mirrors typeorm@1.1.1: AbstractSqliteQueryRunner's startTransaction/commitTransaction/rollbackTransaction, the
+// runner's `isTransactionActive` and `transactionDepth` set here as startTransaction sets them, for a transaction
+// begun on better-sqlite3's connection (BetterSqlite3Driver's). test/fastpaths/mirrors.test.ts pins the version and
+// the code; test/db/** and test/cli/besideServer.test.ts run every transaction of the suite through it.
 import type { QueryRunner } from 'typeorm';
 
-/** The state of TypeORM's query runner that says a transaction is open on it (public on the runner, the depth protected). */
+/** What says a transaction is open on TypeORM's query runner (the flag public but read-only, the depth protected). */
 interface RunnerTransactionState {
   isTransactionActive: boolean;
   transactionDepth: number;

@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import type { DriverAccess } from '../../db/hooks.js';
 import { markRunnerTransaction } from './sqliteTransaction.js';
 
-/** The driver's own open SQLite connection (`databaseConnection`), as the caller's type of it; undefined on PostgreSQL. */
+/** The driver's own open SQLite connection (`databaseConnection`), typed by the caller; undefined on PostgreSQL. */
 export function driverSqliteConnection<C>(ds: DataSource): C | undefined {
   return (ds.driver as unknown as { databaseConnection?: C }).databaseConnection;
 }
