@@ -92,6 +92,43 @@ describe('the import graph', () => {
   });
 });
 
+/** The rows of the layer table in docs/architecture.md, top to bottom, each with the modules it names. */
+function layerTable(): { layer: string; modules: string[] }[] {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Layers'));
+  return [...section.matchAll(/^\| ([a-z ]+) \| (`.*`) \|$/gm)].map((m) => ({
+    layer: m[1],
+    modules: [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1]),
+  }));
+}
+
+describe('the layers of docs/architecture.md', () => {
+  const rows = layerTable();
+  /** A file's row: the most specific entry naming it (the file itself, else the longest folder holding it). */
+  const rowOf = (f: string) => {
+    let best = { row: -1, length: -1 };
+    rows.forEach((r, i) => {
+      for (const m of r.modules)
+        if ((m === f || (m.endsWith('/') && f.startsWith(m))) && m.length > best.length)
+          best = { row: i, length: m.length };
+    });
+    return best.row;
+  };
+
+  it('name every module of src/, rest/, mcp/ and db/', () => {
+    expect(rows.length).toBeGreaterThan(8);
+    expect(FILES.filter((f) => rowOf(f) < 0)).toEqual([]);
+  });
+
+  it('hold every import: a module imports only from its own row or the rows below', () => {
+    const upward: string[] = [];
+    for (const f of FILES)
+      for (const g of GRAPH.get(f)!)
+        if (rowOf(g) < rowOf(f)) upward.push(`${f} (${rows[rowOf(f)].layer}) → ${g} (${rows[rowOf(g)].layer})`);
+    expect(upward).toEqual([]);
+  });
+});
+
 /** Pages not yet reading src/http/surfaces.ts (they tell a token's audience by its path): none may join them. */
 const NOT_YET = ['src/web/appsPage.ts', 'src/web/consentView.ts'];
 
