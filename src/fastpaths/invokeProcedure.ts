@@ -1,7 +1,12 @@
 // Mirrors @trpc/server@11.25.2: `callRecursive` and `createProcedureCaller` (dist/initTRPC-*.mjs), the loop a built
 // procedure runs when `callTRPCProcedure` calls it. Paired test: test/fastpaths/invokeProcedure.test.ts (same
 // outcomes as the library's own on a set of calls) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
-import { getTRPCErrorFromUnknown, TRPCError, type AnyTRPCMiddlewareFunction } from '@trpc/server';
+import {
+  getTRPCErrorFromUnknown,
+  TRPCError,
+  type AnyTRPCMiddlewareFunction,
+  type AnyTRPCProcedure,
+} from '@trpc/server';
 
 /** What a middleware returns, and what its `next` resolves to (tRPC's middleware result). */
 type MiddlewareResult = Awaited<ReturnType<AnyTRPCMiddlewareFunction>>;
@@ -13,6 +18,14 @@ export interface ProcedureDef {
   type: 'query' | 'mutation';
   meta?: unknown;
   middlewares: unknown[];
+}
+
+/**
+ * A built procedure's definition with what tRPC keeps on it undeclared (its `_def` types only `type`, `meta`
+ * and `inputs`): the middlewares this file runs, and the output parser the OpenAPI document and MCP read.
+ */
+export function procedureDefOf<Output>(proc: AnyTRPCProcedure): ProcedureDef & { output: Output } {
+  return proc._def as unknown as ProcedureDef & { output: Output };
 }
 
 export interface InvokeOptions {
