@@ -115,6 +115,24 @@ describe('the layers of docs/architecture.md', () => {
     return best.row;
   };
 
+  it('with the map of folders, name every folder of src/, rest/, mcp/ and db/', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+    const map = doc.slice(doc.indexOf('## Map of folders'), doc.indexOf('## Imports point one way'));
+    const named = new Set(
+      [...map.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([^`]+)`/g)].map((x) => x[1])),
+    );
+    const folders = [
+      ...fs
+        .readdirSync(path.join(ROOT, 'src'), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => `src/${e.name}/`),
+      'rest/',
+      'mcp/',
+      'db/',
+    ];
+    expect(folders.filter((f) => !named.has(f))).toEqual([]);
+  });
+
   it('name every module of src/, rest/, mcp/ and db/', () => {
     expect(rows.length).toBeGreaterThan(8);
     expect(FILES.filter((f) => rowOf(f) < 0)).toEqual([]);
