@@ -14,7 +14,8 @@ if (out) {
   const started = post('HeapProfiler.enable').then(() =>
     post('HeapProfiler.startSampling', {
       samplingInterval: Number(process.env.ALLOC_PROBE_INTERVAL ?? 4096),
-      includeObjectsCollectedByMajorGC: true, // ALLOC_PROBE_OLD=1: leave out what scavenges collect, so only what reached the old generation is counted
+      includeObjectsCollectedByMajorGC: true,
+      // ALLOC_PROBE_OLD=1: leave out what scavenges collect, so only what reached the old generation is counted
       includeObjectsCollectedByMinorGC: process.env.ALLOC_PROBE_OLD !== '1',
     }),
   );

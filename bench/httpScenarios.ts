@@ -34,7 +34,7 @@ export const mcpHeaders = (apiKey: string) => ({
   'mcp-protocol-version': '2025-06-18',
 });
 
-/** The same `tools/call` of `get_me` on MCP 2026-07-28: no initialize, the `_meta` envelope and the standard headers. */
+/** The same `tools/call` of `get_me` on MCP 2026-07-28: no initialize, the `_meta` envelope, the standard headers. */
 export const MCP_2026_GET_ME_BODY = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,

@@ -1,4 +1,4 @@
-// `npm run bench:metrics`: what Prometheus metrics cost (issue 24, at most 5 % of GET /v1/me req/s). Two
+// `npm run bench:metrics`: what Prometheus metrics cost a GET /v1/me (target: TARGET_RATIO of req/s). Two
 // product servers started as `npm start` starts them on one seeded database, one with SVC_METRICS_TOKEN and
 // one without, driven alternately with GET /v1/me (the order flips every round, so drift in the machine's
 // load falls on both); prints per round and the medians, the ratio on/off, and PASS/FAIL. A measurement,
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
     );
     console.log(`  scrape: ${scrape.status}, svc_requests_total{GET /v1/me, 2xx} = ${counted ?? 'missing'}`);
     console.log(
-      `  target (issue 24): metrics on >= ${TARGET_RATIO * 100} % of metrics off  ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'}`,
+      `  target: metrics on >= ${TARGET_RATIO * 100} % of metrics off  ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'}`,
     );
     if (opts.jsonFile)
       fs.writeFileSync(opts.jsonFile, JSON.stringify({ options: opts, off: a, on: b, ratio }, null, 2));

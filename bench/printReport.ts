@@ -33,10 +33,10 @@ export interface TargetVerdict {
 }
 
 const MB = 1024 * 1024;
-/** Issue 9 asked for < 250 MB; issue 23 for < 200 MB through the whole bench. */
+/** The server's RSS target through the whole bench. */
 const RSS_LIMIT = 200 * MB;
 
-/** Issue 23: each of these at least half of GET /v1/me's req/s in the same run (same engine). */
+/** Each of these at least half of GET /v1/me's req/s in the same run (same engine). */
 export const HALF_OF_ME = [
   'rooms',
   'list-1k',
@@ -53,7 +53,7 @@ const measuredRow = (rows: ScenarioRow[], name: string) => {
   return r && !('skipped' in r) ? r : undefined;
 };
 
-/** The targets of issue 9, judged on the medians. */
+/** The bench's targets, judged on the medians. */
 export function judgeTargets(i: ReportInput): TargetVerdict[] {
   const out: TargetVerdict[] = [];
   const judge = (target: string, ok: boolean | null, measured: string) =>

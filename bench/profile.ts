@@ -1,7 +1,8 @@
 // `npx tsx bench/profile.ts [scenario]`: runs the product under `node --cpu-prof`, drives one scenario of
 // the bench (default `me`: GET /v1/me; also rooms, post-message, mcp-get-me, list-1k …, or `webhooks`: the
-// fan-out, posting BENCH_WEBHOOK_RATE events/s to BENCH_WEBHOOK_FANOUT webhooks until delivered) with autocannon, stops it, and prints where the CPU went: self time by function and by
-// package, and inclusive time of the project's own functions. The .cpuprofile is kept for DevTools. With
+// fan-out, posting BENCH_WEBHOOK_RATE events/s to BENCH_WEBHOOK_FANOUT webhooks until delivered) with
+// autocannon, stops it, and prints where the CPU went: self time by function and by package, and inclusive
+// time of the project's own functions. The .cpuprofile is kept for DevTools. With
 // BENCH_DATABASE_URL, the product runs on a PostgreSQL database of its own there (as `npm run bench` does).
 import fs from 'node:fs';
 import os from 'node:os';

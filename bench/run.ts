@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   if (opts.only.length && opts.only.every((n) => n === 'tokens')) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   const [port, barePort] = [await freePort(), await freePort()];
-  // the delivery worker as the product runs it (on, unless this environment says otherwise): the webhook scenarios need it
+  // the delivery worker as the product runs it (on, unless this environment says otherwise): the webhook
+  // scenarios need it
   const env = productEnv(dir, port, { SVC_SSRF_ALLOWLIST: '127.0.0.1/32', SVC_WORKER: process.env.SVC_WORKER ?? 'on' });
   const secret = env.SVC_SECRET;
   console.log(`svc bench: ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, node ${process.version}`);

@@ -28,7 +28,7 @@ export interface BenchWorld {
   taskId: string;
   /** Hook number → secret, for the receiver. */
   webhookSecrets: Map<number, string> | null;
-  /** Hook number → the same secret in the Standard Webhooks form (`standardSecret` of `svc webhook create`), when printed. */
+  /** Hook number → the same secret in the Standard Webhooks form (`standardSecret` of `svc webhook create`). */
   webhookStandardSecrets: Map<number, string> | null;
 }
 
@@ -43,7 +43,7 @@ export interface SeedOptions {
 
 const SMALL_MESSAGES = 1_000;
 
-/** Runs one operator command in-process (the same code as `npx svc …`, CONTRACT §2). */
+/** Runs one operator command in-process (the same code as `npx svc …`). */
 async function svc(
   rt: Runtime,
   name: string,

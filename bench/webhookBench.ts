@@ -14,7 +14,7 @@ export interface WebhookFigures {
   /** Deliveries per second from the first commit to the last receipt. */
   deliveriesPerSecond: number;
   eventsPerSecond: number;
-  /** Commit → receipt, measured from the event's `createdAt` (stamped inside the committing transaction: an upper bound). */
+  /** Commit → receipt, from the event's `createdAt` (stamped inside the committing transaction: an upper bound). */
   p50: number;
   p99: number;
   max: number;

@@ -16,7 +16,7 @@ export interface Receipt {
 }
 
 /**
- * A local webhook receiver on 127.0.0.1: verifies every signature (spec 6.4) and, for a hook given its
+ * A local webhook receiver on 127.0.0.1: verifies every signature and, for a hook given its
  * Standard Webhooks secret, the `webhook-*` headers too with the `standardwebhooks` reference library, as a
  * receiver elsewhere would; records the receipt time.
  */
@@ -72,7 +72,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       return;
     }
     if (standard) state.standardVerified++;
-    // only a verified body is parsed (spec 6.4)
+    // only a verified body is parsed
     const event = JSON.parse(body.toString('utf8')) as { createdAt: string; data: { object: { id: string } } };
     receipts.push({
       at,

@@ -2,25 +2,28 @@ import fs from 'node:fs';
 import path from 'node:path';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import type { Config } from '../src/config.js';
 import { entities } from './entities/index.js';
+import { setDatabaseHooks, type DatabaseHooks } from './hooks.js';
 import { migrations } from './migrations/index.js';
 
 const MIGRATION_LOCK = 7_264_201;
 
 /**
- * Pages the SQLite WAL may hold before a commit copies them back into the database file (SQLite's default:
- * 1,000, about 4 MB). The checkpoint runs inside the commit that crosses the mark, on the one thread that
- * serves requests, and copies each page once however often it was rewritten since the last one: the
- * service's hot pages (the audit, rate-limit and message index leaves) are rewritten on every write, so a
- * larger mark copies far fewer pages per write. The WAL file grows to about 40 MB before it is reset.
+ * Pages the SQLite WAL may hold before a commit copies them back (SQLite's default is 1,000). The checkpoint
+ * runs inside a commit, on the thread that serves requests, and copies each page once however often it was
+ * rewritten: the hot pages are rewritten on every write, so a larger mark copies far fewer pages per write.
  */
 const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 /** SQLite's page cache per connection, in KiB (`cache_size` takes a negative number for KiB). */
 const PAGE_CACHE_KIB = 8_000;
 
-export type DataSourceOptionsInput = Pick<Config, 'database'>;
+/** Where the database is: the configuration's `database` (src/config.ts builds it from `DATABASE_URL`). */
+export type DatabaseLocation = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+export interface DataSourceOptionsInput {
+  database: DatabaseLocation;
+}
 
 /** Builds the data source for SQLite (WAL) or PostgreSQL. Never `synchronize`: migrations only. */
 export function createDataSource({ database }: DataSourceOptionsInput): DataSource {
@@ -38,18 +41,14 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
       prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
         db.pragma('busy_timeout = 10000');
         db.pragma('foreign_keys = ON');
-        // Stated, not left to the build: better-sqlite3 compiles SQLite with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1,
-        // so in WAL mode a commit writes its frames to the WAL file and the WAL is synced to disk at each
-        // checkpoint, not at each commit. A crash of the process loses nothing committed and a power cut
-        // never corrupts the database, but it can take back the last commits before the checkpoint
-        // (SQLite's recommended setting for WAL; FULL would sync on every commit: ~150-250 µs of the one
-        // thread's time per write here, bench/README.md).
+        // Stated, not left to the build: the WAL is synced at each checkpoint, not at each commit. A crashed
+        // process loses nothing committed; a power cut may take back the last commits but never corrupts the
+        // file (SQLite's recommended setting for WAL; FULL would sync on every write).
         db.pragma('synchronous = NORMAL');
-        // WAL checkpoints every WAL_AUTOCHECKPOINT_PAGES instead of SQLite's 1,000 (bench/README.md, issue 23)
+        // fewer, larger checkpoints (WAL_AUTOCHECKPOINT_PAGES)
         db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-        // SQLite's page cache: 8 MB, not the 16 MB better-sqlite3's build gives every connection (malloc'd
-        // memory the allocator keeps once filled; the hot index pages fit many times over, the rest are in
-        // the OS's file cache). Issue 23's RSS target, bench/README.md.
+        // half the page cache better-sqlite3's build gives a connection: memory the allocator keeps once
+        // filled, while the hot index pages fit many times over and the rest sit in the OS's file cache
         db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
       },
     });
@@ -65,9 +64,10 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
   });
 }
 
-/** Opens the data source and applies pending migrations (CONTRACT §1: migrations applied at start). */
-export async function openDatabase(opts: DataSourceOptionsInput): Promise<DataSource> {
+/** Opens the data source and applies pending migrations. */
+export async function openDatabase(opts: DataSourceOptionsInput, hooks: DatabaseHooks = {}): Promise<DataSource> {
   const ds = createDataSource(opts);
+  setDatabaseHooks(ds, hooks);
   await ds.initialize();
   if (ds.options.type !== 'postgres') {
     await ds.runMigrations({ transaction: 'each' });

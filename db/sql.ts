@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { sqliteGroupStatements } from '../src/fastpaths/sqliteTransaction.js';
-import { driverPostgresPool, driverSqliteConnection } from '../src/fastpaths/typeormDriver.js';
+import { databaseHooks } from './hooks.js';
+import { sqliteGroupStatements } from './sqliteGroup.js';
 
 export interface SqlResult<T> {
   rows: T[];
@@ -25,16 +25,11 @@ const MAX_WAIT_MS = 5000;
 const statementCaches = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
 
 /**
- * The text SQLite compiles for a `sql()` statement: each `= ?` written `= +?`. SQLite (3.54, the better-sqlite3
- * build) may read the value bound to `column = ?` while planning, and then marks the statement to be compiled again
- * when that parameter is bound anew; measured, a statement with such an equality and an `ORDER BY` was compiled
- * again on every run (better-sqlite3 binds every parameter on every run), at a cost growing with its text.
- * A unary plus is a no-op on any value (numbers, text, blobs, NULL) and leaves the comparison's affinity as
- * it was (a parameter has none either way), but SQLite does not look through it while planning: the plans are
- * the same, and the messages page's statement ran in 42 µs instead of 57, the rooms list's in 44 instead of 64,
- * the webhooks lookup of every write in 1.1 instead of 6.7 (bench/README.md, issue 23, sixth round). The same
- * kind of recompilation as the bound LIMIT below (`LIMIT_PARAM`). There is no partial index, whose use could
- * depend on a bound value. Only `sql()`'s statements on SQLite: PostgreSQL has no unary plus for text.
+ * The text SQLite compiles for a `sql()` statement: each `= ?` written `= +?`. SQLite may read the value bound
+ * to `column = ?` while planning and then compile the statement again whenever that parameter is bound anew,
+ * which better-sqlite3 does on every run; it does not look through a unary plus, a no-op on any value that
+ * leaves the comparison's affinity and the plan as they were. Only on SQLite: PostgreSQL has no unary plus
+ * for text. The same kind of recompilation as the bound LIMIT below (`LIMIT_PARAM`).
  */
 export const sqliteStatementText = (text: string): string => text.replace(/ = \?/g, ' = +?');
 
@@ -172,7 +167,7 @@ export async function sql<T = Record<string, unknown>>(
   const inOwnTransaction = 'connection' in db && !!db.queryRunner;
   if (isPostgres(ds))
     return runPostgres<T>(ds, inOwnTransaction ? (db as EntityManager).queryRunner! : null, text, params);
-  const conn = driverSqliteConnection<SqliteConnection>(ds);
+  const conn = databaseHooks(ds).driver?.sqliteConnection(ds) as SqliteConnection | undefined;
   if (conn) {
     const stmt = preparedStatement(conn, text);
     if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
@@ -204,11 +199,9 @@ const pgStatements = new Map<string, { name?: string; text: string }>();
 
 /**
  * The PostgreSQL form of a `sql()` text (`?` become `$1`, `$2` …) and, for the first PG_NAMED_STATEMENTS texts
- * seen, a statement name. node-postgres prepares a named statement once per connection and then only binds and
- * executes it; an unnamed one is parsed and planned by the server on every run. Measured on this machine, the
- * access check's statement took 111–129 µs a round trip named against 204–209 unnamed (bench/README.md, issue 23,
- * eighth round). The texts are the code's own (values are always parameters), so the set is small and fixed;
- * the cap only bounds what a connection keeps should a caller ever build texts from data.
+ * seen, a statement name: node-postgres prepares a named statement once per connection and then only binds and
+ * executes it, where an unnamed one is parsed and planned on every run. The texts are the code's own (values are
+ * always parameters), so the set is small; the cap only bounds what a connection keeps.
  */
 function pgStatement(text: string): { name?: string; text: string } {
   let st = pgStatements.get(text);
@@ -237,18 +230,22 @@ async function runPostgres<T>(
   params: unknown[],
 ): Promise<SqlResult<T>> {
   const st = pgStatement(text);
-  const on = (runner ? await runner.connect() : driverPostgresPool(ds)) as PgQueryable;
-  const r = await on.query({ ...st, values: params });
-  return { rows: r.rows as T[], affected: r.rowCount ?? 0 };
+  const pool = runner ? undefined : (databaseHooks(ds).driver?.postgresPool(ds) as PgQueryable | undefined);
+  // without the driver's pool (no access given), a connection of TypeORM's own for the one statement
+  const own = runner || pool ? undefined : ds.createQueryRunner();
+  try {
+    const on = (pool ?? (await (runner ?? own!).connect())) as PgQueryable;
+    const r = await on.query({ ...st, values: params });
+    return { rows: r.rows as T[], affected: r.rowCount ?? 0 };
+  } finally {
+    if (own) await own.release();
+  }
 }
 
 /**
- * `LIMIT` with its count as a parameter, for `sql()` statements. Not a bare `LIMIT ?`: SQLite (3.54, the
- * better-sqlite3 build) may read a bound LIMIT while planning and then mark the statement to be compiled again
- * whenever that parameter is bound anew, and better-sqlite3 binds every parameter on every run, so a kept
- * statement could be compiled again on each run: the workers' lease claims (`UPDATE … WHERE "id" IN (SELECT …
- * LIMIT ?) RETURNING *`) took 23.4 µs a run against 3.5 µs with the cast (bench/README.md). The cast is an
- * expression SQLite does not read while planning; the plans are unchanged. eslint.config.js refuses a bare
- * `LIMIT ?` in the server code.
+ * `LIMIT` with its count as a parameter, for `sql()` statements. Not a bare `LIMIT ?`: SQLite may read a bound
+ * LIMIT while planning and then compile the statement again whenever it is bound anew, which better-sqlite3
+ * does on every run. The cast is an expression SQLite does not read while planning; the plans are unchanged.
+ * eslint.config.js refuses a bare `LIMIT ?` in the server code.
  */
 export const LIMIT_PARAM = 'LIMIT CAST(? AS INTEGER)';

@@ -1,12 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { inSpan } from '../src/observability/tracing.js';
+import { inDatabaseSpan } from './hooks.js';
 import {
   GroupLostError,
   sqliteConnectionOf,
   sqliteGroupStatements,
   sqliteMember,
   type SqliteConnection,
-} from '../src/fastpaths/sqliteTransaction.js';
+} from './sqliteGroup.js';
 import { isTransientDatabaseError } from './databaseErrors.js';
 
 /** What a transaction needs of the runtime (the domain's `Services` has it). */
@@ -72,7 +72,8 @@ async function runTransaction<T>(s: TransactionHost, fn: (m: EntityManager) => P
   for (let attempt = 0; ; attempt++) {
     try {
       const hooks: Array<() => void> = [];
-      const result = await inSpan('db.transaction', { 'db.system.name': sqlite ? 'sqlite' : 'postgresql' }, () =>
+      const system = sqlite ? 'sqlite' : 'postgresql';
+      const result = await inDatabaseSpan(s.ds, 'db.transaction', { 'db.system.name': system }, () =>
         s.ds.transaction(async (m) => {
           if (sqlite) await m.query(TAKE_WRITE_LOCK);
           commitHooks.set(m, hooks);
@@ -97,19 +98,16 @@ interface Member {
 }
 
 /**
- * SQLite's transactions on one better-sqlite3 connection, queued (one connection, one writer) and committed
- * in groups (issue 23). A COMMIT writes every page the transaction changed to the WAL, two write calls per
- * page: ~100 µs of the one thread per write request, and the writes of a room rewrite the same few pages
- * (the messages and events leaves and their index pages). So the transactions waiting in the queue run one
- * after the other inside one `BEGIN IMMEDIATE`, each in a savepoint of its own (`sqliteMember`), and one
- * COMMIT ends the group once the queue is empty (or MAX_GROUP have run), writing each changed page once.
- * Nothing a caller sees changes: a member's callback that throws is rolled back to its savepoint alone and
- * its caller gets the error at once; a member that succeeded resolves, and its `afterCommit` hooks run, only
- * after the COMMIT that made it durable; if that COMMIT fails, or a member's failure ends the whole
+ * SQLite's transactions on one better-sqlite3 connection, queued (one connection, one writer) and committed in
+ * groups: a COMMIT writes every page the transaction changed, and the writes of a room rewrite the same few
+ * pages, so the transactions waiting in the queue run one after the other inside one `BEGIN IMMEDIATE`, each
+ * in a savepoint of its own (`sqliteMember`), and one COMMIT ends the group once the queue is empty (or
+ * MAX_GROUP have run). Nothing a caller sees changes: a member that throws is rolled back to its savepoint
+ * alone and its caller gets the error at once; a member that succeeded resolves, and its `afterCommit` hooks
+ * run, only after the COMMIT that made it durable; if that COMMIT fails, or a member's failure ends the whole
  * transaction, every member not yet resolved gets the error and none of the group is kept. Statements from
- * outside (reads, the grouped pipeline writes of db/sql.ts) wait while a group is open, as they waited for
- * a single transaction. A member refused as busy at `BEGIN IMMEDIATE` (another process writing) is run
- * again up to `transactionRetries` times, as before.
+ * outside (reads, the grouped writes of db/sql.ts) wait while a group is open. A member refused as busy at
+ * `BEGIN IMMEDIATE` (another process writing) is run again up to `transactionRetries` times.
  */
 class TransactionGroups {
   #tail: Promise<unknown> = Promise.resolve();
@@ -145,7 +143,7 @@ class TransactionGroups {
           stmts.begin.run();
           this.#open = [];
         }
-        const result = await inSpan('db.transaction', { 'db.system.name': 'sqlite' }, () =>
+        const result = await inDatabaseSpan(this.ds, 'db.transaction', { 'db.system.name': 'sqlite' }, () =>
           sqliteMember(this.ds, this.conn, (m) => commitHooks.set(m, hooks), fn),
         );
         this.#open.push({ host: s, hooks, done: () => resolve(result), failed: reject });
@@ -184,7 +182,7 @@ class TransactionGroups {
     }
   }
 
-  /** The group's transaction is lost (rolled back by SQLite, or its COMMIT refused): every member waiting for it fails. */
+  /** The group's transaction is lost (rolled back by SQLite, or its COMMIT refused): its waiting members fail. */
   #fail(err: unknown): void {
     const members = this.#open ?? [];
     this.#open = undefined;

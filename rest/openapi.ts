@@ -6,11 +6,30 @@ import {
 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../src/domain/errors.js';
-import { SCOPE_DESCRIPTIONS } from '../src/domain/scopes.js';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../src/domain/scopes.js';
 import { errorCodesOf } from '../src/procedures/errorCodes.js';
 import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
 import { ErrorEnvelope } from '../src/http/envelope.js';
-import { RATE_LIMIT_HEADERS, REQUEST_ID_HEADER, UNIT_HEADERS as UNIT_HEADER_NAMES } from '../src/http/headers.js';
+import {
+  API_KEY_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  RATE_LIMIT_HEADERS,
+  RATE_LIMIT_LIMIT,
+  RATE_LIMIT_POLICY,
+  RATE_LIMIT_REMAINING,
+  RATE_LIMIT_RESET,
+  RATE_LIMIT_SCOPE,
+  REPLAYED_HEADER,
+  REQUEST_ID_HEADER,
+  RETRY_AFTER,
+  UNIT_HEADERS as UNIT_HEADER_NAMES,
+  UNITS_COST,
+  UNITS_LIMIT,
+  UNITS_REMAINING,
+  UNITS_RESET,
+  UNITS_USED,
+  WWW_AUTHENTICATE,
+} from '../src/http/headers.js';
 import { restBindingOf } from './restBinding.js';
 
 const header = (description: string, example: string, schema: object = { type: 'string' }) => ({
@@ -20,31 +39,31 @@ const header = (description: string, example: string, schema: object = { type: '
 const integerHeader = (description: string, example: string) =>
   header(description, example, { type: 'string', pattern: '^[0-9]+$' });
 
-/** Headers of /v1 answers (spec 8), once in `components.headers`; responses name them by reference. */
+/** Headers of /v1 answers, once in `components.headers`; responses name them by reference. */
 const HEADERS = {
-  'X-Request-Id': header(
+  [REQUEST_ID_HEADER]: header(
     'Request identifier; equals error.requestId. A client may send its own.',
     'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB',
   ),
-  'RateLimit-Limit': integerHeader('Requests allowed in the current 60 s window', '600'),
-  'RateLimit-Remaining': integerHeader('Requests left in the window', '599'),
-  'RateLimit-Reset': integerHeader('Seconds until the window resets', '60'),
-  'RateLimit-Policy': header('`<limit>;w=<seconds>`', '600;w=60'),
-  'Svc-RateLimit-Scope': header('Subject the limit counts for: api_key, user, or ip when unauthenticated', 'api_key', {
+  [RATE_LIMIT_LIMIT]: integerHeader('Requests allowed in the current 60 s window', '600'),
+  [RATE_LIMIT_REMAINING]: integerHeader('Requests left in the window', '599'),
+  [RATE_LIMIT_RESET]: integerHeader('Seconds until the window resets', '60'),
+  [RATE_LIMIT_POLICY]: header('`<limit>;w=<seconds>`', '600;w=60'),
+  [RATE_LIMIT_SCOPE]: header('Subject the limit counts for: api_key, user, or ip when unauthenticated', 'api_key', {
     type: 'string',
     enum: ['api_key', 'user', 'ip'],
   }),
-  'Svc-Api-Units-Limit': integerHeader('Monthly unit allowance of the billing entity', '100000'),
-  'Svc-Api-Units-Remaining': integerHeader('Units left this month', '99990'),
-  'Svc-Api-Units-Used': integerHeader('Units used this month', '10'),
-  'Svc-Api-Units-Cost': integerHeader('Units charged to this request (0 when refused or refunded)', '1'),
-  'Svc-Api-Units-Reset': header('ISO 8601 time, with offset, of the monthly reset', '2026-12-01T00:00:00+00:00'),
-  'Retry-After': integerHeader('Seconds to wait before retrying (429 rate_limited, 503)', '12'),
-  'WWW-Authenticate': header(
+  [UNITS_LIMIT]: integerHeader('Monthly unit allowance of the billing entity', '100000'),
+  [UNITS_REMAINING]: integerHeader('Units left this month', '99990'),
+  [UNITS_USED]: integerHeader('Units used this month', '10'),
+  [UNITS_COST]: integerHeader('Units charged to this request (0 when refused or refunded)', '1'),
+  [UNITS_RESET]: header('ISO 8601 time, with offset, of the monthly reset', '2026-12-01T00:00:00+00:00'),
+  [RETRY_AFTER]: integerHeader('Seconds to wait before retrying (429 rate_limited, 503)', '12'),
+  [WWW_AUTHENTICATE]: header(
     'Bearer challenge naming the protected-resource metadata (RFC 9728)',
     'Bearer realm="svc", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/v1"',
   ),
-  'Idempotent-Replayed': header(
+  [REPLAYED_HEADER]: header(
     '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key',
     'true',
     { type: 'string', enum: ['true'] },
@@ -57,8 +76,8 @@ const refs = (names: HeaderName[]) => Object.fromEntries(names.map((n) => [n, { 
 
 /** Headers of an error answer with this status: a 401 has no billing entity, so no unit headers. */
 function errorHeaders(status: number) {
-  if (status === 401) return refs([...RATE_HEADERS, 'WWW-Authenticate']);
-  if (status === 429 || status === 503) return refs([...RATE_HEADERS, ...UNIT_HEADERS, 'Retry-After']);
+  if (status === 401) return refs([...RATE_HEADERS, WWW_AUTHENTICATE]);
+  if (status === 429 || status === 503) return refs([...RATE_HEADERS, ...UNIT_HEADERS, RETRY_AFTER]);
   return refs([...RATE_HEADERS, ...UNIT_HEADERS]);
 }
 
@@ -89,6 +108,10 @@ const CODE_MEANINGS: Record<ErrorCode, string> = {
   insufficient_storage: 'no space left for the file; nothing was stored',
   service_unavailable: 'the database stayed busy; nothing was done, retry after Retry-After',
 };
+
+/** The scopes of the `insufficient_scope` example (typed, so a renamed scope cannot linger here). */
+const EXAMPLE_REQUIRED: Scope = 'rooms:write';
+const EXAMPLE_GRANTED: Scope = 'rooms:read';
 
 const pascal = (s: string) => s.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
 
@@ -122,9 +145,12 @@ function errorResponse(status: number, codes: ErrorCode[]) {
           error: {
             code: example,
             message:
-              example === 'insufficient_scope' ? 'Missing scope: rooms:write' : 'See the description of the code',
+              example === 'insufficient_scope'
+                ? `Missing scope: ${EXAMPLE_REQUIRED}`
+                : 'See the description of the code',
             requestId: 'req_01KAR3V6X5Q2Z8N4M7P9W1T3YB',
-            details: example === 'insufficient_scope' ? { required: ['rooms:write'], granted: ['rooms:read'] } : {},
+            details:
+              example === 'insufficient_scope' ? { required: [EXAMPLE_REQUIRED], granted: [EXAMPLE_GRANTED] } : {},
           },
         },
       },
@@ -206,7 +232,7 @@ function routeOf(proc: ProcedureInfo, errorRefs: Map<string, number>): RouteConf
         headers: refs([
           ...RATE_HEADERS,
           ...UNIT_HEADERS,
-          ...(proc.meta.kind === 'write' ? (['Idempotent-Replayed'] as const) : []),
+          ...(proc.meta.kind === 'write' ? ([REPLAYED_HEADER] as const) : []),
         ]),
         content: { 'application/json': { schema: output } },
       };
@@ -246,8 +272,8 @@ export function buildOpenApiDocument(baseUrl: string) {
   registry.registerComponent('securitySchemes', 'apiKeyHeader', {
     type: 'apiKey',
     in: 'header',
-    name: 'X-Api-Key',
-    description: 'API key in the X-Api-Key header',
+    name: API_KEY_HEADER,
+    description: `API key in the ${API_KEY_HEADER} header`,
   });
   registry.registerComponent('securitySchemes', 'oauth2', {
     type: 'oauth2',
@@ -265,7 +291,7 @@ export function buildOpenApiDocument(baseUrl: string) {
   });
   for (const [n, h] of Object.entries(HEADERS)) registry.registerComponent('headers', n, h);
   registry.registerComponent('parameters', 'IdempotencyKey', {
-    name: 'Idempotency-Key',
+    name: IDEMPOTENCY_KEY_HEADER,
     in: 'header',
     required: false,
     description:
@@ -297,7 +323,7 @@ export function buildOpenApiDocument(baseUrl: string) {
         '- **Strict input.** Unknown body fields and unknown query parameters are refused (400 `validation_error`), never ignored. No string may contain NUL (U+0000); JSON bodies are UTF-8 objects nested at most 32 levels.',
         '- **Errors** are `{ error: { code, message, requestId, details } }`. Each operation lists the codes it can answer per status in its responses (the MCP tool lists the same in `_meta["svc/errors"]`). `validation_error` means the input does not match the schema; `rule_violation` means it does but breaks a business rule stated in the operation\'s description.',
         '- **Lists** are `{ data, nextCursor }`; pass `nextCursor` unchanged as `cursor` for the next page.',
-        "- **Writes** take an optional `Idempotency-Key`. Each operation's cost in API units is `x-api-units`.",
+        `- **Writes** take an optional \`${IDEMPOTENCY_KEY_HEADER}\`. Each operation's cost in API units is \`x-api-units\`.`,
       ].join('\n'),
     },
     servers: [{ url: baseUrl }],

@@ -10,7 +10,7 @@ import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from './http/render.js';
 import { REQUEST_ID_IN } from './http/headers.js';
 import { requestIdOf } from './http/requestId.js';
-import { OPENAPI_JSON_PATH, SURFACES } from './http/surfaces.js';
+import { OPENAPI_JSON_PATH } from './http/surfaces.js';
 import type { RateLimiter } from './auth/rateLimit.js';
 import { DomainError } from './domain/errors.js';
 import type { Services } from './domain/services.js';
@@ -21,7 +21,6 @@ import { checkReadiness } from './observability/readiness.js';
 import { createWebRouter } from './web/createWebRouter.js';
 import { pageErrorHandler } from './web/pageErrorHandler.js';
 import { ClientGoneError, createBodyGuard } from './readLimited.js';
-import { createApiLane } from './fastpaths/apiLane.js';
 
 export interface AppOptions {
   services: Services;
@@ -62,13 +61,9 @@ const docsPolicy = (nonce: string) =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; ` +
   `connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
-/** A request line in origin form for one of the API surfaces: /v1… or /mcp…, any case. */
-const API_LANE = new RegExp(`^\\/(?:${SURFACES.rest.path.slice(1)}|${SURFACES.mcp.path.slice(1)})(?:[/?]|$)`, 'i');
-
 /**
  * Composes the HTTP surface: REST /v1 with OpenAPI, MCP at /mcp, health, the reference page, OAuth and the
- * pages. Returns the server's request listener: the API lane of src/fastpaths/apiLane.ts in front of the app,
- * with `closeStreams` for shutdown.
+ * pages. Returns the server's request listener: the app, observed, with `closeStreams` for shutdown.
  */
 /** The server's request listener, and how to end its long-lived MCP streams before the server stops. */
 export type App = RequestListener & { closeStreams(): Promise<void> };
@@ -159,10 +154,6 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   };
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
-  // The API lane (src/fastpaths/apiLane.ts): /v1… and /mcp… straight to the surfaces, past the router's walk
-  const listener = observeRequests(
-    createApiLane({ app, lane: API_LANE, api, before: guardBody, onError: lastResort }),
-    { metrics: services.metrics },
-  );
+  const listener = observeRequests(app, { metrics: services.metrics });
   return Object.assign(listener, { closeStreams: mcp.closeStreams });
 }

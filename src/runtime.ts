@@ -4,7 +4,9 @@ import { createRateLimiter, type RateLimiter } from './auth/rateLimit.js';
 import type { Config } from './config.js';
 import type { Services } from './domain/services.js';
 import { createLogger } from './logger.js';
+import { typeormDriverAccess } from './fastpaths/typeormDriver.js';
 import { createMetrics } from './observability/metrics.js';
+import { inSpan } from './observability/tracing.js';
 import { resolveAccessToken } from './oauth/resolveAccessToken.js';
 import { loadServerSecret } from './secret.js';
 import { bindEventObservers, EventObservers } from './domain/events.js';
@@ -29,7 +31,8 @@ export interface RuntimeOptions {
 /** Opens the database (applying migrations) and builds what the server, the CLI and tests share. */
 export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const log = createLogger(config.logLevel);
-  const ds = await openDatabase(config);
+  // db/ reads the driver's connections and opens its spans through what it is given here
+  const ds = await openDatabase(config, { driver: typeormDriverAccess, span: inSpan });
   const secret = await loadServerSecret(ds, config.secret);
   const now = opts.now ?? (() => new Date());
   const services: Services = {

@@ -2,7 +2,7 @@ import { Entity } from 'typeorm';
 import { BoolColumn, IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 /**
- * An agent connector (issue 21): an endpoint an organization administrator registered, which the service
+ * An agent connector: an endpoint an organization administrator registered, which the service
  * invokes to run an agent. `scopes` bound what any run's delegated token may carry; the signing secret is
  * kept encrypted (AES-256-GCM, like webhook secrets) because the sender needs it to sign.
  */

@@ -11,7 +11,7 @@ export interface AgentRunInput {
 }
 
 /**
- * One run of an agent through a connector (issue 21). The row is also the outbox of its invocation:
+ * One run of an agent through a connector. The row is also the outbox of its invocation:
  * written in the transaction of the request that created it, claimed by a worker with a lease (like a
  * webhook delivery), invoked at least once. `userId` is the delegating human; `scopes` the delegated
  * token's (the invoker's ∩ the connector's).

@@ -1,7 +1,7 @@
 import { Entity, Index } from 'typeorm';
 import { IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
-/** An API key (spec 5.3). Only the SHA-256 of the token is stored. */
+/** An API key. Only the SHA-256 of the token is stored. */
 @Entity('api_keys')
 export class ApiKey {
   @IdColumn() id!: string;

@@ -1,7 +1,7 @@
 import { Entity, Index } from 'typeorm';
 import { IdColumn, IntColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
-/** One row per /v1 request and MCP tool call (spec 5.7). Never holds a secret. */
+/** One row per /v1 request and MCP tool call. Never holds a secret. */
 @Entity('audit_log')
 @Index(['createdAt'])
 @Index(['userId', 'createdAt'])
@@ -23,6 +23,6 @@ export class AuditEntry {
   @IntColumn() units!: number;
   @TextColumn({ nullable: true }) errorCode!: string | null;
   @TimeColumn() createdAt!: string;
-  /** The agent run the request acted for (a delegated token, issue 21), else null. */
+  /** The agent run the request acted for (a delegated token), else null. */
   @RefColumn({ nullable: true }) agentRunId!: string | null;
 }

@@ -7,7 +7,7 @@ import { IdColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 export class EventRow {
   /** Internal, time-ordered key used for paging. */
   @IdColumn() seq!: string;
-  /** Public `evt_` id: 16 random bytes, base64url (spec 2.5). */
+  /** Public `evt_` id: 16 random bytes, base64url. */
   @TextColumn({ unique: true }) id!: string;
   @TextColumn() type!: string;
   @RefColumn({ nullable: true }) organizationId!: string | null;

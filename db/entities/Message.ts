@@ -7,10 +7,10 @@ export class Message {
   @IdColumn() id!: string;
   @RefColumn() roomId!: string;
   @RefColumn() authorId!: string;
-  /** Who posted it: `user`, `app` or `agent` (spec 5.2); the author stays the responsible human. */
+  /** Who posted it: `user`, `app` or `agent`; the author stays the responsible human. */
   @TextColumn() postedBy!: string;
   @TextColumn() body!: string;
   @TimeColumn() createdAt!: string;
-  /** The agent run that posted it (issue 21), else null. */
+  /** The agent run that posted it, else null. */
   @RefColumn({ nullable: true }) agentRunId!: string | null;
 }

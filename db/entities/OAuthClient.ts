@@ -2,7 +2,7 @@ import { Entity } from 'typeorm';
 import { IdColumn, JsonColumn, TextColumn, TimeColumn } from './columns.js';
 
 /**
- * An OAuth client, registered only by an administrator (`svc client create`, spec 5.6). Confidential
+ * An OAuth client, registered only by an administrator (`svc client create`). Confidential
  * clients keep only the SHA-256 of their secret; public clients have none.
  */
 @Entity('oauth_clients')
@@ -11,7 +11,7 @@ export class OAuthClient {
   @IdColumn() id!: string;
   @TextColumn() name!: string;
   @TextColumn() type!: 'public' | 'confidential';
-  /** `agent`: an LLM/MCP agent whose tokens act as actor=agent (CONTRACT §2). */
+  /** `agent`: an LLM/MCP agent whose tokens act as actor=agent. */
   @TextColumn() kind!: 'app' | 'agent';
   /** Registered redirect URIs, matched exactly. */
   @JsonColumn() redirectUris!: string[];

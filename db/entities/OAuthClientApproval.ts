@@ -2,7 +2,7 @@ import { Entity, Index } from 'typeorm';
 import { IdColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 /**
- * An approved Client ID Metadata Document client (issue 19 item 1, spec 5.6: registration stays with
+ * An approved Client ID Metadata Document client (registration stays with
  * administrators): `pattern` is a client-id URL (matched exactly) or an https origin (every client-id URL
  * under it). `organizationId` null: approved server-wide by an operator (`svc client allow` without --org).
  */

@@ -2,7 +2,7 @@ import { Entity, Index } from 'typeorm';
 import { IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 /**
- * An authorization code (spec 5.6): single use, 60 s, bound to the client, redirect_uri, PKCE challenge,
+ * An authorization code: single use, 60 s, bound to the client, redirect_uri, PKCE challenge,
  * resource, user, acting organization and scopes. Only the SHA-256 of the code is stored.
  */
 @Entity('oauth_codes')

@@ -2,7 +2,7 @@ import { Entity, Index } from 'typeorm';
 import { IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 /**
- * One consent turned into tokens: the refresh-token family (spec 3). Created when a code is exchanged;
+ * One consent turned into tokens: the refresh-token family. Created when a code is exchanged;
  * revoking it revokes every token issued under it. Its acting context (`organizationId`, null for the
  * personal scope) was chosen by the user on the consent screen.
  */
@@ -17,7 +17,7 @@ export class OAuthGrant {
   @TextColumn() resource!: string;
   /** The family's start. */
   @TimeColumn() createdAt!: string;
-  /** Family start + 30 days: no refresh token of the family outlives it (spec 5.6). */
+  /** Family start + 30 days: no refresh token of the family outlives it. */
   @TimeColumn() expiresAt!: string;
   @TimeColumn({ nullable: true }) revokedAt!: string | null;
 }

@@ -3,7 +3,7 @@ import { IdColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './colum
 
 /**
  * An access (`svc_at_…`, 1 hour) or refresh (`svc_rt_…`, rotated on use) token of a grant. Only the SHA-256
- * of the token is stored (spec 5.6). A refresh token with `usedAt` set was rotated: presenting it again
+ * of the token is stored. A refresh token with `usedAt` set was rotated: presenting it again
  * revokes the whole grant.
  */
 @Entity('oauth_tokens')
@@ -17,7 +17,7 @@ export class OAuthToken {
   @TimeColumn() expiresAt!: string;
   @TimeColumn({ nullable: true }) usedAt!: string | null;
   @TimeColumn({ nullable: true }) revokedAt!: string | null;
-  /** A delegated token (issue 21) works in this room only; null: no room restriction. */
+  /** A delegated token works in this room only; null: no room restriction. */
   @RefColumn({ nullable: true }) roomId!: string | null;
   /** The agent run a delegated token was minted for: it works only while the run is queued or running. */
   @RefColumn({ nullable: true }) agentRunId!: string | null;

@@ -6,7 +6,7 @@ import { IdColumn, IntColumn, RefColumn, TextColumn, TimeColumn } from './column
 export class Room {
   @IdColumn() id!: string;
   @TextColumn() name!: string;
-  /** 0 ordinary, 1 direct message (never reachable through the public API, spec 2.2). */
+  /** 0 ordinary, 1 direct message (never reachable through the public API). */
   @IntColumn() roomType!: number;
   @RefColumn({ nullable: true }) organizationId!: string | null;
   @RefColumn() createdById!: string;

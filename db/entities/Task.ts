@@ -18,6 +18,6 @@ export class Task {
   @RefColumn() createdById!: string;
   @TimeColumn() createdAt!: string;
   @TimeColumn() updatedAt!: string;
-  /** The agent run that created it (issue 21), else null. */
+  /** The agent run that created it, else null. */
   @RefColumn({ nullable: true }) agentRunId!: string | null;
 }

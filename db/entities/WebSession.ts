@@ -2,7 +2,7 @@ import { Entity, Index } from 'typeorm';
 import { IdColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
 /**
- * A signed-in browser session of the pages (issue 16 item 5). The cookie holds a random token; only its
+ * A signed-in browser session of the pages. The cookie holds a random token; only its
  * SHA-256 is stored. A session ends when it is idle too long (`lastSeenAt`), at `expiresAt` whatever its
  * use, or when its row is deleted (sign-out, sign out everywhere, a password change).
  */

@@ -1,13 +1,13 @@
 import { Entity, Index } from 'typeorm';
 import { BoolColumn, IdColumn, IntColumn, JsonColumn, RefColumn, TextColumn, TimeColumn } from './columns.js';
 
-/** The two webhook contracts (spec 6.2, 9): v1 `2025-10-23` (existing) and v2 `2026-06-09` (default). */
+/** The two webhook contracts: v1 `2025-10-23` (existing) and v2 `2026-06-09` (default). */
 export type WebhookApiVersion = '2025-10-23' | '2026-06-09';
 
 /**
- * A webhook subscribed to one room (spec 2.8). Secrets are kept encrypted (AES-256-GCM, never plaintext)
+ * A webhook subscribed to one room. Secrets are kept encrypted (AES-256-GCM, never plaintext)
  * because the sender needs them to sign; custom header values are encrypted too, as they may carry a
- * receiver's credential. Rotating while `nextSecretEnc` and `rotationEndsAt` are set (spec 3).
+ * receiver's credential. Rotating while `nextSecretEnc` and `rotationEndsAt` are set.
  */
 @Entity('webhooks')
 @Index(['roomId', 'id'])
@@ -25,7 +25,7 @@ export class Webhook {
   /** Encrypted JSON `[[name, value], …]`, or null without custom headers. */
   @TextColumn({ nullable: true }) headersEnc!: string | null;
   @BoolColumn() active!: boolean;
-  /** Start of the current streak of failed attempts (null after a success); issue 22 auto-disable. */
+  /** Start of the current streak of failed attempts (null after a success): a long streak disables the webhook. */
   @TimeColumn({ nullable: true }) failingSince!: string | null;
   /** Why the service set the webhook inactive by itself (null when active, or deactivated by hand). */
   @TextColumn({ nullable: true }) disabledReason!: string | null;

@@ -5,9 +5,9 @@ import { IdColumn, IntColumn, RefColumn, TextColumn, TimeColumn } from './column
 export type WebhookAttemptKind = 'automatic' | 'redelivery' | 'test';
 
 /**
- * One attempt of one delivery (issue 22): when, how long, the receiver's status or an error class, the
+ * One attempt of one delivery: when, how long, the receiver's status or an error class, the
  * request exactly as sent (custom header values hidden: they may be a receiver's credentials) and the first
- * 2 KB of the response. For the owner's page and operators only: the public API keeps spec 2.6. Kept
+ * 2 KB of the response. For the owner's page and operators only, never in the public delivery history. Kept
  * `SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS` (default 30).
  */
 @Entity('webhook_attempts')
@@ -27,7 +27,10 @@ export class WebhookAttempt {
   @TimeColumn() startedAt!: string;
   @IntColumn({ nullable: true }) durationMs!: number | null;
   @IntColumn({ nullable: true }) statusCode!: number | null;
-  /** `timeout`, `connection_refused`, `connection_reset`, `dns`, `tls`, `ssrf_refused`, `redirect_not_followed`, `http_error`, … */
+  /**
+   * `timeout`, `connection_refused`, `connection_reset`, `dns`, `tls`, `ssrf_refused`, `redirect_not_followed`,
+   * `http_error`, …
+   */
   @TextColumn({ nullable: true }) errorClass!: string | null;
   @TextColumn() requestUrl!: string;
   /** JSON object of the headers sent; null when nothing was sent (refused URL, inactive webhook). */

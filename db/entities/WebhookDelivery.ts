@@ -5,7 +5,7 @@ export type WebhookDeliveryState = 'pending' | 'succeeded' | 'failed';
 
 /**
  * One delivery job of one event to one webhook: the outbox row written in the event's transaction, the
- * worker's lease, and the history row of spec 2.6 (`id` is the history id, `deliveryId` the
+ * worker's lease, and the row of the public delivery history (`id` is the history id, `deliveryId` the
  * `Svc-Webhook-Delivery` UUID, equal across automatic retries). A redelivery is a new row.
  */
 @Entity('webhook_deliveries')
@@ -30,7 +30,7 @@ export class WebhookDelivery {
   /** HTTP status of the last attempt; null when no response came (timeout, network, refused URL). */
   @IntColumn({ nullable: true }) statusCode!: number | null;
   @IntColumn({ nullable: true }) durationMs!: number | null;
-  /** First 2 KB of the receiver's last response: for operators only, never returned by the API (spec 2.6). */
+  /** First 2 KB of the receiver's last response: for operators only, never returned by the API. */
   @TextColumn({ nullable: true }) responseBody!: string | null;
   /** Why the last attempt failed without a usable status (`timeout`, `network_error`, `ssrf_blocked`, …). */
   @TextColumn({ nullable: true }) lastError!: string | null;

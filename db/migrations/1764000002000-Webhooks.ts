@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { col, table } from './tableBuilder.js';
 
-/** Webhook configurations and their delivery outbox / history (spec 2.6, 2.8, 6). */
+/** Webhook configurations and their delivery outbox / history. */
 export class Webhooks1764000002000 implements MigrationInterface {
   name = 'Webhooks1764000002000';
 

@@ -2,7 +2,7 @@ import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm'
 import { col } from './tableBuilder.js';
 
 /**
- * `api_keys.lastUsedAt` (issue 7: the developer settings list shows when a key was last used). Nullable:
+ * `api_keys.lastUsedAt` (the developer settings list shows when a key was last used). Nullable:
  * keys issued before this migration, and keys never used, have none. Written by authentication at most
  * once a minute per key.
  */

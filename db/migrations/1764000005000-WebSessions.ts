@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { col, table } from './tableBuilder.js';
 
-/** Server-side sessions of the pages (issue 16 item 5): the cookie's token is stored only as its SHA-256. */
+/** Server-side sessions of the pages: the cookie's token is stored only as its SHA-256. */
 export class WebSessions1764000005000 implements MigrationInterface {
   name = 'WebSessions1764000005000';
 

@@ -2,7 +2,7 @@ import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm'
 import { col, table } from './tableBuilder.js';
 
 /**
- * Issue 22: every delivery attempt on record (`webhook_attempts`, one row per automatic attempt, redelivery
+ * Every delivery attempt on record (`webhook_attempts`, one row per automatic attempt, redelivery
  * or test, kept `SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS`), and the auto-disable of a webhook whose deliveries
  * have all failed for `SVC_WEBHOOK_DISABLE_AFTER_HOURS` (`failingSince`, `disabledReason`, `disabledAt`).
  */

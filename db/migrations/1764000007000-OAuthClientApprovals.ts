@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { col, table } from './tableBuilder.js';
 
 /**
- * Client ID Metadata Document approvals (issue 19 item 1): a client-id URL or an https origin that an
+ * Client ID Metadata Document approvals: a client-id URL or an https origin that an
  * organization administrator (or, server-wide, an operator) approved once. `organizationId` null is a
  * server-wide approval made with `svc client allow` without `--org`.
  */

@@ -2,7 +2,7 @@ import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm'
 import { col, table } from './tableBuilder.js';
 
 /**
- * Issue 21, the agent route: agent connectors (`agent_connectors`), agent runs (`agent_runs`, also the outbox
+ * The agent route: agent connectors (`agent_connectors`), agent runs (`agent_runs`, also the outbox
  * of their invocations: leased like webhook deliveries), the run that created a message or task
  * (`agentRunId`), the delegated token's room restriction and run (`oauth_tokens.roomId`, `.agentRunId`), and
  * the run an audited request acted for (`audit_log.agentRunId`).

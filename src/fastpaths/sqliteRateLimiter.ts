@@ -24,7 +24,7 @@ const SQLITE_WITHIN_LIMIT = '(SELECT "points" FROM "rate_limits" WHERE "key" = ?
 
 /**
  * The short-window rate limit on SQLite: the library's RateLimiterSQLite run as one prepared statement (the
- * library prepares it again and wraps it in a transaction on every request, a tenth of a request's CPU).
+ * library prepares it again and wraps it in a transaction on every request).
  * `windowSeconds` is the library's `duration`.
  */
 export function createSqliteRateLimiter(ds: DataSource, windowSeconds: number): RateLimiter {

@@ -95,3 +95,8 @@ export const MCP_TOOLSETS_HEADER = 'X-MCP-Toolsets';
 export const MCP_READONLY_HEADER = 'X-MCP-Readonly';
 /** Tells a buffering reverse proxy (nginx) to pass an SSE stream on as it is written. */
 export const ACCEL_BUFFERING_HEADER = 'X-Accel-Buffering';
+
+/** Each header of the two lists by name, for the modules that describe one of them (rest/openapi.ts). */
+export const [RATE_LIMIT_LIMIT, RATE_LIMIT_REMAINING, RATE_LIMIT_RESET, RATE_LIMIT_POLICY, RATE_LIMIT_SCOPE] =
+  RATE_LIMIT_HEADERS;
+export const [UNITS_LIMIT, UNITS_REMAINING, UNITS_USED, UNITS_COST, UNITS_RESET] = UNIT_HEADERS;

@@ -1,6 +1,7 @@
 import { agentRunsRouter } from './agentRuns.js';
 import { eventsRouter } from './events.js';
-import { type InvokeOptions, invokeProcedure, type ProcedureDef } from '../fastpaths/invokeProcedure.js';
+import type { AnyTRPCProcedure } from '@trpc/server';
+import { type InvokeOptions, invokeProcedure, procedureDefOf } from '../fastpaths/invokeProcedure.js';
 import { filesRouter } from './files.js';
 import { meRouter, organizationsRouter } from './me.js';
 import { messagesRouter } from './messages.js';
@@ -44,14 +45,15 @@ export interface ProcedureInfo {
 /** Every procedure of the app router, in declaration order. */
 export function listProcedures(): ProcedureInfo[] {
   return Object.entries(appRouter._def.procedures).map(([path, proc]) => {
-    const def = (
-      proc as unknown as { _def: ProcedureDef & { meta: ProcedureMeta; inputs: z.ZodObject[]; output: z.ZodType } }
-    )._def;
+    // (the router's record is typed by resource; at run time `procedures` holds each built procedure by path)
+    const built = proc as unknown as AnyTRPCProcedure;
+    const declared = built._def;
+    const def = procedureDefOf<z.ZodType>(built);
     return {
       path,
       type: def.type,
-      meta: def.meta,
-      input: def.inputs[0],
+      meta: declared.meta as ProcedureMeta,
+      input: declared.inputs[0] as z.ZodObject,
       output: def.output,
       call: (o: InvokeOptions) => invokeProcedure(path, def, o),
     };

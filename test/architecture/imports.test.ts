@@ -82,24 +82,68 @@ describe('the import graph', () => {
     expect(above).toEqual([]);
   });
 
-  it('has db/ at the bottom: from src/ it reads only leaves that import nothing of src/ or db/ themselves', () => {
-    // the driver's fields and the SQLite transaction are fast paths (they live in src/fastpaths/, pinned by
-    // mirrors.test.ts), spans are the tracer's, and the configuration's shape is config.ts's own
-    const LEAVES = [
-      'src/config.ts',
-      'src/fastpaths/sqliteTransaction.ts',
-      'src/fastpaths/typeormDriver.ts',
-      'src/observability/tracing.ts',
-    ];
+  it('has db/ at the bottom: it imports nothing of src/ (what it needs from above is handed in, db/hooks.ts)', () => {
     const fromDb = FILES.filter((f) => f.startsWith('db/')).flatMap((f) =>
-      GRAPH.get(f)!.filter((g) => g.startsWith('src/')),
+      GRAPH.get(f)!
+        .filter((g) => !g.startsWith('db/'))
+        .map((g) => `${f} → ${g}`),
     );
-    expect([...new Set(fromDb)].filter((g) => !LEAVES.includes(g))).toEqual([]);
-    for (const leaf of LEAVES)
-      expect(
-        GRAPH.get(leaf)!.filter((g) => !LEAVES.includes(g)),
-        leaf,
-      ).toEqual([]);
+    expect(fromDb).toEqual([]);
+  });
+});
+
+/** The rows of the layer table in docs/architecture.md, top to bottom, each with the modules it names. */
+function layerTable(): { layer: string; modules: string[] }[] {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Layers'));
+  return [...section.matchAll(/^\| ([a-z ]+) \| (`.*`) \|$/gm)].map((m) => ({
+    layer: m[1],
+    modules: [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1]),
+  }));
+}
+
+describe('the layers of docs/architecture.md', () => {
+  const rows = layerTable();
+  /** A file's row: the most specific entry naming it (the file itself, else the longest folder holding it). */
+  const rowOf = (f: string) => {
+    let best = { row: -1, length: -1 };
+    rows.forEach((r, i) => {
+      for (const m of r.modules)
+        if ((m === f || (m.endsWith('/') && f.startsWith(m))) && m.length > best.length)
+          best = { row: i, length: m.length };
+    });
+    return best.row;
+  };
+
+  it('with the map of folders, name every folder of src/, rest/, mcp/ and db/', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+    const map = doc.slice(doc.indexOf('## Map of folders'), doc.indexOf('## Imports point one way'));
+    const named = new Set(
+      [...map.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([^`]+)`/g)].map((x) => x[1])),
+    );
+    const folders = [
+      ...fs
+        .readdirSync(path.join(ROOT, 'src'), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => `src/${e.name}/`),
+      'rest/',
+      'mcp/',
+      'db/',
+    ];
+    expect(folders.filter((f) => !named.has(f))).toEqual([]);
+  });
+
+  it('name every module of src/, rest/, mcp/ and db/', () => {
+    expect(rows.length).toBeGreaterThan(8);
+    expect(FILES.filter((f) => rowOf(f) < 0)).toEqual([]);
+  });
+
+  it('hold every import: a module imports only from its own row or the rows below', () => {
+    const upward: string[] = [];
+    for (const f of FILES)
+      for (const g of GRAPH.get(f)!)
+        if (rowOf(g) < rowOf(f)) upward.push(`${f} (${rows[rowOf(f)].layer}) → ${g} (${rows[rowOf(g)].layer})`);
+    expect(upward).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { afterCommit, inTransaction } from '../../db/transaction.js';
 import { sql } from '../../db/sql.js';
-import { sqliteConnectionOf, sqliteGroupStatements } from '../../src/fastpaths/sqliteTransaction.js';
+import { sqliteConnectionOf, sqliteGroupStatements } from '../../db/sqliteGroup.js';
 import { startTestServer } from '../helpers/harness.js';
 
 // db/transaction.ts commits the SQLite transactions waiting in its queue together, each in a savepoint of

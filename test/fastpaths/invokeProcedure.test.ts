@@ -97,3 +97,39 @@ describe('invokeProcedure runs a procedure exactly as callTRPCProcedure does', (
     }
   });
 });
+
+describe("invokeProcedure follows tRPC's current middleware contract", () => {
+  it('gives every middleware the options callTRPCProcedure gives, batchIndex included', async () => {
+    const keysSeen: unknown[][] = [];
+    const record = t.middleware(async (opts) => {
+      const { next, ...rest } = opts;
+      // (callTRPCProcedure spreads its own options into the middleware's, `router` among them: not in the contract)
+      const keys = Object.keys(rest).filter((k) => k !== 'router');
+      keysSeen.at(-1)!.push({ keys: keys.sort(), batchIndex: rest.batchIndex });
+      return next();
+    });
+    const r = t.router({
+      probe: t.procedure
+        .use(record)
+        .input(z.object({}))
+        .use(record)
+        .query(() => 'done'),
+    });
+    const def = (r._def.procedures.probe as unknown as { _def: ProcedureDef })._def;
+    const getRawInput = async () => ({});
+    keysSeen.push([]);
+    await invokeProcedure('probe', def, { ctx: { user: 'ada' }, getRawInput, signal: undefined });
+    keysSeen.push([]);
+    await callTRPCProcedure({
+      router: r,
+      path: 'probe',
+      type: 'query',
+      ctx: { user: 'ada' },
+      getRawInput,
+      signal: undefined,
+      batchIndex: 0,
+    });
+    expect(keysSeen[0]).toHaveLength(2);
+    expect(keysSeen[0]).toEqual(keysSeen[1]);
+  });
+});

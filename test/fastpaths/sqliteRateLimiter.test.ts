@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../db/dataSource.js';
 import { RATE_WINDOW_SECONDS, type RateLimitResult } from '../../src/auth/rateLimit.js';
 import { createSqliteRateLimiter } from '../../src/fastpaths/sqliteRateLimiter.js';
+import { typeormDriverAccess } from '../../src/fastpaths/typeormDriver.js';
 
 // src/fastpaths/sqliteRateLimiter.ts runs rate-limiter-flexible's RateLimiterSQLite statement itself; on the same
 // requests at the same instants it must count, refuse and store exactly as the library's own limiter does.
@@ -47,7 +48,10 @@ async function libraryConsume(l: RateLimiterSQLite, subject: string, limit: numb
 describe('the SQLite rate limiter counts as RateLimiterSQLite does', () => {
   it('same answers and same rows over windows that start, fill, refuse and roll over', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-rl-'));
-    const ds = await openDatabase({ database: { kind: 'sqlite', file: path.join(dir, 'svc.sqlite') } });
+    const ds = await openDatabase(
+      { database: { kind: 'sqlite', file: path.join(dir, 'svc.sqlite') } },
+      { driver: typeormDriverAccess },
+    );
     const libDb = new Database(':memory:');
     try {
       vi.useFakeTimers({ toFake: ['Date'] });
