@@ -23,8 +23,8 @@ import {
   IDEMPOTENCY_KEY_IN,
   REPLAYED_HEADER,
   REQUEST_ID_IN,
-  restHeaders,
 } from '../src/http/headers.js';
+import { restHeaders } from '../src/http/outcomeHeaders.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';

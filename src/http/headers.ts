@@ -1,6 +1,5 @@
-import type { ResponseState } from '../contract.js';
-import { challengeHeader } from './challenge.js';
-import type { SurfaceName } from './surfaces.js';
+// Every header name the surfaces, the webhook sender and the pages write or read, written once; a leaf (it imports
+// nothing), so any layer may import it.
 
 /** A header's name as Node hands it over in `req.headers`, typed as that literal (`content-type` reads as a string). */
 const lower = <T extends string>(name: T) => name.toLowerCase() as Lowercase<T>;
@@ -37,46 +36,6 @@ export const IDEMPOTENCY_KEY_IN = lower(IDEMPOTENCY_KEY_HEADER);
  * order.
  */
 export const EXPOSED_API_HEADERS = [REQUEST_ID_HEADER, RETRY_AFTER, ...RATE_LIMIT_HEADERS, ...UNIT_HEADERS];
-
-/**
- * The headers of a procedure call's answer, rendered from what the pipeline's steps recorded on the
- * context: the window (`rate`), a refused audience's challenge, the unit balance (`balance`), `Retry-After`,
- * and a replay's stored headers with `Idempotent-Replayed`. Both adapters send these (REST on every answer,
- * MCP on the HTTP answer of a single tool call). `baseUrl` and `surface` write the challenge.
- */
-export function outcomeHeaders(out: ResponseState, baseUrl: string, surface: SurfaceName): Record<string, string> {
-  const h: Record<string, string> = {};
-  const { rate, balance } = out;
-  if (rate) {
-    h['RateLimit-Limit'] = String(rate.limit);
-    h['RateLimit-Remaining'] = String(rate.remaining);
-    h['RateLimit-Reset'] = String(rate.resetSeconds);
-    h['RateLimit-Policy'] = `${rate.limit};w=${rate.windowSeconds}`;
-    h['Svc-RateLimit-Scope'] = rate.scope;
-  }
-  if (out.challenge?.kind === 'audience') h[WWW_AUTHENTICATE] = challengeHeader(baseUrl, surface, out.challenge)!;
-  if (balance) {
-    h['Svc-Api-Units-Limit'] = String(balance.limit);
-    h['Svc-Api-Units-Remaining'] = String(balance.remaining);
-    h['Svc-Api-Units-Used'] = String(balance.used);
-    h['Svc-Api-Units-Cost'] = String(balance.cost);
-    h['Svc-Api-Units-Reset'] = balance.resetsAt;
-  }
-  if (out.retryAfter !== undefined) h[RETRY_AFTER] = String(out.retryAfter);
-  if (out.replayed) {
-    for (const k in out.replayed.headers) h[k] = out.replayed.headers[k];
-    h[REPLAYED_HEADER] = 'true';
-  }
-  return h;
-}
-
-/** The answer's headers on REST: the outcome's, the challenge of a refused credential (401), the request id. */
-export function restHeaders(out: ResponseState, baseUrl: string, requestId: string): Record<string, string> {
-  const h = outcomeHeaders(out, baseUrl, 'rest');
-  if (out.challenge?.kind === 'unauthorized') h[WWW_AUTHENTICATE] = challengeHeader(baseUrl, 'rest', out.challenge)!;
-  h[REQUEST_ID_HEADER] = requestId;
-  return h;
-}
 
 /** Standard HTTP headers the surfaces set or read, as written; Node hands request headers in lower case (`*_IN`). */
 export const AUTHORIZATION_HEADER = 'Authorization';
