@@ -63,6 +63,8 @@ export const CONTENT_ENCODING_IN = lower(CONTENT_ENCODING_HEADER);
 export const TRANSFER_ENCODING_IN = lower(TRANSFER_ENCODING_HEADER);
 export const CACHE_CONTROL_IN = lower(CACHE_CONTROL_HEADER);
 export const CONNECTION_IN = lower(CONNECTION_HEADER);
+export const ACCEPT_IN = lower(ACCEPT_HEADER);
+export const ORIGIN_IN = lower(ORIGIN_HEADER);
 
 /** Security headers (OWASP Secure Headers), as written. */
 export const STRICT_TRANSPORT_SECURITY_HEADER = 'Strict-Transport-Security';
@@ -97,6 +99,9 @@ export const MCP_METHOD_HEADER = 'Mcp-Method';
 export const MCP_NAME_HEADER = 'Mcp-Name';
 export const MCP_SESSION_ID_HEADER = 'Mcp-Session-Id';
 export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
+export const MCP_PROTOCOL_VERSION_IN = lower(MCP_PROTOCOL_VERSION_HEADER);
+export const MCP_METHOD_IN = lower(MCP_METHOD_HEADER);
+export const MCP_NAME_IN = lower(MCP_NAME_HEADER);
 /** svc's MCP connection options: the toolsets and read-only selection (docs/mcp.md). */
 export const MCP_TOOLSETS_HEADER = 'X-MCP-Toolsets';
 export const MCP_READONLY_HEADER = 'X-MCP-Readonly';
