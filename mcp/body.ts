@@ -2,10 +2,10 @@ import { classifyInboundRequest, type InboundLegacyRoute, type InboundModernRout
 import type { Request, Response } from 'express';
 import type { Services } from '../src/domain/services.js';
 import {
-  ACCEPT_HEADER,
-  MCP_METHOD_HEADER,
-  MCP_NAME_HEADER,
-  MCP_PROTOCOL_VERSION_HEADER,
+  ACCEPT_IN,
+  MCP_METHOD_IN,
+  MCP_NAME_IN,
+  MCP_PROTOCOL_VERSION_IN,
   REQUEST_ID_HEADER,
 } from '../src/http/headers.js';
 import { setOperation } from '../src/observability/observeRequests.js';
@@ -44,15 +44,15 @@ export async function readMessage(
 ): Promise<Message | null> {
   const { body, requestId, actor } = entry;
   const mcpHeaders: McpRequestHeaders = {
-    protocolVersionHeader: headerOf(req, MCP_PROTOCOL_VERSION_HEADER),
-    mcpMethodHeader: headerOf(req, MCP_METHOD_HEADER),
-    mcpNameHeader: headerOf(req, MCP_NAME_HEADER),
+    protocolVersionHeader: headerOf(req, MCP_PROTOCOL_VERSION_IN),
+    mcpMethodHeader: headerOf(req, MCP_METHOD_IN),
+    mcpNameHeader: headerOf(req, MCP_NAME_IN),
   };
   const refused = (statusCode: number, errorCode: string) =>
     auditEndpointRejection(services, { requestId, method: 'POST', statusCode, errorCode, actor });
   // JSON unless the client asked for progress notifications, which need the SSE stream
   const sse = wantsProgress(body);
-  const plain = sse ? null : plainToolCallOf(mcpHeaders, headerOf(req, ACCEPT_HEADER), body);
+  const plain = sse ? null : plainToolCallOf(mcpHeaders, headerOf(req, ACCEPT_IN), body);
   // Any other: which revision it speaks is the SDK's own classifier's call (the one createMcpHandler runs),
   // made before anything runs, so a refused request is audited here and its tool never looked at.
   const route = plain ? null : classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body });

@@ -13,10 +13,10 @@ import type { Services } from '../src/domain/services.js';
 import {
   CONTENT_LENGTH_HEADER,
   CONTENT_TYPE_HEADER,
-  outcomeHeaders,
   REQUEST_ID_HEADER,
   WWW_AUTHENTICATE,
 } from '../src/http/headers.js';
+import { outcomeHeaders } from '../src/http/outcomeHeaders.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { auditEndpointRejection } from './auditRejection.js';
 import type { Message } from './body.js';

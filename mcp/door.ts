@@ -10,7 +10,9 @@ import {
   ACCEPT_HEADER,
   ALLOW_HEADER,
   API_KEY_HEADER,
+  API_KEY_IN,
   AUTHORIZATION_HEADER,
+  AUTHORIZATION_IN,
   CONTENT_TYPE_HEADER,
   EXPOSED_API_HEADERS,
   LAST_EVENT_ID_HEADER,
@@ -21,7 +23,9 @@ import {
   MCP_SESSION_ID_HEADER,
   MCP_TOOLSETS_HEADER,
   ORIGIN_HEADER,
+  ORIGIN_IN,
   REQUEST_ID_HEADER,
+  REQUEST_ID_IN,
   VARY_HEADER,
   WWW_AUTHENTICATE,
 } from '../src/http/headers.js';
@@ -79,9 +83,9 @@ const CORS_OPTIONS: cors.CorsOptions = {
   maxAge: 600,
 };
 
-/** A request header by its written name, repeated values joined. */
-export const headerOf = (req: Request, name: string): string | undefined => {
-  const v = req.headers[name.toLowerCase()];
+/** A request header by its lower-case name (a `*_IN` constant, computed once), repeated values joined. */
+export const headerOf = (req: Request, name: Lowercase<string>): string | undefined => {
+  const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 };
 
@@ -141,11 +145,11 @@ export function createDoor(
     // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
     const headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, [VARY_HEADER]: ORIGIN_HEADER });
     // The MCP transport asks for Origin to be validated on every request, preflights included (DNS rebinding).
-    const origin = headerOf(req, ORIGIN_HEADER);
+    const origin = headerOf(req, ORIGIN_IN);
     if (!originAllowed(origin)) {
       req.resume();
       refuse(req, res, {
-        requestId: requestIdOf(headerOf(req, REQUEST_ID_HEADER)),
+        requestId: requestIdOf(headerOf(req, REQUEST_ID_IN)),
         error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
       }).catch(next);
       return;
@@ -159,10 +163,10 @@ export function createDoor(
 
   async function enter(req: Request, res: Response, headers: Record<string, string>): Promise<void> {
     setOperation(res, ENDPOINT_OPERATIONS[req.method] ?? 'unmatched');
-    const requestId = requestIdOf(headerOf(req, REQUEST_ID_HEADER));
+    const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
     const credentials: Credentials = {
-      authorization: headerOf(req, AUTHORIZATION_HEADER),
-      apiKey: headerOf(req, API_KEY_HEADER),
+      authorization: headerOf(req, AUTHORIZATION_IN),
+      apiKey: headerOf(req, API_KEY_IN),
     };
     const clientIp = req.ip ?? 'unknown';
     const door = await authenticateMcp({ services, rateLimiter, credentials, clientIp, challengeScope });
@@ -217,7 +221,7 @@ export function createDoor(
   }
 
   async function answerUnmatched(req: Request, res: Response): Promise<void> {
-    const requestId = requestIdOf(headerOf(req, REQUEST_ID_HEADER));
+    const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
     req.resume();
     await auditRejection(services, {
       requestId,

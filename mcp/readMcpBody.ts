@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { jsonTextBoundsError } from '../src/http/inputBounds.js';
-import { CONTENT_LENGTH_HEADER, CONTENT_TYPE_HEADER, RETRY_AFTER } from '../src/http/headers.js';
+import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN, RETRY_AFTER } from '../src/http/headers.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
 
 export type McpBody =
@@ -21,7 +21,7 @@ const isJson = (contentType: string | undefined) =>
  */
 export async function readMcpBody(req: Request, limit: number): Promise<McpBody> {
   const tooLarge = { error: `Request body is limited to ${limit} bytes`, status: 413, code: 'payload_too_large' };
-  const declared = Number(req.get(CONTENT_LENGTH_HEADER));
+  const declared = Number(req.headers[CONTENT_LENGTH_IN]);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
     return tooLarge;
@@ -37,7 +37,7 @@ export async function readMcpBody(req: Request, limit: number): Promise<McpBody>
   }
   const { bytes, over } = read;
   if (over) return tooLarge;
-  if (!isJson(req.get(CONTENT_TYPE_HEADER))) return { bytes, body: null };
+  if (!isJson(req.headers[CONTENT_TYPE_IN])) return { bytes, body: null };
   // the structure is bounded before the text is parsed (the SDK's schemas, then the tool's, read all of it); a
   // large body is only ever a few long strings (upload_file's content)
   const bounds = jsonTextBoundsError(bytes);

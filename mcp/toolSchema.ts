@@ -65,11 +65,9 @@ function standardKeywords(node: unknown, named = false): unknown {
 
 /** `z.coerce.number()` has an unknown input type; tools receive JSON, so say what the procedure accepts. */
 function coercedNumbers(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
-  const def = ctx.zodSchema._zod.def;
-  if (def.type === 'number' && 'coerce' in def && def.coerce) {
-    const format = (ctx.zodSchema._zod as { bag?: { format?: string } }).bag?.format;
-    ctx.jsonSchema.type = format?.includes('int') ? 'integer' : (ctx.jsonSchema.type ?? 'number');
-  }
+  const schema = ctx.zodSchema as unknown;
+  if (schema instanceof z.ZodNumber && schema.def.coerce)
+    ctx.jsonSchema.type = schema.format?.includes('int') ? 'integer' : (ctx.jsonSchema.type ?? 'number');
 }
 
 /**

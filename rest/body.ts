@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { DomainError } from '../src/domain/errors.js';
 import { jsonTextBoundsError } from '../src/http/inputBounds.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
+import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN } from '../src/http/headers.js';
 
 /**
  * Reads the raw request body up to `limit` bytes. Over the limit the rest is drained and a 413 is
@@ -10,7 +11,7 @@ import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimi
  * A client gone mid-body rejects with `ClientGoneError` (nobody to answer).
  */
 export async function readBody(req: Request, limit: number): Promise<{ bytes: Buffer } | { error: DomainError }> {
-  const declared = Number(req.headers['content-length']);
+  const declared = Number(req.headers[CONTENT_LENGTH_IN]);
   const tooLarge = () =>
     new DomainError('payload_too_large', `Request body is limited to ${limit} bytes`, { details: { maxBytes: limit } });
   if (Number.isFinite(declared) && declared > limit) {
@@ -51,7 +52,7 @@ export function parseJsonBody(
   bytes: Buffer,
 ): { value: Record<string, unknown> } | { error: DomainError } {
   if (bytes.length === 0) return { value: {} };
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const type = (req.headers[CONTENT_TYPE_IN] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json')) {
     return {
       error: new DomainError('unsupported_media_type', 'Request body must be application/json', {

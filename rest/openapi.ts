@@ -12,6 +12,8 @@ import { listProcedures, type ProcedureInfo } from '../src/procedures/index.js';
 import { ErrorEnvelope } from '../src/http/envelope.js';
 import {
   API_KEY_HEADER,
+  CONTENT_DISPOSITION_HEADER,
+  ETAG_HEADER,
   IDEMPOTENCY_KEY_HEADER,
   RATE_LIMIT_HEADERS,
   RATE_LIMIT_LIMIT,
@@ -22,12 +24,12 @@ import {
   REPLAYED_HEADER,
   REQUEST_ID_HEADER,
   RETRY_AFTER,
-  UNIT_HEADERS as UNIT_HEADER_NAMES,
   UNITS_COST,
   UNITS_LIMIT,
   UNITS_REMAINING,
   UNITS_RESET,
   UNITS_USED,
+  UNIT_HEADERS as UNIT_HEADER_NAMES,
   WWW_AUTHENTICATE,
 } from '../src/http/headers.js';
 import { restBindingOf } from './restBinding.js';
@@ -216,11 +218,11 @@ function routeOf(proc: ProcedureInfo, errorRefs: Map<string, number>): RouteConf
         description: "The file's bytes, with the media type stored at upload as Content-Type",
         headers: {
           ...refs([...RATE_HEADERS, ...UNIT_HEADERS]),
-          'Content-Disposition': header(
+          [CONTENT_DISPOSITION_HEADER]: header(
             '`attachment` with the stored filename (RFC 6266, UTF-8)',
             "attachment; filename*=UTF-8''minutes.pdf",
           ),
-          ETag: header(
+          [ETAG_HEADER]: header(
             'The quoted SHA-256 of the bytes',
             '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
           ),

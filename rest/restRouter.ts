@@ -10,7 +10,21 @@ import type { Services } from '../src/domain/services.js';
 import { API_SECURITY_HEADERS, mergeHeaders } from '../src/http/apiHeaders.js';
 import { auditRow } from '../src/http/auditRow.js';
 import { clip } from '../src/http/inputBounds.js';
-import { API_KEY_IN, IDEMPOTENCY_KEY_IN, REPLAYED_HEADER, REQUEST_ID_IN, restHeaders } from '../src/http/headers.js';
+import {
+  ALLOW_HEADER,
+  API_KEY_IN,
+  AUTHORIZATION_IN,
+  CACHE_CONTROL_HEADER,
+  CONTENT_DISPOSITION_HEADER,
+  CONTENT_LENGTH_HEADER,
+  CONTENT_TYPE_HEADER,
+  CONTENT_TYPE_IN,
+  ETAG_HEADER,
+  IDEMPOTENCY_KEY_IN,
+  REPLAYED_HEADER,
+  REQUEST_ID_IN,
+} from '../src/http/headers.js';
+import { restHeaders } from '../src/http/outcomeHeaders.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';
@@ -62,7 +76,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
   const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
   const sendOpenApi = (res: Response) => {
     res
-      .set({ ...API_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300', ETag: openapiEtag })
+      .set({ ...API_SECURITY_HEADERS, [CACHE_CONTROL_HEADER]: 'public, max-age=300', [ETAG_HEADER]: openapiEtag })
       .type('application/json')
       .send(openapi);
   };
@@ -140,7 +154,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       path: req.path,
       routePattern: http.path,
       clientIp: req.ip ?? 'unknown',
-      credentials: { authorization: header(req, 'authorization'), apiKey: header(req, API_KEY_IN) },
+      credentials: { authorization: header(req, AUTHORIZATION_IN), apiKey: header(req, API_KEY_IN) },
       idempotencyKey: header(req, IDEMPOTENCY_KEY_IN),
       out: newResponseState(),
     };
@@ -167,7 +181,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       if ('error' in read) ctx.inputError ??= read.error;
       else if (http.rawBody) {
         input[http.rawBody.field] = read.bytes.toString('base64');
-        input[http.rawBody.contentTypeField] = header(req, 'content-type') ?? 'application/octet-stream';
+        input[http.rawBody.contentTypeField] = header(req, CONTENT_TYPE_IN) ?? 'application/octet-stream';
       } else {
         const parsed = parseJsonBody(req, read.bytes);
         if ('error' in parsed) ctx.inputError ??= parsed.error;
@@ -237,7 +251,7 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
         })
       : new DomainError('not_found', 'No such endpoint');
     const headers: Record<string, string> = matches.length
-      ? { Allow: matches.map((m) => m.proc.meta.http.method).join(', ') }
+      ? { [ALLOW_HEADER]: matches.map((m) => m.proc.meta.http.method).join(', ') }
       : {};
     req.resume();
     await recordAudit(
@@ -338,11 +352,11 @@ function streamFile(res: Response, f: NonNullable<RequestContext['out']['downloa
   res.writeHead(
     200,
     mergeHeaders(API_SECURITY_HEADERS, headers, {
-      'Content-Type': f.contentType,
-      'Content-Length': String(f.size),
-      'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
-      ETag: `"${f.sha256}"`,
-      'Cache-Control': 'private, no-store',
+      [CONTENT_TYPE_HEADER]: f.contentType,
+      [CONTENT_LENGTH_HEADER]: String(f.size),
+      [CONTENT_DISPOSITION_HEADER]: `attachment; filename*=UTF-8''${encodeURIComponent(f.filename)}`,
+      [ETAG_HEADER]: `"${f.sha256}"`,
+      [CACHE_CONTROL_HEADER]: 'private, no-store',
     }),
   );
   const stream = fs.createReadStream(f.path);

@@ -8,7 +8,7 @@ import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from './http/render.js';
-import { REQUEST_ID_IN } from './http/headers.js';
+import { CACHE_CONTROL_HEADER, CONTENT_SECURITY_POLICY_HEADER, REQUEST_ID_IN } from './http/headers.js';
 import { requestIdOf } from './http/requestId.js';
 import { OPENAPI_JSON_PATH } from './http/surfaces.js';
 import type { RateLimiter } from './auth/rateLimit.js';
@@ -106,7 +106,7 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   // for load balancers: the database answers and its migrations are this code's (the process being up is /healthz)
   app.get('/readyz', async (_req, res) => {
     const r = await checkReadiness(services.ds);
-    res.set('Cache-Control', 'no-store');
+    res.set(CACHE_CONTROL_HEADER, 'no-store');
     if (r.ready) res.json({ status: 'ready' });
     else res.status(503).json({ status: 'unavailable', reason: r.reason });
   });
@@ -117,18 +117,18 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   // The API reference (Scalar): its bundle is served from here, and the page loads nothing from another host
   // (no web fonts, no registry or request proxy, no telemetry), under a policy that allows only what it uses.
   app.get('/docs/standalone.js', (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=3600').sendFile(DOCS_BUNDLE);
+    res.set(CACHE_CONTROL_HEADER, 'public, max-age=3600').sendFile(DOCS_BUNDLE);
   });
   app.get('/docs', (req, res) => {
     const nonce = randomBytes(16).toString('base64');
-    res.set({ 'Content-Security-Policy': docsPolicy(nonce), 'Cache-Control': 'no-store' });
+    res.set({ [CONTENT_SECURITY_POLICY_HEADER]: docsPolicy(nonce), [CACHE_CONTROL_HEADER]: 'no-store' });
     // (the handler reads nothing of the request: its type for it is narrower than a route's)
     const render = apiReference({ ...DOCS_CONFIG, nonce }) as unknown as (req: Request, res: Response) => void;
     render(req, res);
   });
   // browsers ask for it on every page: an empty answer instead of a 404
   app.get('/favicon.ico', (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=86400').status(204).end();
+    res.set(CACHE_CONTROL_HEADER, 'public, max-age=86400').status(204).end();
   });
 
   // The OAuth 2.1 authorization server and the sign-in pages

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import qs from 'qs';
 import { ClientGoneError, endForGoneClient, readLimited } from './readLimited.js';
+import { CONTENT_ENCODING_IN, CONTENT_LENGTH_IN, CONTENT_TYPE_IN, TRANSFER_ENCODING_IN } from './http/headers.js';
 
 const LIMIT = 16 * 1024;
 const PARAMETER_LIMIT = 50;
@@ -32,13 +33,13 @@ export const formBody =
   };
 
 async function readForm(req: Request): Promise<Record<string, unknown> | undefined> {
-  const declared = req.headers['content-length'];
-  if (req.headers['transfer-encoding'] === undefined && (declared === undefined || declared === '0')) return undefined;
+  const declared = req.headers[CONTENT_LENGTH_IN];
+  if (req.headers[TRANSFER_ENCODING_IN] === undefined && (declared === undefined || declared === '0')) return undefined;
   if (!req.is('application/x-www-form-urlencoded')) return undefined;
-  const charset = (CHARSET.exec(req.headers['content-type'] ?? '')?.[1] ?? 'utf-8').toLowerCase();
+  const charset = (CHARSET.exec(req.headers[CONTENT_TYPE_IN] ?? '')?.[1] ?? 'utf-8').toLowerCase();
   if (charset !== 'utf-8' && charset !== 'iso-8859-1')
     throw refusal(415, `unsupported charset "${charset.toUpperCase()}"`, 'charset.unsupported');
-  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const encoding = (req.headers[CONTENT_ENCODING_IN] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw refusal(415, 'content encoding unsupported', 'encoding.unsupported');
   if (Number(declared) > LIMIT) {
     req.resume();

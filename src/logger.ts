@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { API_KEY_IN, AUTHORIZATION_IN } from './http/headers.js';
 
 /**
  * The process logger. Credentials never reach it: request headers are not logged, and these paths are
@@ -11,8 +12,8 @@ export function createLogger(level: string): Logger {
       paths: [
         'authorization',
         '*.authorization',
-        'headers.authorization',
-        'headers["x-api-key"]',
+        `headers.${AUTHORIZATION_IN}`,
+        `headers["${API_KEY_IN}"]`,
         'token',
         '*.token',
         'secret',

@@ -13,6 +13,7 @@ import { deliveryDepsFor } from './webhooks/deliveryDeps.js';
 import { purgeWebhookAttempts } from './webhooks/attemptLog.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
 import { createAgentRunWorker } from './agents/runWorker.js';
+import { CONNECTION_HEADER } from './http/headers.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
   let stopping = false;
   // once stopping, every response closes its connection, so keep-alive clients cannot hold the server open
   server.prependListener('request', (_req, res) => {
-    if (stopping) res.setHeader('Connection', 'close');
+    if (stopping) res.setHeader(CONNECTION_HEADER, 'close');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { CONTENT_LENGTH_IN, TRANSFER_ENCODING_IN } from './http/headers.js';
 
 /**
  * Request bodies: how long a client may take to send one, how many one client may be sending at once, and
@@ -59,8 +60,8 @@ type Guarded = IncomingMessage & { [STATE]?: BodyState; [READER]?: (err: Error) 
 
 /** Whether the request announces a body (RFC 9112 §6.3: Content-Length above 0, or Transfer-Encoding). */
 const announcesBody = (req: IncomingMessage) =>
-  req.headers['transfer-encoding'] !== undefined ||
-  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  req.headers[TRANSFER_ENCODING_IN] !== undefined ||
+  (req.headers[CONTENT_LENGTH_IN] !== undefined && req.headers[CONTENT_LENGTH_IN] !== '0');
 
 export interface BodyGuardOptions {
   /** SVC_BODY_TIMEOUT_MS: the time a client has, from its request's arrival, to send the whole body. */

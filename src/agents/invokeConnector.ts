@@ -6,6 +6,16 @@ import { decryptSecret } from '../webhooks/secretBox.js';
 import { signatureHeader } from '../webhooks/signing.js';
 import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 import type { DelegatedToken } from './delegatedToken.js';
+import {
+  AGENT_RUN_ID_HEADER,
+  CONTENT_TYPE_HEADER,
+  USER_AGENT_HEADER,
+  WEBHOOK_DELIVERY_HEADER,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  WEBHOOK_TYPE_HEADER,
+} from '../http/headers.js';
 
 /** The event type an invocation is signed as (`Svc-Webhook-Type`); not in the event catalog, never fired by a write. */
 export const INVOCATION_TYPE = 'agent.run.invoke';
@@ -139,14 +149,14 @@ export async function invokeConnector(
   const now = deps.now();
   const timestamp = Math.floor(now.getTime() / 1000);
   const headers = {
-    'Content-Type': 'application/json',
-    'User-Agent': INVOCATION_USER_AGENT,
-    'Svc-Webhook-Id': runId,
-    'Svc-Webhook-Delivery': randomUUID(),
-    'Svc-Webhook-Timestamp': String(timestamp),
-    'Svc-Webhook-Signature': signatureHeader({ current: secret, next: null }, timestamp, body),
-    'Svc-Webhook-Type': INVOCATION_TYPE,
-    'Svc-Agent-Run-Id': runId,
+    [CONTENT_TYPE_HEADER]: 'application/json',
+    [USER_AGENT_HEADER]: INVOCATION_USER_AGENT,
+    [WEBHOOK_ID_HEADER]: runId,
+    [WEBHOOK_DELIVERY_HEADER]: randomUUID(),
+    [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+    [WEBHOOK_SIGNATURE_HEADER]: signatureHeader({ current: secret, next: null }, timestamp, body),
+    [WEBHOOK_TYPE_HEADER]: INVOCATION_TYPE,
+    [AGENT_RUN_ID_HEADER]: runId,
   };
   const r = await deps.sender({ target: target!, headers, body, timeouts: deps.timeouts, signal });
   if (r.error === 'aborted') return { kind: 'aborted' };

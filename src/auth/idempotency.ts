@@ -6,6 +6,7 @@ import { sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import type { ProcedureMeta, RequestContext } from '../contract.js';
+import { CONTENT_TYPE_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/headers.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** No request runs this long: an unfinished claim older than this is abandoned. */
@@ -26,7 +27,9 @@ export function parseIdempotencyKey(raw: string): string {
   // (`""` is no quoted key: taken as it is, like any other two printable characters)
   const key = /^".+"$/.test(raw) ? raw.slice(1, -1) : raw;
   if (key.length < 1 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
-    throw validationError('Idempotency-Key must be 1-255 printable ASCII characters', { field: 'Idempotency-Key' });
+    throw validationError('Idempotency-Key must be 1-255 printable ASCII characters', {
+      field: IDEMPOTENCY_KEY_HEADER,
+    });
   }
   return key;
 }
@@ -147,6 +150,6 @@ export async function settleKey(
   await completeIdempotent(ctx.services, claimId, {
     status: ctx.out.status ?? meta?.http.successStatus ?? 200,
     body: result.data,
-    headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    headers: { [CONTENT_TYPE_HEADER]: 'application/json; charset=utf-8' },
   });
 }

@@ -1,12 +1,19 @@
 import type { ServerResponse } from 'node:http';
+import {
+  CONTENT_SECURITY_POLICY_HEADER,
+  CONTENT_TYPE_OPTIONS_HEADER,
+  FRAME_OPTIONS_HEADER,
+  REFERRER_POLICY_HEADER,
+  STRICT_TRANSPORT_SECURITY_HEADER,
+} from './headers.js';
 
 /** Security headers of every /v1 and /mcp answer (OWASP REST Security Cheat Sheet). */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
-  'Referrer-Policy': 'no-referrer',
+  [STRICT_TRANSPORT_SECURITY_HEADER]: 'max-age=31536000; includeSubDomains',
+  [CONTENT_TYPE_OPTIONS_HEADER]: 'nosniff',
+  [FRAME_OPTIONS_HEADER]: 'DENY',
+  [CONTENT_SECURITY_POLICY_HEADER]: "default-src 'none'; frame-ancestors 'none'",
+  [REFERRER_POLICY_HEADER]: 'no-referrer',
 };
 
 /**

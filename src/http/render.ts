@@ -2,7 +2,13 @@ import type { ServerResponse } from 'node:http';
 import type { DomainError } from '../domain/errors.js';
 import { API_SECURITY_HEADERS, mergeHeaders } from './apiHeaders.js';
 import { errorEnvelope, retryAfterOf } from './envelope.js';
-import { REQUEST_ID_HEADER, RETRY_AFTER } from './headers.js';
+import {
+  CACHE_CONTROL_HEADER,
+  CONTENT_LENGTH_HEADER,
+  CONTENT_TYPE_HEADER,
+  REQUEST_ID_HEADER,
+  RETRY_AFTER,
+} from './headers.js';
 
 /**
  * Sends a JSON answer of the API: the security headers, the given ones, `Cache-Control: no-store`, and the
@@ -12,9 +18,9 @@ import { REQUEST_ID_HEADER, RETRY_AFTER } from './headers.js';
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
   const text = body === undefined ? '' : JSON.stringify(body);
   const all = mergeHeaders(API_SECURITY_HEADERS, headers);
-  all['Cache-Control'] = 'no-store';
-  all['Content-Type'] = 'application/json; charset=utf-8';
-  all['Content-Length'] = String(Buffer.byteLength(text));
+  all[CACHE_CONTROL_HEADER] = 'no-store';
+  all[CONTENT_TYPE_HEADER] = 'application/json; charset=utf-8';
+  all[CONTENT_LENGTH_HEADER] = String(Buffer.byteLength(text));
   res.writeHead(status, all);
   res.end(text);
 }

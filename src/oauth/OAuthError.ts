@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { isTransientDatabaseError } from '../../db/databaseErrors.js';
+import { CACHE_CONTROL_HEADER, PRAGMA_HEADER, RETRY_AFTER } from '../http/headers.js';
 
 /** The RFC 6749 §5.2 error codes (and RFC 8707's `invalid_target`) this server answers with. */
 export type OAuthErrorCode =
@@ -50,7 +51,7 @@ export class OAuthError extends Error {
 }
 
 /** Headers every token-endpoint answer carries (RFC 6749 §5.1). */
-export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+export const NO_STORE = { [CACHE_CONTROL_HEADER]: 'no-store', [PRAGMA_HEADER]: 'no-cache' } as const;
 
 /**
  * Renders an OAuth error; a momentarily busy database becomes `temporarily_unavailable` (503, Retry-After:
@@ -61,7 +62,7 @@ export function sendOAuthError(res: Response, err: unknown): void {
     err instanceof OAuthError
       ? err
       : isTransientDatabaseError(err)
-        ? new OAuthError('temporarily_unavailable', 'The server is busy; retry shortly', { 'Retry-After': '1' })
+        ? new OAuthError('temporarily_unavailable', 'The server is busy; retry shortly', { [RETRY_AFTER]: '1' })
         : new OAuthError('server_error', 'The server could not handle the request');
   res.set(NO_STORE).set(e.headers).status(e.status).json(e.toResponseObject());
 }

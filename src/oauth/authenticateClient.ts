@@ -7,6 +7,7 @@ import type { FormParams } from './formParams.js';
 import { clientIdentity } from './metadataClients.js';
 import { OAuthError } from './OAuthError.js';
 import { basicChallenge } from '../http/challenge.js';
+import { WWW_AUTHENTICATE } from '../http/headers.js';
 
 /**
  * The client of a token or revocation request; a metadata-document client's carries its client-id URL and the
@@ -25,7 +26,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
   const m = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(h);
   if (!m)
     throw new OAuthError('invalid_client', 'Unsupported or malformed Authorization header', {
-      'WWW-Authenticate': basicChallenge('svc'),
+      [WWW_AUTHENTICATE]: basicChallenge('svc'),
     });
   const decoded = Buffer.from(m[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
@@ -36,7 +37,7 @@ function basicCredentials(req: Request): { id: string; secret: string } | null {
     return credentials;
   } catch {
     throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials', {
-      'WWW-Authenticate': basicChallenge('svc'),
+      [WWW_AUTHENTICATE]: basicChallenge('svc'),
     });
   }
 }
@@ -56,7 +57,7 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
     throw new OAuthError('invalid_request', 'Use one client authentication method, not several');
   if (basic && bodyId !== undefined && bodyId !== basic.id)
     throw new OAuthError('invalid_request', 'client_id does not match the Authorization header');
-  const challenge = basic ? { 'WWW-Authenticate': basicChallenge('svc') } : undefined;
+  const challenge = basic ? { [WWW_AUTHENTICATE]: basicChallenge('svc') } : undefined;
   const failed = () => new OAuthError('invalid_client', 'Client authentication failed', challenge);
 
   const id = basic?.id ?? bodyId;

@@ -10,6 +10,13 @@ import {
   UrlRefusedError,
 } from '../outbound/ssrfGuard.js';
 import { redirectUriProblem } from './clientRegistry.js';
+import {
+  ACCEPT_HEADER,
+  CACHE_CONTROL_IN,
+  CONTENT_LENGTH_IN,
+  CONTENT_TYPE_IN,
+  USER_AGENT_HEADER,
+} from '../http/headers.js';
 
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document; MCP authorization 2025-11-25):
@@ -228,7 +235,7 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
       method: 'GET',
       dispatcher: agent,
       signal: ac.signal,
-      headers: { accept: 'application/json', 'user-agent': 'svc-authorization-server' },
+      headers: { [ACCEPT_HEADER]: 'application/json', [USER_AGENT_HEADER]: 'svc-authorization-server' },
     });
     // a body given up on (destroyed) reports an abort error: it is expected, never an uncaught exception
     res.body.on('error', () => undefined);
@@ -244,7 +251,7 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
         `The client metadata document at ${url} could not be fetched: HTTP ${res.statusCode}.`,
       );
     }
-    const type = String(res.headers['content-type'] ?? '')
+    const type = String(res.headers[CONTENT_TYPE_IN] ?? '')
       .split(';')[0]
       .trim()
       .toLowerCase();
@@ -254,7 +261,7 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
         `The client metadata document at ${url} is not application/json (${type || 'no Content-Type'}).`,
       );
     }
-    const declared = Number(res.headers['content-length']);
+    const declared = Number(res.headers[CONTENT_LENGTH_IN]);
     if (Number.isFinite(declared) && declared > MAX_DOCUMENT_BYTES) {
       res.body.destroy();
       throw new ClientMetadataError(
@@ -268,7 +275,7 @@ async function fetchDocument(s: Services, url: string): Promise<{ doc: ClientMet
     } catch {
       throw new ClientMetadataError(`The client metadata document at ${url} is not valid JSON.`);
     }
-    const cc = res.headers['cache-control'];
+    const cc = res.headers[CACHE_CONTROL_IN];
     return { doc: validateClientMetadata(url, parsed), cacheFor: cacheSeconds(Array.isArray(cc) ? cc.join(', ') : cc) };
   } catch (err) {
     if (err instanceof ClientMetadataError) throw err;

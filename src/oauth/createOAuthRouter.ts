@@ -13,6 +13,14 @@ import { OAuthError, sendOAuthError } from './OAuthError.js';
 import { revokeEndpoint } from './revokeEndpoint.js';
 import { tokenEndpoint } from './tokenEndpoint.js';
 import { resourceMetadataPath } from '../http/surfaces.js';
+import {
+  AUTHORIZATION_HEADER,
+  CACHE_CONTROL_HEADER,
+  CONTENT_TYPE_HEADER,
+  MCP_PROTOCOL_VERSION_HEADER,
+  RETRY_AFTER,
+  WWW_AUTHENTICATE,
+} from '../http/headers.js';
 
 export interface OAuthRouterOptions {
   services: Services;
@@ -32,8 +40,8 @@ export interface OAuthRouterOptions {
 const BROWSER_CLIENT_CORS: cors.CorsOptions = {
   origin: '*',
   credentials: false,
-  allowedHeaders: ['Authorization', 'Content-Type', 'MCP-Protocol-Version'],
-  exposedHeaders: ['WWW-Authenticate', 'Retry-After'],
+  allowedHeaders: [AUTHORIZATION_HEADER, CONTENT_TYPE_HEADER, MCP_PROTOCOL_VERSION_HEADER],
+  exposedHeaders: [WWW_AUTHENTICATE, RETRY_AFTER],
   maxAge: 600,
 };
 
@@ -51,7 +59,7 @@ export function createOAuthRouter({ services, errorHandler }: OAuthRouterOptions
   const metadata = (path: string, body: object) => {
     r.options(path, anyOrigin);
     r.get(path, anyOrigin, (_req, res) => {
-      res.set('Cache-Control', 'public, max-age=300').json(body);
+      res.set(CACHE_CONTROL_HEADER, 'public, max-age=300').json(body);
     });
   };
   metadata('/.well-known/oauth-authorization-server', authorizationServerMetadata(baseUrl));
@@ -68,7 +76,7 @@ export function createOAuthRouter({ services, errorHandler }: OAuthRouterOptions
     if (status === 429)
       return sendOAuthError(
         res,
-        new OAuthError('invalid_request', 'Too many requests in flight; retry shortly', { 'Retry-After': '1' }, 429),
+        new OAuthError('invalid_request', 'Too many requests in flight; retry shortly', { [RETRY_AFTER]: '1' }, 429),
       );
     sendOAuthError(res, new OAuthError('invalid_request', 'The request body could not be read'));
   };

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Metrics } from './metrics.js';
+import { CACHE_CONTROL_HEADER, CONTENT_TYPE_HEADER, WWW_AUTHENTICATE } from '../http/headers.js';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -15,20 +16,20 @@ export function metricsEndpoint(metrics: Metrics, token: string): (req: Incoming
     const presented = BEARER.exec(req.headers.authorization ?? '')?.[1];
     if (!presented || !safeEqual(sha256Hex(presented), expected)) {
       res.writeHead(401, {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'WWW-Authenticate': 'Bearer realm="metrics"',
-        'Cache-Control': 'no-store',
+        [CONTENT_TYPE_HEADER]: 'text/plain; charset=utf-8',
+        [WWW_AUTHENTICATE]: 'Bearer realm="metrics"',
+        [CACHE_CONTROL_HEADER]: 'no-store',
       });
       res.end('Unauthorized\n');
       return;
     }
     metrics.scrape().then(
       (text) => {
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' });
+        res.writeHead(200, { [CONTENT_TYPE_HEADER]: metrics.registry.contentType, [CACHE_CONTROL_HEADER]: 'no-store' });
         res.end(text);
       },
       () => {
-        res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+        res.writeHead(503, { [CONTENT_TYPE_HEADER]: 'text/plain; charset=utf-8', [CACHE_CONTROL_HEADER]: 'no-store' });
         res.end('Metrics unavailable\n');
       },
     );

@@ -1,6 +1,7 @@
 import http, { type Server } from 'node:http';
 import type { Services } from '../domain/services.js';
 import { metricsEndpoint } from './metricsEndpoint.js';
+import { CONTENT_TYPE_HEADER } from '../http/headers.js';
 
 /**
  * A process without an HTTP server of its own (`svc worker`) exposes its metrics on SVC_METRICS_PORT
@@ -15,7 +16,7 @@ export async function serveMetrics(s: Services): Promise<Server | null> {
     if ((req.method === 'GET' || req.method === 'HEAD') && /^\/metrics\/?(?:\?|$)/.test(req.url ?? ''))
       return endpoint(req, res);
     req.resume();
-    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found\n');
+    res.writeHead(404, { [CONTENT_TYPE_HEADER]: 'text/plain; charset=utf-8' }).end('Not found\n');
   });
   server.listen(m.port, s.config.host);
   await new Promise<void>((resolve, reject) => {

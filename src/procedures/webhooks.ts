@@ -8,6 +8,7 @@ import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
 import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { AUTHORIZATION_HEADER } from '../http/headers.js';
 
 // Webhooks on /v1: list, delivery history, redeliver. Creation, rotation and deletion
 // are not /v1 operations, and no response here ever carries a secret, a custom header's
@@ -23,7 +24,7 @@ export const WebhookView = z
     active: z.boolean(),
     customHeaders: z
       .array(z.string())
-      .meta({ description: 'Names of the custom headers; values are never shown', example: ['Authorization'] }),
+      .meta({ description: 'Names of the custom headers; values are never shown', example: [AUTHORIZATION_HEADER] }),
     rotating: z
       .boolean()
       .meta({ description: 'A secret rotation is in progress: deliveries are signed with both secrets' }),

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
 import { parseAuthorizationRequest, redirectTo, signAuthorizationRequest } from '../oauth/authorizationRequest.js';
 import { sendErrorPage } from './layout.js';
+import { CACHE_CONTROL_HEADER } from '../http/headers.js';
 
 /**
  * GET /oauth/authorize: a browser navigates here, so web/ answers it; oauth/ validates the
@@ -14,7 +15,7 @@ export function authorizeRedirect({ services: s }: { services: Services }) {
     const parsed = await parseAuthorizationRequest(s, req.query as Record<string, unknown>);
     if (parsed.kind === 'page') return sendErrorPage(res, 400, 'Invalid authorization request', parsed.message);
     if (parsed.kind === 'error') {
-      res.set('Cache-Control', 'no-store');
+      res.set(CACHE_CONTROL_HEADER, 'no-store');
       return res.redirect(
         302,
         redirectTo(s, parsed.redirectUri, {
@@ -25,7 +26,7 @@ export function authorizeRedirect({ services: s }: { services: Services }) {
       );
     }
     const token = await signAuthorizationRequest(s, parsed.request);
-    res.set('Cache-Control', 'no-store');
+    res.set(CACHE_CONTROL_HEADER, 'no-store');
     res.redirect(302, `/oauth/consent?request=${encodeURIComponent(token)}`);
   };
 }

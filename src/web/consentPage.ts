@@ -6,6 +6,7 @@ import { consentView } from './consentView.js';
 import { checkCsrf, csrfToken } from './csrf.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { currentUser } from './session.js';
+import { CACHE_CONTROL_HEADER } from '../http/headers.js';
 
 const EXPIRED = 'This authorization request is invalid or has expired. Start again from the app.';
 const CSRF_FAILED = 'This form expired or did not come from this site. Go back, reload the page and try again.';
@@ -58,7 +59,7 @@ export function consentPage({ services: s }: { services: Services }) {
       if (!checkCsrf(s, req, who.session, body.csrf))
         return sendErrorPage(res, 403, 'Invalid authorization request', CSRF_FAILED);
       const { client, request } = verified;
-      res.set('Cache-Control', 'no-store');
+      res.set(CACHE_CONTROL_HEADER, 'no-store');
       if (body.decision === 'deny') return res.redirect(303, denialRedirect(s, request));
       if (body.decision !== 'allow')
         return sendErrorPage(res, 400, 'Invalid authorization request', 'Choose Allow or Deny.');

@@ -1,5 +1,12 @@
 import type { Response } from 'express';
 import { html, type SafeHtml } from './html.js';
+import {
+  CACHE_CONTROL_HEADER,
+  CONTENT_SECURITY_POLICY_HEADER,
+  CONTENT_TYPE_HEADER,
+  FRAME_OPTIONS_HEADER,
+  REFERRER_POLICY_HEADER,
+} from '../http/headers.js';
 
 export interface PageOptions {
   title: string;
@@ -83,13 +90,13 @@ export function sendPage(res: Response, status: number, body: SafeHtml, o: SendP
   res
     .status(status)
     .set({
-      'Content-Type': 'text/html; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'Content-Security-Policy': `default-src 'none';${o.scripts ? " script-src 'self';" : ''} style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
-      'X-Frame-Options': 'DENY',
+      [CONTENT_TYPE_HEADER]: 'text/html; charset=utf-8',
+      [CACHE_CONTROL_HEADER]: 'no-store',
+      [CONTENT_SECURITY_POLICY_HEADER]: `default-src 'none';${o.scripts ? " script-src 'self';" : ''} style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
+      [FRAME_OPTIONS_HEADER]: 'DENY',
       // not `no-referrer`: under it browsers send `Origin: null` with the pages' own form posts, which the
       // CSRF check (csrf.ts) then refuses; `same-origin` still sends nothing to other sites
-      'Referrer-Policy': 'same-origin',
+      [REFERRER_POLICY_HEADER]: 'same-origin',
     })
     .send(body.value);
 }

@@ -8,6 +8,7 @@ import { page, sendErrorPage, sendPage } from './layout.js';
 import type { LoginThrottle } from './loginThrottle.js';
 import { safeNext } from './safeNext.js';
 import { currentUser, startSession } from './session.js';
+import { RETRY_AFTER } from '../http/headers.js';
 
 export interface LoginPageOptions {
   services: Services;
@@ -69,7 +70,7 @@ export function loginPage({ services: s, throttle }: LoginPageOptions) {
       // counted before the password is checked: a parallel burst gets no more checks than the limit
       const wait = await throttle.attempt(email, ip);
       if (wait > 0) {
-        res.set('Retry-After', String(wait));
+        res.set(RETRY_AFTER, String(wait));
         return render(req, res, 429, {
           next,
           email,

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
 import { isTransientDatabaseError, isUnstorableTextError } from '../../db/databaseErrors.js';
 import { sendErrorPage } from './layout.js';
+import { RETRY_AFTER } from '../http/headers.js';
 
 /**
  * The last handler of the page routers: a body the form parser refused is a 400 page (408 when it did not
@@ -14,7 +15,7 @@ export function pageErrorHandler(s: Services) {
     const status = (err as { status?: number }).status;
     if (status === 408) return sendErrorPage(res, 408, 'Too slow', 'The form did not arrive in time. Try again.');
     if (status === 429) {
-      res.set('Retry-After', '1');
+      res.set(RETRY_AFTER, '1');
       return sendErrorPage(
         res,
         429,
@@ -25,7 +26,7 @@ export function pageErrorHandler(s: Services) {
     if ((status && status >= 400 && status < 500) || isUnstorableTextError(err))
       return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
     if (isTransientDatabaseError(err)) {
-      res.set('Retry-After', '1');
+      res.set(RETRY_AFTER, '1');
       return sendErrorPage(res, 503, 'Busy', 'The service is busy. Nothing was changed; try again in a moment.');
     }
     s.log.error({ err }, 'page failed');

@@ -40,4 +40,3 @@ export const MAX_ROTATION_DAYS = 90;
  * webhook. Marked as a test by the `Svc-Webhook-Test: true` header and `"test": true` in the body.
  */
 export const TEST_EVENT_TYPE = 'webhook.test';
-export const TEST_HEADER = 'Svc-Webhook-Test';

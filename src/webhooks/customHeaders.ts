@@ -1,5 +1,13 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { validationError } from '../domain/errors.js';
+import {
+  CONNECTION_IN,
+  CONTENT_LENGTH_IN,
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+  TRANSFER_ENCODING_IN,
+} from '../http/headers.js';
 
 /** A custom header set at registration: sent with every delivery of the webhook. */
 export type CustomHeader = [name: string, value: string];
@@ -11,14 +19,14 @@ const MAX_VALUE = 2000;
 
 /** Names the transport owns exactly (hop-by-hop and framing, RFC 9110 §7.6.1, §6.4-6.5, §7.2, §10.1.1). */
 const TRANSPORT_NAMES = new Set([
-  'connection',
+  CONNECTION_IN,
   'keep-alive',
   'te',
   'trailer',
-  'transfer-encoding',
+  TRANSFER_ENCODING_IN,
   'upgrade',
   'http2-settings',
-  'content-length',
+  CONTENT_LENGTH_IN,
   'host',
   'expect',
 ]);
@@ -31,7 +39,11 @@ const TRANSPORT_NAMES = new Set([
 const canonicalName = (name: string) => name.toLowerCase().replace(/_/g, '-');
 
 /** The Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), after `canonicalName`. */
-const STANDARD_NAMES = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const STANDARD_NAMES = new Set([
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+]);
 
 /** True for a name an intermediary would read as one of the Standard Webhooks headers. */
 export const isStandardHeaderName = (name: string): boolean => STANDARD_NAMES.has(canonicalName(name));

@@ -1,14 +1,26 @@
 import { createHmac } from 'node:crypto';
 import type { WebhookApiVersion } from '../../db/entities/index.js';
-import {
-  API_V1,
-  TEST_EVENT_TYPE,
-  TEST_HEADER,
-  USER_AGENT,
-  V1_EVENT_TYPES,
-  WEBHOOK_LEGACY_HEADER_SUNSET_AT,
-} from './constants.js';
+import { API_V1, TEST_EVENT_TYPE, USER_AGENT, V1_EVENT_TYPES, WEBHOOK_LEGACY_HEADER_SUNSET_AT } from './constants.js';
 import { type CustomHeader, isStandardHeaderName } from './customHeaders.js';
+import {
+  CONTENT_TYPE_HEADER,
+  DEPRECATION_HEADER,
+  LEGACY_WEBHOOK_DELIVERY_ID_HEADER,
+  LEGACY_WEBHOOK_EVENT_HEADER,
+  LEGACY_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+  SUNSET_HEADER,
+  USER_AGENT_HEADER,
+  WEBHOOK_API_VERSION_HEADER,
+  WEBHOOK_DELIVERY_HEADER,
+  WEBHOOK_TEST_HEADER,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  WEBHOOK_TYPE_HEADER,
+} from '../http/headers.js';
 
 /** HMAC-SHA256, hex, over the bytes of `<timestamp>.<raw body>`, keyed with the secret. */
 export function signPayload(secret: string, timestamp: number, body: Buffer): string {
@@ -89,8 +101,8 @@ export interface DeliveryHeaderInput {
 export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, string> {
   const timestamp = Math.floor(o.now.getTime() / 1000);
   const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
-    'User-Agent': USER_AGENT[o.apiVersion],
+    [CONTENT_TYPE_HEADER]: 'application/json',
+    [USER_AGENT_HEADER]: USER_AGENT[o.apiVersion],
   };
   for (const [name, value] of o.customHeaders) {
     const lower = name.toLowerCase();
@@ -101,27 +113,27 @@ export function buildDeliveryHeaders(o: DeliveryHeaderInput): Record<string, str
     headers[name] = value;
   }
   Object.assign(headers, {
-    'Svc-Webhook-Id': o.eventId,
-    'Svc-Webhook-Delivery': o.deliveryId,
-    'Svc-Webhook-Timestamp': String(timestamp),
-    'Svc-Webhook-Signature': signatureHeader(o.secrets, timestamp, o.body),
-    'Svc-Webhook-Type': o.eventType,
-    'Svc-Webhook-Api-Version': o.apiVersion,
+    [WEBHOOK_ID_HEADER]: o.eventId,
+    [WEBHOOK_DELIVERY_HEADER]: o.deliveryId,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+    [WEBHOOK_SIGNATURE_HEADER]: signatureHeader(o.secrets, timestamp, o.body),
+    [WEBHOOK_TYPE_HEADER]: o.eventType,
+    [WEBHOOK_API_VERSION_HEADER]: o.apiVersion,
   });
-  if (o.eventType === TEST_EVENT_TYPE) headers[TEST_HEADER] = 'true';
+  if (o.eventType === TEST_EVENT_TYPE) headers[WEBHOOK_TEST_HEADER] = 'true';
   // Standard Webhooks beside the `Svc-Webhook-*` headers: the event id is the message id, so a retry or a
   // redelivery keeps it (the standard's idempotency key)
-  headers['webhook-id'] = o.eventId;
-  headers['webhook-timestamp'] = String(timestamp);
-  headers['webhook-signature'] = standardSignatureHeader(o.secrets, o.eventId, timestamp, o.body);
+  headers[STANDARD_WEBHOOK_ID_HEADER] = o.eventId;
+  headers[STANDARD_WEBHOOK_TIMESTAMP_HEADER] = String(timestamp);
+  headers[STANDARD_WEBHOOK_SIGNATURE_HEADER] = standardSignatureHeader(o.secrets, o.eventId, timestamp, o.body);
   if (sendsLegacyHeaders(o.apiVersion, o.eventType, o.now)) {
     Object.assign(headers, {
       // rule 4: over the raw body actually sent, current secret only, even during rotation
-      'X-Webhook-Signature': createHmac('sha256', o.secrets.current).update(o.body).digest('hex'),
-      'X-Webhook-Event': o.eventType,
-      'X-Webhook-Delivery-Id': o.deliveryId,
-      Sunset: SUNSET_HTTP_DATE,
-      Deprecation: 'true',
+      [LEGACY_WEBHOOK_SIGNATURE_HEADER]: createHmac('sha256', o.secrets.current).update(o.body).digest('hex'),
+      [LEGACY_WEBHOOK_EVENT_HEADER]: o.eventType,
+      [LEGACY_WEBHOOK_DELIVERY_ID_HEADER]: o.deliveryId,
+      [SUNSET_HEADER]: SUNSET_HTTP_DATE,
+      [DEPRECATION_HEADER]: 'true',
     });
   }
   return headers;

@@ -132,3 +132,27 @@ describe('the fast paths of src/fastpaths/ are pinned to the library code they m
     ).toBe(m.sha);
   });
 });
+
+describe("no module outside src/fastpaths/ reads a library's internals", () => {
+  // zod's `_zod` internals, Express's router stack and TypeORM's undeclared driver fields; tRPC's `_def` is declared
+  // in its typings (its own helpers take a `Pick<Router, '_def'>`), and what it keeps there undeclared is read in
+  // src/fastpaths/invokeProcedure.ts
+  const INTERNALS = /\._zod\b|\._router\b|\.router\.stack\b|\.driver\.(?:master|databaseConnection)\b/;
+  it('finds none in src/, rest/, mcp/ or db/', () => {
+    const stray = ['src', 'rest', 'mcp', 'db']
+      .flatMap((dir) =>
+        fs
+          .readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+          .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+          .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name))),
+      )
+      .filter((f) => !f.startsWith('src/fastpaths/'))
+      .flatMap((f) =>
+        fs
+          .readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (INTERNALS.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(stray).toEqual([]);
+  });
+});

@@ -9,12 +9,18 @@ import { listProcedures } from '../../src/procedures/index.js';
 describe('mcp units', () => {
   it('inlines $defs, drops $schema and types coerced numbers', () => {
     const Item = z.object({ id: z.string() }).meta({ id: 'UnitItem' });
-    const schema = z.object({ items: z.array(Item), one: Item, limit: z.coerce.number().int().min(1).optional() });
+    const schema = z.object({
+      items: z.array(Item),
+      one: Item,
+      limit: z.coerce.number().int().min(1).optional(),
+      ratio: z.coerce.number(),
+    });
     const input = toToolSchema(schema, 'input')!;
     expect(JSON.stringify(input)).not.toMatch(/\$ref|\$defs|\$schema/);
     expect(input.properties).toMatchObject({
       items: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } } } },
       limit: { type: 'integer', minimum: 1 },
+      ratio: { type: 'number' },
     });
     expect(toToolSchema(z.array(z.string()), 'output')).toBeNull();
   });

@@ -1,4 +1,5 @@
 import { UsageError } from '../command.js';
+import { CONTENT_TYPE_IN } from '../../http/headers.js';
 
 /**
  * Where `svc listen` / `svc trigger` reach the server: `--url` or SVC_URL (else BASE_URL, else localhost:3000), `--key`
@@ -53,7 +54,7 @@ export async function callApi<T = unknown>(
       headers: {
         authorization: `Bearer ${t.key}`,
         accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(body === undefined ? {} : { [CONTENT_TYPE_IN]: 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
       redirect: 'manual',

@@ -7,6 +7,7 @@ import { newWebhookSecret } from '../../webhooks/secretBox.js';
 import { buildDeliveryHeaders } from '../../webhooks/signing.js';
 import { UsageError } from '../command.js';
 import { callApi, type RemoteTarget } from './apiClient.js';
+import { DATE_HEADER } from '../../http/headers.js';
 
 /** An event of `GET /v1/events`. */
 interface LoggedEvent {
@@ -152,7 +153,7 @@ export async function listen(o: ListenOptions): Promise<{ secret: string; forwar
   const room = o.roomId ? `&roomId=${encodeURIComponent(o.roomId)}` : '';
   // the check: reachable, key accepted, events:read granted; its Date header is the server's time
   const probe = await callApi(o.target, 'GET', `/v1/events?limit=1${room}`);
-  const serverNow = new Date(probe.headers.get('date') ?? Date.now());
+  const serverNow = new Date(probe.headers.get(DATE_HEADER) ?? Date.now());
   let since = o.since ?? (Number.isNaN(serverNow.getTime()) ? new Date() : serverNow).toISOString();
   const seen = new Map<string, string>();
   /** One page of the event log since `since` (null once the listener is stopped meanwhile). */

@@ -8,6 +8,7 @@ import type { SignedIn } from './developerAccess.js';
 import { loadDeveloperData } from './developerData.js';
 import { developerView, showsSecret, type DeveloperViewState } from './developerView.js';
 import { noticeText } from './notices.js';
+import { CACHE_CONTROL_HEADER, CONTENT_TYPE_HEADER, CONTENT_TYPE_OPTIONS_HEADER } from '../../http/headers.js';
 
 export const DEVELOPER_PATH = '/settings/developer';
 const TITLE = 'Developer settings';
@@ -71,9 +72,9 @@ export function developerPage({ services: s }: { services: Services }) {
     copyScript(_req: Request, res: Response) {
       res
         .set({
-          'Content-Type': 'text/javascript; charset=utf-8',
-          'Cache-Control': 'no-cache',
-          'X-Content-Type-Options': 'nosniff',
+          [CONTENT_TYPE_HEADER]: 'text/javascript; charset=utf-8',
+          [CACHE_CONTROL_HEADER]: 'no-cache',
+          [CONTENT_TYPE_OPTIONS_HEADER]: 'nosniff',
         })
         .send(COPY_SCRIPT);
     },
