@@ -112,11 +112,10 @@ describe('REST routing', () => {
     expect(page.headers.get('x-dns-prefetch-control')).toBe('off');
   });
 
-  it('answers the API alike through the API lane and through the whole app (src/app.ts)', async () => {
+  it('answers the API alike for a request line in origin form and in absolute form (as a proxy may send)', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const auth = `Authorization: Bearer ${w.key}`;
-    // origin form takes the lane; an absolute URI (as a proxy may send) goes through the app's router
     const lane = await rawRequest(t.baseUrl, `GET /v1/me HTTP/1.1\r\n${auth}`);
     const viaApp = await rawRequest(t.baseUrl, `GET ${t.baseUrl}/v1/me HTTP/1.1\r\n${auth}`);
     for (const r of [lane, viaApp]) {
@@ -129,7 +128,7 @@ describe('REST routing', () => {
     const missingViaApp = await rawRequest(t.baseUrl, `GET ${t.baseUrl}/v1/nothing-here HTTP/1.1\r\n${auth}`);
     expect(missingViaApp.status).toBe(404);
     expect(JSON.parse(missingViaApp.body).error.code).toBe('not_found');
-    // a malformed escape is passed on as an error by the REST surface: the lane's last resort answers it
+    // a malformed escape is passed on as an error by the REST surface: the app's last resort answers it
     const malformed = await rawRequest(t.baseUrl, `GET /v1/rooms/%E0%A4%A HTTP/1.1\r\n${auth}`);
     expect(malformed.status).toBe(400);
     expect(JSON.parse(malformed.body).error.code).toBe('validation_error');
