@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { openListen } from '../test/mcp/listenStream.js';
 import { quantile, runLoad } from './runLoad.js';
 
 /** The subscription scenario's figures: delays in milliseconds. */
@@ -30,59 +31,19 @@ const now = () => performance.timeOrigin + performance.now();
  * notification is paired with the k-th 201 in time order (both follow commit order closely).
  */
 export async function measureSubscriptions(o: SubscriptionRunOptions): Promise<SubscriptionFigures> {
-  const uri = `svc://rooms/${o.roomId}/messages`;
-  const aborted = new AbortController();
-  const res = await fetch(`${o.baseUrl}/mcp`, {
-    method: 'POST',
-    signal: aborted.signal,
-    headers: {
-      authorization: `Bearer ${o.apiKey}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'subscriptions/listen',
-      params: {
-        notifications: { resourceSubscriptions: [uri] },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-          'io.modelcontextprotocol/clientInfo': { name: 'svc-bench', version: '1' },
-        },
-      },
-    }),
-  });
-  if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream'))
-    throw new Error(`subscriptions/listen did not open a stream: ${res.status} ${await res.text()}`);
+  const stream = await openListen(
+    o.baseUrl,
+    { resourceSubscriptions: [`svc://rooms/${o.roomId}/messages`] },
+    { token: o.apiKey },
+  );
+  if (stream.error) throw new Error(`subscriptions/listen did not open a stream: ${stream.error.message}`);
+  if ((await stream.nextMessage())?.method !== 'notifications/subscriptions/acknowledged')
+    throw new Error('subscriptions/listen did not acknowledge first');
   const arrivals: number[] = [];
-  let acknowledged: () => void = () => undefined;
-  const ack = new Promise<void>((r) => (acknowledged = r));
   const reading = (async () => {
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let sep: number;
-        while ((sep = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, sep);
-          buffer = buffer.slice(sep + 2);
-          if (frame.includes('notifications/resources/updated')) arrivals.push(now());
-          else if (frame.includes('notifications/subscriptions/acknowledged')) acknowledged();
-        }
-      }
-    } catch {
-      /* aborted at the end */
-    }
+    for (let m = await stream.nextMessage(); m; m = await stream.nextMessage())
+      if (m.method === 'notifications/resources/updated') arrivals.push(now());
   })();
-  await ack;
 
   const answered: number[] = [];
   const started = now();
@@ -101,7 +62,7 @@ export async function measureSubscriptions(o: SubscriptionRunOptions): Promise<S
   );
   const writesDone = now();
   while (arrivals.length < answered.length && now() - writesDone < 10_000) await new Promise((r) => setTimeout(r, 50));
-  aborted.abort();
+  stream.close();
   await reading;
   answered.sort((a, b) => a - b);
   const delays = arrivals.slice(0, answered.length).map((at, k) => Math.max(0, at - answered[k]));

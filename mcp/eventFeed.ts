@@ -28,6 +28,11 @@ export const POLL_MS = 250;
  * older than the newest one already read; reading this window again (and skipping what was seen) finds it.
  */
 const OVERLAP_MS = 5_000;
+/**
+ * Every this many polls a read reaches back over the window; the others read on from the newest event seen, so a
+ * busy log is not read again four times a second for the rare late commit.
+ */
+const RESCAN_EVERY = 4;
 const BATCH = 1_000;
 
 const READ_EVENTS = `SELECT e."seq", e."type", e."roomId", e."objectId" FROM "events" e WHERE e."seq" > ? ORDER BY e."seq" ${LIMIT_PARAM}`;
@@ -47,10 +52,13 @@ export function createEventFeed(services: Services): EventFeed {
   let closed = false;
   let primed: Promise<void> = Promise.resolve();
 
+  let polls = 0;
+
   const read = async (announce: boolean): Promise<void> => {
     const floor = idFloorAt('seq', services.now().getTime() - OVERLAP_MS);
     for (const seq of seen) if (seq <= floor) seen.delete(seq);
-    let from = cursor && cursor < floor ? cursor : floor;
+    const rescan = !cursor || cursor < floor || polls++ % RESCAN_EVERY === 0;
+    let from = rescan ? (cursor && cursor < floor ? cursor : floor) : cursor;
     for (;;) {
       const rows = (await sql<FeedEvent>(services.ds, READ_EVENTS, [from, BATCH])).rows;
       const fresh = rows.filter((r) => !seen.has(r.seq));
@@ -92,6 +100,7 @@ export function createEventFeed(services: Services): EventFeed {
         timer = undefined;
         seen.clear();
         cursor = '';
+        polls = 0;
       };
       return { ready: primed, unsubscribe };
     },
