@@ -168,7 +168,14 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     if (uris.length) honored.resourceSubscriptions = uris;
     const subscribed = new Set(uris);
     const rooms = [...new Set(uris.map((u) => resourceOf(u)!.ids[0]))];
-    let readable = honored.resourcesListChanged ? await readableRooms(actor) : '';
+    let readable = '';
+    try {
+      if (honored.resourcesListChanged) readable = await readableRooms(actor);
+    } catch (err) {
+      release(slot);
+      await leases.drop(leaseId).catch(() => undefined);
+      throw err;
+    }
 
     // --- the stream
     let ended = false;
