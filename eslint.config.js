@@ -52,6 +52,11 @@ export default tseslint.config(
           selector,
           message: 'Write LIMIT_PARAM (db/sql.ts) for a LIMIT given as a parameter.',
         })),
+        {
+          selector: "CallExpression[callee.property.name='setRequestHandler']",
+          message:
+            'Register MCP handlers with serveMethods (mcp/connectionRights.ts): it decides what a connection may call.',
+        },
       ],
     },
   },

@@ -1,16 +1,9 @@
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  Server,
-  type CacheHint,
-  type CallToolResult,
-  type InputRequiredResult,
-} from '@modelcontextprotocol/server';
+import { Server, type CacheHint, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
-import { newId } from '../src/domain/ids.js';
-import { auditRejection } from './auditRejection.js';
 import { complete } from './completions.js';
+import { clientCapabilitiesOf, serveMethods, type ConnectionRights } from './connectionRights.js';
 import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
 import {
   cancelTask,
@@ -21,13 +14,12 @@ import {
   TaskParams,
   taskIdOf,
   taskOf,
+  updateTask,
 } from './tasks.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
-import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult } from './toolResult.js';
-import { selectTools, unknownToolMessage, type ToolSelection } from './toolsets.js';
 
 /** Name and version the server reports in `initialize`, `server/discover` and each 2026-07-28 result's `_meta`. */
 export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };
@@ -63,8 +55,8 @@ export interface McpServerOptions {
   call: Omit<ToolCallOptions, 'signal'>;
   /** Told the response state of each tool call (its rate-limit and unit headers). */
   onToolOutcome?: (out: ResponseState) => void;
-  /** The connection's toolsets and read-only mode (mcp/toolsets.ts): the tools it lists and may call. */
-  selection?: ToolSelection;
+  /** What the connection may call (connectionRights.ts): its selected tools, task methods, resources. */
+  rights: ConnectionRights;
   /** A 2026-07-28 server: it declares resource subscriptions, which `subscriptions/listen` serves (listen.ts). */
   subscriptions?: boolean;
 }
@@ -83,7 +75,7 @@ export function createMcpServer({
   actor,
   call,
   onToolOutcome,
-  selection,
+  rights,
   subscriptions,
 }: McpServerOptions): Server {
   // the confirmation states' codec (confirm.ts), made when a request carries or needs one
@@ -103,30 +95,18 @@ export function createMcpServer({
     requestState: { verify: (state, ctx) => codecOf().verify(state, ctx) },
   });
 
-  // toolsets (mcp/toolsets.ts): tools/list and tools/call see the selected tools only; resources read through
-  // the whole catalog
-  const tools = selectTools(catalog, selection);
+  // every handler is admitted by the connection's rights first (connectionRights.ts): the selected tools for
+  // tools/list and tools/call, a task method as the tool it stands for; resources read through the whole catalog
+  const serve = serveMethods(server, rights);
+  const tools = rights.tools;
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
-  server.setRequestHandler('tools/list', async () => ({
+  serve('tools/list', async () => ({
     tools: toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName),
   }));
 
-  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
-    const entry = tools.get(request.params.name); // toolsets
-    if (!entry) {
-      await auditRejection(call.services, {
-        requestId: call.requestId ?? newId('req'),
-        method: 'TOOL',
-        routePattern: '(unknown tool)',
-        statusCode: 404,
-        errorCode: 'not_found',
-        actor,
-      });
-      throw new RpcError(RPC_INVALID_PARAMS, unknownToolMessage(request.params.name, catalog, selection)); // toolsets
-    }
-    const clientCapabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[
-      CLIENT_CAPABILITIES_META_KEY
-    ];
+  serve('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
+    const entry = tools.get(request.params.name)!; // admitted: in the selection
+    const clientCapabilities = clientCapabilitiesOf(ctx);
     if (needsConfirmation(entry.proc, actor, clientCapabilities)) {
       // a destructive tool: the human confirms it first (confirm.ts); only an accepted retry runs it
       const asked = await confirm(entry.proc, request.params.arguments ?? {}, ctx, {
@@ -155,24 +135,26 @@ export function createMcpServer({
     return toCheckedToolResult(outcome);
   });
 
-  // the tasks extension (tasks.ts): a run started as a task, read and cancelled by the credential that started it
-  server.setRequestHandler('tasks/get', { params: TaskParams }, async (params, ctx) =>
-    getTask(params.taskId, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+  // the tasks extension (tasks.ts): a run started as a task, read and cancelled by the credential that started it,
+  // through the selected tools (admitted as the tool each stands for)
+  serve('tasks/get', { params: TaskParams }, async (params, ctx) =>
+    getTask(params.taskId, tools, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
   );
-  server.setRequestHandler('tasks/cancel', { params: TaskParams }, async (params, ctx) =>
-    cancelTask(params.taskId, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+  serve('tasks/cancel', { params: TaskParams }, async (params, ctx) =>
+    cancelTask(params.taskId, tools, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
   );
+  serve('tasks/update', { params: TaskParams }, async (params) => updateTask(params.taskId, call));
 
   // Resources: read through the same procedures and pipeline as the tools (resources.ts)
-  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: resourceTemplates() }));
-  server.setRequestHandler('resources/list', async (request, ctx) =>
+  serve('resources/templates/list', async () => ({ resourceTemplates: resourceTemplates() }));
+  serve('resources/list', async (request, ctx) =>
     listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor),
   );
-  server.setRequestHandler('resources/read', async (request, ctx) =>
+  serve('resources/read', async (request, ctx) =>
     readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
   );
   // completion/complete: the resource templates' ids, within the caller's rights (completions.ts)
-  server.setRequestHandler('completion/complete', async (request) => complete(request.params, call, onToolOutcome));
+  serve('completion/complete', async (request) => complete(request.params, call, onToolOutcome));
   return server;
 }
 

@@ -22,6 +22,7 @@ import { auditEndpointRejection } from './auditRejection.js';
 import type { Message } from './body.js';
 import { checkToolScopes } from './checkToolScopes.js';
 import { needsConfirmation } from './confirm.js';
+import { connectionRights } from './connectionRights.js';
 import { createMcpServer, type McpServerOptions } from './createMcpServer.js';
 import type { Entry } from './door.js';
 import { sendEnvelope, sendJsonRpcError } from './httpReplies.js';
@@ -119,7 +120,8 @@ export function createDispatch({ services, rateLimiter, catalog, listen }: Dispa
         return failedExchange(res, err, requestId);
       }
     }
-    const context: McpServerOptions = { catalog, actor, call, onToolOutcome, selection };
+    const rights = connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
+    const context: McpServerOptions = { catalog, actor, call, onToolOutcome, rights };
     // Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it
     const aborted = new AbortController();
     res.on('close', () => {

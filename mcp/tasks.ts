@@ -34,11 +34,22 @@ const sign = (secret: string, actor: AuthenticatedActor, body: string) =>
 export const taskIdOf = (secret: string, actor: AuthenticatedActor, roomId: string, runId: string): string =>
   `${roomId}.${runId}.${sign(secret, actor, `${roomId}.${runId}`)}`;
 
-function runOfTask(secret: string, actor: AuthenticatedActor, taskId: string): { roomId: string; runId: string } {
+/** The run a task id of this credential names, or null for any other id (another credential's, forged, malformed). */
+export function runOfTaskId(
+  secret: string,
+  actor: AuthenticatedActor,
+  taskId: string,
+): { roomId: string; runId: string } | null {
   const [roomId, runId, sig, extra] = taskId.split('.');
   if (!roomId || !runId || !sig || extra !== undefined || !safeEqual(sig, sign(secret, actor, `${roomId}.${runId}`)))
-    throw unknownTask();
+    return null;
   return { roomId, runId };
+}
+
+function runOfTask(secret: string, actor: AuthenticatedActor, taskId: string): { roomId: string; runId: string } {
+  const run = runOfTaskId(secret, actor, taskId);
+  if (!run) throw unknownTask();
+  return run;
 }
 
 const unknownTask = () => new RpcError(RPC_INVALID_PARAMS, 'Unknown task: no task of this credential has this taskId');
@@ -102,6 +113,12 @@ export async function getTask(
   onOutcome?.(outcome);
   if (!outcome.ok) throw taskError(outcome);
   return taskOf(taskId, outcome.data as RunView, toCheckedToolResult(outcome));
+}
+
+/** `tasks/update`: no task of svc waits for input, so an update of one of the credential's tasks has nothing to do. */
+export function updateTask(taskId: string, call: ToolCallOptions): never {
+  runOfTask(call.services.secret, call.actor!, taskId);
+  throw new RpcError(RPC_INVALID_PARAMS, 'This task asks for no input: an agent run never waits for the client');
 }
 
 /**

@@ -27,7 +27,7 @@ export async function connectMcp(t: TestServer, o: ConnectOptions = {}): Promise
 export async function postMcp(
   t: TestServer,
   body: unknown,
-  o: { token?: string; headers?: Record<string, string> } = {},
+  o: { token?: string; headers?: Record<string, string>; path?: string } = {},
 ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -36,7 +36,7 @@ export async function postMcp(
     ...o.headers,
   };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
-  const res = await t.fetch('/mcp', {
+  const res = await t.fetch(o.path ?? '/mcp', {
     method: 'POST',
     headers,
     body: typeof body === 'string' ? body : JSON.stringify(body),
