@@ -76,12 +76,25 @@ function single(name: string, s: Source): { value?: string } | SelectionError {
 /**
  * The selection of a request from its headers and query (`toolsets`, `readonly`). Absent: every tool. An
  * unknown toolset, an empty list or a read-only flag other than true/false is an error naming the valid
- * values, never an empty tool list.
+ * values, never an empty tool list. The query of /mcp carries the selection and nothing else: any other
+ * parameter (`readOnly`, `readonly[]`, `toolset`…) is an error too, since a selection spelled another way
+ * would otherwise be ignored and the connection left read-write with every tool.
  */
 export function parseToolSelection(
   headers: Record<string, string | string[] | undefined>,
   query: Record<string, unknown>,
 ): ToolSelection | SelectionError {
+  const params = [TOOLSETS_PARAM, READONLY_PARAM];
+  const unknownParam = Object.keys(query).find((k) => !params.includes(k));
+  if (unknownParam !== undefined) {
+    return {
+      error:
+        `Unknown query parameter ${JSON.stringify(unknownParam)}: /mcp takes only ${params.join(' and ')}, spelled so ` +
+        `(e.g. /mcp?${TOOLSETS_PARAM}=messages,tasks&${READONLY_PARAM}=true)`,
+      field: unknownParam,
+      valid: params,
+    };
+  }
   const sets = single(`${TOOLSETS_HEADER} / ?${TOOLSETS_PARAM}`, {
     header: headers[TOOLSETS_HEADER],
     query: query[TOOLSETS_PARAM],

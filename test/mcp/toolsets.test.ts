@@ -176,6 +176,44 @@ describe('MCP toolsets and read-only mode', () => {
     expect(anon.status).toBe(401);
   });
 
+  it('refuses a selection spelled another way with a 400, never a read-write connection with every tool', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    for (const q of [
+      'readOnly=true',
+      'readonly[]=true',
+      'READONLY=true',
+      'toolSets=me',
+      'toolset=me',
+      'read_only=true',
+      'toolsets[]=me',
+      'readonly=true&toolsets=me&extra=1',
+      '=',
+    ]) {
+      const r = await t.fetch(`/mcp?${q}`, {
+        method: 'POST',
+        body: JSON.stringify(list),
+        headers: {
+          authorization: `Bearer ${w.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+      });
+      expect(r.status, q).toBe(400);
+      expect(((await r.json()) as any).error, q).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/^Unknown query parameter ".*": \/mcp takes only toolsets and readonly/),
+      });
+    }
+    // the SDK client given such a URL fails to connect instead of working with every tool
+    await expect(connectAt(t, '/mcp?readOnly=true', { token: w.key })).rejects.toThrow(/Unknown query parameter/);
+    // the spelling the guide gives still works
+    await using c = await connectAt(t, '/mcp?toolsets=rooms&readonly=true', { token: w.key });
+    expect(await names(c)).toEqual(['get_room', 'list_room_members', 'list_rooms']);
+  });
+
   it('lets a browser-based client send the selection headers (CORS preflight)', async () => {
     await using t = await startTestServer({ env: { SVC_MCP_ALLOWED_ORIGINS: 'https://inspector.example.com' } });
     const r = await t.fetch('/mcp', {
