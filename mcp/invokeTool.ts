@@ -8,7 +8,16 @@ import type { ResponseState } from '../src/procedures/context.js';
 import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
 import { explainValidation } from '../src/procedures/validationHint.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
-import { FIELDS_ARGUMENT, listFieldsOf, parseFields, userIdsOf, userNames, type TextView } from './toolText.js';
+import { visibleUserNames } from '../src/domain/access.js';
+import {
+  FIELDS_ARGUMENT,
+  listFieldsOf,
+  parseFields,
+  shapeOf,
+  userIdsOf,
+  type Shape,
+  type TextView,
+} from './toolText.js';
 
 /** What a tool call knows of the HTTP request that carried it. */
 export interface ToolCallOptions {
@@ -52,7 +61,13 @@ export async function invokeTool(
       data,
       requestId: ctx.requestId,
       out: ctx.out,
-      view: { args: input, fields, omits: proc.meta.tool.textOmits, names: await namesIn(data, o) },
+      view: {
+        args: input,
+        fields,
+        omits: proc.meta.tool.textOmits,
+        shape: shapeOf(proc.output),
+        names: await namesIn(data, shapeOf(proc.output), o),
+      },
     };
   } catch (err) {
     const error = explainValidation(toDomainError(err), proc);
@@ -62,12 +77,15 @@ export async function invokeTool(
   }
 }
 
-/** The names of the users an output names, for its text; a failed lookup leaves the ids alone (the call succeeded). */
-async function namesIn(data: unknown, o: ToolCallOptions): Promise<Map<string, string>> {
-  const ids = userIdsOf(data);
-  if (!ids.size) return new Map();
+/**
+ * The names of the users an output's declared fields name, those the caller can see, for its text; a failed lookup
+ * leaves the ids alone (the call succeeded).
+ */
+async function namesIn(data: unknown, shape: Shape, o: ToolCallOptions): Promise<Map<string, string>> {
+  const ids = userIdsOf(data, shape);
+  if (!ids.size || !o.actor) return new Map();
   try {
-    return await userNames(o.services, ids);
+    return await visibleUserNames(o.services.ds.manager, o.actor, ids);
   } catch (err) {
     o.services.log.warn({ err }, 'user names for a tool result failed');
     return new Map();

@@ -1,8 +1,5 @@
-import { In } from 'typeorm';
 import { z } from 'zod';
-import { User } from '../db/entities/index.js';
 import { DomainError } from '../src/domain/errors.js';
-import type { Services } from '../src/domain/services.js';
 import type { ProcedureInfo } from '../src/procedures/index.js';
 
 /**
@@ -70,43 +67,64 @@ export function parseFields(raw: unknown, valid: readonly string[]): string[] | 
   return [...new Set(names)];
 }
 
-/** User ids named by `…Id` fields anywhere in an output (authors, assignees, creators…). */
-export function userIdsOf(v: unknown, into = new Set<string>()): Set<string> {
-  if (Array.isArray(v)) for (const x of v) userIdsOf(x, into);
+/**
+ * What of an output the text may rewrite, read from its schema: the fields it declares (an object's, an array's
+ * items), down to their values. A free-form value (`z.unknown()`, a record, anything not declared field by field:
+ * an agent run's `output`) is shown as it is, never rewritten: whoever wrote it chose what it says, and a user id
+ * in it is not a claim of svc's.
+ */
+export type Shape = { fields: Record<string, Shape> } | { items: Shape } | 'value' | 'free';
+
+const shapes = new WeakMap<object, Shape>();
+
+export function shapeOf(schema: unknown): Shape {
+  if (!(schema instanceof z.ZodType)) return 'free';
+  const cached = shapes.get(schema);
+  if (cached) return cached;
+  let shape: Shape;
+  if (
+    schema instanceof z.ZodOptional ||
+    schema instanceof z.ZodNullable ||
+    schema instanceof z.ZodDefault ||
+    schema instanceof z.ZodReadonly
+  )
+    shape = shapeOf(schema.unwrap());
+  else if (schema instanceof z.ZodObject)
+    shape = { fields: Object.fromEntries(Object.entries(schema.shape).map(([k, v]) => [k, shapeOf(v)])) };
+  else if (schema instanceof z.ZodArray) shape = { items: shapeOf(schema.element) };
+  else if (
+    schema instanceof z.ZodString ||
+    schema instanceof z.ZodNumber ||
+    schema instanceof z.ZodBoolean ||
+    schema instanceof z.ZodEnum ||
+    schema instanceof z.ZodLiteral ||
+    schema instanceof z.ZodNull
+  )
+    shape = 'value';
+  else shape = 'free';
+  shapes.set(schema, shape);
+  return shape;
+}
+
+const fieldShape = (shape: Shape | undefined, key: string): Shape =>
+  shape && typeof shape === 'object' && 'fields' in shape ? (shape.fields[key] ?? 'free') : 'free';
+const itemShape = (shape: Shape | undefined): Shape =>
+  shape && typeof shape === 'object' && 'items' in shape ? shape.items : 'free';
+/** A declared field naming a user: its text column drops the `Id` and shows the user's name. */
+const namesUser = (shape: Shape | undefined, key: string, value: unknown) =>
+  fieldShape(shape, key) === 'value' && isUserField(key, value);
+
+/** User ids named by declared `…Id` fields anywhere in an output (authors, assignees, creators…). */
+export function userIdsOf(v: unknown, shape: Shape, into = new Set<string>()): Set<string> {
+  if (shape === 'free' || shape === 'value') return into;
+  if (Array.isArray(v)) for (const x of v) userIdsOf(x, itemShape(shape), into);
   else if (isObject(v)) {
     for (const [k, x] of Object.entries(v)) {
-      if (isUserField(k, x)) into.add(x as string);
-      else if (x && typeof x === 'object') userIdsOf(x, into);
+      if (namesUser(shape, k, x)) into.add(x as string);
+      else if (x && typeof x === 'object') userIdsOf(x, fieldShape(shape, k), into);
     }
   }
   return into;
-}
-
-// Names change rarely, and a text naming someone by the name they had a minute ago is still right about
-// the id next to it; a short-lived cache spares each list call a query.
-const NAME_TTL_MS = 60_000;
-const NAME_CACHE_MAX = 10_000;
-const nameCache = new Map<string, { name: string; until: number }>();
-
-/** The names of these users (one query for those not cached). A user gone since has no name: the id stands. */
-export async function userNames(services: Services, ids: Set<string>): Promise<Map<string, string>> {
-  const names = new Map<string, string>();
-  const now = Date.now();
-  const missing: string[] = [];
-  for (const id of ids) {
-    const hit = nameCache.get(id);
-    if (hit && hit.until > now) names.set(id, hit.name);
-    else missing.push(id);
-  }
-  if (missing.length) {
-    const rows = await services.ds.manager.find(User, { where: { id: In(missing) }, select: { id: true, name: true } });
-    if (nameCache.size + rows.length > NAME_CACHE_MAX) nameCache.clear();
-    for (const r of rows) {
-      names.set(r.id, r.name);
-      nameCache.set(r.id, { name: r.name, until: now + NAME_TTL_MS });
-    }
-  }
-  return names;
 }
 
 /** What the text of one result is made from besides the output. */
@@ -119,36 +137,42 @@ export interface TextView {
    * Item fields the text leaves out unless `fields` names them (the procedure's `tool.textOmits`); the text says so.
    */
   omits?: readonly string[];
-  /** User id → name. */
+  /** User id → name, for the users the caller can see (`visibleUserNames`). */
   names: ReadonlyMap<string, string>;
+  /** What of the output its schema declares (`shapeOf`): only declared fields are rewritten. */
+  shape: Shape;
 }
 
 /**
  * A cell or a value: strings as they are unless they would blur the line (then JSON), nested values as compact
  * JSON without what their row already says (`row`: a search hit's roomId and createdAt).
  */
-function cell(v: unknown, view: TextView, row: Record<string, unknown> = {}): string {
+function cell(v: unknown, view: TextView, shape: Shape, row: Record<string, unknown> = {}): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return /^$|^[\s"]|\s$|[|\n\r\u2028\u2029]/.test(v) ? JSON.stringify(v) : v;
-  if (typeof v === 'object') return JSON.stringify(compactValue(v, view, row));
+  if (typeof v === 'object') return JSON.stringify(compactValue(v, view, shape, row));
   return String(v);
 }
 
 /** An instant as stored: ISO 8601 UTC with milliseconds. */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-/** A nested value without nulls, empty strings and defaults, user ids as `Name (usr_…)`. */
-function compactValue(v: unknown, view: TextView, known: Record<string, unknown> = {}): unknown {
-  if (Array.isArray(v)) return v.map((x) => compactValue(x, view));
+/**
+ * A nested value without nulls, empty strings and defaults, user ids of declared fields as `Name (usr_…)`; a
+ * free-form value as it is.
+ */
+function compactValue(v: unknown, view: TextView, shape: Shape, known: Record<string, unknown> = {}): unknown {
+  if (shape === 'free') return v;
+  if (Array.isArray(v)) return v.map((x) => compactValue(x, view, itemShape(shape)));
   if (!isObject(v)) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     if (x === null || x === undefined || x === '' || DEFAULTS[k] === x || (k in known && known[k] === x)) continue;
     if (k === 'updatedAt' && x === v.createdAt) continue;
-    if (isUserField(k, x)) {
+    if (namesUser(shape, k, x)) {
       const name = view.names.get(x as string);
       out[userColumn(k)] = name ? `${name} (${x as string})` : x;
-    } else out[k] = compactValue(x, view);
+    } else out[k] = compactValue(x, view, fieldShape(shape, k));
   }
   return out;
 }
@@ -179,6 +203,8 @@ function legendOf(ids: Set<string>, names: ReadonlyMap<string, string>): { label
  */
 function listText(list: { data: Record<string, unknown>[]; nextCursor: string | null }, view: TextView): string {
   const rows = list.data;
+  const rowShape = itemShape(fieldShape(view.shape, 'data'));
+  const isUserColumn = (k: string, v: unknown) => namesUser(rowShape, k, v);
   const header = [`${rows.length} item${rows.length === 1 ? '' : 's'}`];
   header.push(list.nextCursor ? `truncated: more with cursor=${list.nextCursor}` : 'last page');
   if (!rows.length) return header.join('; ');
@@ -200,8 +226,8 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
       if (values.every((v) => v === null)) continue;
       if (k in view.args && values.every((v) => v === view.args[k])) continue; // the caller asked for it
     }
-    for (const v of values) if (isUserField(k, v)) userIds.add(v as string);
-    for (const v of values) if (v && typeof v === 'object') userIdsOf(v, userIds);
+    for (const v of values) if (isUserColumn(k, v)) userIds.add(v as string);
+    for (const v of values) if (v && typeof v === 'object') userIdsOf(v, fieldShape(rowShape, k), userIds);
     if (!view.fields && rows.length > 1 && values.every((v) => v === values[0]) && typeof values[0] !== 'object') {
       shared.push(k);
       continue;
@@ -219,19 +245,19 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
       day.set(k, d);
   }
   const show = (k: string, v: unknown) => {
-    if (isUserField(k, v)) return label.get(v as string) ?? (v as string);
+    if (isUserColumn(k, v)) return label.get(v as string) ?? (v as string);
     if (day.has(k) && typeof v === 'string') return v.slice(11);
-    return cell(v, view, rowOf.get(v as object));
+    return cell(v, view, fieldShape(rowShape, k), rowOf.get(v as object));
   };
   const rowOf = new WeakMap<object, Record<string, unknown>>();
   for (const r of rows) for (const v of Object.values(r)) if (v && typeof v === 'object') rowOf.set(v, r);
   const head = (k: string) => {
-    const name = rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k;
+    const name = rows.some((r) => isUserColumn(k, r[k])) ? userColumn(k) : k;
     return day.has(k) ? `${name} on ${day.get(k)}` : name;
   };
   if (shared.length)
     header.push(
-      `all rows: ${shared.map((k) => `${rows.some((r) => isUserField(k, r[k])) ? userColumn(k) : k}=${isUserField(k, value(rows[0], k)) ? show(k, value(rows[0], k)) : cell(value(rows[0], k), view)}`).join(', ')}`,
+      `all rows: ${shared.map((k) => `${rows.some((r) => isUserColumn(k, r[k])) ? userColumn(k) : k}=${isUserColumn(k, value(rows[0], k)) ? show(k, value(rows[0], k)) : cell(value(rows[0], k), view, fieldShape(rowShape, k))}`).join(', ')}`,
     );
   if (omitted.length) header.push(`not shown: ${omitted.join(', ')} (ask with fields)`);
   const lines = [header.join('; ')];
@@ -246,6 +272,8 @@ function listText(list: { data: Record<string, unknown>[]; nextCursor: string | 
  * longer than the JSON of the output itself (`json`), which it falls back to.
  */
 export function resultText(data: Record<string, unknown>, json: string, view: TextView): string {
-  const text = isListOutput(data) ? listText(data, view) : JSON.stringify(compactValue(data, view, view.args));
+  const text = isListOutput(data)
+    ? listText(data, view)
+    : JSON.stringify(compactValue(data, view, view.shape, view.args));
   return text.length <= json.length ? text : json;
 }

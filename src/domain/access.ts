@@ -165,3 +165,43 @@ export async function readableRoomsByPrefix(
     )
   ).rows;
 }
+
+/** Ids looked up in one statement at most (a page of results names far fewer users). */
+const NAMES_PER_QUERY = 500;
+
+/**
+ * The names of those of `ids` the actor can see, the one lookup of user names for texts (MCP results): the actor
+ * itself, the members of the rooms it can read (`readableRoomsWhere`: a room-restricted actor, its room only),
+ * and, acting in an organization it still belongs to and not restricted to a room, that organization's members.
+ * Anyone else (a user of another organization, an id that is no user) has no name here: the id stands.
+ */
+export async function visibleUserNames(
+  m: EntityManager,
+  actor: Actor,
+  ids: Iterable<string>,
+): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids)];
+  const names = new Map<string, string>();
+  if (!wanted.length) return names;
+  const rooms = await readableRoomsWhere(m, actor);
+  let seen =
+    'u."id" = ? OR u."id" IN (SELECT rm."userId" FROM "room_members" rm WHERE rm."roomId" IN ' +
+    `(SELECT r."id" FROM "rooms" r WHERE ${rooms.where}))`;
+  const params: unknown[] = [actor.userId, ...rooms.params];
+  if (actor.organizationId && actor.roomId === undefined) {
+    seen +=
+      ' OR u."id" IN (SELECT ms."userId" FROM "memberships" ms WHERE ms."organizationId" = ? AND EXISTS ' +
+      '(SELECT 1 FROM "memberships" me WHERE me."organizationId" = ? AND me."userId" = ?))';
+    params.push(actor.organizationId, actor.organizationId, actor.userId);
+  }
+  for (let i = 0; i < wanted.length; i += NAMES_PER_QUERY) {
+    const chunk = wanted.slice(i, i + NAMES_PER_QUERY);
+    const rows = await sql<{ id: string; name: string }>(
+      m,
+      `SELECT u."id", u."name" FROM "users" u WHERE u."id" IN (${chunk.map(() => '?').join(', ')}) AND (${seen})`,
+      [...chunk, ...params],
+    );
+    for (const r of rows.rows) names.set(r.id, r.name);
+  }
+  return names;
+}
