@@ -13,7 +13,8 @@ import { recordAudit } from '../src/auth/audit.js';
 import type { Actor } from '../src/domain/actor.js';
 import { readableRoomsWhere, requireRoom } from '../src/domain/access.js';
 import type { Services } from '../src/domain/services.js';
-import { streamLeases } from '../src/domain/streamLeases.js';
+import { rightsStamps, type RightsHolder } from '../src/domain/rightsStamps.js';
+import { streamLeases, type StreamCaps } from '../src/domain/streamLeases.js';
 import { auditRow } from '../src/http/auditRow.js';
 import {
   ACCEL_BUFFERING_HEADER,
@@ -33,8 +34,14 @@ export const LISTEN_METHOD = 'subscriptions/listen';
 
 /** An idle stream's keep-alive comment, so that proxies and clients do not take it for a dead connection. */
 export const KEEPALIVE_MS = 15_000;
-/** How often an open stream's credential and rooms are checked again (revocation, expiry, membership). */
-export const RECHECK_MS = 1_000;
+/**
+ * How often the rights every open stream rests on are read, together (rightsStamps: its credential revoked or
+ * expired, the person's role and rooms, a delegated token's run): a stream whose rights changed checks them again
+ * in full, at once. A room event (a member added, a room created) makes the streams it concerns check too.
+ */
+export const WATCH_MS = 1_000;
+/** Each stream also checks its rights in full this often, whatever the watch saw: the backstop. */
+export const RIGHTS_BACKSTOP_MS = 60_000;
 /** A client that reads this far behind is dropped rather than buffered for without end. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /**
@@ -80,7 +87,14 @@ export interface ListenHub {
 export function createListenHub({ services, catalog }: { services: Services; catalog: ToolCatalog }): ListenHub {
   const feed = createEventFeed(services);
   const leases = streamLeases(services, LEASE_TTL_MS);
+  const caps: StreamCaps = {
+    credential: services.config.mcpMaxStreams,
+    user: services.config.mcpMaxStreamsPerUser,
+    organization: services.config.mcpMaxStreamsPerOrganization,
+  };
+  const CAP_NAMES = { credential: 'a credential', user: 'a person', organization: 'an organization' } as const;
   const byCredential = new Map<string, Set<Stream>>();
+  const watch = createRightsWatch(services);
   let open = 0;
   let closing = false;
   const auditing = new Set<Promise<void>>();
@@ -119,12 +133,15 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     // the slot is taken before anything is awaited, so that concurrent requests cannot pass the cap together
     const credential = `${actor.credential.method}:${actor.credential.id}`;
     const mine = byCredential.get(credential) ?? new Set<Stream>();
-    const max = services.config.mcpMaxStreams;
-    const atCap = () =>
-      refuse(429, 'rate_limited', RPC_INTERNAL_ERROR, `Subscription limit reached: ${max} open streams a credential`, {
-        maxStreams: max,
-      });
-    if (mine.size >= max) return atCap();
+    const atCap = (per: keyof StreamCaps) =>
+      refuse(
+        429,
+        'rate_limited',
+        RPC_INTERNAL_ERROR,
+        `Subscription limit reached: ${caps[per]} open streams ${CAP_NAMES[per]}`,
+        { maxStreams: caps[per], per },
+      );
+    if (mine.size >= caps.credential) return atCap('credential');
     const slot: Stream = { end: () => undefined };
     mine.add(slot);
     byCredential.set(credential, mine);
@@ -136,7 +153,10 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     const wanted = parsed.data.notifications;
     const uris = [...new Set(wanted.resourceSubscriptions ?? [])];
     let refusal: Awaited<ReturnType<typeof checkUris>>;
+    // what the rights rest on before they are checked: any change after this is seen by the watch
+    let baseline: string;
     try {
+      [baseline] = await rightsStamps(services.ds, services.now(), [actor]);
       refusal = await checkUris(actor, uris);
     } catch (err) {
       release(slot);
@@ -151,18 +171,18 @@ export function createListenHub({ services, catalog }: { services: Services; cat
       return refuse(refusal.status, refusal.code, RPC_INVALID_PARAMS, refusal.message, { uri: refusal.uri });
     }
     // the cap across processes: this process's slot above keeps its own requests from racing each other
-    let lease: string | null;
+    let lease: Awaited<ReturnType<typeof leases.take>>;
     try {
-      lease = await leases.take(credential, max);
+      lease = await leases.take({ credential, userId: actor.userId, organizationId: actor.organizationId }, caps);
     } catch (err) {
       release(slot);
       throw err;
     }
-    if (!lease) {
+    if ('refused' in lease) {
       release(slot);
-      return atCap();
+      return atCap(lease.refused);
     }
-    const leaseId = lease;
+    const leaseId = lease.id;
     const honored: SubscriptionFilter = {};
     if (wanted.resourcesListChanged === true) honored.resourcesListChanged = true;
     if (uris.length) honored.resourceSubscriptions = uris;
@@ -181,6 +201,7 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     let ended = false;
     const timers: NodeJS.Timeout[] = [];
     let unsubscribe = () => undefined as void;
+    let unwatch = () => undefined as void;
     const frame = (message: object) => {
       if (ended || res.destroyed || !res.headersSent) return;
       res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
@@ -201,6 +222,7 @@ export function createListenHub({ services, catalog }: { services: Services; cat
         ended = true;
         for (const t of timers) clearInterval(t);
         unsubscribe();
+        unwatch();
         release(stream);
         open--;
         const dropped = leases
@@ -261,12 +283,16 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     onEvents = (events) => {
       let roomsChanged = false;
       for (const e of events) {
-        if (e.type.startsWith('room.')) roomsChanged = true;
+        if (e.type.startsWith('room.') && (honored.resourcesListChanged || rooms.includes(e.roomId)))
+          roomsChanged = true;
         if (!listening) continue;
         for (const uri of changedBy(e)) if (subscribed.has(uri)) notify('notifications/resources/updated', { uri });
       }
-      if (roomsChanged && honored.resourcesListChanged) checkRights().catch(() => undefined);
+      if (roomsChanged) checkRights().catch(() => undefined);
     };
+    unwatch = watch.add(actor, baseline, () => {
+      checkRights().catch(() => undefined);
+    });
     const keepAlive = () => {
       if (!ended && !res.destroyed) res.write(': keepalive\n\n');
     };
@@ -274,7 +300,7 @@ export function createListenHub({ services, catalog }: { services: Services; cat
       setInterval(keepAlive, KEEPALIVE_MS),
       setInterval(() => {
         checkRights().catch(() => undefined);
-      }, RECHECK_MS),
+      }, RIGHTS_BACKSTOP_MS),
       setInterval(() => {
         leases
           .renew(leaseId)
@@ -365,6 +391,63 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     },
     get openCount() {
       return open;
+    },
+  };
+}
+
+interface Watched {
+  holder: RightsHolder;
+  stamp: string;
+  changed: () => void;
+}
+
+/**
+ * One reader, per process, of what every open stream's rights rest on (rightsStamps), every WATCH_MS while a stream
+ * is open: a few statements a second for all streams together, and a stream is told only when its own changed.
+ */
+function createRightsWatch(services: Services) {
+  const watched = new Set<Watched>();
+  let timer: NodeJS.Timeout | undefined;
+  let reading = false;
+  const read = async () => {
+    if (reading || !watched.size) return;
+    reading = true;
+    try {
+      const list = [...watched];
+      const stamps = await rightsStamps(
+        services.ds,
+        services.now(),
+        list.map((w) => w.holder),
+      );
+      list.forEach((w, i) => {
+        if (w.stamp === stamps[i]) return;
+        w.stamp = stamps[i];
+        if (watched.has(w)) w.changed();
+      });
+    } catch (err) {
+      services.log.warn({ err }, 'reading the rights of mcp subscriptions failed');
+    } finally {
+      reading = false;
+    }
+  };
+  return {
+    /** Watches a stream's rights from `stamp` (read before they were checked); returns how to stop. */
+    add(holder: RightsHolder, stamp: string, changed: () => void): () => void {
+      const w: Watched = { holder, stamp, changed };
+      watched.add(w);
+      if (!timer) {
+        timer = setInterval(() => {
+          read().catch(() => undefined);
+        }, WATCH_MS);
+        timer.unref();
+      }
+      return () => {
+        watched.delete(w);
+        if (!watched.size && timer) {
+          clearInterval(timer);
+          timer = undefined;
+        }
+      };
     },
   };
 }

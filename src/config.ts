@@ -114,6 +114,8 @@ const EnvSchema = z.object({
       },
     ),
   SVC_MCP_MAX_STREAMS: intFrom('SVC_MCP_MAX_STREAMS', 8, 1),
+  SVC_MCP_MAX_STREAMS_PER_USER: intFrom('SVC_MCP_MAX_STREAMS_PER_USER', 16, 1),
+  SVC_MCP_MAX_STREAMS_PER_ORG: intFrom('SVC_MCP_MAX_STREAMS_PER_ORG', 500, 1),
   SVC_WORKER: z.enum(['on', 'off']).optional().default('on'),
   SVC_AGENT_RUN_DEADLINE_MS: intFrom('SVC_AGENT_RUN_DEADLINE_MS', 15 * 60_000, 1000),
   SVC_AGENT_LEASE_MS: intFrom('SVC_AGENT_LEASE_MS', 90_000, 1000),
@@ -200,8 +202,12 @@ export interface Config {
   maxPendingBodies: number;
   /** Browser origins besides BASE_URL's that may call /mcp (SVC_MCP_ALLOWED_ORIGINS; MCP DNS-rebinding check). */
   mcpAllowedOrigins: string[];
-  /** Open MCP `subscriptions/listen` streams one credential may hold in one process (SVC_MCP_MAX_STREAMS). */
+  /** Open MCP `subscriptions/listen` streams one credential may hold, over every process (SVC_MCP_MAX_STREAMS). */
   mcpMaxStreams: number;
+  /** … one person, whichever credentials they use (SVC_MCP_MAX_STREAMS_PER_USER). */
+  mcpMaxStreamsPerUser: number;
+  /** … one organization, whoever holds them (SVC_MCP_MAX_STREAMS_PER_ORG). */
+  mcpMaxStreamsPerOrganization: number;
   worker: boolean;
   /**
    * An agent run not finished this long after its creation fails; its delegated token expires then
@@ -269,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean)
       .map((o) => new URL(o).origin),
     mcpMaxStreams: e.SVC_MCP_MAX_STREAMS,
+    mcpMaxStreamsPerUser: e.SVC_MCP_MAX_STREAMS_PER_USER,
+    mcpMaxStreamsPerOrganization: e.SVC_MCP_MAX_STREAMS_PER_ORG,
     worker: e.SVC_WORKER === 'on',
     agentRunDeadlineMs: e.SVC_AGENT_RUN_DEADLINE_MS,
     agentLeaseMs: e.SVC_AGENT_LEASE_MS,

@@ -11,6 +11,7 @@ import { AgentRuns1764000008000 } from './1764000008000-AgentRuns.js';
 import { OrderedListIndexes1764000009000 } from './1764000009000-OrderedListIndexes.js';
 import { WebhookFiltersThrottle1764000010700 } from './1764000010700-WebhookFiltersThrottle.js';
 import { McpStreamLeases1764000011000 } from './1764000011000-McpStreamLeases.js';
+import { McpStreamLeaseOwners1764000011500 } from './1764000011500-McpStreamLeaseOwners.js';
 
 /** Every migration, in order. Later areas append theirs. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   OrderedListIndexes1764000009000,
   WebhookFiltersThrottle1764000010700,
   McpStreamLeases1764000011000,
+  McpStreamLeaseOwners1764000011500,
 ];
