@@ -1,36 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { inTransaction } from '../../db/transaction.js';
-import { audienceOf } from '../../src/http/surfaces.js';
-import { createClient } from '../../src/oauth/clientRegistry.js';
-import { createGrant, issueTokens } from '../../src/oauth/tokenStore.js';
 import { createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { addConnector, getRun, INVOKER_SCOPES, invokerKey } from '../agents/helpers.js';
 import { startReceiver } from '../webhooks/helpers.js';
 import { ENVELOPE_2026, post2026, postMcp } from './mcpClient.js';
+import { personToken } from './personToken.js';
 
 type World = Awaited<ReturnType<typeof createWorld>>;
 const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
-
-/** A person's OAuth access token for /mcp (what a desktop client holds after consent). */
-async function personToken(t: TestServer, w: World): Promise<string> {
-  const s = t.rt.services;
-  return inTransaction(s, async (m) => {
-    const { client } = await createClient(m, s.now(), {
-      name: 'Desk',
-      redirectUris: ['http://127.0.0.1:7777/cb'],
-      type: 'public',
-    });
-    const grant = await createGrant(m, s.now(), {
-      clientId: client.id,
-      userId: w.owner.id,
-      organizationId: w.orgId,
-      scopes: INVOKER_SCOPES,
-      resource: audienceOf(s.config.baseUrl, 'mcp'),
-    });
-    return (await issueTokens(m, s.now(), grant)).accessToken;
-  });
-}
 
 /** A run started as a task by `token` (a 2026-07-28 client declaring the tasks extension): its task id. */
 async function startTask(t: TestServer, token: string, w: World, connectorId: string): Promise<string> {
@@ -121,7 +98,7 @@ describe('MCP task methods pass the rules of the tool they stand for', () => {
     const w = await createWorld(t.rt);
     await using rx = await startReceiver();
     const connector = await addConnector(t.rt, w.orgId, rx.url);
-    const token = await personToken(t, w);
+    const { token } = await personToken(t, w, INVOKER_SCOPES);
     const key = await invokerKey(t.rt, w);
     const taskId = await startTask(t, token, w, connector.id);
     const [roomId, runId] = taskId.split('.');
