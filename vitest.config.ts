@@ -42,6 +42,7 @@ export const slowTier = [
   'test/robustness/*Fuzz.test.ts',
   'test/oauth/*Fuzz.test.ts',
   'test/mcp/conformance.test.ts',
+  'test/mcp/conformanceTasks.slow.test.ts',
   'test/rest/openapiLint.test.ts',
 ];
 
