@@ -60,7 +60,7 @@ export function createDispatch({ services, rateLimiter, catalog, listen }: Dispa
   );
 
   return async (res, entry, { body, mcpHeaders, sse, plain, route, calls }) => {
-    const { requestId, credentials, actor, clientIp, tools, selection, headers } = entry;
+    const { requestId, credentials, actor, clientIp, selection, headers } = entry;
     const call: ToolCallOptions = {
       services,
       rateLimiter,
@@ -69,6 +69,9 @@ export function createDispatch({ services, rateLimiter, catalog, listen }: Dispa
       clientIp,
       requestId: calls.length === 1 ? requestId : undefined,
     };
+    // what this connection may call, for every leg below (connectionRights.ts)
+    const rights = connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
+    const tools = rights.tools;
     // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
     const checked =
       route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
@@ -86,7 +89,7 @@ export function createDispatch({ services, rateLimiter, catalog, listen }: Dispa
       mcpHeaders.protocolVersionHeader === MODERN_REVISION &&
       hasStandardHeaders(mcpHeaders, route.message)
     )
-      return listen.serve(res, entry, route.message);
+      return listen.serve(res, entry, route.message, rights);
 
     headers[REQUEST_ID_HEADER] = requestId;
     const onToolOutcome = (out: ResponseState) => {
@@ -120,7 +123,6 @@ export function createDispatch({ services, rateLimiter, catalog, listen }: Dispa
         return failedExchange(res, err, requestId);
       }
     }
-    const rights = connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
     const context: McpServerOptions = { catalog, actor, call, onToolOutcome, rights };
     // Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it
     const aborted = new AbortController();

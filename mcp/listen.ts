@@ -1,4 +1,5 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   SERVER_INFO_META_KEY,
   SUBSCRIPTION_ID_META_KEY,
   type RequestId,
@@ -27,7 +28,8 @@ import { SERVER_INFO } from './createMcpServer.js';
 import type { Entry } from './door.js';
 import { sendJsonRpcError } from './httpReplies.js';
 import { changedBy, resourceOf } from './resources.js';
-import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS } from './rpcError.js';
+import type { ConnectionRights } from './connectionRights.js';
+import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
 import type { ToolCatalog } from './toolCatalog.js';
 
 export const LISTEN_METHOD = 'subscriptions/listen';
@@ -70,8 +72,16 @@ interface Stream {
 }
 
 export interface ListenHub {
-  /** Answers a `subscriptions/listen` request that passed the door: the stream, or a JSON-RPC error. */
-  serve(res: Response, entry: Entry, request: { id: RequestId; params?: unknown }): Promise<void>;
+  /**
+   * Answers a `subscriptions/listen` request that passed the door: the stream, or a JSON-RPC error. `rights`
+   * admits it first, as every method (connectionRights.ts).
+   */
+  serve(
+    res: Response,
+    entry: Entry,
+    request: { id: RequestId; params?: unknown },
+    rights: ConnectionRights,
+  ): Promise<void>;
   /** Ends every open stream with the graceful result (shutdown), refuses new ones, and waits for their audit rows. */
   closeAll(): Promise<void>;
   readonly openCount: number;
@@ -119,7 +129,12 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     return p;
   };
 
-  async function serve(res: Response, entry: Entry, request: { id: RequestId; params?: unknown }): Promise<void> {
+  async function serve(
+    res: Response,
+    entry: Entry,
+    request: { id: RequestId; params?: unknown },
+    rights: ConnectionRights,
+  ): Promise<void> {
     const { requestId, actor } = entry;
     const refuse = async (statusCode: number, errorCode: string, code: number, message: string, data?: unknown) => {
       await audit(entry, actor, statusCode, errorCode);
@@ -128,6 +143,13 @@ export function createListenHub({ services, catalog }: { services: Services; cat
     const parsed = ListenParams.safeParse(request.params);
     if (!parsed.success)
       return refuse(400, 'validation_error', RPC_INVALID_PARAMS, "Invalid params: 'notifications' must be a filter");
+    try {
+      const params = request.params as { _meta?: Record<string, unknown> } & Record<string, unknown>;
+      await rights.admit(LISTEN_METHOD, params, params._meta?.[CLIENT_CAPABILITIES_META_KEY]);
+    } catch (err) {
+      if (!(err instanceof RpcError)) throw err;
+      return refuse(403, 'forbidden', err.code, err.message, err.data);
+    }
     if (closing) return refuse(503, 'service_unavailable', RPC_INTERNAL_ERROR, 'The server is shutting down');
 
     // the slot is taken before anything is awaited, so that concurrent requests cannot pass the cap together
