@@ -1,4 +1,8 @@
+import { Server } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
+import { connectionRights, METHOD_RULES, serveMethods } from '../../mcp/connectionRights.js';
+import { buildToolCatalog } from '../../mcp/toolCatalog.js';
+import { authenticate } from '../../src/auth/authenticate.js';
 import { createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { addConnector, getRun, INVOKER_SCOPES, invokerKey } from '../agents/helpers.js';
 import { startReceiver } from '../webhooks/helpers.js';
@@ -158,5 +162,36 @@ describe('MCP task methods from a client that did not declare the tasks extensio
       code: -32602,
       message: expect.stringMatching(/asks for no input/),
     });
+  });
+});
+
+describe('one place decides what a connection may call', () => {
+  it('refuses to register a handler for a method without a rule, and admits every request by its rule', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const rights = connectionRights({
+      services: t.rt.services,
+      catalog: buildToolCatalog(),
+      selection: { toolsets: null, readOnly: true },
+      actor: await authenticate(t.rt.services, { authorization: `Bearer ${w.key}` }),
+    });
+    const serve = serveMethods(new Server({ name: 'x', version: '1' }, { capabilities: { tools: {} } }), rights);
+    expect(() => (serve as (...a: unknown[]) => unknown)('tasks/list', async () => ({}))).toThrow(
+      /tasks\/list has no rule in METHOD_RULES/,
+    );
+    expect(Object.keys(METHOD_RULES)).toEqual(
+      expect.arrayContaining([
+        'tools/call',
+        'tasks/get',
+        'tasks/cancel',
+        'completion/complete',
+        'subscriptions/listen',
+      ]),
+    );
+    // a read-only connection: a write tool is refused by the rule of tools/call, a read admitted
+    await expect(rights.admit('tools/call', { name: 'create_message' }, {})).rejects.toThrow(/read-only/);
+    await expect(rights.admit('tools/call', { name: 'list_messages' }, {})).resolves.toBeUndefined();
+    await expect(rights.admit('tasks/cancel', { taskId: 'x' }, TASKS)).rejects.toThrow(/read-only/);
+    await expect(rights.admit('resources/read', { uri: 'svc://rooms/x' }, {})).resolves.toBeUndefined();
   });
 });
