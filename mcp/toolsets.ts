@@ -58,6 +58,9 @@ export function toolsetOf(meta: ProcedureMeta): string {
 
 type Source = { header?: string | string[]; query?: unknown };
 
+/** The selection headers' names with everything but letters left out: what another spelling of them comes to. */
+const NEAR_HEADERS = ['xmcptoolsets', 'xmcptoolset', 'xmcpreadonly'];
+
 /** One value from a header or a query parameter; a repeated one is an error (which one would win is a guess). */
 function single(name: string, s: Source): { value?: string } | SelectionError {
   const values = [s.header, s.query].flatMap((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
@@ -93,6 +96,17 @@ export function parseToolSelection(
         `(e.g. /mcp?${TOOLSETS_PARAM}=messages,tasks&${READONLY_PARAM}=true)`,
       field: unknownParam,
       valid: params,
+    };
+  }
+  // a header is matched whatever its case; one spelled another way (X-MCP-Read-Only, X-MCP-Toolset) is refused
+  const misspelt = Object.keys(headers).find(
+    (h) => h !== TOOLSETS_HEADER && h !== READONLY_HEADER && NEAR_HEADERS.includes(h.replace(/[^a-z]/g, '')),
+  );
+  if (misspelt !== undefined) {
+    return {
+      error: `Unknown header ${misspelt}: the selection headers are ${MCP_TOOLSETS_HEADER} and ${MCP_READONLY_HEADER}`,
+      field: misspelt,
+      valid: [MCP_TOOLSETS_HEADER, MCP_READONLY_HEADER],
     };
   }
   const sets = single(`${TOOLSETS_HEADER} / ?${TOOLSETS_PARAM}`, {

@@ -207,6 +207,15 @@ describe('MCP toolsets and read-only mode', () => {
         message: expect.stringMatching(/^Unknown query parameter ".*": \/mcp takes only toolsets and readonly/),
       });
     }
+    // the headers' names are matched whatever their case; another spelling of them is refused too
+    for (const h of ['x-mcp-read-only', 'x-mcp-toolset', 'x-mcp-read_only', 'x-mcp-tool-sets']) {
+      const r = await postMcp(t, list, { token: w.key, headers: { [h]: h.includes('read') ? 'true' : 'me' } });
+      expect(r.status, h).toBe(400);
+      expect(r.body.error.message, h).toMatch(/^Unknown header x-mcp-.*: the selection headers are X-MCP-Toolsets/);
+    }
+    const cased = await postMcp(t, list, { token: w.key, headers: { 'X-Mcp-ReadOnly': 'true' } });
+    expect(cased.status).toBe(200);
+    expect(cased.body.result.tools.every((x: any) => x.annotations.readOnlyHint)).toBe(true);
     // the SDK client given such a URL fails to connect instead of working with every tool
     await expect(connectAt(t, '/mcp?readOnly=true', { token: w.key })).rejects.toThrow(/Unknown query parameter/);
     // the spelling the guide gives still works
