@@ -65,15 +65,16 @@ export function toolOf(proc: ProcedureInfo): Tool {
 }
 
 /**
- * The tool's behaviour hints, each written only where it differs from the MCP default (readOnlyHint false,
- * destructiveHint true, idempotentHint false, openWorldHint true); the destructive and idempotent hints mean
- * something only for a tool that is not read-only (MCP spec, ToolAnnotations). The title is the tool's own.
+ * The tool's behaviour hints, every one stated (hosts that warn on an explicit `destructiveHint: true` find no
+ * default to read): a read is read-only, not destructive and idempotent; a write is destructive and idempotent as its
+ * metadata says. The title is the tool's own.
  */
 export function annotationsOf(meta: ProcedureMeta): NonNullable<Tool['annotations']> {
-  if (meta.kind === 'read') return { readOnlyHint: true, openWorldHint: false };
+  const read = meta.kind === 'read';
   return {
-    ...(meta.destructive === true ? {} : { destructiveHint: false }),
-    ...(meta.idempotent === true ? { idempotentHint: true } : {}),
+    readOnlyHint: read,
+    destructiveHint: !read && meta.destructive === true,
+    idempotentHint: read || meta.idempotent === true,
     openWorldHint: false,
   };
 }

@@ -108,8 +108,9 @@ const SAFE_BOUND = Number.MAX_SAFE_INTEGER;
 /**
  * The compact form of a tool schema, for a model's context: outputs keep only their shape (types, enums,
  * required, nesting), inputs drop examples and patterns (ids, NUL guards, date regexes beside their
- * `format`) and zod's ±2^53 bounds, and a nullable scalar is written `type: [T, "null"]` instead of an
- * `anyOf`. The OpenAPI document keeps the full form; both come from the same zod schema.
+ * `format`) and zod's ±2^53 bounds. A nullable value stays an `anyOf` of single types: a `type` array is refused by
+ * hosts that map tool schemas onto a single-type dialect (some providers' function declarations). The OpenAPI
+ * document keeps the full form; both come from the same zod schema.
  */
 function compact(node: unknown, io: 'input' | 'output', named = false): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, io));
@@ -127,7 +128,7 @@ function compact(node: unknown, io: 'input' | 'output', named = false): unknown 
     if (VALUES.has(k)) out[k] = v;
     else out[k] = compact(v, io, NAMED_SCHEMAS.has(k));
   }
-  return nullableScalar(out);
+  return out;
 }
 
 /**
@@ -164,20 +165,6 @@ const isStructured = (p: unknown): boolean => {
     (Array.isArray(s?.anyOf) && s.anyOf.some(isStructured))
   );
 };
-
-/** `anyOf: [{type: T, …}, {type: "null"}]` as `{type: [T, "null"], …}` (and an enum gains `null`). */
-function nullableScalar(node: Json): Json {
-  const alts = node.anyOf;
-  if (!Array.isArray(alts) || alts.length !== 2) return node;
-  const nullAt = alts.findIndex((a) => (a as Json)?.type === 'null' && Object.keys(a as Json).length === 1);
-  if (nullAt < 0) return node;
-  const other = alts[1 - nullAt] as Json;
-  if (typeof other?.type !== 'string' || other.type === 'object' || other.type === 'array') return node;
-  const { anyOf: _anyOf, ...rest } = node;
-  const merged: Json = { ...other, ...rest, type: [other.type, 'null'] };
-  if (Array.isArray(other.enum)) merged.enum = [...other.enum, null];
-  return merged;
-}
 
 /**
  * The JSON Schema (2020-12, inline: no `$ref`, no `$defs`) of a procedure's zod schema, as the input

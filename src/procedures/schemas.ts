@@ -37,6 +37,8 @@ const NOUNS: Record<string, string> = {
   file: 'file',
   wh: 'webhook',
   whd: 'webhook delivery',
+  acn: 'agent connector',
+  run: 'agent run',
 };
 
 /** A prefixed identifier (`room_01J…`). */

@@ -371,7 +371,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the files of a room
+         * @description Metadata of the files of a room, oldest first.
+         *
+         *     Scope: `files:read`. Cost: 1 API unit(s). MCP tool: `list_files`.
+         */
+        get: operations["list_files"];
         put?: never;
         /**
          * Upload a file
@@ -600,6 +606,28 @@ export interface paths {
          *     Scope: `webhooks:write`. Cost: 2 API unit(s). MCP tool: `recover_webhook_deliveries`.
          */
         post: operations["recover_webhook_deliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connectors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agent connectors
+         * @description The agent connectors of the caller's organization, oldest first, with the scopes each may be delegated (their URLs and secrets are never shown); empty in the individual context.
+         *
+         *     Scope: `agent:invoke`. Cost: 1 API unit(s). MCP tool: `list_connectors`.
+         */
+        get: operations["list_connectors"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1147,6 +1175,11 @@ export interface components {
             /** @description Recorded with the approval step */
             comment?: string;
         };
+        ListFilesResponse: {
+            data: components["schemas"]["FileMetadata"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
         FileMetadata: {
             /**
              * @description Identifier of a file (`file_…`)
@@ -1384,9 +1417,32 @@ export interface components {
              */
             since: string;
         };
+        ListConnectorsResponse: {
+            data: components["schemas"]["AgentConnector"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
+        AgentConnector: {
+            /**
+             * @description Identifier of a agent connector (`acn_…`)
+             * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            id: string;
+            name: string;
+            /** @description An inactive connector refuses new runs (409 connector_inactive) */
+            active: boolean;
+            /** @description Scopes the connector may be delegated: a run's token holds the invoker's scopes among these */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+        };
         AgentRun: {
             /**
-             * @description Identifier of a run (`run_…`)
+             * @description Identifier of a agent run (`run_…`)
              * @example run_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
@@ -1396,7 +1452,7 @@ export interface components {
              */
             roomId: string;
             /**
-             * @description Identifier of a acn (`acn_…`)
+             * @description Identifier of a agent connector (`acn_…`)
              * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             connectorId: string;
@@ -1465,7 +1521,7 @@ export interface components {
         };
         CreateAgentRunRequest: {
             /**
-             * @description Identifier of a acn (`acn_…`)
+             * @description Identifier of a agent connector (`acn_…`)
              * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             connectorId: string;
@@ -2201,7 +2257,7 @@ export interface components {
         FileId: string;
         /** @description Identifier of a webhook (`wh_…`) */
         WebhookId: string;
-        /** @description Identifier of a run (`run_…`) */
+        /** @description Identifier of a agent run (`run_…`) */
         RunId: string;
     };
     requestBodies: never;
@@ -3382,6 +3438,52 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    list_files: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a room (`room_…`) */
+                roomId: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List the files of a room */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListFilesResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     upload_file: {
         parameters: {
             query: {
@@ -3923,6 +4025,48 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    list_connectors: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List agent connectors */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListConnectorsResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     list_agent_runs: {
         parameters: {
             query?: {
@@ -4030,7 +4174,7 @@ export interface operations {
             path: {
                 /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run (`run_…`) */
+                /** @description Identifier of a agent run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
@@ -4076,7 +4220,7 @@ export interface operations {
             path: {
                 /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run (`run_…`) */
+                /** @description Identifier of a agent run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
@@ -4128,7 +4272,7 @@ export interface operations {
             path: {
                 /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run (`run_…`) */
+                /** @description Identifier of a agent run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
