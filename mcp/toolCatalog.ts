@@ -10,11 +10,9 @@ export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
 /** What the pipeline accepts as an idempotency key (1-255 printable ASCII characters). */
 export const IDEMPOTENCY_KEY_RULES = { minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' };
 
-// (its bounds, IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report; the model needs what it is for)
-const idempotencyKeySchema = {
-  type: 'string',
-  description: 'Retry key: a repeat within 24 h replays the first result',
-};
+// what it is for, the name and the guide say (a tool list pays for a description on every write tool); its bounds,
+// IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report
+const idempotencyKeySchema = { type: 'string' };
 
 /**
  * `_meta` key of a tool's own error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`): those
@@ -45,7 +43,7 @@ export function toolOf(proc: ProcedureInfo): Tool {
     // the model's budget for a list (with `limit`): which item fields its text shows (toolText.ts)
     inputSchema.properties = {
       ...inputSchema.properties,
-      [FIELDS_ARGUMENT]: { type: 'string', description: `Item fields to show, e.g. ${fields.slice(0, 2).join(',')}` },
+      [FIELDS_ARGUMENT]: { type: 'string', description: `Item fields to show: ${fields.slice(0, 2).join(',')}` },
     };
   }
   const outputSchema = toToolSchema(proc.output, 'output');

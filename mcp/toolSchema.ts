@@ -85,7 +85,8 @@ function toolOverride(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
 
 /**
  * Keywords a model reading an input schema gains nothing from (the server validates them and says so when a value
- * breaks one).
+ * breaks one). `additionalProperties: false` goes too: an unknown argument is still refused (`validation_error`
+ * naming it), and single-type dialects (some providers' function declarations) refuse the keyword.
  */
 const INPUT_NOISE = new Set(['examples', 'pattern', 'minLength', 'maxLength']);
 /** Keywords an output schema keeps: what a program reading `structuredContent` needs to trust its shape. */
@@ -122,12 +123,18 @@ function compact(node: unknown, io: 'input' | 'output', named = false): unknown 
       out[k] = compact(v, io);
       continue;
     }
-    if (io === 'output' ? !OUTPUT_KEPT.has(k) : INPUT_NOISE.has(k)) continue;
+    if (io === 'output' ? !OUTPUT_KEPT.has(k) : INPUT_NOISE.has(k) || (k === 'additionalProperties' && v === false))
+      continue;
     if ((k === 'maximum' && v === SAFE_BOUND) || (k === 'minimum' && v === -SAFE_BOUND)) continue;
     if (k === 'description' && typeof v === 'string' && /^Identifier of an? /.test(v)) continue; // the name says it
     if (VALUES.has(k)) out[k] = v;
     else out[k] = compact(v, io, NAMED_SCHEMAS.has(k));
   }
+  if (Array.isArray(out.anyOf) && typeof out.description === 'string')
+    out.anyOf = out.anyOf.map((a) => {
+      const { description: _description, ...rest } = a as Json;
+      return rest;
+    });
   return out;
 }
 
@@ -147,7 +154,10 @@ function outputShape(node: unknown): unknown {
         .filter(([, p]) => isStructured(p))
         .map(([name, p]) => [name, outputShape(p)]);
       if (nested.length) out.properties = Object.fromEntries(nested);
-    } else if (k === 'items' || k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = outputShape(v);
+    } else if (k === 'items') {
+      // an array of scalars is an array: its items' type is the OpenAPI document's to state, as a scalar field's is
+      if (isStructured(v)) out.items = outputShape(v);
+    } else if (k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = outputShape(v);
     else if (k === 'type' || k === 'required' || k === 'const') out[k] = v;
   }
   return out;

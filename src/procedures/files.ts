@@ -49,7 +49,7 @@ export const filesRouter = router({
         name: 'upload_file',
         title: 'Upload a file',
         description:
-          'Stores a file in a room from `text` or `contentBase64` (exactly one), optionally attached to a message or a task. Returns its metadata.',
+          'Stores a file in a room from `text` or `contentBase64` (exactly one), optionally attached to a message or a task.',
       },
       summary: 'Upload a file',
       description:

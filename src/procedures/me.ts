@@ -27,7 +27,7 @@ export const meRouter = router({
         name: 'get_me',
         title: 'Get the current user',
         description:
-          'The user and organization this credential acts for (organization null in the individual context). Call first to learn who you are.',
+          'Who this credential acts for: the user and organization (null in the individual context). Call first.',
       },
       summary: 'The current user and acting context',
       description: 'Who the credential acts for: the user, and the organization (null in the individual context).',

@@ -97,7 +97,7 @@ export const pageInput = {
       description:
         'Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error.',
     }),
-    'nextCursor of the previous page',
+    null,
   ),
 };
 
@@ -116,7 +116,7 @@ export const timeListInput = {
         'asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in.',
       example: 'desc',
     }),
-    'desc: newest first',
+    null,
     { default: 'asc' },
   ),
   since: forModel(

@@ -197,8 +197,7 @@ export const webhooksRouter = router({
       tool: {
         name: 'redeliver_webhook_delivery',
         title: 'Redeliver a webhook delivery',
-        description:
-          "Sends a delivery's event again now, as a new history row; takes the whd_ history id. A failed send answers success=false.",
+        description: "Sends a delivery's event again now, as a new history row; a failed send answers success=false.",
       },
       summary: 'Redeliver a webhook delivery',
       description:

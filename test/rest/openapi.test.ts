@@ -184,12 +184,18 @@ describe('GET /v1/openapi.json', () => {
         Object.entries(o)
           .flatMap(([s, codes]) => codes.map((c) => `${s} ${c}`))
           .sort();
+      // and, for a tool of a room, the 404s every such tool answers; one of these codes stays where the operation
+      // gives it another status than the catalog's, and a body-read code where the operation declares it
+      const roomCodes = p.meta.http.path.startsWith('/v1/rooms/{roomId}') ? ['not_found', 'room_not_found'] : [];
       const declared = (p.meta.errors ?? []).map((e) =>
         typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`,
       );
-      expect(pairs(mcp), p.meta.tool.name).toEqual(
-        pairs(byStatus).filter((sc) => !common.includes(sc.split(' ')[1]) || declared.includes(sc)),
-      );
+      const kept = (sc: string) => {
+        const [status, code] = sc.split(' ') as [string, keyof typeof ERROR_STATUS];
+        if (roomCodes.includes(code)) return ERROR_STATUS[code] !== Number(status);
+        return !common.includes(code) || declared.includes(sc);
+      };
+      expect(pairs(mcp), p.meta.tool.name).toEqual(pairs(byStatus).filter(kept));
     }
     expect(doc.paths['/v1/rooms/{roomId}/tasks'].post.responses['400'].$ref).toBe(
       '#/components/responses/ValidationErrorOrRuleViolation',
