@@ -62,6 +62,8 @@ describe('MCP discovery: initialize and tools/list', () => {
       expect(tool.outputSchema?.type).toBe('object');
       expect(refs(tool.inputSchema)).toEqual([]);
       expect(refs(tool.outputSchema)).toEqual([]);
+      // one type a schema: a `type` array is refused by hosts that map tools onto a single-type dialect
+      expect(JSON.stringify([tool.inputSchema, tool.outputSchema]), tool.name).not.toMatch(/"type":\[/);
       // every hint stated, none left to a default (hosts warn only on an explicit destructiveHint: true)
       expect(tool.annotations, tool.name).toEqual({
         readOnlyHint: p.meta.kind === 'read',
