@@ -37,8 +37,7 @@ describe('an agent run whose delegated token could call nothing is refused at th
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     const connector = await addConnector(t.rt, w.orgId, 'https://agents.example.com/run', ['tasks:read']);
-    const key = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: INVOKER_SCOPES }))
-      .token;
+    const key = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: INVOKER_SCOPES })).token;
     await using c = await connectMcp(t, { token: key });
     const r = await c.callTool({
       name: 'create_agent_run',

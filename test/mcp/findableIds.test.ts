@@ -49,8 +49,7 @@ describe('every id a tool asks for can be found with a list tool of its kind', (
     const a = await addConnector(t.rt, w.orgId, 'https://agents.example.com/a');
     const b = await addConnector(t.rt, w.orgId, 'https://agents.example.com/b', ['mcp:tools', 'tasks:read']);
     await addConnector(t.rt, other.orgId, 'https://agents.example.com/other');
-    const key = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: INVOKER_SCOPES }))
-      .token;
+    const key = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: INVOKER_SCOPES })).token;
 
     const first = await call(t, 'GET', '/v1/connectors?limit=1', { key });
     expect(first.status).toBe(200);
