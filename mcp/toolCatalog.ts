@@ -43,7 +43,7 @@ export function toolOf(proc: ProcedureInfo): Tool {
     // the model's budget for a list (with `limit`): which item fields its text shows (toolText.ts)
     inputSchema.properties = {
       ...inputSchema.properties,
-      [FIELDS_ARGUMENT]: { type: 'string', description: `Item fields to show: ${fields.slice(0, 2).join(',')}` },
+      [FIELDS_ARGUMENT]: { type: 'string', description: `Fields to show: ${fields.slice(0, 2).join(',')}` },
     };
   }
   const outputSchema = toToolSchema(proc.output, 'output');

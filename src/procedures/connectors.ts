@@ -34,7 +34,7 @@ export const connectorsRouter = router({
       tool: {
         name: 'list_connectors',
         title: 'List agent connectors',
-        description: "Your organization's agent connectors, oldest first: the connectorId of create_agent_run.",
+        description: "Your organization's agent connectors: the connectorId of create_agent_run.",
       },
       summary: 'List agent connectors',
       description:

@@ -162,8 +162,7 @@ export const filesRouter = router({
       tool: {
         name: 'get_file_content',
         title: 'Download a file',
-        description:
-          "A file's content as an image, embedded text or a resource link, by size and type; structuredContent says which.",
+        description: "A file's content: an image, embedded text or a resource link, by size and type.",
       },
       summary: 'Download a file',
       description:

@@ -89,8 +89,8 @@ export const pageInput = {
       .max(MAX_LIMIT)
       .optional()
       .meta({ description: `Page size, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT})`, example: 50 }),
+    // (the bounds say what a model may ask; a call without it gets the default, as over REST)
     null,
-    { default: DEFAULT_LIMIT },
   ),
   cursor: forModel(
     z.string().min(1).max(1024).regex(NO_NUL).optional().meta({

@@ -38,6 +38,10 @@ describe('the TypeScript client against a running server', () => {
     expect((await unwrap(api.GET('/v1/organizations'))).data).toEqual([
       expect.objectContaining({ id: w.orgId, role: 'owner' }),
     ]);
+    const members = await unwrap(
+      api.GET('/v1/organizations/{organizationId}/members', { params: { path: { organizationId: w.orgId } } }),
+    );
+    expect(members.data.map((x) => x.userId)).toEqual([w.owner.id, w.member.id]);
 
     const room: Schemas['Room'] = await unwrap(api.POST('/v1/rooms', { body: { name: 'Client room' } }));
     expect(room.name).toBe('Client room');

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { toToolSchema } from '../../mcp/toolSchema.js';
 import { listProcedures } from '../../src/procedures/index.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
-import { addConnector, INVOKER_SCOPES } from '../agents/helpers.js';
+import { addConnector, INVOKER_SCOPES, startRun } from '../agents/helpers.js';
+import { mintDelegatedToken } from '../../src/agents/delegatedToken.js';
+import { AgentRun } from '../../db/entities/index.js';
+import { inTransaction } from '../../db/transaction.js';
 import { connectMcp } from './mcpClient.js';
 
 type Schema = { properties?: Record<string, Schema>; items?: Schema; pattern?: string; anyOf?: Schema[] };
@@ -40,6 +43,7 @@ describe('every id a tool asks for can be found with a list tool of its kind', (
     expect(lists.get('acn')).toEqual(['list_connectors']);
     expect(lists.get('file')).toEqual(['list_files']);
     expect(lists.get('whd')).toEqual(['list_webhook_deliveries']);
+    expect(lists.get('usr')).toEqual(['list_organization_members', 'list_room_members']);
   });
 
   it("list_connectors: the organization's connectors, paged, without URL or secret, over REST and MCP", async () => {
@@ -106,5 +110,56 @@ describe('every id a tool asks for can be found with a list tool of its kind', (
     const theirs = await c.callTool({ name: 'list_files', arguments: { roomId: other.roomId } });
     expect(theirs.isError).toBe(true);
     expect(JSON.parse((theirs.content as { text: string }[])[0].text).error.code).toMatch(/not_found$/);
+  });
+
+  it("list_organization_members: the acting organization's members with names, for add_room_member", async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const other = await createWorld(t.rt, 'Globex');
+    const rest = await call(t, 'GET', `/v1/organizations/${w.orgId}/members`, { key: w.key });
+    expect(rest.status).toBe(200);
+    expect(rest.body.data.map((x: { userId: string }) => x.userId)).toEqual([w.owner.id, w.member.id]);
+    expect(rest.body.data[0]).toEqual({
+      userId: w.owner.id,
+      name: expect.any(String),
+      role: 'owner',
+      joinedAt: expect.any(String),
+    });
+    // another organization is not found, with any credential of this one
+    expect((await call(t, 'GET', `/v1/organizations/${other.orgId}/members`, { key: w.key })).body.error.code).toBe(
+      'not_found',
+    );
+    await using c = await connectMcp(t, { token: w.key });
+    const listed = await c.callTool({ name: 'list_organization_members', arguments: { organizationId: w.orgId } });
+    expect((listed.structuredContent as { data: { userId: string }[] }).data).toHaveLength(2);
+    const theirs = await c.callTool({ name: 'list_organization_members', arguments: { organizationId: other.orgId } });
+    expect(theirs.isError).toBe(true);
+
+    // an agent run's delegated token: only the members of its run's room (a new room holds its creator alone)
+    const connector = await addConnector(t.rt, w.orgId, 'https://agents.example.com/run', [
+      'mcp:tools',
+      'organizations:read',
+    ]);
+    const invoker = (await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: INVOKER_SCOPES }))
+      .token;
+    const solo = (await call(t, 'POST', '/v1/rooms', { key: invoker, body: { name: 'Solo' } })).body as { id: string };
+    const started = await startRun(t, invoker, solo.id, connector.id);
+    expect(started.status).toBe(202);
+    const s = t.rt.services;
+    const token = await inTransaction(
+      s,
+      async (m) =>
+        (
+          await mintDelegatedToken(
+            m,
+            s.now(),
+            s.config.baseUrl,
+            await m.findOneByOrFail(AgentRun, { id: started.body.id }),
+          )
+        ).accessToken,
+    );
+    await using agent = await connectMcp(t, { token });
+    const seen = await agent.callTool({ name: 'list_organization_members', arguments: { organizationId: w.orgId } });
+    expect((seen.structuredContent as { data: { userId: string }[] }).data.map((x) => x.userId)).toEqual([w.owner.id]);
   });
 });

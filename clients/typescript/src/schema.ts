@@ -46,6 +46,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Members of the organization
+         * @description The members of the organization the credential acts in (its id from GET /v1/organizations), oldest membership first, with their names and roles: who can be added to its rooms. Another organization answers 404 not_found. An agent run's delegated token sees the members of its run's room only.
+         *
+         *     Scope: `organizations:read`. Cost: 1 API unit(s). MCP tool: `list_organization_members`.
+         */
+        get: operations["list_organization_members"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms": {
         parameters: {
             query?: never;
@@ -796,6 +818,27 @@ export interface components {
              * @example 2026-11-22T09:30:00.000Z
              */
             createdAt: string;
+        };
+        ListOrganizationMembersResponse: {
+            data: components["schemas"]["OrganizationMember"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
+        OrganizationMember: {
+            /**
+             * @description Identifier of a user (`usr_…`)
+             * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            userId: string;
+            name: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            joinedAt: string;
         };
         ListRoomsResponse: {
             data: components["schemas"]["Room"][];
@@ -1743,6 +1786,41 @@ export interface components {
                 };
             };
         };
+        /** @description `not_found`: no such resource in the caller's organization or personal scope */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "not_found",
+                 *         "message": "See the description of the code",
+                 *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
+                 *         "details": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"] & {
+                    error?: {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+        };
         /** @description `not_found`: no such resource in the caller's organization or personal scope; `room_not_found`: a direct-message room */
         NotFoundOrRoomNotFound: {
             headers: {
@@ -2364,6 +2442,52 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    list_organization_members: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a organization (`org_…`) */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Members of the organization */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOrganizationMembersResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
