@@ -163,8 +163,12 @@ const digest = (args: Args): string => {
 };
 
 /** A refusal as a tool error, in the shape every tool error has (the REST envelope as text). */
-function refusal(code: 'conflict' | 'validation_error', message: string): CallToolResult {
-  const error = new DomainError(code, message);
+function refusal(
+  code: 'conflict' | 'validation_error' | 'forbidden',
+  message: string,
+  details?: Record<string, unknown>,
+): CallToolResult {
+  const error = new DomainError(code, message, { details });
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorEnvelope(error, '')) }] };
 }
 
@@ -223,12 +227,14 @@ export async function confirm(
   if (answer.kind === 'missing' || answer.kind !== 'elicit')
     return { kind: 'answer', result: await ask(tool, target, args, ctx, o.codec) };
   if (answer.action !== 'accept' || answer.content?.[CONFIRM_KEY] !== true) {
+    // a tool error, not a success: clients hold structuredContent to the tool's outputSchema, never an error
     return {
       kind: 'answer',
-      result: {
-        content: [{ type: 'text', text: `Not confirmed (${answer.action}): nothing was changed.` }],
-        structuredContent: { confirmed: false, action: answer.action },
-      },
+      result: refusal(
+        'forbidden',
+        `Not confirmed: the person did not accept ${tool} (${answer.action}); nothing was changed. Do not call it again unless they ask.`,
+        { confirmed: false, action: answer.action },
+      ),
     };
   }
   return { kind: 'run' };

@@ -10,11 +10,9 @@ export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
 /** What the pipeline accepts as an idempotency key (1-255 printable ASCII characters). */
 export const IDEMPOTENCY_KEY_RULES = { minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' };
 
-// (its bounds, IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report; the model needs what it is for)
-const idempotencyKeySchema = {
-  type: 'string',
-  description: 'Retry key: a repeat within 24 h replays the first result',
-};
+// what it is for, the name and the guide say (a tool list pays for a description on every write tool); its bounds,
+// IDEMPOTENCY_KEY_RULES, are the pipeline's to enforce and report
+const idempotencyKeySchema = { type: 'string' };
 
 /**
  * `_meta` key of a tool's own error codes by HTTP status (`{"404": ["not_found", "room_not_found"], …}`): those
@@ -45,7 +43,7 @@ export function toolOf(proc: ProcedureInfo): Tool {
     // the model's budget for a list (with `limit`): which item fields its text shows (toolText.ts)
     inputSchema.properties = {
       ...inputSchema.properties,
-      [FIELDS_ARGUMENT]: { type: 'string', description: `Item fields to show, e.g. ${fields.slice(0, 2).join(',')}` },
+      [FIELDS_ARGUMENT]: { type: 'string', description: `Fields to show: ${fields.slice(0, 2).join(',')}` },
     };
   }
   const outputSchema = toToolSchema(proc.output, 'output');
@@ -65,15 +63,16 @@ export function toolOf(proc: ProcedureInfo): Tool {
 }
 
 /**
- * The tool's behaviour hints, each written only where it differs from the MCP default (readOnlyHint false,
- * destructiveHint true, idempotentHint false, openWorldHint true); the destructive and idempotent hints mean
- * something only for a tool that is not read-only (MCP spec, ToolAnnotations). The title is the tool's own.
+ * The tool's behaviour hints, every one stated (hosts that warn on an explicit `destructiveHint: true` find no
+ * default to read): a read is read-only, not destructive and idempotent; a write is destructive and idempotent as its
+ * metadata says. The title is the tool's own.
  */
 export function annotationsOf(meta: ProcedureMeta): NonNullable<Tool['annotations']> {
-  if (meta.kind === 'read') return { readOnlyHint: true, openWorldHint: false };
+  const read = meta.kind === 'read';
   return {
-    ...(meta.destructive === true ? {} : { destructiveHint: false }),
-    ...(meta.idempotent === true ? { idempotentHint: true } : {}),
+    readOnlyHint: read,
+    destructiveHint: !read && meta.destructive === true,
+    idempotentHint: read || meta.idempotent === true,
     openWorldHint: false,
   };
 }

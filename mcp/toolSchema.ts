@@ -85,7 +85,8 @@ function toolOverride(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }) {
 
 /**
  * Keywords a model reading an input schema gains nothing from (the server validates them and says so when a value
- * breaks one).
+ * breaks one). `additionalProperties: false` goes too: an unknown argument is still refused (`validation_error`
+ * naming it), and single-type dialects (some providers' function declarations) refuse the keyword.
  */
 const INPUT_NOISE = new Set(['examples', 'pattern', 'minLength', 'maxLength']);
 /** Keywords an output schema keeps: what a program reading `structuredContent` needs to trust its shape. */
@@ -108,8 +109,9 @@ const SAFE_BOUND = Number.MAX_SAFE_INTEGER;
 /**
  * The compact form of a tool schema, for a model's context: outputs keep only their shape (types, enums,
  * required, nesting), inputs drop examples and patterns (ids, NUL guards, date regexes beside their
- * `format`) and zod's ±2^53 bounds, and a nullable scalar is written `type: [T, "null"]` instead of an
- * `anyOf`. The OpenAPI document keeps the full form; both come from the same zod schema.
+ * `format`) and zod's ±2^53 bounds. A nullable value stays an `anyOf` of single types: a `type` array is refused by
+ * hosts that map tool schemas onto a single-type dialect (some providers' function declarations). The OpenAPI
+ * document keeps the full form; both come from the same zod schema.
  */
 function compact(node: unknown, io: 'input' | 'output', named = false): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, io));
@@ -121,13 +123,19 @@ function compact(node: unknown, io: 'input' | 'output', named = false): unknown 
       out[k] = compact(v, io);
       continue;
     }
-    if (io === 'output' ? !OUTPUT_KEPT.has(k) : INPUT_NOISE.has(k)) continue;
+    if (io === 'output' ? !OUTPUT_KEPT.has(k) : INPUT_NOISE.has(k) || (k === 'additionalProperties' && v === false))
+      continue;
     if ((k === 'maximum' && v === SAFE_BOUND) || (k === 'minimum' && v === -SAFE_BOUND)) continue;
     if (k === 'description' && typeof v === 'string' && /^Identifier of an? /.test(v)) continue; // the name says it
     if (VALUES.has(k)) out[k] = v;
     else out[k] = compact(v, io, NAMED_SCHEMAS.has(k));
   }
-  return nullableScalar(out);
+  if (Array.isArray(out.anyOf) && typeof out.description === 'string')
+    out.anyOf = out.anyOf.map((a) => {
+      const { description: _description, ...rest } = a as Json;
+      return rest;
+    });
+  return out;
 }
 
 /**
@@ -146,7 +154,10 @@ function outputShape(node: unknown): unknown {
         .filter(([, p]) => isStructured(p))
         .map(([name, p]) => [name, outputShape(p)]);
       if (nested.length) out.properties = Object.fromEntries(nested);
-    } else if (k === 'items' || k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = outputShape(v);
+    } else if (k === 'items') {
+      // an array of scalars is an array: its items' type is the OpenAPI document's to state, as a scalar field's is
+      if (isStructured(v)) out.items = outputShape(v);
+    } else if (k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = outputShape(v);
     else if (k === 'type' || k === 'required' || k === 'const') out[k] = v;
   }
   return out;
@@ -164,20 +175,6 @@ const isStructured = (p: unknown): boolean => {
     (Array.isArray(s?.anyOf) && s.anyOf.some(isStructured))
   );
 };
-
-/** `anyOf: [{type: T, …}, {type: "null"}]` as `{type: [T, "null"], …}` (and an enum gains `null`). */
-function nullableScalar(node: Json): Json {
-  const alts = node.anyOf;
-  if (!Array.isArray(alts) || alts.length !== 2) return node;
-  const nullAt = alts.findIndex((a) => (a as Json)?.type === 'null' && Object.keys(a as Json).length === 1);
-  if (nullAt < 0) return node;
-  const other = alts[1 - nullAt] as Json;
-  if (typeof other?.type !== 'string' || other.type === 'object' || other.type === 'array') return node;
-  const { anyOf: _anyOf, ...rest } = node;
-  const merged: Json = { ...other, ...rest, type: [other.type, 'null'] };
-  if (Array.isArray(other.enum)) merged.enum = [...other.enum, null];
-  return merged;
-}
 
 /**
  * The JSON Schema (2020-12, inline: no `$ref`, no `$defs`) of a procedure's zod schema, as the input

@@ -1,8 +1,10 @@
 import type { EntityManager } from 'typeorm';
 import { AgentConnector } from '../../db/entities/index.js';
 import { orgRole } from '../domain/access.js';
+import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, validationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { keysetPage, type PageInput } from '../domain/paging.js';
 import { NEVER_DELEGATED, SCOPES, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -78,6 +80,19 @@ export async function createConnector(
 /** The organization's connectors, oldest first. */
 export async function listConnectors(m: EntityManager, organizationId: string): Promise<AgentConnector[]> {
   return m.find(AgentConnector, { where: { organizationId }, order: { id: 'ASC' } });
+}
+
+/**
+ * A page of the connectors a member of the actor's organization can run agents through, oldest first; none in the
+ * individual context (connectors belong to organizations).
+ */
+export async function listOrganizationConnectors(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
+  const qb = m
+    .getRepository(AgentConnector)
+    .createQueryBuilder('x')
+    .where('x.organizationId = :org', { org: actor.organizationId ?? '' });
+  if (actor.organizationId === null) qb.andWhere('1 = 0');
+  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }
 
 /** Activates or deactivates a connector; `actorUserId` (the page) must be an owner/admin of its organization. */

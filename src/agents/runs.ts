@@ -10,6 +10,7 @@ import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 import { finishRun } from '../domain/runEnd.js';
+import { SURFACES } from '../http/surfaces.js';
 
 /** Invocation attempts of a run at most (a webhook delivery's schedule). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
@@ -21,6 +22,27 @@ export const LIVE_STATUSES = ['queued', 'running'] as const;
  */
 export const delegatedScopes = (invoker: string[], connector: string[]): string[] =>
   invoker.filter((x) => connector.includes(x) && !NEVER_DELEGATED.has(x));
+
+/**
+ * Refuses a run whose delegated token could call no tool: the token works only through /mcp, which needs the MCP
+ * surface's scopes on both sides (the invoker's and the connector's), so without them the run would only fail later.
+ */
+function refuseToolless(actor: Actor, connector: AgentConnector, scopes: string[]): void {
+  const needed = SURFACES.mcp.scopes.filter((x) => !scopes.includes(x));
+  if (!needed.length) return;
+  const invokerLacks = needed.filter((x) => !actor.scopes.includes(x));
+  if (invokerLacks.length)
+    throw new DomainError(
+      'insufficient_scope',
+      `Missing scope: ${invokerLacks.join(' ')}. A run's delegated token works only through /mcp and needs ${invokerLacks.join(' ')}, which this credential does not hold, so the run could call no tool; nothing was started.`,
+      { details: { required: invokerLacks, granted: actor.scopes } },
+    );
+  throw new DomainError(
+    'forbidden',
+    `The connector "${connector.name}" may not be delegated ${needed.join(' ')}, so its runs could call no tool; nothing was started. An organization admin can register it with ${needed.join(' ')}.`,
+    { details: { connectorId: connector.id, missing: needed } },
+  );
+}
 
 export interface CreateRunInput {
   roomId: string;
@@ -50,6 +72,8 @@ export async function createAgentRun(
       'connector_inactive',
       'This agent connector is inactive; an organization admin can activate it',
     );
+  const scopes = delegatedScopes(actor.scopes, connector.scopes);
+  refuseToolless(actor, connector, scopes);
   if (o.input.recordId && !(await m.countBy(MeetingRecord, { id: o.input.recordId, roomId: room.id })))
     throw notFound('Record');
   if (o.input.taskId && !(await m.countBy(Task, { id: o.input.taskId, roomId: room.id }))) throw notFound('Task');
@@ -63,7 +87,7 @@ export async function createAgentRun(
     invokedBy: actor.kind,
     apiKeyId: actor.credential.method === 'api_key' ? actor.credential.id : null,
     tokenId: actor.credential.method === 'oauth_bearer' ? actor.credential.id : null,
-    scopes: delegatedScopes(actor.scopes, connector.scopes),
+    scopes,
     input: { text: o.input.text, recordId: o.input.recordId ?? null, taskId: o.input.taskId ?? null },
     status: 'queued',
     awaitingCompletion: false,

@@ -8,6 +8,7 @@ import type { Actor } from './actor.js';
 import { DomainError, notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
+import { keysetPage, type PageInput } from './paging.js';
 import { normalizeMediaType } from './mediaType.js';
 import { iso } from './time.js';
 
@@ -130,6 +131,13 @@ export async function sweepOrphanedUploads(
   const orphans = old.filter((n) => !named.has(n));
   for (const n of orphans) await fs.promises.rm(path.join(dir, n), { force: true });
   return orphans.length;
+}
+
+/** The files of a room the actor can read, oldest first, a page at a time. */
+export async function listFiles(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
+  await requireRoom(m, actor, roomId, 'read');
+  const qb = m.getRepository(StoredFile).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
+  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }
 
 export async function getFile(m: EntityManager, actor: Actor, roomId: string, fileId: string): Promise<StoredFile> {

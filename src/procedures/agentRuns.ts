@@ -95,7 +95,7 @@ export const agentRunsRouter = router({
         name: 'create_agent_run',
         title: 'Run an agent',
         description:
-          "Queues a run of the organization's agent connector on this room, acting for you with your scopes; returns the queued run.",
+          'Queues a run of an agent connector (list_connectors) on this room, acting for you with your scopes.',
       },
       summary: 'Run an agent through a connector',
       description:
@@ -191,7 +191,7 @@ export const agentRunsRouter = router({
       tool: {
         name: 'cancel_agent_run',
         title: 'Cancel an agent run',
-        description: 'Cancels a queued or running agent run (invalid_state once it has ended); returns the run.',
+        description: 'Cancels a queued or running agent run (invalid_state once it has ended).',
       },
       summary: 'Cancel an agent run',
       description:

@@ -11,6 +11,10 @@ export type ErrorCodesByStatus = Record<number, ErrorCode[]>;
 
 const CATALOG_ORDER = Object.keys(ERROR_STATUS) as ErrorCode[];
 
+/** The codes every operation under `/v1/rooms/{roomId}` can answer: an unknown room, or an unknown object in it. */
+const ROOM_CODES = ['not_found', 'room_not_found'] as const satisfies readonly ErrorCode[];
+const inRoom = (meta: ProcedureMeta) => meta.http.path.startsWith('/v1/rooms/{roomId}');
+
 /**
  * What an operation can answer besides its success, derived from its metadata alone: the one list that the
  * OpenAPI document (per-status responses) and the MCP tool (`_meta["svc/errors"]`) show.
@@ -36,10 +40,7 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
   const codes: { code: ErrorCode; status: number }[] = [];
   const add = (code: ErrorCode, status: number = ERROR_STATUS[code]) => codes.push({ code, status });
   for (const c of EVERY_CALL_CODES) add(c);
-  if (meta.http.path.startsWith('/v1/rooms/{roomId}')) {
-    add('not_found');
-    add('room_not_found');
-  }
+  if (inRoom(meta)) for (const c of ROOM_CODES) add(c);
   if (meta.kind === 'write') {
     add('idempotency_key_in_use');
     add('idempotency_key_reused');
@@ -63,19 +64,22 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
 }
 
 /**
- * `errorCodesOf` without the codes every call can answer (EVERY_CALL_CODES) nor, for a write, the
- * idempotency answers every write can give: what sets this operation apart, as an MCP tool lists it
- * (a model's context pays for each repetition; the MCP guide names the common codes once).
+ * `errorCodesOf` without the codes every call can answer (EVERY_CALL_CODES), for a write the idempotency answers
+ * every write can give, and for a tool of a room (`roomId`) the 404 `not_found` and `room_not_found` every such tool
+ * can give: what sets this operation apart, as an MCP tool lists it (a model's context pays for each repetition;
+ * the MCP guide names the common codes once). A common code stays where the operation answers it at another status
+ * than the catalog's (422 validation_error of a stored payload).
  */
 export function ownErrorCodesOf(meta: ProcedureMeta, surface: Surface): ErrorCodesByStatus {
-  const common = new Set<ErrorCode>([...EVERY_CALL_CODES, 'idempotency_key_in_use', 'idempotency_key_reused']);
-  // a common code stays where the operation declares it at its own status (422 validation_error of a stored payload)
-  const declared = new Set(
-    (meta.errors ?? []).map((e) => (typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`)),
-  );
+  const common = new Set<ErrorCode>([
+    ...EVERY_CALL_CODES,
+    'idempotency_key_in_use',
+    'idempotency_key_reused',
+    ...(inRoom(meta) ? ROOM_CODES : []),
+  ]);
   const out: ErrorCodesByStatus = {};
   for (const [status, codes] of Object.entries(errorCodesOf(meta, surface))) {
-    const kept = codes.filter((c) => !common.has(c) || declared.has(`${status} ${c}`));
+    const kept = codes.filter((c) => !common.has(c) || ERROR_STATUS[c] !== Number(status));
     if (kept.length) out[Number(status)] = kept;
   }
   return out;

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
-import { discardUpload, filePath, getFile, uploadFile } from '../domain/files.js';
+import { discardUpload, filePath, getFile, listFiles, uploadFile } from '../domain/files.js';
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
-import { forModel, idOf } from './schemas.js';
+import { forModel, idOf, listOf, pageInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 import { FileView, toFile } from './views.js';
@@ -18,6 +18,25 @@ export const MCP_TEXT_MAX = 256 * 1024;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 export const filesRouter = router({
+  list: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/files' },
+      tool: { name: 'list_files', title: 'List files', description: 'Files of a room, oldest first.' },
+      summary: 'List the files of a room',
+      description: 'Metadata of the files of a room, oldest first.',
+      tags: ['files'],
+      scope: 'files:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(FileView))
+    .query(async ({ ctx, input }) => {
+      const page = await listFiles(ctx.services.ds.manager, ctx.actor, input.roomId, input, ctx.services.secret);
+      return { data: page.data.map(toFile), nextCursor: page.nextCursor };
+    }),
+
   upload: apiProcedure
     .meta({
       http: {
@@ -30,7 +49,7 @@ export const filesRouter = router({
         name: 'upload_file',
         title: 'Upload a file',
         description:
-          'Stores a file in a room from `text` or `contentBase64` (exactly one), optionally attached to a message or a task. Returns its metadata.',
+          'Stores a file in a room from `text` or `contentBase64` (exactly one), optionally attached to a message or a task.',
       },
       summary: 'Upload a file',
       description:
@@ -143,8 +162,7 @@ export const filesRouter = router({
       tool: {
         name: 'get_file_content',
         title: 'Download a file',
-        description:
-          "A file's content as an image, embedded text or a resource link, by size and type; structuredContent says which.",
+        description: "A file's content: an image, embedded text or a resource link, by size and type.",
       },
       summary: 'Download a file',
       description:

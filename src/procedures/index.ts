@@ -1,4 +1,5 @@
 import { agentRunsRouter } from './agentRuns.js';
+import { connectorsRouter } from './connectors.js';
 import { eventsRouter } from './events.js';
 import type { AnyTRPCProcedure } from '@trpc/server';
 import { type InvokeOptions, invokeProcedure, procedureDefOf } from '../fastpaths/invokeProcedure.js';
@@ -26,6 +27,7 @@ export const appRouter = router({
   events: eventsRouter,
   search: searchRouter,
   webhooks: webhooksRouter,
+  connectors: connectorsRouter,
   agentRuns: agentRunsRouter,
 });
 

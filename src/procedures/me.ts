@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Organization } from '../../db/entities/index.js';
-import { idOf, timestamp } from './schemas.js';
+import { listOrganizationMembers } from '../domain/memberships.js';
+import { idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 
 export const MeView = z
@@ -19,6 +20,15 @@ export const OrganizationView = z
   .object({ id: idOf('org'), name: z.string(), role: z.enum(['owner', 'admin', 'member']), createdAt: timestamp })
   .meta({ id: 'Organization' });
 
+export const OrganizationMemberView = z
+  .object({
+    userId: idOf('usr'),
+    name: z.string(),
+    role: z.enum(['owner', 'admin', 'member']),
+    joinedAt: timestamp,
+  })
+  .meta({ id: 'OrganizationMember' });
+
 export const meRouter = router({
   get: apiProcedure
     .meta({
@@ -27,7 +37,7 @@ export const meRouter = router({
         name: 'get_me',
         title: 'Get the current user',
         description:
-          'The user and organization this credential acts for (organization null in the individual context). Call first to learn who you are.',
+          'Who this credential acts for: the user and organization (null in the individual context). Call first.',
       },
       summary: 'The current user and acting context',
       description: 'Who the credential acts for: the user, and the organization (null in the individual context).',
@@ -89,4 +99,28 @@ export const organizationsRouter = router({
         nextCursor: null,
       };
     }),
+
+  members: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/organizations/{organizationId}/members' },
+      tool: {
+        name: 'list_organization_members',
+        title: 'List organization members',
+        description: "Your organization's members: the userId of add_room_member.",
+      },
+      summary: 'Members of the organization',
+      description:
+        "The members of the organization the credential acts in (its id from GET /v1/organizations), oldest membership first, with their names and roles: who can be added to its rooms. Another organization answers 404 not_found. An agent run's delegated token sees the members of its run's room only.",
+      tags: ['organizations'],
+      toolset: 'me',
+      scope: 'organizations:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found'],
+    })
+    .input(z.strictObject({ organizationId: idOf('org'), ...pageInput }))
+    .output(listOf(OrganizationMemberView))
+    .query(({ ctx, input }) =>
+      listOrganizationMembers(ctx.services.ds.manager, ctx.actor, input.organizationId, input, ctx.services.secret),
+    ),
 });

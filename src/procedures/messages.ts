@@ -13,7 +13,7 @@ export const messagesRouter = router({
         name: 'list_messages',
         title: 'List messages',
         description:
-          'Messages of a room, oldest first (order=desc: newest first; since: from a time). Use to read a conversation; rows carry author names; ask for ids with fields.',
+          'Messages of a room, oldest first (order=desc: newest first; since: from a time). Rows carry author names; ask for ids with fields.',
         textOmits: ['id'],
       },
       summary: 'List messages',
@@ -44,7 +44,7 @@ export const messagesRouter = router({
       tool: {
         name: 'create_message',
         title: 'Send a message',
-        description: 'Posts a message in a room as you; returns it.',
+        description: 'Posts a message in a room as you.',
       },
       summary: 'Send a message',
       description: 'Posts a message in a room as the calling user. Fires message.created.',

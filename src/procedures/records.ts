@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
 import type { ProcedureMeta } from './meta.js';
-import { idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
+import { forModel, idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
 
-const title = trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' });
+const title = forModel(
+  trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' }),
+  null,
+);
 const body = text(200_000).meta({
   description: 'Markdown text of the minutes',
   example: '## Decisions\n- Ship on Monday',
@@ -21,26 +24,26 @@ const approvalDocs: Record<ApprovalAction, { tool: string; title: string; descri
     title: 'Request approval of a record',
     description:
       'Any room member may request approval while none is pending. Fires approval.requested and record.approval_requested.',
-    forModel: 'Requests approval of a record while none is pending; returns the record and the approval.',
+    forModel: 'Requests approval of a record while none is pending.',
   },
   approve: {
     tool: 'approve_record',
     title: 'Approve a record',
     description:
       'A room member other than the requester approves the pending request. Fires approval.approved and record.approved.',
-    forModel: "Approves a record's pending approval (not as its requester); returns the record and the approval.",
+    forModel: "Approves a record's pending approval (not as its requester).",
   },
   reject: {
     tool: 'reject_record',
     title: 'Reject a record',
     description: 'A room member other than the requester rejects the pending request. Fires approval.rejected.',
-    forModel: "Rejects a record's pending approval (not as its requester); returns the record and the approval.",
+    forModel: "Rejects a record's pending approval (not as its requester).",
   },
   withdraw: {
     tool: 'withdraw_record_approval',
     title: 'Withdraw an approval request',
     description: 'The requester withdraws their pending request. Fires approval.withdrawn.',
-    forModel: 'Withdraws your own pending approval request; returns the record and the approval.',
+    forModel: 'Withdraws your own pending approval request.',
   },
 };
 
@@ -108,7 +111,7 @@ export const recordsRouter = router({
       tool: {
         name: 'create_record',
         title: 'Create a record',
-        description: 'Creates a meeting record (markdown minutes) in a room; returns it.',
+        description: 'Creates a meeting record (markdown minutes) in a room.',
       },
       summary: 'Create a meeting record',
       description: 'Creates a record in a room. Fires record.created.',
@@ -150,8 +153,7 @@ export const recordsRouter = router({
       tool: {
         name: 'update_record',
         title: 'Update a record',
-        description:
-          "Changes a record's title or body; a content change resets its approval state. Returns the record.",
+        description: "Changes a record's title or body; a content change resets its approval state.",
       },
       summary: 'Update a meeting record',
       description:

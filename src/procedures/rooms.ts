@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { requireRoom } from '../domain/access.js';
 import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
-import { idOf, pageInput, trimmedName } from './schemas.js';
+import { forModel, idOf, pageInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { inTransaction } from '../../db/transaction.js';
 import { checkedListOf, MemberView, RoomView, toMember, toRoom } from './views.js';
 
-const roomName = trimmedName(200).meta({ description: "The room's name (trimmed)", example: 'Design review' });
+const roomName = forModel(
+  trimmedName(200).meta({ description: "The room's name (trimmed)", example: 'Design review' }),
+  null,
+);
 
 export const roomsRouter = router({
   list: apiProcedure
@@ -37,7 +40,7 @@ export const roomsRouter = router({
       tool: {
         name: 'create_room',
         title: 'Create a room',
-        description: 'Creates a room in your organization (or personal scope) with you as a member; returns it.',
+        description: 'Creates a room in your organization (or personal scope) with you as a member.',
       },
       summary: 'Create a room',
       description:
@@ -77,7 +80,7 @@ export const roomsRouter = router({
       tool: {
         name: 'update_room',
         title: 'Update a room',
-        description: 'Renames a room; only its creator or an organization owner/admin may. Returns the room.',
+        description: 'Renames a room; only its creator or an organization owner/admin may.',
       },
       summary: 'Change room settings',
       description: 'Renames a room. Only its creator or an organization owner/admin may.',
@@ -127,8 +130,7 @@ export const roomsRouter = router({
       tool: {
         name: 'add_room_member',
         title: 'Add a room member',
-        description:
-          "Adds a user of the room's organization to the room (a repeat changes nothing); returns the membership.",
+        description: "Adds a user of the room's organization to the room (a repeat changes nothing).",
       },
       summary: 'Add a member to a room',
       description:

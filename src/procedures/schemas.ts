@@ -37,6 +37,8 @@ const NOUNS: Record<string, string> = {
   file: 'file',
   wh: 'webhook',
   whd: 'webhook delivery',
+  acn: 'agent connector',
+  run: 'agent run',
 };
 
 /** A prefixed identifier (`room_01J…`). */
@@ -87,15 +89,15 @@ export const pageInput = {
       .max(MAX_LIMIT)
       .optional()
       .meta({ description: `Page size, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT})`, example: 50 }),
+    // (the bounds say what a model may ask; a call without it gets the default, as over REST)
     null,
-    { default: DEFAULT_LIMIT },
   ),
   cursor: forModel(
     z.string().min(1).max(1024).regex(NO_NUL).optional().meta({
       description:
         'Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error.',
     }),
-    'nextCursor of the previous page',
+    null,
   ),
 };
 
@@ -114,7 +116,7 @@ export const timeListInput = {
         'asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in.',
       example: 'desc',
     }),
-    'desc: newest first',
+    null,
     { default: 'asc' },
   ),
   since: forModel(

@@ -6,8 +6,9 @@ import { inTransaction } from '../../db/transaction.js';
 import { checkedListOf, TaskStatus, TaskView, toTask } from './views.js';
 
 const fields = {
-  title: trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Draft the release notes' }),
-  description: text(20_000).meta({ description: 'Free text' }),
+  // (their names say it all to a model; OpenAPI keeps the descriptions)
+  title: forModel(trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Draft the release notes' }), null),
+  description: forModel(text(20_000).meta({ description: 'Free text' }), null),
   status: TaskStatus,
   assigneeId: idOf('usr').nullable().meta({ description: 'A human member of the room; agents are never assignees' }),
   startDate: forModel(
@@ -58,8 +59,7 @@ export const tasksRouter = router({
       tool: {
         name: 'create_task',
         title: 'Create a task',
-        description:
-          'Creates a task in a room; the assignee must be a room member and startDate not after dueDate. Returns the task.',
+        description: 'Creates a task in a room; the assignee must be a room member, startDate not after dueDate.',
       },
       summary: 'Create a task',
       description:
@@ -111,7 +111,7 @@ export const tasksRouter = router({
       tool: {
         name: 'update_task',
         title: 'Update a task',
-        description: 'Changes any fields of a task (same rules as create_task); returns the task.',
+        description: 'Changes any fields of a task (rules of create_task).',
       },
       summary: 'Update a task',
       description:

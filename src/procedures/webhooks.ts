@@ -197,8 +197,7 @@ export const webhooksRouter = router({
       tool: {
         name: 'redeliver_webhook_delivery',
         title: 'Redeliver a webhook delivery',
-        description:
-          "Sends a delivery's event again now, as a new history row; takes the whd_ history id. A failed send answers success=false.",
+        description: "Sends a delivery's event again now, as a new history row; a failed send answers success=false.",
       },
       summary: 'Redeliver a webhook delivery',
       description:
@@ -230,7 +229,7 @@ export const webhooksRouter = router({
         name: 'test_webhook',
         title: 'Send a test event to a webhook',
         description:
-          "Sends a signed webhook.test event now and returns that attempt's outcome (success=false and the error class on failure).",
+          'Sends a signed webhook.test event now; returns the outcome (success=false and the error class on failure).',
       },
       summary: 'Send a test event',
       description:
@@ -263,7 +262,7 @@ export const webhooksRouter = router({
         name: 'recover_webhook_deliveries',
         title: 'Recover failed webhook deliveries',
         description:
-          'After a receiver outage: sends again, once each, every event whose delivery finally failed since `since`; returns how many were queued.',
+          'After a receiver outage: sends again, once each, every event whose delivery finally failed since `since`.',
       },
       summary: 'Recover failed deliveries',
       description:

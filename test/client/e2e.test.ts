@@ -38,6 +38,10 @@ describe('the TypeScript client against a running server', () => {
     expect((await unwrap(api.GET('/v1/organizations'))).data).toEqual([
       expect.objectContaining({ id: w.orgId, role: 'owner' }),
     ]);
+    const members = await unwrap(
+      api.GET('/v1/organizations/{organizationId}/members', { params: { path: { organizationId: w.orgId } } }),
+    );
+    expect(members.data.map((x) => x.userId)).toEqual([w.owner.id, w.member.id]);
 
     const room: Schemas['Room'] = await unwrap(api.POST('/v1/rooms', { body: { name: 'Client room' } }));
     expect(room.name).toBe('Client room');
@@ -187,6 +191,11 @@ describe('the TypeScript client against a running server', () => {
         api.GET('/v1/rooms/{roomId}/files/{fileId}', { params: { path: { roomId: w.roomId, fileId: file.id } } }),
       ),
     ).toEqual(file);
+    expect(
+      (await unwrap(api.GET('/v1/rooms/{roomId}/files', { params: { path: { roomId: w.roomId } } }))).data.map(
+        (f) => f.id,
+      ),
+    ).toContain(file.id);
     const down = await svc.downloadFile(w.roomId, file.id);
     expect(down).toEqual({ bytes, contentType: 'application/pdf' });
 
@@ -270,6 +279,9 @@ describe('the TypeScript client against a running server', () => {
       ).token,
     });
     invoker.api.use(record);
+    expect((await unwrap(invoker.api.GET('/v1/connectors'))).data).toEqual([
+      expect.objectContaining({ id: connector.id, scopes: ['mcp:tools', 'tasks:write'] }),
+    ]);
     const run = await unwrap(
       invoker.api.POST('/v1/rooms/{roomId}/agent-runs', {
         ...runsPath,

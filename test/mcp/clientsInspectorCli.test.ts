@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
 import { createClient } from '../../src/oauth/clientRegistry.js';
 import { inTransaction } from '../../db/transaction.js';
-import { createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
+import { ALL_SCOPES, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
 import { freePort, startClientProcess, tempHome, tokensByHand } from './clientsProcess.js';
 
@@ -66,6 +66,26 @@ describe('the MCP Inspector CLI (@modelcontextprotocol/inspector --cli)', () => 
     expect(messages.json().structuredContent).toMatchObject({ data: [] });
     expect(await mcpRows(t, 'get_me')).toHaveLength(1);
     expect(await mcpRows(t, 'list_messages')).toHaveLength(1);
+  });
+
+  it('--strict finds no schema a host could refuse in the whole tool list (no type arrays, nothing untyped)', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    // every scope, agent:invoke included: every tool a key can be shown
+    const all = (
+      await issueKey(t.rt, { userId: w.owner.id, organizationId: w.orgId, scopes: [...ALL_SCOPES, 'agent:invoke'] })
+    ).token;
+    using home = tempHome('svc-inspector-');
+    const base = [`${t.baseUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${all}`];
+    const list = await inspector([...base, '--method', 'tools/list', '--strict', '--format', 'json'], {
+      HOME: home.dir,
+    });
+    expect(list.code, list.err).toBe(0);
+    const out = list.json();
+    expect(out.result.tools.length).toBeGreaterThanOrEqual(40);
+    // findings (errors and warnings alike) come as `schemaFindings` and a report on stderr; there are none
+    expect(out.schemaFindings).toBeUndefined();
+    expect(list.err).not.toMatch(/Warning|Error|portability/);
   });
 
   it("signs in with OAuth through the guide's registration (its callback is 127.0.0.1:<port>/oauth/callback), lists the tools, and a second run reuses the stored token", async () => {

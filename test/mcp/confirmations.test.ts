@@ -114,15 +114,23 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
       requestState,
       inputResponses: { confirm: { action: 'decline' } },
     });
-    expect(declined.body.result).toMatchObject({
-      resultType: 'complete',
-      structuredContent: { confirmed: false, action: 'decline' },
+    // a tool error (no structuredContent a client would hold to the outputSchema), in the envelope of every error
+    expect(declined.body.result).toMatchObject({ resultType: 'complete', isError: true });
+    expect(declined.body.result.structuredContent).toBeUndefined();
+    expect(JSON.parse(declined.body.result.content[0].text).error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/^Not confirmed: .*delete_record \(decline\); nothing was changed/),
+      details: { confirmed: false, action: 'decline' },
     });
     const unchecked = await callTool(t, token, 'delete_record', args, {
       requestState,
       inputResponses: { confirm: { action: 'accept', content: { confirm: false } } },
     });
-    expect(unchecked.body.result).toMatchObject({ structuredContent: { confirmed: false } });
+    expect(unchecked.body.result).toMatchObject({ isError: true });
+    expect(JSON.parse(unchecked.body.result.content[0].text).error.details).toEqual({
+      confirmed: false,
+      action: 'accept',
+    });
     // no answer at all: asked again
     const again = await callTool(t, token, 'delete_record', args, { requestState });
     expect(again.body.result).toMatchObject({ resultType: 'input_required' });
@@ -253,11 +261,17 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     );
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      // listed first, as a host does: the client then holds every result's structuredContent to the outputSchema
+      const listed = await client.listTools();
+      expect(listed.tools.find((x) => x.name === 'delete_record')?.outputSchema).toBeDefined();
       const declined = await client.callTool({
         name: 'delete_record',
         arguments: { roomId: w.roomId, recordId: kept.id },
       });
-      expect(declined.structuredContent).toMatchObject({ confirmed: false, action: 'decline' });
+      expect(declined.isError).toBe(true);
+      expect(declined.structuredContent).toBeUndefined();
+      const text = (declined.content as { type: string; text: string }[])[0].text;
+      expect(JSON.parse(text).error).toMatchObject({ code: 'forbidden', details: { confirmed: false } });
       const deleted = await client.callTool({
         name: 'delete_record',
         arguments: { roomId: w.roomId, recordId: gone.id },

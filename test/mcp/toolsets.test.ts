@@ -108,7 +108,14 @@ describe('MCP toolsets and read-only mode', () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectAt(t, '/mcp?toolsets=rooms,me&readonly=true', { token: w.key });
-    expect(await names(c)).toEqual(['get_me', 'get_room', 'list_organizations', 'list_room_members', 'list_rooms']);
+    expect(await names(c)).toEqual([
+      'get_me',
+      'get_room',
+      'list_organization_members',
+      'list_organizations',
+      'list_room_members',
+      'list_rooms',
+    ]);
     await expect(c.callTool({ name: 'list_messages', arguments: { roomId: w.roomId } })).rejects.toThrow(
       /Unknown tool: list_messages/,
     );

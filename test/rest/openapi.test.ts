@@ -62,11 +62,13 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.paths['/v1/rooms'].get.parameters.map(paramName)).toEqual(['limit', 'cursor']);
   });
 
-  it('is under 150 KB, with shared headers, responses and parameters referenced from components', async () => {
+  it('is under 4 KB an operation, with shared headers, responses and parameters referenced from components', async () => {
     await using t = await startTestServer();
     const text = await (await t.fetch('/v1/openapi.json')).text();
-    expect(Buffer.byteLength(text)).toBeLessThan(150 * 1024);
     const doc = JSON.parse(text);
+    const operations = Object.values<Record<string, unknown>>(doc.paths).flatMap((item) => Object.keys(item)).length;
+    // (a budget that grows with the operations, not with what each one repeats)
+    expect(Buffer.byteLength(text) / operations).toBeLessThan(4 * 1024);
     expect(Object.keys(doc.components.headers)).toEqual(
       expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'Svc-Api-Units-Reset', 'Retry-After']),
     );
@@ -182,12 +184,18 @@ describe('GET /v1/openapi.json', () => {
         Object.entries(o)
           .flatMap(([s, codes]) => codes.map((c) => `${s} ${c}`))
           .sort();
+      // and, for a tool of a room, the 404s every such tool answers; one of these codes stays where the operation
+      // gives it another status than the catalog's, and a body-read code where the operation declares it
+      const roomCodes = p.meta.http.path.startsWith('/v1/rooms/{roomId}') ? ['not_found', 'room_not_found'] : [];
       const declared = (p.meta.errors ?? []).map((e) =>
         typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`,
       );
-      expect(pairs(mcp), p.meta.tool.name).toEqual(
-        pairs(byStatus).filter((sc) => !common.includes(sc.split(' ')[1]) || declared.includes(sc)),
-      );
+      const kept = (sc: string) => {
+        const [status, code] = sc.split(' ') as [string, keyof typeof ERROR_STATUS];
+        if (roomCodes.includes(code)) return ERROR_STATUS[code] !== Number(status);
+        return !common.includes(code) || declared.includes(sc);
+      };
+      expect(pairs(mcp), p.meta.tool.name).toEqual(pairs(byStatus).filter(kept));
     }
     expect(doc.paths['/v1/rooms/{roomId}/tasks'].post.responses['400'].$ref).toBe(
       '#/components/responses/ValidationErrorOrRuleViolation',

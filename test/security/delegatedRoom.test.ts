@@ -187,6 +187,7 @@ async function setUp(t: TestServer) {
   const fill = {
     ...ids,
     connectorId: connector.id,
+    organizationId: w.orgId,
     userId: w.member.id,
     assigneeId: w.member.id,
     q: 'needle',

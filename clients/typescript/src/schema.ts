@@ -46,6 +46,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Members of the organization
+         * @description The members of the organization the credential acts in (its id from GET /v1/organizations), oldest membership first, with their names and roles: who can be added to its rooms. Another organization answers 404 not_found. An agent run's delegated token sees the members of its run's room only.
+         *
+         *     Scope: `organizations:read`. Cost: 1 API unit(s). MCP tool: `list_organization_members`.
+         */
+        get: operations["list_organization_members"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms": {
         parameters: {
             query?: never;
@@ -371,7 +393,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the files of a room
+         * @description Metadata of the files of a room, oldest first.
+         *
+         *     Scope: `files:read`. Cost: 1 API unit(s). MCP tool: `list_files`.
+         */
+        get: operations["list_files"];
         put?: never;
         /**
          * Upload a file
@@ -606,6 +634,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connectors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agent connectors
+         * @description The agent connectors of the caller's organization, oldest first, with the scopes each may be delegated (their URLs and secrets are never shown); empty in the individual context.
+         *
+         *     Scope: `agent:invoke`. Cost: 1 API unit(s). MCP tool: `list_connectors`.
+         */
+        get: operations["list_connectors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/agent-runs": {
         parameters: {
             query?: never;
@@ -768,6 +818,27 @@ export interface components {
              * @example 2026-11-22T09:30:00.000Z
              */
             createdAt: string;
+        };
+        ListOrganizationMembersResponse: {
+            data: components["schemas"]["OrganizationMember"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
+        OrganizationMember: {
+            /**
+             * @description Identifier of a user (`usr_…`)
+             * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            userId: string;
+            name: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            joinedAt: string;
         };
         ListRoomsResponse: {
             data: components["schemas"]["Room"][];
@@ -1147,6 +1218,11 @@ export interface components {
             /** @description Recorded with the approval step */
             comment?: string;
         };
+        ListFilesResponse: {
+            data: components["schemas"]["FileMetadata"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
         FileMetadata: {
             /**
              * @description Identifier of a file (`file_…`)
@@ -1384,9 +1460,32 @@ export interface components {
              */
             since: string;
         };
+        ListConnectorsResponse: {
+            data: components["schemas"]["AgentConnector"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
+        AgentConnector: {
+            /**
+             * @description Identifier of a agent connector (`acn_…`)
+             * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            id: string;
+            name: string;
+            /** @description An inactive connector refuses new runs (409 connector_inactive) */
+            active: boolean;
+            /** @description Scopes the connector may be delegated: a run's token holds the invoker's scopes among these */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+        };
         AgentRun: {
             /**
-             * @description Identifier of a run (`run_…`)
+             * @description Identifier of a agent run (`run_…`)
              * @example run_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             id: string;
@@ -1396,7 +1495,7 @@ export interface components {
              */
             roomId: string;
             /**
-             * @description Identifier of a acn (`acn_…`)
+             * @description Identifier of a agent connector (`acn_…`)
              * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             connectorId: string;
@@ -1465,7 +1564,7 @@ export interface components {
         };
         CreateAgentRunRequest: {
             /**
-             * @description Identifier of a acn (`acn_…`)
+             * @description Identifier of a agent connector (`acn_…`)
              * @example acn_01KAR3V6X5Q2Z8N4M7P9W1T3YB
              */
             connectorId: string;
@@ -1683,6 +1782,41 @@ export interface components {
                     error?: {
                         /** @enum {string} */
                         code?: "insufficient_scope" | "invalid_audience" | "forbidden";
+                    };
+                };
+            };
+        };
+        /** @description `not_found`: no such resource in the caller's organization or personal scope */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "not_found",
+                 *         "message": "See the description of the code",
+                 *         "requestId": "req_01KAR3V6X5Q2Z8N4M7P9W1T3YB",
+                 *         "details": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"] & {
+                    error?: {
+                        /** @enum {string} */
+                        code?: "not_found";
                     };
                 };
             };
@@ -2201,7 +2335,7 @@ export interface components {
         FileId: string;
         /** @description Identifier of a webhook (`wh_…`) */
         WebhookId: string;
-        /** @description Identifier of a run (`run_…`) */
+        /** @description Identifier of a agent run (`run_…`) */
         RunId: string;
     };
     requestBodies: never;
@@ -2308,6 +2442,52 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    list_organization_members: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a organization (`org_…`) */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Members of the organization */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOrganizationMembersResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3382,6 +3562,52 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    list_files: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a room (`room_…`) */
+                roomId: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List the files of a room */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListFilesResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     upload_file: {
         parameters: {
             query: {
@@ -3923,6 +4149,48 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    list_connectors: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List agent connectors */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListConnectorsResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     list_agent_runs: {
         parameters: {
             query?: {
@@ -4030,7 +4298,7 @@ export interface operations {
             path: {
                 /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run (`run_…`) */
+                /** @description Identifier of a agent run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
@@ -4076,7 +4344,7 @@ export interface operations {
             path: {
                 /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run (`run_…`) */
+                /** @description Identifier of a agent run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
@@ -4128,7 +4396,7 @@ export interface operations {
             path: {
                 /** @description Identifier of a room (`room_…`) */
                 roomId: components["parameters"]["RoomId"];
-                /** @description Identifier of a run (`run_…`) */
+                /** @description Identifier of a agent run (`run_…`) */
                 runId: components["parameters"]["RunId"];
             };
             cookie?: never;
