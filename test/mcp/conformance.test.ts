@@ -112,11 +112,10 @@ const isRealPass = (c: Check) =>
  * The tasks extension (`io.modelcontextprotocol/tasks`), run scenario by scenario (`--suite all` runs no
  * extension): the checks that must pass. Every other check of these scenarios calls the reference server's task
  * tools (`slow_compute`, `greet`, `failing_job`, `confirm_delete`, …) or needs a task they create, and is listed
- * in docs/mcp.md as such; `sep-2663-tasks-methods-non-declaring` (`tasks/*` from a client that did not declare
- * the extension answers -32021) is in TASKS_OPEN until the server answers it so.
+ * in docs/mcp.md as such.
  */
 const TASKS_PASSING: Record<string, string[]> = {
-  'tasks-capability-negotiation': ['tasks-extension-advertised'],
+  'tasks-capability-negotiation': ['tasks-extension-advertised', 'sep-2663-tasks-methods-non-declaring'],
   'tasks-request-headers': ['tasks-headers-reject-mismatched-method'],
   'tasks-dispatch-and-envelope': [
     'sep-2663-tasks-result-removed-method-not-found',
@@ -124,7 +123,6 @@ const TASKS_PASSING: Record<string, string[]> = {
     'sep-2663-tasks-get-invalid-task-id-32602',
   ],
 };
-const TASKS_OPEN = ['sep-2663-tasks-methods-non-declaring'];
 const TASKS_SCENARIOS = [
   'tasks-lifecycle',
   'tasks-capability-negotiation',
@@ -218,10 +216,7 @@ describe('the official MCP conformance suite against /mcp', () => {
         for (const c of got)
           if (
             c.status === 'FAILURE' &&
-            !TASKS_OPEN.includes(c.id) &&
-            !/Unknown tool|no task was created|fixture .* unavailable|returned error code -32602; spec requires -32021/.test(
-              c.errorMessage ?? '',
-            )
+            !/Unknown tool|no task was created|fixture .* unavailable/.test(c.errorMessage ?? '')
           )
             failures.push(`${scenario}/${c.id}: ${c.errorMessage ?? ''}`);
       }
