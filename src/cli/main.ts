@@ -85,10 +85,27 @@ async function runRemote(
   return printOutcome(cmd, values, () => cmd.remote!(values, positionals));
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`error: ${(e as Error).message}\n`);
-    process.exit(1);
-  },
-);
+/**
+ * Ends the process once everything written to stdout and stderr has been handed to the reader. `process.exit`
+ * right after a large write to a pipe drops what the pipe had not taken yet; a write's callback runs once it and
+ * everything before it is flushed.
+ */
+export function exitAfterOutput(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const flushed = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.destroyed || !stream.writable) flushed();
+    else stream.write('', flushed);
+  }
+}
+
+// a reader that stops early (`svc … | head`) closes the pipe: what is left to write has nowhere to go
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
+main(process.argv.slice(2)).then(exitAfterOutput, (e) => {
+  process.stderr.write(`error: ${(e as Error).message}\n`);
+  exitAfterOutput(1);
+});
