@@ -1,6 +1,5 @@
 import { type Command, optional, required, UsageError } from '../command.js';
 import { remoteTarget } from '../remote/apiClient.js';
-import { listen, parseForwardUrl } from '../remote/listen.js';
 import { TRIGGERS, trigger } from '../remote/trigger.js';
 
 const remoteOptions = {
@@ -45,6 +44,7 @@ export const remoteCommands: Command[] = [
     },
     async remote(a, positionals) {
       if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+      const { listen, parseForwardUrl } = await import('../remote/listen.js');
       const forwardTo = parseForwardUrl(optional(a, 'forward-to'));
       const since = optional(a, 'since');
       if (since !== undefined && Number.isNaN(new Date(since).getTime()))
