@@ -229,15 +229,30 @@ function routeOf(proc: ProcedureInfo, errorRefs: Map<string, number>): RouteConf
         },
         content: { '*/*': { schema: BINARY } },
       }
-    : {
-        description: proc.meta.summary,
-        headers: refs([
-          ...RATE_HEADERS,
-          ...UNIT_HEADERS,
-          ...(proc.meta.kind === 'write' ? ([REPLAYED_HEADER] as const) : []),
-        ]),
-        content: { 'application/json': { schema: output } },
-      };
+    : http.stream
+      ? {
+          description:
+            'Server-sent events: per event an `id:` line (the event id) and a `data:` line (the event object, as `GET /v1/events` lists it); comment lines keep the connection alive',
+          headers: refs([...RATE_HEADERS, ...UNIT_HEADERS]),
+          content: {
+            'text/event-stream': {
+              schema: {
+                type: 'string',
+                example:
+                  'id: evt_3q2-7wEVjvXq0mFz7f4ZTA\ndata: {"id":"evt_3q2-7wEVjvXq0mFz7f4ZTA","type":"message.created",…}\n\n',
+              },
+            },
+          },
+        }
+      : {
+          description: proc.meta.summary,
+          headers: refs([
+            ...RATE_HEADERS,
+            ...UNIT_HEADERS,
+            ...(proc.meta.kind === 'write' ? ([REPLAYED_HEADER] as const) : []),
+          ]),
+          content: { 'application/json': { schema: output } },
+        };
   const byStatus = errorCodesOf(proc.meta, 'rest');
   const errors = Object.fromEntries(
     Object.entries(byStatus).map(([status, codes]) => {

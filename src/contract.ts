@@ -62,6 +62,18 @@ export interface BalanceState {
  * What a procedure call hands back to its surface besides the output. The pipeline's steps record data
  * here and never headers: the adapters render them (src/http/headers.ts).
  */
+/** An authorized event stream: its filter, where it starts, and the lease that counts it against the cap. */
+export interface EventStreamStart {
+  roomId?: string;
+  type?: string;
+  /** Events with a greater `seq` are served (the stream starts there). */
+  afterSeq: string;
+  /** The stream's lease (`streamLeases`); the adapter renews it while the stream is open and drops it at the end. */
+  leaseId: string;
+  /** The lease's key: the credential (`method:id`). */
+  credential: string;
+}
+
 export interface ResponseState {
   /** Overrides the success status (idempotent replays). */
   status?: number;
@@ -74,6 +86,8 @@ export interface ResponseState {
   /** Set when a write's Idempotency-Key replayed a stored response: its stored headers. */
   replayed?: { headers: Record<string, string> };
   download?: FileDownload;
+  /** What an opened event stream serves (REST `GET /v1/events/stream`); its adapter holds the stream open. */
+  eventStream?: EventStreamStart;
   /**
    * MCP only: the content blocks of the tool result (a file's bytes as an image, an embedded text resource or
    * a resource link), in place of the output as JSON text; `structuredContent` still carries the output.
@@ -135,6 +149,8 @@ export interface ProcedureMeta {
     rawBody?: { field: string; contentTypeField: string; mcpOnly?: string[] };
     /** The REST response streams a file instead of JSON. */
     download?: boolean;
+    /** The REST response is a stream of server-sent events (`text/event-stream`) that stays open. */
+    stream?: boolean;
   };
   /**
    * MCP tool name (`<verb>_<noun>`) and title; `description`, the text a model reads (what it does,

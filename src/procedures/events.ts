@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { EVENT_CATALOG, OBJECT_TYPES, type ObjectType } from '../domain/catalog.js';
-import { listEvents } from '../domain/eventLog.js';
+import { listEvents, readableEvent, type LoggedEvent } from '../domain/eventLog.js';
+import { openEventStream } from '../domain/eventStreams.js';
 import { idOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { requireRoom } from '../domain/access.js';
+import { notFound } from '../domain/errors.js';
 import { checkedListOf } from './views.js';
 
 export const EventTypeView = z
@@ -20,6 +23,17 @@ export const EventView = z
     data: z.object({ object: z.object({ id: z.string(), type: z.enum(OBJECT_TYPES) }) }),
   })
   .meta({ id: 'EventObject' });
+
+/** An event as the log and the stream show it. */
+export const eventView = (e: LoggedEvent): z.infer<typeof EventView> => ({
+  id: e.id,
+  type: e.type,
+  createdAt: e.createdAt,
+  organizationId: e.organizationId,
+  roomId: e.roomId,
+  actor: e.actor as 'user',
+  data: { object: { id: e.objectId, type: e.objectType as ObjectType } },
+});
 
 export const eventsRouter = router({
   types: apiProcedure
@@ -79,17 +93,54 @@ export const eventsRouter = router({
         { ...input, since: normalizedSince(input.since) },
         ctx.services.secret,
       );
-      return {
-        data: page.data.map((e) => ({
-          id: e.id,
-          type: e.type,
-          createdAt: e.createdAt,
-          organizationId: e.organizationId,
-          roomId: e.roomId,
-          actor: e.actor as 'user',
-          data: { object: { id: e.objectId, type: e.objectType as ObjectType } },
-        })),
-        nextCursor: page.nextCursor,
-      };
+      return { data: page.data.map(eventView), nextCursor: page.nextCursor };
+    }),
+
+  stream: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/events/stream', stream: true },
+      tool: {
+        name: 'stream_events',
+        title: 'Stream events',
+        description: 'REST only: the event log as server-sent events.',
+      },
+      summary: 'The event log as a stream',
+      description:
+        'The events of the rooms the caller can read as they are committed, as server-sent events (`text/event-stream`): one `data:` line per event, the event object of `GET /v1/events`, with the event id as the SSE `id`. Opening the stream costs one unit and writes one audit row; waiting and the events it brings cost nothing. From now on, or after the event named by the `Last-Event-ID` header (or `lastEventId`): a stream resumed after an interruption also repeats the events of the few seconds before that event, which a client skips by id. A comment line every 15 s keeps it alive. At most `SVC_MCP_MAX_STREAMS` streams are open per credential (with its MCP subscriptions), across processes; more: 429. The stream ends when its credential stops being valid (revoked, expired) or the server shuts down; reconnect with `Last-Event-ID`. REST only (MCP has `subscriptions/listen`).',
+      tags: ['events'],
+      scope: 'events:read',
+      units: 1,
+      kind: 'read',
+      restOnly: true,
+      errors: ['not_found', 'room_not_found', 'rate_limited'],
+    })
+    .input(
+      z.strictObject({
+        roomId: idOf('room').optional().meta({ description: 'Only events of this room' }),
+        type: text(100)
+          .optional()
+          .meta({ description: 'Only events of this type (e.g. record.created)', example: 'record.created' }),
+        lastEventId: text(100).optional().meta({
+          description:
+            'Resume after this event (its `id`); the `Last-Event-ID` header, which EventSource sends on reconnecting, does the same',
+          example: 'evt_3q2-7wEVjvXq0mFz7f4ZTA',
+        }),
+      }),
+    )
+    .output(z.object({}))
+    .query(async ({ ctx, input }) => {
+      const m = ctx.services.ds.manager;
+      if (input.roomId) await requireRoom(m, ctx.actor, input.roomId, 'read');
+      let after: LoggedEvent | null = null;
+      if (input.lastEventId) {
+        after = await readableEvent(m, ctx.actor, input.lastEventId);
+        if (!after) throw notFound('Event');
+      }
+      ctx.out.eventStream = await openEventStream(ctx.services, ctx.actor, {
+        roomId: input.roomId,
+        type: input.type,
+        after,
+      });
+      return {};
     }),
 });
