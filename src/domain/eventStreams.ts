@@ -12,6 +12,8 @@ import { streamLeases } from './streamLeases.js';
  * again and the client skips what it has by id.
  */
 export const RESUME_OVERLAP_MS = 5_000;
+/** How far back a stream's `since` may reach: older history is paged with `GET /v1/events`. */
+export const STREAM_SINCE_MAX_MS = 60 * 60_000;
 /** A stream's lease is renewed this often and lives three times as long (a dead process frees its slots). */
 export const STREAM_LEASE_RENEW_MS = 10_000;
 export const STREAM_LEASE_TTL_MS = 3 * STREAM_LEASE_RENEW_MS;
@@ -22,12 +24,12 @@ export const streamCredential = (actor: Actor) => `${actor.credential.method}:${
 /**
  * Opens an event stream for an authorized caller: takes a slot under the per-credential cap (across processes,
  * shared with MCP subscriptions), or refuses with 429 `rate_limited`, and says where the stream starts: after
- * `after`'s time less the overlap, or now.
+ * `after`'s time less the overlap, at `since`, or now.
  */
 export async function openEventStream(
   services: Services,
   actor: Actor,
-  o: { roomId?: string; type?: string; after: LoggedEvent | null },
+  o: { roomId?: string; type?: string; after: LoggedEvent | null; since?: number },
 ): Promise<EventStreamStart> {
   const credential = streamCredential(actor);
   const max = services.config.mcpMaxStreams;
@@ -36,6 +38,8 @@ export async function openEventStream(
     throw new DomainError('rate_limited', `Stream limit reached: ${max} open streams a credential`, {
       details: { maxStreams: max },
     });
-  const from = o.after ? new Date(o.after.createdAt).getTime() - RESUME_OVERLAP_MS : services.now().getTime();
+  const from = o.after
+    ? new Date(o.after.createdAt).getTime() - RESUME_OVERLAP_MS
+    : (o.since ?? services.now().getTime());
   return { roomId: o.roomId, type: o.type, afterSeq: idFloorAt('seq', from), leaseId, credential };
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { EVENT_CATALOG, OBJECT_TYPES, type ObjectType } from '../domain/catalog.js';
 import { listEvents, readableEvent, type LoggedEvent } from '../domain/eventLog.js';
-import { openEventStream } from '../domain/eventStreams.js';
+import { openEventStream, STREAM_SINCE_MAX_MS } from '../domain/eventStreams.js';
 import { idOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { requireRoom } from '../domain/access.js';
-import { notFound } from '../domain/errors.js';
+import { notFound, validationError } from '../domain/errors.js';
 import { checkedListOf } from './views.js';
 
 export const EventTypeView = z
@@ -106,7 +106,7 @@ export const eventsRouter = router({
       },
       summary: 'The event log as a stream',
       description:
-        'The events of the rooms the caller can read as they are committed, as server-sent events (`text/event-stream`): one `data:` line per event, the event object of `GET /v1/events`, with the event id as the SSE `id`. Opening the stream costs one unit and writes one audit row; waiting and the events it brings cost nothing. From now on, or after the event named by the `Last-Event-ID` header (or `lastEventId`): a stream resumed after an interruption also repeats the events of the few seconds before that event, which a client skips by id. A comment line every 15 s keeps it alive. At most `SVC_MCP_MAX_STREAMS` streams are open per credential (with its MCP subscriptions), across processes; more: 429. The stream ends when its credential stops being valid (revoked, expired) or the server shuts down; reconnect with `Last-Event-ID`. REST only (MCP has `subscriptions/listen`).',
+        'The events of the rooms the caller can read as they are committed, as server-sent events (`text/event-stream`): one `data:` line per event, the event object of `GET /v1/events`, with the event id as the SSE `id`. Opening the stream costs one unit and writes one audit row; waiting and the events it brings cost nothing. From now on, from `since` (at most an hour ago), or after the event named by the `Last-Event-ID` header (or `lastEventId`): a stream resumed after an interruption also repeats the events of the few seconds before that event, which a client skips by id. A comment line every 15 s keeps it alive. At most `SVC_MCP_MAX_STREAMS` streams are open per credential (with its MCP subscriptions), across processes; more: 429. The stream ends when its credential stops being valid (revoked, expired) or the server shuts down; reconnect with `Last-Event-ID`. REST only (MCP has `subscriptions/listen`).',
       tags: ['events'],
       scope: 'events:read',
       units: 1,
@@ -120,6 +120,14 @@ export const eventsRouter = router({
         type: text(100)
           .optional()
           .meta({ description: 'Only events of this type (e.g. record.created)', example: 'record.created' }),
+        since: z.iso
+          .datetime({ offset: true })
+          .max(64)
+          .optional()
+          .meta({
+            description: `Start at this ISO 8601 time instead of now, at most ${STREAM_SINCE_MAX_MS / 60_000} minutes ago (older history: \`GET /v1/events\`); not with lastEventId`,
+            example: '2026-11-22T09:30:00.000Z',
+          }),
         lastEventId: text(100).optional().meta({
           description:
             'Resume after this event (its `id`); the `Last-Event-ID` header, which EventSource sends on reconnecting, does the same',
@@ -132,6 +140,15 @@ export const eventsRouter = router({
       const m = ctx.services.ds.manager;
       if (input.roomId) await requireRoom(m, ctx.actor, input.roomId, 'read');
       let after: LoggedEvent | null = null;
+      let since: number | undefined;
+      if (input.since !== undefined) {
+        if (input.lastEventId) throw validationError('Give since or lastEventId (Last-Event-ID), not both');
+        since = new Date(input.since).getTime();
+        if (ctx.services.now().getTime() - since > STREAM_SINCE_MAX_MS)
+          throw validationError(
+            `since is at most ${STREAM_SINCE_MAX_MS / 60_000} minutes ago on a stream; page older events with GET /v1/events`,
+          );
+      }
       if (input.lastEventId) {
         after = await readableEvent(m, ctx.actor, input.lastEventId);
         if (!after) throw notFound('Event');
@@ -140,6 +157,7 @@ export const eventsRouter = router({
         roomId: input.roomId,
         type: input.type,
         after,
+        since,
       });
       return {};
     }),
