@@ -5,7 +5,7 @@ import { openEventStream, STREAM_SINCE_MAX_MS } from '../domain/eventStreams.js'
 import { idOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { requireRoom } from '../domain/access.js';
-import { notFound, validationError } from '../domain/errors.js';
+import { notFound, ruleViolation } from '../domain/errors.js';
 import { checkedListOf } from './views.js';
 
 export const EventTypeView = z
@@ -106,13 +106,13 @@ export const eventsRouter = router({
       },
       summary: 'The event log as a stream',
       description:
-        'The events of the rooms the caller can read as they are committed, as server-sent events (`text/event-stream`): one `data:` line per event, the event object of `GET /v1/events`, with the event id as the SSE `id`. Opening the stream costs one unit and writes one audit row; waiting and the events it brings cost nothing. From now on, from `since` (at most an hour ago), or after the event named by the `Last-Event-ID` header (or `lastEventId`): a stream resumed after an interruption also repeats the events of the few seconds before that event, which a client skips by id. A comment line every 15 s keeps it alive. At most `SVC_MCP_MAX_STREAMS` streams are open per credential (with its MCP subscriptions), across processes; more: 429. The stream ends when its credential stops being valid (revoked, expired) or the server shuts down; reconnect with `Last-Event-ID`. REST only (MCP has `subscriptions/listen`).',
+        'Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with `Last-Event-ID`: the 5 s before that event come again (skip by id). At most `SVC_MCP_MAX_STREAMS` open per credential (429).',
       tags: ['events'],
       scope: 'events:read',
       units: 1,
       kind: 'read',
       restOnly: true,
-      errors: ['not_found', 'room_not_found', 'rate_limited'],
+      errors: ['not_found', 'room_not_found', 'rate_limited', 'rule_violation'],
     })
     .input(
       z.strictObject({
@@ -125,14 +125,9 @@ export const eventsRouter = router({
           .max(64)
           .optional()
           .meta({
-            description: `Start at this ISO 8601 time instead of now, at most ${STREAM_SINCE_MAX_MS / 60_000} minutes ago (older history: \`GET /v1/events\`); not with lastEventId`,
-            example: '2026-11-22T09:30:00.000Z',
+            description: `Start here, not now (at most ${STREAM_SINCE_MAX_MS / 60_000} min ago)`,
           }),
-        lastEventId: text(100).optional().meta({
-          description:
-            'Resume after this event (its `id`); the `Last-Event-ID` header, which EventSource sends on reconnecting, does the same',
-          example: 'evt_3q2-7wEVjvXq0mFz7f4ZTA',
-        }),
+        lastEventId: text(100).optional().meta({ description: 'Resume after this event, as `Last-Event-ID` does' }),
       }),
     )
     .output(z.object({}))
@@ -141,11 +136,11 @@ export const eventsRouter = router({
       if (input.roomId) await requireRoom(m, ctx.actor, input.roomId, 'read');
       let after: LoggedEvent | null = null;
       let since: number | undefined;
-      if (input.since !== undefined) {
-        if (input.lastEventId) throw validationError('Give since or lastEventId (Last-Event-ID), not both');
+      // lastEventId, when given, is where the stream resumes: since is for a first connection
+      if (input.since !== undefined && !input.lastEventId) {
         since = new Date(input.since).getTime();
         if (ctx.services.now().getTime() - since > STREAM_SINCE_MAX_MS)
-          throw validationError(
+          throw ruleViolation(
             `since is at most ${STREAM_SINCE_MAX_MS / 60_000} minutes ago on a stream; page older events with GET /v1/events`,
           );
       }

@@ -62,10 +62,10 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.paths['/v1/rooms'].get.parameters.map(paramName)).toEqual(['limit', 'cursor']);
   });
 
-  it('is under 150 KB, with shared headers, responses and parameters referenced from components', async () => {
+  it('is under 160 KB, with shared headers, responses and parameters referenced from components', async () => {
     await using t = await startTestServer();
     const text = await (await t.fetch('/v1/openapi.json')).text();
-    expect(Buffer.byteLength(text)).toBeLessThan(150 * 1024);
+    expect(Buffer.byteLength(text)).toBeLessThan(160 * 1024);
     const doc = JSON.parse(text);
     expect(Object.keys(doc.components.headers)).toEqual(
       expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'Svc-Api-Units-Reset', 'Retry-After']),
@@ -168,6 +168,8 @@ describe('GET /v1/openapi.json', () => {
         for (const c of codes) expect([ERROR_STATUS[c], 422], `${c} ${s}`).toContain(Number(s));
       // the tool lists its own codes: the same list but the HTTP body read (413, 408, 415), which an MCP tool call
       // does not do, and the codes every call or every write answers (named once in the MCP guide)
+      // an operation served over REST only has no tool to compare with
+      if (p.meta.restOnly) continue;
       const mcp = (tools.get(p.meta.tool.name)!.tool._meta?.[ERRORS_META] ?? {}) as Record<string, string[]>;
       expect(mcp, p.meta.tool.name).toEqual(ownErrorCodesOf(p.meta, 'mcp'));
       const common = [
