@@ -1,10 +1,10 @@
 import type { Response } from 'express';
 import { authenticate } from '../src/auth/authenticate.js';
 import { authorize } from '../src/auth/authorize.js';
-import type { Credentials, EventStreamStart } from '../src/contract.js';
+import type { Credentials } from '../src/contract.js';
 import type { Actor } from '../src/domain/actor.js';
 import { readableEventsAfter, type LoggedEvent } from '../src/domain/eventLog.js';
-import { STREAM_LEASE_RENEW_MS, STREAM_LEASE_TTL_MS } from '../src/domain/eventStreams.js';
+import { STREAM_LEASE_RENEW_MS, STREAM_LEASE_TTL_MS, type EventStreamStart } from '../src/domain/eventStreams.js';
 import type { Services } from '../src/domain/services.js';
 import { streamLeases } from '../src/domain/streamLeases.js';
 import { API_SECURITY_HEADERS, mergeHeaders } from '../src/http/apiHeaders.js';

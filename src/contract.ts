@@ -6,6 +6,7 @@ import type { AuditEntry } from '../db/entities/index.js';
 import { isTransientDatabaseError, isUnstorableTextError } from '../db/databaseErrors.js';
 import type { Actor, AuthenticatedActor } from './domain/actor.js';
 import { DomainError, type ErrorCode } from './domain/errors.js';
+import type { EventStreamStart } from './domain/eventStreams.js';
 import type { Scope } from './domain/scopes.js';
 import type { Services } from './domain/services.js';
 import type { Challenge } from './http/challenge.js';
@@ -62,18 +63,6 @@ export interface BalanceState {
  * What a procedure call hands back to its surface besides the output. The pipeline's steps record data
  * here and never headers: the adapters render them (src/http/headers.ts).
  */
-/** An authorized event stream: its filter, where it starts, and the lease that counts it against the cap. */
-export interface EventStreamStart {
-  roomId?: string;
-  type?: string;
-  /** Events with a greater `seq` are served (the stream starts there). */
-  afterSeq: string;
-  /** The stream's lease (`streamLeases`); the adapter renews it while the stream is open and drops it at the end. */
-  leaseId: string;
-  /** The lease's key: the credential (`method:id`). */
-  credential: string;
-}
-
 export interface ResponseState {
   /** Overrides the success status (idempotent replays). */
   status?: number;

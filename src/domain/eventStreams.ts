@@ -1,4 +1,3 @@
-import type { EventStreamStart } from '../contract.js';
 import type { Actor } from './actor.js';
 import { DomainError } from './errors.js';
 import type { LoggedEvent } from './eventLog.js';
@@ -17,6 +16,18 @@ export const STREAM_SINCE_MAX_MS = 60 * 60_000;
 /** A stream's lease is renewed this often and lives three times as long (a dead process frees its slots). */
 export const STREAM_LEASE_RENEW_MS = 10_000;
 export const STREAM_LEASE_TTL_MS = 3 * STREAM_LEASE_RENEW_MS;
+
+/** An authorized event stream: its filter, where it starts, and the lease that counts it against the cap. */
+export interface EventStreamStart {
+  roomId?: string;
+  type?: string;
+  /** Events with a greater `seq` are served (the stream starts there). */
+  afterSeq: string;
+  /** The stream's lease (`streamLeases`); the adapter renews it while the stream is open and drops it at the end. */
+  leaseId: string;
+  /** The lease's key: the credential (`method:id`). */
+  credential: string;
+}
 
 /** The lease key of a credential: one cap counts its event streams and its MCP subscriptions together. */
 export const streamCredential = (actor: Actor) => `${actor.credential.method}:${actor.credential.id}`;

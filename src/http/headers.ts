@@ -114,4 +114,4 @@ export const [RATE_LIMIT_LIMIT, RATE_LIMIT_REMAINING, RATE_LIMIT_RESET, RATE_LIM
 export const [UNITS_LIMIT, UNITS_REMAINING, UNITS_USED, UNITS_COST, UNITS_RESET] = UNIT_HEADERS;
 
 /** The SSE client's resume point (EventSource sends it on reconnecting): `GET /v1/events/stream`. */
-export const LAST_EVENT_ID_IN = 'last-event-id';
+export const LAST_EVENT_ID_IN = lower(LAST_EVENT_ID_HEADER);

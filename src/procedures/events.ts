@@ -5,6 +5,7 @@ import { openEventStream, STREAM_SINCE_MAX_MS } from '../domain/eventStreams.js'
 import { idOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { requireRoom } from '../domain/access.js';
+import { LAST_EVENT_ID_HEADER } from '../http/headers.js';
 import { notFound, ruleViolation } from '../domain/errors.js';
 import { checkedListOf } from './views.js';
 
@@ -105,8 +106,7 @@ export const eventsRouter = router({
         description: 'REST only: the event log as server-sent events.',
       },
       summary: 'The event log as a stream',
-      description:
-        'Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with `Last-Event-ID`: the 5 s before that event come again (skip by id). At most `SVC_MCP_MAX_STREAMS` open per credential (429).',
+      description: `Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with \`${LAST_EVENT_ID_HEADER}\`: the 5 s before that event come again (skip by id). At most \`SVC_MCP_MAX_STREAMS\` open per credential (429).`,
       tags: ['events'],
       scope: 'events:read',
       units: 1,
@@ -127,7 +127,9 @@ export const eventsRouter = router({
           .meta({
             description: `Start here, not now (at most ${STREAM_SINCE_MAX_MS / 60_000} min ago)`,
           }),
-        lastEventId: text(100).optional().meta({ description: 'Resume after this event, as `Last-Event-ID` does' }),
+        lastEventId: text(100)
+          .optional()
+          .meta({ description: `Resume after this event, as \`${LAST_EVENT_ID_HEADER}\` does` }),
       }),
     )
     .output(z.object({}))

@@ -7,7 +7,7 @@ import { newWebhookSecret } from '../../webhooks/secretBox.js';
 import { buildDeliveryHeaders } from '../../webhooks/signing.js';
 import { UsageError } from '../command.js';
 import { callApi, refusal, unreachable, type RemoteTarget } from './apiClient.js';
-import { CONTENT_TYPE_HEADER, DATE_HEADER } from '../../http/headers.js';
+import { CONTENT_TYPE_HEADER, DATE_HEADER, LAST_EVENT_ID_IN } from '../../http/headers.js';
 
 /** An event of `GET /v1/events`. */
 interface LoggedEvent {
@@ -207,7 +207,7 @@ async function openStream(
       headers: {
         authorization: `Bearer ${o.target.key}`,
         accept: 'text/event-stream',
-        ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+        ...(lastEventId ? { [LAST_EVENT_ID_IN]: lastEventId } : {}),
       },
       redirect: 'manual',
       signal,
