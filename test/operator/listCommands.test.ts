@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../src/cli/command.js';
-import { commands } from '../../src/cli/commands/index.js';
 import { parseCommandLine } from '../../src/cli/usage.js';
 import { loadConfig } from '../../src/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -20,7 +19,8 @@ async function svc(...argv: string[]): Promise<Record<string, unknown>> {
   if (parsed.kind !== 'run') throw new Error(`not a command: ${argv.join(' ')}: ${parsed.text}`);
   return (parsed.cmd as Required<Pick<Command, 'run'>>).run(parsed.values, rt);
 }
-const ids = (r: Record<string, unknown>) => (r.data as { id?: string; clientId?: string }[]).map((x) => x.id ?? x.clientId);
+const ids = (r: Record<string, unknown>) =>
+  (r.data as { id?: string; clientId?: string }[]).map((x) => x.id ?? x.clientId);
 
 let org: string, other: string, owner: string, member: string, outsider: string, room: string, otherRoom: string;
 let orgKey: { id: string; token: string }, personalKey: { id: string; token: string };
@@ -115,7 +115,11 @@ describe('operator list commands', () => {
     const byOrg = await svc('key', 'list', '--org', org);
     expect(ids(byOrg)).toEqual([orgKey.id]);
     expect(byOrg.data).toEqual([
-      expect.objectContaining({ prefix: 'svc_test_', last4: orgKey.token.slice(-4), scopes: ['me:read', 'rooms:read'] }),
+      expect.objectContaining({
+        prefix: 'svc_test_',
+        last4: orgKey.token.slice(-4),
+        scopes: ['me:read', 'rooms:read'],
+      }),
     ]);
     expect(ids(await svc('key', 'list', '--user', owner, '--org', other))).toEqual([]);
     await svc('key', 'revoke', '--id', orgKey.id);
