@@ -56,6 +56,7 @@ export async function buildCli() {
   try {
     const result = await build({
       entryPoints: { main: path.join(root, 'src/cli/main.ts') },
+      absWorkingDir: root,
       outdir: tmp,
       bundle: true,
       splitting: true,
