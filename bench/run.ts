@@ -15,6 +15,7 @@ import { measureSubscriptions } from './subscriptionBench.js';
 import { measureWebhooks, type WebhookFigures } from './webhookBench.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 import { measureTokens, printTokens } from './tokens.js';
+import { measureCli, printCli } from './cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -29,7 +30,9 @@ async function main(): Promise<void> {
   const want = (name: string) => !opts.only.length || opts.only.includes(name);
   // what an LLM agent pays in tokens over MCP (in-process, seconds): first, and alone with BENCH_ONLY=tokens
   if (want('tokens')) printTokens(await measureTokens());
-  if (opts.only.length && opts.only.every((n) => n === 'tokens')) return;
+  // how fast the operator CLI answers, beside a bare `node -e 0` (subprocesses, seconds); alone with BENCH_ONLY=cli
+  if (want('cli')) printCli(measureCli());
+  if (opts.only.length && opts.only.every((n) => n === 'tokens' || n === 'cli')) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   const [port, barePort] = [await freePort(), await freePort()];
   // the delivery worker as the product runs it (on, unless this environment says otherwise): the webhook

@@ -229,15 +229,30 @@ function routeOf(proc: ProcedureInfo, errorRefs: Map<string, number>): RouteConf
         },
         content: { '*/*': { schema: BINARY } },
       }
-    : {
-        description: proc.meta.summary,
-        headers: refs([
-          ...RATE_HEADERS,
-          ...UNIT_HEADERS,
-          ...(proc.meta.kind === 'write' ? ([REPLAYED_HEADER] as const) : []),
-        ]),
-        content: { 'application/json': { schema: output } },
-      };
+    : http.stream
+      ? {
+          description:
+            'Server-sent events: per event an `id:` line (the event id) and a `data:` line (the event object, as `GET /v1/events` lists it); comment lines keep the connection alive',
+          headers: refs([...RATE_HEADERS, ...UNIT_HEADERS]),
+          content: {
+            'text/event-stream': {
+              schema: {
+                type: 'string',
+                example:
+                  'id: evt_3q2-7wEVjvXq0mFz7f4ZTA\ndata: {"id":"evt_3q2-7wEVjvXq0mFz7f4ZTA","type":"message.created",…}\n\n',
+              },
+            },
+          },
+        }
+      : {
+          description: proc.meta.summary,
+          headers: refs([
+            ...RATE_HEADERS,
+            ...UNIT_HEADERS,
+            ...(proc.meta.kind === 'write' ? ([REPLAYED_HEADER] as const) : []),
+          ]),
+          content: { 'application/json': { schema: output } },
+        };
   const byStatus = errorCodesOf(proc.meta, 'rest');
   const errors = Object.fromEntries(
     Object.entries(byStatus).map(([status, codes]) => {
@@ -252,14 +267,14 @@ function routeOf(proc: ProcedureInfo, errorRefs: Map<string, number>): RouteConf
     path: http.path,
     operationId: proc.meta.tool.name,
     summary: proc.meta.summary,
-    description: `${proc.meta.description}\n\nScope: \`${scope}\`. Cost: ${proc.meta.units} API unit(s). MCP tool: \`${proc.meta.tool.name}\`.`,
+    description: `${proc.meta.description}\n\nScope: \`${scope}\`. Cost: ${proc.meta.units} API unit(s).${proc.meta.restOnly ? ' REST only.' : ` MCP tool: \`${proc.meta.tool.name}\`.`}`,
     tags: proc.meta.tags,
     security: [{ apiKey: [] }, { apiKeyHeader: [] }, { oauth2: [scope] }],
     ...(proc.meta.kind === 'write' ? { parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }] } : {}),
     request,
     responses: { [http.successStatus ?? 200]: success, ...errors },
     'x-api-units': proc.meta.units,
-    'x-mcp-tool': proc.meta.tool.name,
+    ...(proc.meta.restOnly ? {} : { 'x-mcp-tool': proc.meta.tool.name }),
   } as RouteConfig;
 }
 
@@ -320,7 +335,7 @@ export function buildOpenApiDocument(baseUrl: string) {
       title: 'svc public API',
       version: '1.0.0',
       description: [
-        'Rooms, messages, tasks, meeting records with approvals, files and events. Every operation is also an MCP tool at /mcp (`x-mcp-tool`).',
+        'Rooms, messages, tasks, meeting records with approvals, files and events. Every operation but the event stream is also an MCP tool at /mcp (`x-mcp-tool`).',
         '',
         '- **Strict input.** Unknown body fields and unknown query parameters are refused (400 `validation_error`), never ignored. No string may contain NUL (U+0000); JSON bodies are UTF-8 objects nested at most 32 levels.',
         '- **Errors** are `{ error: { code, message, requestId, details } }`. Each operation lists the codes it can answer per status in its responses (the MCP tool lists the same in `_meta["svc/errors"]`). `validation_error` means the input does not match the schema; `rule_violation` means it does but breaks a business rule stated in the operation\'s description.',

@@ -21,6 +21,7 @@ import {
   CONTENT_TYPE_IN,
   ETAG_HEADER,
   IDEMPOTENCY_KEY_IN,
+  LAST_EVENT_ID_IN,
   REPLAYED_HEADER,
   REQUEST_ID_IN,
 } from '../src/http/headers.js';
@@ -39,12 +40,16 @@ import {
 } from '../src/procedures/index.js';
 import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
 import { parseJsonBody, readBody } from './body.js';
+import type { EventStreams } from './eventStream.js';
+import type { Actor } from '../src/domain/actor.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { restBindingOf } from './restBinding.js';
 
 export interface RestRouterOptions {
   services: Services;
   rateLimiter: RateLimiter;
+  /** Serves `GET /v1/events/stream` once authorized. */
+  eventStreams: EventStreams;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -71,7 +76,7 @@ function decodeParam(value: string): string {
   }
 }
 
-export function createRestRouter({ services, rateLimiter }: RestRouterOptions): RequestHandler {
+export function createRestRouter({ services, rateLimiter, eventStreams }: RestRouterOptions): RequestHandler {
   const openapi = JSON.stringify(buildOpenApiDocument(services.config.baseUrl));
   const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
   const sendOpenApi = (res: Response) => {
@@ -189,12 +194,19 @@ export function createRestRouter({ services, rateLimiter }: RestRouterOptions): 
       }
     }
     Object.assign(input, req.params);
+    // an event stream resumes where the client's EventSource says it left off
+    const lastEventId = http.stream ? header(req, LAST_EVENT_ID_IN) : undefined;
+    if (lastEventId !== undefined && input.lastEventId === undefined) input.lastEventId = lastEventId;
     try {
       const data = await proc.call({ ctx, getRawInput: async () => input, signal: undefined });
       // the headers of what the pipeline recorded (the renderers below copy them once into the answer's)
       const headers = restHeaders(ctx.out, services.config.baseUrl, requestId);
       if (http.download && ctx.out.download && !headers[REPLAYED_HEADER])
         return streamFile(res, ctx.out.download, headers);
+      if (http.stream && ctx.out.eventStream) {
+        const { actor } = ctx as RequestContext & { actor: Actor };
+        return eventStreams.serve(res, ctx.out.eventStream, actor, ctx.credentials, headers);
+      }
       sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
     } catch (err) {
       // an argument's problem with a valid example, as MCP says it

@@ -2,7 +2,8 @@
 // `npm start` runs this first (prestart): the server's TypeScript, transpiled by esbuild (the compiler tsx
 // uses) into one ES module, .build/main.mjs, with every package left as an import of node_modules. The
 // server then runs on plain Node: no loader thread and no per-module transform cache in memory
-// (bench/README.md). Tests and the CLI still run the sources through tsx.
+// (bench/README.md). Tests still run the sources through tsx. The operator CLI (bin/svc.mjs) is compiled too, by
+// build-cli.mjs: here, and on its own first start after a change of the sources.
 import { build } from 'esbuild';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,3 +22,6 @@ await build({
   tsconfig: path.join(root, 'tsconfig.json'),
   logLevel: 'warning',
 });
+
+const { compiledCli } = await import('./build-cli.mjs');
+await compiledCli();

@@ -6,6 +6,8 @@ import { apiReference } from '@scalar/express-api-reference';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
+import { createEventStreams } from '../rest/eventStream.js';
+import { createEventFeed } from '../mcp/eventFeed.js';
 import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from './http/render.js';
 import { CACHE_CONTROL_HEADER, CONTENT_SECURITY_POLICY_HEADER, REQUEST_ID_IN } from './http/headers.js';
@@ -82,7 +84,8 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   // each answer written with the API's security headers in one writeHead (src/http/render.ts, src/http/apiHeaders.ts);
   // both pass everything else on. (OAuth access tokens authenticate on both: `services.resolveAccessToken`,
   // src/runtime.ts.)
-  const rest = createRestRouter({ services, rateLimiter });
+  const eventStreams = createEventStreams(services, () => createEventFeed(services));
+  const rest = createRestRouter({ services, rateLimiter, eventStreams });
   const mcp = createMcpRouter({ services, rateLimiter });
   const api = (req: Request, res: Response, next: NextFunction) =>
     rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
@@ -155,5 +158,9 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
   const listener = observeRequests(app, { metrics: services.metrics });
-  return Object.assign(listener, { closeStreams: mcp.closeStreams });
+  // shutdown ends the long-lived streams first: MCP subscriptions and REST event streams
+  const closeStreams = async () => {
+    await Promise.all([mcp.closeStreams(), eventStreams.closeAll()]);
+  };
+  return Object.assign(listener, { closeStreams });
 }

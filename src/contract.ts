@@ -6,6 +6,7 @@ import type { AuditEntry } from '../db/entities/index.js';
 import { isTransientDatabaseError, isUnstorableTextError } from '../db/databaseErrors.js';
 import type { Actor, AuthenticatedActor } from './domain/actor.js';
 import { DomainError, type ErrorCode } from './domain/errors.js';
+import type { EventStreamStart } from './domain/eventStreams.js';
 import type { Scope } from './domain/scopes.js';
 import type { Services } from './domain/services.js';
 import type { Challenge } from './http/challenge.js';
@@ -74,6 +75,8 @@ export interface ResponseState {
   /** Set when a write's Idempotency-Key replayed a stored response: its stored headers. */
   replayed?: { headers: Record<string, string> };
   download?: FileDownload;
+  /** What an opened event stream serves (REST `GET /v1/events/stream`); its adapter holds the stream open. */
+  eventStream?: EventStreamStart;
   /**
    * MCP only: the content blocks of the tool result (a file's bytes as an image, an embedded text resource or
    * a resource link), in place of the output as JSON text; `structuredContent` still carries the output.
@@ -135,6 +138,8 @@ export interface ProcedureMeta {
     rawBody?: { field: string; contentTypeField: string; mcpOnly?: string[] };
     /** The REST response streams a file instead of JSON. */
     download?: boolean;
+    /** The REST response is a stream of server-sent events (`text/event-stream`) that stays open. */
+    stream?: boolean;
   };
   /**
    * MCP tool name (`<verb>_<noun>`) and title; `description`, the text a model reads (what it does,

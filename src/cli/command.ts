@@ -19,6 +19,8 @@ export interface Command {
   /** What the command does, one line, for `svc help` (the usage line stands in when it is missing). */
   summary?: string;
   options: Record<string, OptionSpec>;
+  /** A list command (`{"data":[…]}`): the fields shown as columns without `--json`, in order. */
+  columns?: string[];
   /** A command on the database (`DATABASE_URL`): most of them. */
   run?(args: Record<string, string | string[] | boolean | undefined>, rt: Runtime): Promise<Record<string, unknown>>;
   /**

@@ -16,9 +16,17 @@ export const COMMON_OPTIONS: Record<string, OptionSpec> = {
 const groups = [...new Set(commands.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0]))];
 const inGroup = (group: string) => commands.filter((c) => c.name.split(' ')[0] === group);
 
+/** The package's version, from the package.json above this module (the sources or the compiled CLI). */
 function version(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
-    .version;
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'svc') return pkg.version;
+    } catch {
+      /* not here: one folder up */
+    }
+    if (dir.pathname === '/') return 'unknown';
+  }
 }
 
 const table = (rows: [string, string][]) => {
@@ -39,7 +47,7 @@ function help(): string {
     'Commands:',
     ...table(commands.map((c) => [c.name, summaryOf(c)])),
     '',
-    "Through npm: npx svc help, npx svc help <command> (npx svc --help is npm's own help).",
+    'Through npm: npx svc help, npx svc --help, npx svc <command> --help.',
   ].join('\n');
 }
 

@@ -112,3 +112,6 @@ export const ACCEL_BUFFERING_HEADER = 'X-Accel-Buffering';
 export const [RATE_LIMIT_LIMIT, RATE_LIMIT_REMAINING, RATE_LIMIT_RESET, RATE_LIMIT_POLICY, RATE_LIMIT_SCOPE] =
   RATE_LIMIT_HEADERS;
 export const [UNITS_LIMIT, UNITS_REMAINING, UNITS_USED, UNITS_COST, UNITS_RESET] = UNIT_HEADERS;
+
+/** The SSE client's resume point (EventSource sends it on reconnecting): `GET /v1/events/stream`. */
+export const LAST_EVENT_ID_IN = lower(LAST_EVENT_ID_HEADER);

@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { EVENT_CATALOG, OBJECT_TYPES, type ObjectType } from '../domain/catalog.js';
-import { listEvents } from '../domain/eventLog.js';
+import { listEvents, readableEvent, type LoggedEvent } from '../domain/eventLog.js';
+import { openEventStream, STREAM_SINCE_MAX_MS } from '../domain/eventStreams.js';
 import { idOf, normalizedSince, pageInput, text, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { requireRoom } from '../domain/access.js';
+import { LAST_EVENT_ID_HEADER } from '../http/headers.js';
+import { notFound, ruleViolation } from '../domain/errors.js';
 import { checkedListOf } from './views.js';
 
 export const EventTypeView = z
@@ -20,6 +24,17 @@ export const EventView = z
     data: z.object({ object: z.object({ id: z.string(), type: z.enum(OBJECT_TYPES) }) }),
   })
   .meta({ id: 'EventObject' });
+
+/** An event as the log and the stream show it. */
+export const eventView = (e: LoggedEvent): z.infer<typeof EventView> => ({
+  id: e.id,
+  type: e.type,
+  createdAt: e.createdAt,
+  organizationId: e.organizationId,
+  roomId: e.roomId,
+  actor: e.actor as 'user',
+  data: { object: { id: e.objectId, type: e.objectType as ObjectType } },
+});
 
 export const eventsRouter = router({
   types: apiProcedure
@@ -79,17 +94,68 @@ export const eventsRouter = router({
         { ...input, since: normalizedSince(input.since) },
         ctx.services.secret,
       );
-      return {
-        data: page.data.map((e) => ({
-          id: e.id,
-          type: e.type,
-          createdAt: e.createdAt,
-          organizationId: e.organizationId,
-          roomId: e.roomId,
-          actor: e.actor as 'user',
-          data: { object: { id: e.objectId, type: e.objectType as ObjectType } },
-        })),
-        nextCursor: page.nextCursor,
-      };
+      return { data: page.data.map(eventView), nextCursor: page.nextCursor };
+    }),
+
+  stream: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/events/stream', stream: true },
+      tool: {
+        name: 'stream_events',
+        title: 'Stream events',
+        description: 'REST only: the event log as server-sent events.',
+      },
+      summary: 'The event log as a stream',
+      description: `Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with \`${LAST_EVENT_ID_HEADER}\`: the 5 s before that event come again (skip by id). At most \`SVC_MCP_MAX_STREAMS\` open per credential (429).`,
+      tags: ['events'],
+      scope: 'events:read',
+      units: 1,
+      kind: 'read',
+      restOnly: true,
+      errors: ['not_found', 'room_not_found', 'rate_limited', 'rule_violation'],
+    })
+    .input(
+      z.strictObject({
+        roomId: idOf('room').optional().meta({ description: 'Only events of this room' }),
+        type: text(100)
+          .optional()
+          .meta({ description: 'Only events of this type (e.g. record.created)', example: 'record.created' }),
+        since: z.iso
+          .datetime({ offset: true })
+          .max(64)
+          .optional()
+          .meta({
+            description: `Start here, not now (at most ${STREAM_SINCE_MAX_MS / 60_000} min ago)`,
+          }),
+        lastEventId: text(100)
+          .optional()
+          .meta({ description: `Resume after this event, as \`${LAST_EVENT_ID_HEADER}\` does` }),
+      }),
+    )
+    .output(z.object({}))
+    .query(async ({ ctx, input }) => {
+      const m = ctx.services.ds.manager;
+      if (input.roomId) await requireRoom(m, ctx.actor, input.roomId, 'read');
+      let after: LoggedEvent | null = null;
+      let since: number | undefined;
+      // lastEventId, when given, is where the stream resumes: since is for a first connection
+      if (input.since !== undefined && !input.lastEventId) {
+        since = new Date(input.since).getTime();
+        if (ctx.services.now().getTime() - since > STREAM_SINCE_MAX_MS)
+          throw ruleViolation(
+            `since is at most ${STREAM_SINCE_MAX_MS / 60_000} minutes ago on a stream; page older events with GET /v1/events`,
+          );
+      }
+      if (input.lastEventId) {
+        after = await readableEvent(m, ctx.actor, input.lastEventId);
+        if (!after) throw notFound('Event');
+      }
+      ctx.out.eventStream = await openEventStream(ctx.services, ctx.actor, {
+        roomId: input.roomId,
+        type: input.type,
+        after,
+        since,
+      });
+      return {};
     }),
 });

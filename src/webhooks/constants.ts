@@ -40,3 +40,6 @@ export const MAX_ROTATION_DAYS = 90;
  * webhook. Marked as a test by the `Svc-Webhook-Test: true` header and `"test": true` in the body.
  */
 export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** The most a throttle may allow; more is no throttle at all and is refused as a likely typo. */
+export const MAX_DELIVERIES_PER_SECOND = 1000;

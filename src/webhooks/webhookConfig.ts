@@ -16,7 +16,7 @@ import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../../db/transaction.js';
 import { EVENT_CATALOG, STABLE_EVENT_TYPES } from '../domain/catalog.js';
-import { API_V2, API_VERSIONS } from './constants.js';
+import { API_V2, API_VERSIONS, MAX_DELIVERIES_PER_SECOND } from './constants.js';
 import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
@@ -116,8 +116,7 @@ export async function createWebhook(
   return { webhook, secret };
 }
 
-/** The most a throttle may allow; more is no throttle at all and is refused as a likely typo. */
-export const MAX_DELIVERIES_PER_SECOND = 1000;
+export { MAX_DELIVERIES_PER_SECOND };
 
 /** The stable types in catalog order, for the forms and the error messages. */
 export const FILTERABLE_EVENT_TYPES = EVENT_CATALOG.filter((e) => e.stable).map((e) => e.type as string);

@@ -224,6 +224,11 @@ async function send(w: FuzzWorld, r: Req) {
     body: r.body,
     signal: AbortSignal.timeout(20_000),
   });
+  // an event stream stays open: its answer is its status and headers
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, text: '', json: null };
+  }
   const text = await res.text();
   let json: any = null;
   try {

@@ -1,4 +1,3 @@
-import { listAudit, purgeAudit } from '../../auth/audit.js';
 import { type Command, oneOf, optional, UsageError } from '../command.js';
 
 const isoOrThrow = (v: string | undefined, name: string) => {
@@ -19,9 +18,11 @@ export const auditCommands: Command[] = [
       run: { type: 'string', description: 'only the requests of this agent run' },
       limit: { type: 'string', description: 'at most this many rows (default 100, at most 10000)' },
     },
+    columns: ['createdAt', 'surface', 'method', 'routePattern', 'statusCode', 'actor', 'userId', 'units'],
     async run(a, { services: s }) {
       const limitRaw = optional(a, 'limit');
       if (limitRaw !== undefined && !/^\d+$/.test(limitRaw)) throw new UsageError('--limit must be a positive integer');
+      const { listAudit } = await import('../../auth/audit.js');
       const rows = await listAudit(s, {
         since: isoOrThrow(optional(a, 'since'), 'since')?.toISOString(),
         actor: oneOf(optional(a, 'actor'), ['user', 'app', 'agent'] as const, 'actor'),
@@ -57,6 +58,7 @@ export const auditCommands: Command[] = [
       before: { type: 'string', description: 'delete rows older than this time (ISO 8601; default: 7 years ago)' },
     },
     async run(a, { services: s }) {
+      const { purgeAudit } = await import('../../auth/audit.js');
       return { deleted: await purgeAudit(s, isoOrThrow(optional(a, 'before'), 'before')) };
     },
   },

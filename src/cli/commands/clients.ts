@@ -1,14 +1,13 @@
-import { Organization } from '../../../db/entities/index.js';
-import { notFound } from '../../domain/errors.js';
-import {
-  approveClient,
-  approvalsFor,
-  normalizeApprovalPattern,
-  withdrawApproval,
-} from '../../oauth/clientApprovals.js';
-import { createClient } from '../../oauth/clientRegistry.js';
-import { inTransaction } from '../../../db/transaction.js';
+import type { EntityManager } from 'typeorm';
+import type { Runtime } from '../../runtime.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
+
+// The OAuth modules are loaded when a command runs, never at start (`svc help` loads none of them).
+const approvals = () => import('../../oauth/clientApprovals.js');
+
+async function inTransaction<T>(rt: Runtime, work: (m: EntityManager) => Promise<T>): Promise<T> {
+  return (await import('../../../db/transaction.js')).inTransaction(rt.services, work);
+}
 
 /** OAuth clients: registered only by an administrator. */
 export const clientCommands: Command[] = [
@@ -31,7 +30,7 @@ export const clientCommands: Command[] = [
       },
       scopes: { type: 'string', description: 'the scopes it may ask for, comma-separated (default: all)' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const type = oneOf(required(a, 'type'), ['public', 'confidential'] as const, 'type')!;
       const kind = oneOf(optional(a, 'kind'), ['app', 'agent'] as const, 'kind') ?? 'app';
       const scopes = optional(a, 'scopes')
@@ -40,10 +39,33 @@ export const clientCommands: Command[] = [
         .filter(Boolean);
       const redirectUris = (a['redirect-uri'] as string[] | undefined) ?? [];
       if (!redirectUris.length) throw new UsageError('--redirect-uri is required');
-      const { client, clientSecret } = await inTransaction(s, (m) =>
-        createClient(m, s.now(), { name: required(a, 'name'), redirectUris, type, kind, scopes }),
+      const { createClient } = await import('../../oauth/clientRegistry.js');
+      const { client, clientSecret } = await inTransaction(rt, (m) =>
+        createClient(m, rt.services.now(), { name: required(a, 'name'), redirectUris, type, kind, scopes }),
       );
       return { clientId: client.id, clientSecret };
+    },
+  },
+  {
+    name: 'client list',
+    usage: 'svc client list',
+    summary: 'list the registered OAuth clients (never a client secret)',
+    options: {},
+    columns: ['clientId', 'name', 'type', 'kind', 'redirectUris', 'createdAt'],
+    async run(_a, rt) {
+      const { OAuthClient } = await import('../../../db/entities/index.js');
+      const rows = await rt.services.ds.manager.find(OAuthClient, { order: { createdAt: 'ASC', id: 'ASC' } });
+      return {
+        data: rows.map((c) => ({
+          clientId: c.id,
+          name: c.name,
+          type: c.type,
+          kind: c.kind,
+          redirectUris: c.redirectUris,
+          scopes: c.scopes,
+          createdAt: c.createdAt,
+        })),
+      };
     },
   },
   {
@@ -58,12 +80,15 @@ export const clientCommands: Command[] = [
       },
       org: { type: 'string', description: 'approve it for this organization only (default: the whole server)' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const organizationId = optional(a, 'org') ?? null;
-      const { approval, created } = await inTransaction(s, async (m) => {
+      const { Organization } = await import('../../../db/entities/index.js');
+      const { notFound } = await import('../../domain/errors.js');
+      const { approveClient } = await approvals();
+      const { approval, created } = await inTransaction(rt, async (m) => {
         if (organizationId && !(await m.findOneBy(Organization, { id: organizationId })))
           throw notFound('Organization');
-        return approveClient(m, s.now(), { pattern: required(a, 'url'), organizationId, createdById: null });
+        return approveClient(m, rt.services.now(), { pattern: required(a, 'url'), organizationId, createdById: null });
       });
       return { id: approval.id, url: approval.pattern, organizationId: approval.organizationId, created };
     },
@@ -76,9 +101,10 @@ export const clientCommands: Command[] = [
       url: { type: 'string', description: 'the URL or origin as approved' },
       org: { type: 'string', description: 'the organization it was approved for (default: the server-wide approval)' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const organizationId = optional(a, 'org') ?? null;
-      const removed = await inTransaction(s, (m) =>
+      const { normalizeApprovalPattern, withdrawApproval } = await approvals();
+      const removed = await inTransaction(rt, (m) =>
         withdrawApproval(m, { pattern: required(a, 'url'), organizationId }),
       );
       return { url: normalizeApprovalPattern(required(a, 'url')), organizationId, removed };
@@ -89,9 +115,10 @@ export const clientCommands: Command[] = [
     usage: 'svc client approvals --url URL',
     summary: 'list the approvals of a client metadata document URL',
     options: { url: { type: 'string', description: 'the client metadata document URL or origin' } },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const url = required(a, 'url');
-      const rows = await approvalsFor(s.ds.manager, normalizeApprovalPattern(url));
+      const { approvalsFor, normalizeApprovalPattern } = await approvals();
+      const rows = await approvalsFor(rt.services.ds.manager, normalizeApprovalPattern(url));
       return {
         url,
         approvals: rows.map((r) => ({

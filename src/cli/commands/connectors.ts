@@ -1,5 +1,7 @@
-import { listConnectors, createConnector, setConnectorActive } from '../../agents/connectors.js';
 import { type Command, optional, required } from '../command.js';
+
+// the connector module is loaded when a command runs, never at start
+const connectors = () => import('../../agents/connectors.js');
 
 /** Agent connectors: the operator registers, lists and (de)activates them. */
 export const connectorCommands: Command[] = [
@@ -16,6 +18,7 @@ export const connectorCommands: Command[] = [
       'created-by': { type: 'string', description: 'the user recorded as its creator (usr_…)' },
     },
     async run(a, { services: s }) {
+      const { createConnector } = await connectors();
       const { connector, secret } = await createConnector(s, {
         organizationId: required(a, 'org'),
         name: required(a, 'name'),
@@ -31,7 +34,9 @@ export const connectorCommands: Command[] = [
     usage: 'svc connector list --org ORG',
     summary: "list an organization's agent connectors",
     options: { org: { type: 'string', description: 'the organization (org_…)' } },
+    columns: ['id', 'name', 'url', 'scopes', 'active', 'createdAt'],
     async run(a, { services: s }) {
+      const { listConnectors } = await connectors();
       const rows = await listConnectors(s.ds.manager, required(a, 'org'));
       return {
         data: rows.map((c) => ({
@@ -51,7 +56,7 @@ export const connectorCommands: Command[] = [
     summary: verb === 'activate' ? 'send agent runs to a connector again' : 'stop sending agent runs to a connector',
     options: { id: { type: 'string', description: 'the connector (acn_…)' } },
     async run(a, { services: s }) {
-      await setConnectorActive(s, required(a, 'id'), verb === 'activate');
+      await (await connectors()).setConnectorActive(s, required(a, 'id'), verb === 'activate');
       return {};
     },
   })),

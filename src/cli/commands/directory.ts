@@ -1,20 +1,165 @@
-import { createApiKey, revokeApiKey } from '../../domain/apiKeys.js';
-import { addMemberAsOperator, createRoom } from '../../domain/rooms.js';
-import { addOrgMember, createOrganization, createUser, setUserPassword } from '../../domain/users.js';
-import { inTransaction } from '../../../db/transaction.js';
+import type { EntityManager } from 'typeorm';
+import type { Runtime } from '../../runtime.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
+
+// A command loads the domain and the database layer when it runs, never at start: `svc help` loads neither.
+const users = () => import('../../domain/users.js');
+const entities = () => import('../../../db/entities/index.js');
+
+/** Runs `work` in one transaction of the runtime's database. */
+async function inTransaction<T>(rt: Runtime, work: (m: EntityManager) => Promise<T>): Promise<T> {
+  return (await import('../../../db/transaction.js')).inTransaction(rt.services, work);
+}
+
+/** `COUNT(*)` per value of `column` of an entity's table, e.g. members per organization. */
+async function countBy(m: EntityManager, entity: string, column: string, ids: string[]): Promise<Map<string, number>> {
+  if (!ids.length) return new Map();
+  const rows = await m
+    .createQueryBuilder(entity, 'x')
+    .select(`x.${column}`, 'id')
+    .addSelect('COUNT(*)', 'n')
+    .where(`x.${column} IN (:...ids)`, { ids })
+    .groupBy(`x.${column}`)
+    .getRawMany<{ id: string; n: string | number }>();
+  return new Map(rows.map((r) => [r.id, Number(r.n)]));
+}
 
 const ROLES = ['owner', 'admin', 'member'] as const;
 
+/** The list commands of the directory: what an operator needs to find an id again, never a secret. */
+const directoryLists: Command[] = [
+  {
+    name: 'org list',
+    usage: 'svc org list',
+    summary: 'list every organization with its number of members',
+    options: {},
+    columns: ['id', 'name', 'members', 'plan', 'createdAt'],
+    async run(_a, rt) {
+      const { Organization } = await entities();
+      const m = rt.services.ds.manager;
+      const orgs = await m.find(Organization, { order: { createdAt: 'ASC', id: 'ASC' } });
+      const members = await countBy(
+        m,
+        'Membership',
+        'organizationId',
+        orgs.map((o) => o.id),
+      );
+      return {
+        data: orgs.map((o) => ({
+          id: o.id,
+          name: o.name,
+          plan: o.plan,
+          members: members.get(o.id) ?? 0,
+          createdAt: o.createdAt,
+        })),
+      };
+    },
+  },
+  {
+    name: 'user list',
+    usage: 'svc user list [--org ORG]',
+    summary: 'list users (with --org: the members of an organization and their roles)',
+    options: { org: { type: 'string', description: 'only the members of this organization (org_…), with their role' } },
+    columns: ['id', 'email', 'name', 'role', 'createdAt'],
+    async run(a, rt) {
+      const { Membership, Organization, User } = await entities();
+      const m = rt.services.ds.manager;
+      const org = optional(a, 'org');
+      const order = { createdAt: 'ASC', id: 'ASC' } as const;
+      const view = (u: InstanceType<typeof User>) => ({
+        id: u.id,
+        email: u.email,
+        name: u.name,
+        locale: u.locale,
+        createdAt: u.createdAt,
+      });
+      if (!org) return { data: (await m.find(User, { order })).map(view) };
+      if (!(await m.findOneBy(Organization, { id: org })))
+        throw (await import('../../domain/errors.js')).notFound('Organization');
+      const roles = new Map((await m.findBy(Membership, { organizationId: org })).map((x) => [x.userId, x.role]));
+      const { In } = await import('typeorm');
+      const found = roles.size ? await m.find(User, { where: { id: In([...roles.keys()]) }, order }) : [];
+      return { data: found.map((u) => ({ ...view(u), role: roles.get(u.id)! })) };
+    },
+  },
+  {
+    name: 'room list',
+    usage: 'svc room list --org ORG',
+    summary: "list an organization's rooms with their number of members",
+    options: { org: { type: 'string', description: 'the organization (org_…)' } },
+    columns: ['id', 'name', 'type', 'members', 'createdById', 'createdAt'],
+    async run(a, rt) {
+      const { Organization, Room } = await entities();
+      const m = rt.services.ds.manager;
+      const org = required(a, 'org');
+      if (!(await m.findOneBy(Organization, { id: org })))
+        throw (await import('../../domain/errors.js')).notFound('Organization');
+      const rooms = await m.find(Room, { where: { organizationId: org }, order: { createdAt: 'ASC', id: 'ASC' } });
+      const members = await countBy(
+        m,
+        'RoomMember',
+        'roomId',
+        rooms.map((r) => r.id),
+      );
+      return {
+        data: rooms.map((r) => ({
+          id: r.id,
+          name: r.name,
+          type: r.roomType,
+          members: members.get(r.id) ?? 0,
+          createdById: r.createdById,
+          createdAt: r.createdAt,
+        })),
+      };
+    },
+  },
+  {
+    name: 'key list',
+    usage: 'svc key list --user USR|--org ORG',
+    summary: 'list API keys of a user or an organization (never the token: its prefix and last four characters)',
+    options: {
+      user: { type: 'string', description: 'the keys that act for this user (usr_…)' },
+      org: { type: 'string', description: 'the keys installed for this organization (org_…)' },
+    },
+    columns: ['id', 'name', 'prefix', 'last4', 'scopes', 'userId', 'organizationId', 'revokedAt'],
+    async run(a, rt) {
+      const userId = optional(a, 'user');
+      const organizationId = optional(a, 'org');
+      if (!userId && !organizationId) throw new UsageError('give --user or --org');
+      const { ApiKey } = await entities();
+      const keys = await rt.services.ds.manager.find(ApiKey, {
+        where: { ...(userId ? { userId } : {}), ...(organizationId ? { organizationId } : {}) },
+        order: { createdAt: 'ASC', id: 'ASC' },
+      });
+      return {
+        data: keys.map((k) => ({
+          id: k.id,
+          name: k.name,
+          userId: k.userId,
+          organizationId: k.organizationId,
+          mode: k.mode,
+          scopes: k.scopes,
+          prefix: k.prefix,
+          last4: k.last4,
+          createdAt: k.createdAt,
+          lastUsedAt: k.lastUsedAt,
+          revokedAt: k.revokedAt,
+        })),
+      };
+    },
+  },
+];
+
 /** Organizations, users, rooms, members and API keys. */
-export const directoryCommands: Command[] = [
+const directoryActions: Command[] = [
   {
     name: 'org create',
     usage: 'svc org create --name N',
     summary: 'create an organization',
     options: { name: { type: 'string', description: "the organization's name" } },
-    async run(a, { services: s }) {
-      const org = await inTransaction(s, (m) => createOrganization(m, s.now(), required(a, 'name')));
+    async run(a, rt) {
+      const { createOrganization } = await users();
+      const org = await inTransaction(rt, (m) => createOrganization(m, rt.services.now(), required(a, 'name')));
       return { id: org.id };
     },
   },
@@ -27,9 +172,10 @@ export const directoryCommands: Command[] = [
       user: { type: 'string', description: 'the user to add (usr_…)' },
       role: { type: 'string', description: 'their role: owner, admin or member (default member)' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const role = oneOf(optional(a, 'role'), ROLES, 'role') ?? 'member';
-      await inTransaction(s, (m) => addOrgMember(m, s.now(), required(a, 'org'), required(a, 'user'), role));
+      const { addOrgMember } = await users();
+      await inTransaction(rt, (m) => addOrgMember(m, rt.services.now(), required(a, 'org'), required(a, 'user'), role));
       return {};
     },
   },
@@ -45,12 +191,13 @@ export const directoryCommands: Command[] = [
       role: { type: 'string', description: 'their role in --org: owner, admin or member (default member)' },
       locale: { type: 'string', description: 'the preferred language of messages, e.g. en or ja' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const role = oneOf(optional(a, 'role'), ROLES, 'role');
       const org = optional(a, 'org');
       if (role && !org) throw new UsageError('--role needs --org');
-      const user = await inTransaction(s, (m) =>
-        createUser(m, s.now(), {
+      const { createUser } = await users();
+      const user = await inTransaction(rt, (m) =>
+        createUser(m, rt.services.now(), {
           email: required(a, 'email'),
           name: required(a, 'name'),
           password: required(a, 'password'),
@@ -70,8 +217,11 @@ export const directoryCommands: Command[] = [
       user: { type: 'string', description: 'the user (usr_…)' },
       password: { type: 'string', description: 'the new password' },
     },
-    async run(a, { services: s }) {
-      return inTransaction(s, (m) => setUserPassword(m, s.now(), required(a, 'user'), required(a, 'password')));
+    async run(a, rt) {
+      const { setUserPassword } = await users();
+      return inTransaction(rt, (m) =>
+        setUserPassword(m, rt.services.now(), required(a, 'user'), required(a, 'password')),
+      );
     },
   },
   {
@@ -85,10 +235,11 @@ export const directoryCommands: Command[] = [
       type: { type: 'string', description: '0 for an ordinary room (default), 1 for a direct-message room' },
       member: { type: 'string', multiple: true, description: 'another member (usr_…); repeat for more' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const type = oneOf(optional(a, 'type'), ['0', '1'] as const, 'type') ?? '0';
-      const room = await inTransaction(s, (m) =>
-        createRoom(m, s.now(), {
+      const { createRoom } = await import('../../domain/rooms.js');
+      const room = await inTransaction(rt, (m) =>
+        createRoom(m, rt.services.now(), {
           name: required(a, 'name'),
           createdById: required(a, 'created-by'),
           organizationId: optional(a, 'org') ?? null,
@@ -107,8 +258,11 @@ export const directoryCommands: Command[] = [
       room: { type: 'string', description: 'the room (room_…)' },
       user: { type: 'string', description: 'the user to add (usr_…)' },
     },
-    async run(a, { services: s }) {
-      await inTransaction(s, (m) => addMemberAsOperator(m, s.now(), required(a, 'room'), required(a, 'user')));
+    async run(a, rt) {
+      const { addMemberAsOperator } = await import('../../domain/rooms.js');
+      await inTransaction(rt, (m) =>
+        addMemberAsOperator(m, rt.services.now(), required(a, 'room'), required(a, 'user')),
+      );
       return {};
     },
   },
@@ -123,14 +277,15 @@ export const directoryCommands: Command[] = [
       scopes: { type: 'string', description: 'what it may do, comma-separated, e.g. me:read,rooms:read' },
       mode: { type: 'string', description: 'live, or test for a key whose token starts svc_test_' },
     },
-    async run(a, { services: s }) {
+    async run(a, rt) {
       const mode = oneOf(required(a, 'mode'), ['live', 'test'] as const, 'mode')!;
       const scopes = required(a, 'scopes')
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
-      const { key, token } = await inTransaction(s, (m) =>
-        createApiKey(m, s.now(), {
+      const { createApiKey } = await import('../../domain/apiKeys.js');
+      const { key, token } = await inTransaction(rt, (m) =>
+        createApiKey(m, rt.services.now(), {
           userId: required(a, 'user'),
           organizationId: optional(a, 'org') ?? null,
           name: required(a, 'name'),
@@ -146,9 +301,19 @@ export const directoryCommands: Command[] = [
     usage: 'svc key revoke --id KEY',
     summary: 'revoke an API key at once',
     options: { id: { type: 'string', description: "the key's id, as key create printed it" } },
-    async run(a, { services: s }) {
-      await inTransaction(s, (m) => revokeApiKey(m, s.now(), required(a, 'id')));
+    async run(a, rt) {
+      const { revokeApiKey } = await import('../../domain/apiKeys.js');
+      await inTransaction(rt, (m) => revokeApiKey(m, rt.services.now(), required(a, 'id')));
       return {};
     },
   },
 ];
+
+/** Every directory command, each group's together in the order of its first (`org create`, `org list`, …). */
+export const directoryCommands: Command[] = groupedInOrder([...directoryActions, ...directoryLists]);
+
+function groupedInOrder(list: Command[]): Command[] {
+  const group = (c: Command) => c.name.split(' ')[0];
+  const first = [...new Set(list.map(group))];
+  return [...list].sort((x, y) => first.indexOf(group(x)) - first.indexOf(group(y)));
+}

@@ -1,6 +1,5 @@
 import { type Command, optional, required, UsageError } from '../command.js';
 import { remoteTarget } from '../remote/apiClient.js';
-import { listen, parseForwardUrl } from '../remote/listen.js';
 import { TRIGGERS, trigger } from '../remote/trigger.js';
 
 const remoteOptions = {
@@ -25,7 +24,7 @@ export const remoteCommands: Command[] = [
   {
     name: 'listen',
     usage:
-      'svc listen --forward-to URL [--room ROOM] [--events a.b,c.*] [--secret whsec_…] [--since ISO] [--interval-ms 1000] [--max-events N] [--url BASE] [--key KEY]   (key needs events:read; Ctrl-C stops)',
+      'svc listen --forward-to URL [--room ROOM] [--events a.b,c.*] [--secret whsec_…] [--since ISO] [--interval-ms 1000] [--max-events N] [--url BASE] [--key KEY]   (key needs events:read; reconnects by itself; Ctrl-C stops)',
     summary: "forward a server's events, signed like webhook deliveries, to a local URL",
     options: {
       ...remoteOptions,
@@ -40,11 +39,15 @@ export const remoteCommands: Command[] = [
         description: 'the secret that signs forwarded events, at least 16 characters (default: a new one, printed)',
       },
       since: { type: 'string', description: 'forward events from this time on (ISO 8601; default: from now)' },
-      'interval-ms': { type: 'string', description: 'milliseconds between two looks for new events (default 1000)' },
+      'interval-ms': {
+        type: 'string',
+        description: 'milliseconds to wait before reconnecting when the connection is lost (default 1000)',
+      },
       'max-events': { type: 'string', description: 'stop after forwarding this many events' },
     },
     async remote(a, positionals) {
       if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+      const { listen, parseForwardUrl } = await import('../remote/listen.js');
       const forwardTo = parseForwardUrl(optional(a, 'forward-to'));
       const since = optional(a, 'since');
       if (since !== undefined && Number.isNaN(new Date(since).getTime()))

@@ -1,22 +1,10 @@
-import { parseHeaderLine } from '../../webhooks/customHeaders.js';
-import { serveMetrics } from '../../observability/serveMetrics.js';
-import { purgeWebhookAttempts } from '../../webhooks/attemptLog.js';
-import { createAgentRunWorker } from '../../agents/runWorker.js';
-import { createWebhookWorker } from '../../webhooks/deliveryWorker.js';
-import { sendTestEvent } from '../../webhooks/redeliver.js';
-import { completeWebhookRotation, rotateWebhookSecret } from '../../webhooks/rotation.js';
-import {
-  createWebhook,
-  deleteWebhook,
-  MAX_DELIVERIES_PER_SECOND,
-  setWebhookActive,
-  updateWebhook,
-} from '../../webhooks/webhookConfig.js';
-import { recoverWebhookDeliveries } from '../../webhooks/recover.js';
-import { standardSecret } from '../../webhooks/signing.js';
-import { API_VERSIONS } from '../../webhooks/constants.js';
 import type { Services } from '../../domain/services.js';
+import { API_VERSIONS, MAX_DELIVERIES_PER_SECOND } from '../../webhooks/constants.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
+
+// The webhook modules are loaded when a command runs, never at start (`svc help` loads none of them).
+const config = () => import('../../webhooks/webhookConfig.js');
+const signing = () => import('../../webhooks/signing.js');
 
 const idOnly = { id: { type: 'string' as const, description: 'the webhook, as webhook create printed its id' } };
 
@@ -93,7 +81,10 @@ export const webhookCommands: Command[] = [
     },
     async run(a, { services: s }) {
       const apiVersion = oneOf(optional(a, 'api-version'), API_VERSIONS, 'api-version');
+      const { parseHeaderLine } = await import('../../webhooks/customHeaders.js');
       const headers = ((a.header as string[] | undefined) ?? []).map(parseHeaderLine);
+      const { createWebhook } = await config();
+      const { standardSecret } = await signing();
       const { webhook, secret } = await createWebhook(s, {
         roomId: required(a, 'room'),
         url: required(a, 'url'),
@@ -108,6 +99,38 @@ export const webhookCommands: Command[] = [
     },
   },
   {
+    name: 'webhook list',
+    usage: 'svc webhook list [--room ROOM]',
+    summary: "list webhooks (with --room: one room's), never their secrets",
+    options: { room: { type: 'string', description: 'only the webhooks of this room (room_…)' } },
+    columns: ['id', 'roomId', 'url', 'active', 'eventTypes', 'createdAt'],
+    async run(a, { services: s }) {
+      const { Webhook } = await import('../../../db/entities/index.js');
+      const room = optional(a, 'room');
+      const rows = await s.ds.manager.find(Webhook, {
+        where: room ? { roomId: room } : {},
+        order: { createdAt: 'ASC', id: 'ASC' },
+      });
+      return {
+        data: rows.map((w) => ({
+          id: w.id,
+          roomId: w.roomId,
+          organizationId: w.organizationId,
+          url: w.url,
+          apiVersion: w.apiVersion,
+          active: w.active,
+          disabledReason: w.disabledReason,
+          eventTypes: w.eventTypes ?? [],
+          maxDeliveriesPerSecond: w.maxDeliveriesPerSecond ?? null,
+          // the names of its custom headers only: their values may be a receiver's credential
+          customHeaders: w.headerNames,
+          rotationEndsAt: w.rotationEndsAt,
+          createdAt: w.createdAt,
+        })),
+      };
+    },
+  },
+  {
     name: 'webhook update',
     usage: 'svc webhook update --id WH [--events a.b,c.d|all] [--max-per-second N|unlimited]',
     summary: "change which event types a webhook receives, or its deliveries' rate limit",
@@ -117,6 +140,7 @@ export const webhookCommands: Command[] = [
       const maxDeliveriesPerSecond = throttleOption(a);
       if (eventTypes === undefined && maxDeliveriesPerSecond === undefined)
         throw new UsageError('give --events and/or --max-per-second');
+      const { updateWebhook } = await config();
       const w = await updateWebhook(s, required(a, 'id'), { eventTypes, maxDeliveriesPerSecond });
       return { id: w.id, eventTypes: w.eventTypes ?? [], maxDeliveriesPerSecond: w.maxDeliveriesPerSecond ?? null };
     },
@@ -134,6 +158,7 @@ export const webhookCommands: Command[] = [
       },
     },
     async run(a, { services: s }) {
+      const { recoverWebhookDeliveries } = await import('../../webhooks/recover.js');
       return recoverWebhookDeliveries(s, undefined, { webhookId: required(a, 'id'), since: required(a, 'since') });
     },
   },
@@ -149,24 +174,31 @@ export const webhookCommands: Command[] = [
       const raw = optional(a, 'period-days');
       if (raw !== undefined && !/^\d+$/.test(raw))
         throw new UsageError('--period-days must be a whole number of days (1-90)');
+      const { rotateWebhookSecret } = await import('../../webhooks/rotation.js');
+      const { standardSecret } = await signing();
       const r = await rotateWebhookSecret(s, required(a, 'id'), {
         periodDays: raw === undefined ? undefined : Number(raw),
       });
       return { ...r, nextStandardSecret: standardSecret(r.nextSecret) };
     },
   },
-  byId('webhook complete-rotation', 'end a rotation now: only the new secret signs', (s, id) =>
-    completeWebhookRotation(s, id),
+  byId('webhook complete-rotation', 'end a rotation now: only the new secret signs', async (s, id) =>
+    (await import('../../webhooks/rotation.js')).completeWebhookRotation(s, id),
   ),
-  byId('webhook deactivate', 'stop delivering to a webhook', (s, id) => setWebhookActive(s, id, false)),
-  byId('webhook activate', 'deliver to a deactivated webhook again', (s, id) => setWebhookActive(s, id, true)),
-  byId('webhook delete', 'delete a webhook', (s, id) => deleteWebhook(s, id)),
+  byId('webhook deactivate', 'stop delivering to a webhook', async (s, id) =>
+    (await config()).setWebhookActive(s, id, false),
+  ),
+  byId('webhook activate', 'deliver to a deactivated webhook again', async (s, id) =>
+    (await config()).setWebhookActive(s, id, true),
+  ),
+  byId('webhook delete', 'delete a webhook', async (s, id) => (await config()).deleteWebhook(s, id)),
   {
     name: 'webhook test',
     usage: 'svc webhook test --id WH   (sends a signed webhook.test event now and prints the outcome)',
     summary: 'send a signed webhook.test event now and print the outcome',
     options: idOnly,
     async run(a, { services: s }) {
+      const { sendTestEvent } = await import('../../webhooks/redeliver.js');
       const { delivery: d, attempt } = await sendTestEvent(s, undefined, { webhookId: required(a, 'id') });
       return {
         id: d.id,
@@ -190,6 +222,7 @@ export const webhookCommands: Command[] = [
       const raw = optional(a, 'before');
       const before = raw === undefined ? undefined : new Date(raw);
       if (before && Number.isNaN(before.getTime())) throw new UsageError('--before must be an ISO 8601 time');
+      const { purgeWebhookAttempts } = await import('../../webhooks/attemptLog.js');
       return { deleted: await purgeWebhookAttempts(s, before) };
     },
   },
@@ -202,6 +235,9 @@ export const webhookCommands: Command[] = [
       const stopTracing = s.config.tracing
         ? await (await import('../../observability/startTracing.js')).startTracing()
         : null;
+      const { serveMetrics } = await import('../../observability/serveMetrics.js');
+      const { createWebhookWorker } = await import('../../webhooks/deliveryWorker.js');
+      const { createAgentRunWorker } = await import('../../agents/runWorker.js');
       const metricsServer = await serveMetrics(s);
       const worker = createWebhookWorker({ services: s });
       worker.start();

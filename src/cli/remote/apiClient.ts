@@ -62,8 +62,7 @@ export async function callApi<T = unknown>(
     });
   } catch (err) {
     if (signal?.aborted) throw err;
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new RemoteError(`cannot reach ${t.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    throw unreachable(t, err);
   }
   const text = await res.text();
   let parsed: unknown = null;
@@ -79,14 +78,24 @@ export async function callApi<T = unknown>(
       );
     return { status: res.status, headers: res.headers, body: parsed as T };
   }
+  throw refusal(t, method, path, res.status, parsed);
+}
+
+/** The RemoteError for an answer that is not 2xx, from its parsed JSON body (null when it had none). */
+export function refusal(t: RemoteTarget, method: string, path: string, status: number, parsed: unknown): RemoteError {
   const e = (parsed as ErrorBody | null)?.error;
   if (!e || typeof e.code !== 'string')
-    throw new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${res.status} (is --url the svc server?)`);
-  if (res.status === 401)
-    throw new RemoteError(`the API key was refused (401 ${e.code}): ${oneLine(String(e.message))}`);
+    return new RemoteError(`unexpected answer from ${t.baseUrl}${path}: HTTP ${status} (is --url the svc server?)`);
+  if (status === 401) return new RemoteError(`the API key was refused (401 ${e.code}): ${oneLine(String(e.message))}`);
   if (e.code === 'insufficient_scope') {
     const required = Array.isArray(e.details?.required) ? e.details.required.join(', ') : 'a scope';
-    throw new RemoteError(`the API key lacks the scope ${required} (403 insufficient_scope); create a key with it`);
+    return new RemoteError(`the API key lacks the scope ${required} (403 insufficient_scope); create a key with it`);
   }
-  throw new RemoteError(`${method} ${path} answered ${res.status} ${e.code}: ${oneLine(String(e.message))}`);
+  return new RemoteError(`${method} ${path} answered ${status} ${e.code}: ${oneLine(String(e.message))}`);
+}
+
+/** A network failure as one line: `cannot reach BASE: ECONNREFUSED`. */
+export function unreachable(t: RemoteTarget, err: unknown): RemoteError {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return new RemoteError(`cannot reach ${t.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
 }
