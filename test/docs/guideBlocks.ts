@@ -78,7 +78,8 @@ export function checkBlockMarkers(docs: Doc[]): string[] {
       if (b.notRunnable !== null) continue;
       const code = withoutGuideValues(withoutComments(b.code));
       if (code.includes('…')) problems.push(`${at}: a placeholder (…) in a runnable block`);
-      if (/localhost:3000|127\.0\.0\.1:3000/.test(code)) problems.push(`${at}: the server's address instead of $SVC_URL`);
+      if (/localhost:3000|127\.0\.0\.1:3000/.test(code))
+        problems.push(`${at}: the server's address instead of $SVC_URL`);
     }
   }
   return problems;

@@ -97,6 +97,16 @@ function start(code: string, stateFile: string, outFile: string): Run {
   return { child, out: outFile, exited };
 }
 
+/** Is anything of the block's process group still running (bash, or the jobs it left in the background)? */
+const alive = (r: Run) => {
+  try {
+    process.kill(-r.child.pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const kill = (r: Run) => {
   try {
     process.kill(-r.child.pid!, 'SIGTERM');
@@ -123,9 +133,7 @@ for (const guide of GUIDES) {
         const output = () => fs.readFileSync(outFile, 'utf8');
         if (b.background !== null) {
           background.push(run);
-          let gone = false;
-          void run.exited.then(() => (gone = true));
-          for (let t = 0; t < BLOCK_TIMEOUT_MS / 200 && !output().includes(b.background) && !gone; t++)
+          for (let t = 0; t < BLOCK_TIMEOUT_MS / 200 && !output().includes(b.background) && alive(run); t++)
             await new Promise((r) => setTimeout(r, 200));
           expect(output(), `${guide}:${b.line} did not print ${b.background}`).toContain(b.background);
           return;
@@ -137,7 +145,8 @@ for (const guide of GUIDES) {
         background.push(run);
         const text = output();
         expect(code, `${guide}:${b.line} exited ${code}:\n${b.code}\n--- output ---\n${text}`).toBe(0);
-        for (const key of promisedKeys(b.code)) expect(text, `${guide}:${b.line} promised "${key}"`).toContain(`"${key}"`);
+        for (const key of promisedKeys(b.code))
+          expect(text, `${guide}:${b.line} promised "${key}"`).toContain(`"${key}"`);
       });
     }
   });
