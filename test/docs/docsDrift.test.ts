@@ -4,9 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
 import { commands } from '../../src/cli/commands/index.js';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { buildToolCatalog, toolsFor } from '../../mcp/toolCatalog.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { SCOPES } from '../../src/domain/scopes.js';
 import { checkCommands, checkEnvVariables, checkLinks, checkOperations, type Doc, docsIn } from './docsDrift.js';
-import { checkBlockMarkers, checkBlockVariables } from './guideBlocks.js';
+import { checkBlockMarkers, checkBlockVariables, shellVariablesSet } from './guideBlocks.js';
 
 // The guides cannot drift from the code: links resolve, the variables they name are the configuration's (and each
 // of the configuration's is documented), the `svc` commands they show exist with the options they use, and the REST
@@ -53,6 +56,7 @@ const OTHER_VARIABLES: Record<string, string> = {
   SVC_EXPECT_NODE_MAJOR: 'test/runtime/provisioning.test.ts', // set by .ci/run: the Node major each leg must run on
   WEBHOOK_SECRETS: 'examples/webhook-receiver.ts',
   CONNECTOR_SECRETS: 'examples/agent-connector.ts',
+  STANDARD_WEBHOOK_SECRET: 'docs/webhooks.md', // read by the Standard Webhooks receiver snippets of that guide
   USER_ID: 'test/docs/guideBlocks.ts', // the demo user, which a reader keeps beside SVC_API_KEY and ROOM
   // standard OpenTelemetry variables the SDK reads itself
   OTEL_SERVICE_NAME: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
@@ -100,7 +104,10 @@ describe('the guides', () => {
       ([name, file]) => !exists(file) || !read(file).text.includes(name),
     );
     expect(stale, 'OTHER_VARIABLES entries whose file no longer reads them').toEqual([]);
-    expect(checkEnvVariables(DOCS, CONFIG_VARIABLES, Object.keys(OTHER_VARIABLES))).toEqual([]);
+    // and the shell variables the guides' own commands set (AGENT_KEY=$(npx svc key create …))
+    expect(
+      checkEnvVariables(DOCS, CONFIG_VARIABLES, [...Object.keys(OTHER_VARIABLES), ...shellVariablesSet(DOCS)]),
+    ).toEqual([]);
   });
 
   it('every svc command they show exists, with the options it takes', () => {
@@ -111,6 +118,20 @@ describe('the guides', () => {
     const shown = DOCS.filter((d) => d.file === 'README.md' || d.file.startsWith('docs/'));
     expect(checkBlockMarkers(shown)).toEqual([]);
     expect(checkBlockVariables(shown)).toEqual([]);
+  });
+
+  it("the tool count and the tokens of tools/list that the MCP guide gives are the code's", () => {
+    const tools = toolsFor(buildToolCatalog(), SCOPES);
+    const tokens = encode(JSON.stringify({ tools })).length;
+    const text = read('docs/mcp.md').text.replace(/\s+/g, ' ');
+    const m = /sees all of them \((\d+), about ([\d,]+) tokens of `tools\/list`/.exec(text);
+    expect(m, 'docs/mcp.md: "sees all of them (N, about T tokens of `tools/list` …"').not.toBeNull();
+    expect(Number(m![1]), 'the number of tools a key with every scope lists').toBe(tools.length);
+    // "about": within 5 % of the measured figure, rounded to the hundred in the guide
+    const said = Number(m![2].replace(/,/g, ''));
+    expect(Math.abs(said - tokens) / tokens, `docs/mcp.md says ${said} tokens, tools/list is ${tokens}`).toBeLessThan(
+      0.05,
+    );
   });
 
   it("the REST guide's table lists every operation of the OpenAPI document, with its tool name and scope, and no other", () => {

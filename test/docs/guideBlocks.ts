@@ -89,7 +89,7 @@ export function checkBlockMarkers(docs: Doc[]): string[] {
 const SHELL_VARIABLES = new Set(['HOME', 'PATH', 'PWD', 'USER', 'RANDOM', 'SECONDS', 'BASHPID']);
 
 /** `NAME=` (an assignment or an export), `read NAME`, `for NAME in`. */
-const assigned = (code: string): string[] => [
+export const assigned = (code: string): string[] => [
   ...[...code.matchAll(/(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=/gm)].map((m) => m[1]),
   ...[...code.matchAll(/\b(?:read(?:\s+-\w+)*|for)\s+([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]),
 ];
@@ -139,3 +139,15 @@ export function promisedKeys(code: string): string[] {
   }
   return [...keys];
 }
+
+/** The shell variables the runnable blocks of the documents set (not the configuration's `SVC_…`, `OTEL_…`). */
+export const shellVariablesSet = (docs: Doc[]): string[] => [
+  ...new Set(
+    docs.flatMap((d) =>
+      shBlocks(d)
+        .filter((b) => b.notRunnable === null)
+        .flatMap((b) => assigned(withoutComments(b.code)))
+        .filter((n) => !/^(SVC|OTEL)_/.test(n)),
+    ),
+  ),
+];
