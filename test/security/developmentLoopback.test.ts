@@ -101,7 +101,7 @@ describe('the development setup', () => {
 });
 
 describe('a server in the development setup', () => {
-  it('registers a receiver on loopback with no allow-list and delivers to it; a production server refuses it', async () => {
+  it('registers a loopback receiver with no allow-list and delivers to it; production refuses it', async () => {
     const rx = await startReceiver([{ status: 204 }]);
     try {
       {

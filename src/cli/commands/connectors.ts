@@ -35,7 +35,8 @@ export const connectorCommands: Command[] = [
         ].join(' '),
         startRun: [
           'curl -X POST "$SVC_URL/v1/rooms/$ROOM/agent-runs" -H "Authorization: Bearer $AGENT_KEY"',
-          `-H 'Content-Type: application/json' -d '{"connectorId":"${connector.id}","input":{"text":"Book the venue"}}'`,
+          `-H 'Content-Type: application/json'`,
+          `-d '{"connectorId":"${connector.id}","input":{"text":"Book the venue"}}'`,
         ].join(' '),
       };
     },
