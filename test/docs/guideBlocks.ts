@@ -4,7 +4,8 @@ import type { Doc } from './docsDrift.js';
 // variables (guides.slow.test.ts runs it), or is preceded by a line `<!-- not-runnable: <reason> -->` (another
 // machine, another client, a production deploy). A runnable block that starts something which keeps running is
 // preceded by `<!-- background: "<text>" -->`: the test starts it, waits until it prints the text, and stops it at
-// the end of the guide.
+// the end of the guide; `<!-- background: "<text>", later "<more>" -->` also waits, after the guide's last block,
+// until it prints the second text (what the blocks in between made it do).
 
 /** The variables a reader sets from what `npm start` printed; the test sets them from the live server's demo data. */
 export const GUIDE_VARIABLES = ['SVC_URL', 'SVC_API_KEY', 'ROOM', 'ORG', 'USER_ID'] as const;
@@ -18,6 +19,8 @@ export interface ShBlock {
   notRunnable: string | null;
   /** For a block left running: the text it prints once ready. */
   background: string | null;
+  /** What it prints by the end of the guide. */
+  later: string | null;
   /** The marker line above the block that the test does not understand, if any. */
   badMarker: string | null;
 }
@@ -43,9 +46,18 @@ export function shBlocks(doc: Doc): ShBlock[] {
     while (p >= 0 && lines[p].trim() === '') p--;
     const above = p >= 0 ? lines[p].trim() : '';
     const notRunnable = /^<!--\s*not-runnable:\s*(\S.*?)\s*-->$/.exec(above)?.[1] ?? null;
-    const background = /^<!--\s*background:\s*"([^"]+)"\s*-->$/.exec(above)?.[1] ?? null;
+    const bg = /^<!--\s*background:\s*"([^"]+)"(?:,\s*later\s*"([^"]+)")?\s*-->$/.exec(above);
+    const background = bg?.[1] ?? null;
     const badMarker = above.startsWith('<!--') && notRunnable === null && background === null ? above : null;
-    out.push({ file: doc.file, line: start + 1, code: body.join('\n'), notRunnable, background, badMarker });
+    out.push({
+      file: doc.file,
+      line: start + 1,
+      code: body.join('\n'),
+      notRunnable,
+      background,
+      later: bg?.[2] ?? null,
+      badMarker,
+    });
   }
   return out;
 }

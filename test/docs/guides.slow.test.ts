@@ -123,6 +123,8 @@ for (const guide of GUIDES) {
   describe(guide, () => {
     const stateFile = path.join(dir, `${guide.replace(/\W/g, '_')}.state`);
     const background: Run[] = [];
+    /** Background blocks with what they must print by the end of the guide. */
+    const laterChecks: { line: number; outFile: string; text: string; run: Run }[] = [];
     beforeAll(() => fs.writeFileSync(stateFile, ''));
     afterAll(() => background.forEach(kill));
 
@@ -136,6 +138,7 @@ for (const guide of GUIDES) {
           for (let t = 0; t < BLOCK_TIMEOUT_MS / 200 && !output().includes(b.background) && alive(run); t++)
             await new Promise((r) => setTimeout(r, 200));
           expect(output(), `${guide}:${b.line} did not print ${b.background}`).toContain(b.background);
+          if (b.later !== null) laterChecks.push({ line: b.line, outFile, text: b.later, run });
           return;
         }
         const timer = setTimeout(() => kill(run), BLOCK_TIMEOUT_MS);
@@ -149,5 +152,19 @@ for (const guide of GUIDES) {
           expect(text, `${guide}:${b.line} promised "${key}"`).toContain(`"${key}"`);
       });
     }
+
+    if (blocks.some((b) => b.later !== null))
+      it(
+        'ends with the background blocks having printed what the guide says',
+        { timeout: BLOCK_TIMEOUT_MS },
+        async () => {
+          for (const c of laterChecks) {
+            const output = () => fs.readFileSync(c.outFile, 'utf8');
+            for (let t = 0; t < BLOCK_TIMEOUT_MS / 200 && !output().includes(c.text) && alive(c.run); t++)
+              await new Promise((r) => setTimeout(r, 200));
+            expect(output(), `${guide}:${c.line} did not print ${c.text}`).toContain(c.text);
+          }
+        },
+      );
   });
 }
