@@ -14,7 +14,8 @@ import { type GuideValues, promisedKeys, shBlocks, withValues } from './guideBlo
 // and print the keys its comments promise. The markers and the guides' variables: guideBlocks.ts.
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BLOCK_TIMEOUT_MS = 240_000;
+// generous: a block of ten `npx svc` commands takes minutes on a busy machine
+const BLOCK_TIMEOUT_MS = 600_000;
 const GUIDES = ['README.md', ...docsIn(fs.readdirSync(path.join(ROOT, 'docs'), { recursive: true }) as string[])];
 
 const freePort = () =>
