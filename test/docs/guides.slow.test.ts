@@ -51,7 +51,7 @@ beforeAll(async () => {
   });
   server.stdout!.on('data', (c: Buffer) => (serverLog += c.toString()));
   server.stderr!.on('data', (c: Buffer) => (serverLog += c.toString()));
-  for (let i = 0; i < 1200 && !serverLog.includes('svc listening'); i++) {
+  for (let i = 0; i < 2400 && !serverLog.includes('svc listening'); i++) {
     if (server.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -68,7 +68,7 @@ beforeAll(async () => {
     USER_ID: field(/user\s+(usr_\S+)/),
   };
   expect(serverLog).toContain('development setup');
-});
+}, 300_000);
 
 afterAll(async () => {
   server?.kill('SIGTERM');
