@@ -37,6 +37,8 @@ export const slowTier = [
   'test/robustness/killMidRequest.test.ts',
   'test/robustness/shutdown.test.ts',
   'test/mcp/subscriptionProcesses.test.ts',
+  // every runnable sh block of the guides, against a live server
+  'test/docs/guides.slow.test.ts',
   // soak, fuzzing, the official MCP conformance suite, the OpenAPI linters (subprocesses)
   'test/robustness/soak.test.ts',
   'test/robustness/*Fuzz.test.ts',

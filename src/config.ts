@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const intFrom = (name: string, def: number, min = 0) =>
@@ -184,6 +185,11 @@ export interface Config {
   /** Server secret from the environment; when absent one is generated and kept in the database. */
   secret: string | undefined;
   ssrfAllowlist: string[];
+  /**
+   * The development setup: loopback receivers, connectors and client metadata documents pass the SSRF guard
+   * without SVC_SSRF_ALLOWLIST (see developmentSetup).
+   */
+  loopbackOutbound: boolean;
   webhookBackoffBaseMs: number;
   /** Days webhook attempt records are kept (SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, default 30). */
   webhookAttemptRetentionDays: number;
@@ -231,6 +237,34 @@ export interface Config {
   tracing: boolean;
 }
 
+/** `localhost`, `127.0.0.1` and the rest of 127.0.0.0/8, `::1`: a name or address only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  return isIP(h) !== 0 && ipaddr.process(h).range() === 'loopback';
+}
+
+/**
+ * The development setup `npm start` runs with no settings: NODE_ENV `development` (the default; `test` and
+ * `production` are not), SQLite, listening on loopback only (HOST) with a loopback BASE_URL and no proxy trusted in
+ * front (SVC_TRUST_PROXY off). Only processes on this machine can reach such a server, and they can reach its
+ * loopback addresses themselves, so letting it call them (a receiver, a connector) gives no one a new reach. Any
+ * one of those settings otherwise (a production server listens beyond loopback or behind a proxy, and names its
+ * public BASE_URL) keeps the guard whole.
+ */
+function developmentSetup(e: z.infer<typeof EnvSchema>, baseUrl: string): boolean {
+  return (
+    e.NODE_ENV === 'development' &&
+    e.DATABASE_URL.startsWith('sqlite:') &&
+    e.SVC_TRUST_PROXY === false &&
+    isLoopbackHost(e.HOST) &&
+    isLoopbackHost(new URL(baseUrl).hostname)
+  );
+}
+
 /** Thrown with a precise, human-readable message when the environment holds a bad value. */
 export class ConfigError extends Error {}
 
@@ -262,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ssrfAllowlist: e.SVC_SSRF_ALLOWLIST.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    loopbackOutbound: developmentSetup(e, baseUrl),
     webhookBackoffBaseMs: e.SVC_WEBHOOK_BACKOFF_BASE_MS,
     webhookAttemptRetentionDays: e.SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS,
     webhookDisableAfterHours: e.SVC_WEBHOOK_DISABLE_AFTER_HOURS,

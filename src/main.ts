@@ -99,6 +99,10 @@ async function main(): Promise<void> {
     },
     'svc listening',
   );
+  if (config.loopbackOutbound)
+    log.info(
+      'development setup: webhooks and connectors on this machine (loopback) are allowed; production refuses them',
+    );
 
   // The webhook delivery worker, in-process unless SVC_WORKER=off (then `svc worker` runs it alone).
   const worker = config.worker ? createWebhookWorker({ services }) : null;

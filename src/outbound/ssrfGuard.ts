@@ -29,11 +29,19 @@ export interface Allowlist {
 
 const allowlists = new WeakMap<Config, Allowlist>();
 
-/** The operator allow-list (`SVC_SSRF_ALLOWLIST`), parsed once per configuration. */
+/** What the development setup adds to the operator's list (Config.loopbackOutbound): this machine, nothing else. */
+export const LOOPBACK_ALLOWLIST = ['127.0.0.0/8', '::1/128', 'localhost'];
+
+/**
+ * The operator allow-list (`SVC_SSRF_ALLOWLIST`), parsed once per configuration, with the loopback addresses in the
+ * development setup.
+ */
 export function allowlistOf(config: Config): Allowlist {
   let list = allowlists.get(config);
   if (!list) {
-    list = parseAllowlist(config.ssrfAllowlist);
+    list = parseAllowlist(
+      config.loopbackOutbound ? [...config.ssrfAllowlist, ...LOOPBACK_ALLOWLIST] : config.ssrfAllowlist,
+    );
     allowlists.set(config, list);
   }
   return list;

@@ -189,7 +189,9 @@ export function updateAfterAttempt(row: WebhookDelivery, r: AttemptResult, now: 
     statusCode: r.statusCode,
     durationMs: r.durationMs,
     responseBody: r.responseBody,
-    lastError: r.error,
+    // the history row names the failure as the attempt's record and a test event's outcome do (`dns`,
+    // `connection_refused`, `ssrf_refused`…); retrying is decided on the coarser `error` above
+    lastError: r.record?.errorClass ?? r.error,
   };
   if (verdict === 'retry' && common.attempts < row.maxAttempts) {
     return {

@@ -23,7 +23,19 @@ describe('svc connector and svc audit list --run', () => {
       '--scopes',
       'mcp:tools,messages:write',
     ]);
-    expect(created).toEqual({ id: expect.stringMatching(/^acn_/), secret: expect.stringMatching(/^whsec_/) });
+    expect(created).toEqual({
+      id: expect.stringMatching(/^acn_/),
+      secret: expect.stringMatching(/^whsec_/),
+      agentKey: expect.any(String),
+      startRun: expect.any(String),
+    });
+    // what comes next, ready to paste: the key that may start runs with exactly the connector's scopes, and a run
+    expect(created.agentKey).toBe(
+      `npx svc key create --user $USER_ID --org ${w.orgId} --name agent-runs ` +
+        '--scopes agent:invoke,mcp:tools,messages:write --mode test --json',
+    );
+    expect(created.startRun).toContain(`/v1/rooms/$ROOM/agent-runs`);
+    expect(created.startRun).toContain(`"connectorId":"${created.id}"`);
     const listed = await svc(env, ['connector', 'list', '--org', w.orgId]);
     expect(listed.data).toEqual([
       expect.objectContaining({ id: created.id, name: 'Lines', scopes: ['mcp:tools', 'messages:write'], active: true }),

@@ -4,8 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
 import { commands } from '../../src/cli/commands/index.js';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { buildToolCatalog, toolsFor } from '../../mcp/toolCatalog.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
+import { SCOPES } from '../../src/domain/scopes.js';
 import { checkCommands, checkEnvVariables, checkLinks, checkOperations, type Doc, docsIn } from './docsDrift.js';
+import { checkBlockMarkers, checkBlockVariables, shellVariablesSet } from './guideBlocks.js';
 
 // The guides cannot drift from the code: links resolve, the variables they name are the configuration's (and each
 // of the configuration's is documented), the `svc` commands they show exist with the options they use, and the REST
@@ -52,6 +56,8 @@ const OTHER_VARIABLES: Record<string, string> = {
   SVC_EXPECT_NODE_MAJOR: 'test/runtime/provisioning.test.ts', // set by .ci/run: the Node major each leg must run on
   WEBHOOK_SECRETS: 'examples/webhook-receiver.ts',
   CONNECTOR_SECRETS: 'examples/agent-connector.ts',
+  STANDARD_WEBHOOK_SECRET: 'docs/webhooks.md', // read by the Standard Webhooks receiver snippets of that guide
+  USER_ID: 'test/docs/guideBlocks.ts', // the demo user, which a reader keeps beside SVC_API_KEY and ROOM
   // standard OpenTelemetry variables the SDK reads itself
   OTEL_SERVICE_NAME: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
   OTEL_RESOURCE_ATTRIBUTES: 'node_modules/@opentelemetry/resources/dist/detectors/EnvDetector.mjs',
@@ -98,11 +104,34 @@ describe('the guides', () => {
       ([name, file]) => !exists(file) || !read(file).text.includes(name),
     );
     expect(stale, 'OTHER_VARIABLES entries whose file no longer reads them').toEqual([]);
-    expect(checkEnvVariables(DOCS, CONFIG_VARIABLES, Object.keys(OTHER_VARIABLES))).toEqual([]);
+    // and the shell variables the guides' own commands set (AGENT_KEY=$(npx svc key create …))
+    expect(
+      checkEnvVariables(DOCS, CONFIG_VARIABLES, [...Object.keys(OTHER_VARIABLES), ...shellVariablesSet(DOCS)]),
+    ).toEqual([]);
   });
 
   it('every svc command they show exists, with the options it takes', () => {
     expect(checkCommands(DOCS, REGISTRY, BUILTIN_COMMANDS)).toEqual([]);
+  });
+
+  it('every sh block runs as pasted, or says why it cannot here; the variables it uses are set in the guide', () => {
+    const shown = DOCS.filter((d) => d.file === 'README.md' || d.file.startsWith('docs/'));
+    expect(checkBlockMarkers(shown)).toEqual([]);
+    expect(checkBlockVariables(shown)).toEqual([]);
+  });
+
+  it("the tool count and the tokens of tools/list that the MCP guide gives are the code's", () => {
+    const tools = toolsFor(buildToolCatalog(), SCOPES);
+    const tokens = encode(JSON.stringify({ tools })).length;
+    const text = read('docs/mcp.md').text.replace(/\s+/g, ' ');
+    const m = /sees all of them \((\d+), about ([\d,]+) tokens of `tools\/list`/.exec(text);
+    expect(m, 'docs/mcp.md: "sees all of them (N, about T tokens of `tools/list` …"').not.toBeNull();
+    expect(Number(m![1]), 'the number of tools a key with every scope lists').toBe(tools.length);
+    // "about": within 5 % of the measured figure, rounded to the hundred in the guide
+    const said = Number(m![2].replace(/,/g, ''));
+    expect(Math.abs(said - tokens) / tokens, `docs/mcp.md says ${said} tokens, tools/list is ${tokens}`).toBeLessThan(
+      0.05,
+    );
   });
 
   it("the REST guide's table lists every operation of the OpenAPI document, with its tool name and scope, and no other", () => {
@@ -154,6 +183,38 @@ describe('the drift checks fail when they should', () => {
       'docs/cli.md: svc org delete: no such command',
       'docs/cli.md: svc worker: no option --fast',
     ]);
+  });
+
+  it('an sh block with a placeholder, the fixed server address, an unknown marker; a variable never set', () => {
+    const guide = doc(
+      'docs/x.md',
+      [
+        '```sh',
+        'export SVC_URL=http://localhost:3000 SVC_API_KEY=svc_test_… ROOM=room_…',
+        'curl $SVC_URL/v1/rooms/$ROOM -H "Authorization: Bearer $SVC_API_KEY"',
+        '```',
+        '',
+        '```sh',
+        'curl http://localhost:3000/v1/rooms/room_…/tasks -H "Authorization: Bearer $KEY"   # comment…',
+        '```',
+        '',
+        '<!-- not-runnable: another machine -->',
+        '```sh',
+        'curl https://svc.example.com/v1/me -H "Authorization: Bearer $TOKEN"',
+        '```',
+        '',
+        '<!-- runnable later -->',
+        '```sh',
+        'WH=$(echo wh_1) && echo "$WH"',
+        '```',
+      ].join('\n'),
+    );
+    expect(checkBlockMarkers([guide])).toEqual([
+      'docs/x.md:6: a placeholder (…) in a runnable block',
+      "docs/x.md:6: the server's address instead of $SVC_URL",
+      'docs/x.md:16: unknown marker <!-- runnable later -->',
+    ]);
+    expect(checkBlockVariables([guide])).toEqual(['docs/x.md:6: $KEY is used but the guide never sets it']);
   });
 
   it('an operation missing from the table, a row for no operation, a wrong tool name', () => {

@@ -112,7 +112,7 @@ describe('hostile webhook receivers', () => {
       expect(rows['/slow']).toMatchObject({ state: 'succeeded', statusCode: 200, responseBody: 'slow but fine' });
       expect(rows['/hang']).toMatchObject({ state: 'pending', statusCode: null, lastError: 'timeout' });
       expect(rows['/slow-headers']).toMatchObject({ state: 'pending', statusCode: null, lastError: 'timeout' });
-      expect(rows['/reset']).toMatchObject({ state: 'pending', statusCode: null, lastError: 'network_error' });
+      expect(rows['/reset']).toMatchObject({ state: 'pending', statusCode: null, lastError: 'connection_reset' });
       expect(rows['/huge-headers']).toMatchObject({ state: 'pending', statusCode: null, lastError: 'network_error' });
       // a 5xx is retried whatever its body did; a 2xx is a success even if its body never ends
       expect(rows['/reset-mid-body']).toMatchObject({ state: 'pending', statusCode: 500 });

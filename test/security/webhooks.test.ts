@@ -78,7 +78,7 @@ describe('security: webhooks', () => {
     await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'hi' } });
     await createWebhookWorker({ services: t.rt.services }).runOnce();
     expect(sent).toEqual([]);
-    expect((await deliveryRows(t.rt, webhook.id))[0]).toMatchObject({ lastError: 'ssrf_blocked', statusCode: null });
+    expect((await deliveryRows(t.rt, webhook.id))[0]).toMatchObject({ lastError: 'ssrf_refused', statusCode: null });
   });
 
   it.each([

@@ -88,7 +88,7 @@ describe('retries', () => {
     await s.record();
     await s.worker.runOnce();
     const rows = await deliveryRows(s.t.rt, s.hook.id);
-    expect(rows[1]).toMatchObject({ state: 'pending', attempts: 1, lastError: 'network_error' });
+    expect(rows[1]).toMatchObject({ state: 'pending', attempts: 1, lastError: 'connection_refused' });
   });
 
   for (const status of [400, 401, 403, 404, 410, 422]) {

@@ -145,7 +145,7 @@ describe('SSRF guard', () => {
     const rows = await deliveryRows(t.rt, webhook.id);
     expect(rows).toHaveLength(REFUSED.length);
     for (const row of rows)
-      expect(row).toMatchObject({ state: 'failed', attempts: 1, lastError: 'ssrf_blocked', statusCode: null });
+      expect(row).toMatchObject({ state: 'failed', attempts: 1, lastError: 'ssrf_refused', statusCode: null });
     await t.rt.ds.getRepository(Webhook).update({ id: webhook.id }, { url: 'https://public.example/hook' });
     await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: w.key, body: { body: 'fine' } });
     await worker.runOnce();
@@ -177,6 +177,6 @@ describe('SSRF guard', () => {
     await worker.runOnce();
     expect(rx.requests).toHaveLength(1);
     const rows = await deliveryRows(t.rt, webhook.id);
-    expect(rows.map((r) => r.lastError)).toEqual([null, 'ssrf_blocked']);
+    expect(rows.map((r) => r.lastError)).toEqual([null, 'ssrf_refused']);
   });
 });

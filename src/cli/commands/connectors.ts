@@ -26,7 +26,22 @@ export const connectorCommands: Command[] = [
         scopes: required(a, 'scopes').split(','),
         createdById: optional(a, 'created-by') ?? null,
       });
-      return { id: connector.id, secret };
+      // the next two commands, printed ready to paste: a key that may start runs with every scope the connector may
+      // be delegated (a run's token gets the key's scopes ∩ the connector's), and a run
+      const keyScopes = ['agent:invoke', ...connector.scopes].join(',');
+      return {
+        id: connector.id,
+        secret,
+        agentKey: [
+          'npx svc key create --user $USER_ID',
+          `--org ${connector.organizationId} --name agent-runs --scopes ${keyScopes} --mode test --json`,
+        ].join(' '),
+        startRun: [
+          'curl -X POST "$SVC_URL/v1/rooms/$ROOM/agent-runs" -H "Authorization: Bearer $AGENT_KEY"',
+          `-H 'Content-Type: application/json'`,
+          `-d '{"connectorId":"${connector.id}","input":{"text":"Book the venue"}}'`,
+        ].join(' '),
+      };
     },
   },
   {
