@@ -19,7 +19,8 @@ const TITLE = 'Developer settings';
 export async function signedIn(s: Services, req: Request, res: Response): Promise<SignedIn | null> {
   const who = await currentUser(s, req);
   if (!who) {
-    const back = req.method === 'GET' && req.path.startsWith(DEVELOPER_PATH) ? req.path : DEVELOPER_PATH;
+    // a page comes back to itself after sign-in (safeNext checks it there); a form to the overview
+    const back = req.method === 'GET' ? req.originalUrl : DEVELOPER_PATH;
     res.redirect(303, `/login?next=${encodeURIComponent(back)}`);
   }
   return who;
