@@ -25,6 +25,7 @@ export interface PageOptions {
 // so the document never scrolls sideways. Colours keep a contrast of at least 4.5:1 on their backgrounds.
 const STYLE = `
 *,*::before,*::after{box-sizing:border-box}
+[hidden]{display:none !important}
 body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1b1b1f;background:#f6f6f8;overflow-wrap:break-word}
 a{color:#0b57c2}a:hover{color:#083f8f}
 :focus-visible{outline:3px solid #0b57c2;outline-offset:2px}
