@@ -45,7 +45,7 @@ export function appsPage({ services: s }: { services: Services }) {
           signedIn: { email: who.user.email, csrf },
           body: grants.length
             ? html`<p>These apps and agents can act for you. Revoking one ends its access at once.</p>
-<div class="scroll"><table><thead><tr><th scope="col">App</th><th scope="col">Access</th><th scope="col">Scopes</th><th scope="col">Granted</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead><tbody>${rows}</tbody></table></div>${SESSIONS}`
+<div class="scroll" role="region" aria-label="Apps and agents" tabindex="0"><table><thead><tr><th scope="col">App</th><th scope="col">Access</th><th scope="col">Scopes</th><th scope="col">Granted</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead><tbody>${rows}</tbody></table></div>${SESSIONS}`
             : html`<p>You have not granted any app or agent access.</p>${SESSIONS}`,
         }),
       );

@@ -65,7 +65,7 @@ button.link{border:0;background:none;color:#0b57c2;text-decoration:underline;pad
 .danger-text,.danger{color:#a30000}
 dt{font-weight:600}dd{margin:0 0 .5rem 1rem;overflow-wrap:anywhere}dl.scopes dt{font-family:ui-monospace,monospace}
 form.inline{display:inline}form.inline button{margin:0}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;position:relative}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.45rem .5rem;border-bottom:1px solid #e4e4e8;vertical-align:top}
 th{font-size:.9em;color:#3d3d45;white-space:nowrap}
 td form{margin:0}td button{margin:0;padding:.25rem .7rem}
@@ -85,7 +85,8 @@ label.check,.check{display:flex;gap:.5rem;align-items:center;margin:.3rem 0;font
 .actions form label{margin-top:0}
 .badge{display:inline-block;padding:0 .5rem;border-radius:1rem;font-size:.85em;background:#ececf0;white-space:nowrap}.badge.ok{background:#dcf3e0;color:#0b5a1f}.badge.off{background:#fde3e3;color:#8c1d18}
 details>summary{cursor:pointer}
-.summary-line{display:block;overflow-wrap:anywhere}
+.summary-line{display:inline-block;max-width:min(22rem,calc(100% - 1.5em));vertical-align:bottom;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+td.error-cell{min-width:14rem}
 figure{margin:1rem 0}figcaption{font-size:.9em;color:#3d3d45}
 svg.chart{display:block;width:100%;height:auto;max-width:44rem}
 .legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.9em;margin:.25rem 0}.swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-.05rem}

@@ -71,7 +71,7 @@ ${x.connectors.length ? connectorTable(o.csrf, x.connectors) : html`<p class="mu
 }
 
 function connectorTable(csrf: string, rows: AgentConnector[]): SafeHtml {
-  return html`<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>
+  return html`<div class="scroll" role="region" aria-label="Agent connectors" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.map(
   (
     c,

@@ -106,7 +106,7 @@ ${requestOf(latest)}`
 <h2 id="attempts-title">Attempts</h2>
 ${
   o.attempts.length
-    ? html`<div class="scroll"><table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Time</th><th scope="col">Duration</th><th scope="col">Outcome</th></tr></thead>
+    ? html`<div class="scroll" role="region" aria-label="Attempts" tabindex="0"><table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Time</th><th scope="col">Duration</th><th scope="col">Outcome</th></tr></thead>
 <tbody>${rows}</tbody></table></div>
 ${detail}`
     : html`<p class="muted">No attempt on record${d.attempts ? ' (records are kept for a limited time)' : ''}.</p>`

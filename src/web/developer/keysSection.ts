@@ -117,7 +117,7 @@ ${cells(k)}
 </tr>`,
   );
   return html`<h2>Your keys</h2>
-${active.length ? html`<div class="scroll"><table id="active-keys">${head('Action')}<tbody>${activeRows}</tbody></table></div>` : html`<p>You have no active API keys.</p>`}
+${active.length ? html`<div class="scroll" role="region" aria-label="Active keys" tabindex="0"><table id="active-keys">${head('Action')}<tbody>${activeRows}</tbody></table></div>` : html`<p>You have no active API keys.</p>`}
 ${
   revoked.length
     ? html`<details id="revoked-keys"><summary>Revoked keys (${revoked.length})</summary>

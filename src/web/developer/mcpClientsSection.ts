@@ -39,7 +39,7 @@ ${message(o.message)}
     ({ org, approvals }) => html`<h3>${org.name}</h3>
 ${
   approvals.length
-    ? html`<div class="scroll"><table><thead><tr><th scope="col">Client-id URL or origin</th><th scope="col">Approved</th><th scope="col">Action</th></tr></thead><tbody>${approvals.map(
+    ? html`<div class="scroll" role="region" aria-label="Approved MCP clients of ${org.name}" tabindex="0"><table><thead><tr><th scope="col">Client-id URL or origin</th><th scope="col">Approved</th><th scope="col">Action</th></tr></thead><tbody>${approvals.map(
         (a) => html`<tr>
 <td id="approval-${a.id}"><code>${a.pattern}</code></td><td>${when(a.createdAt)}</td>
 <td><form method="get" action="/settings/developer/mcp-clients/remove"><input type="hidden" name="approval" value="${a.id}"><button type="submit" aria-describedby="approval-${a.id}">Remove</button></form></td>

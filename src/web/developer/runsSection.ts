@@ -50,7 +50,7 @@ ${room.runs.map(
   (r) => html`<tr><td>${connectors.get(r.connectorId) ?? 'Deleted connector'}<br><code class="muted">${r.id}</code></td>
 <td><span class="badge ${STATUS_BADGE[r.status] ?? ''}">${r.status}</span></td>
 <td>${r.input.text.length > EXCERPT ? `${r.input.text.slice(0, EXCERPT - 1)}…` : r.input.text}</td>
-<td>${when(r.createdAt)}</td><td>${when(r.finishedAt, '–')}</td><td>${runError(r)}</td></tr>`,
+<td>${when(r.createdAt)}</td><td>${when(r.finishedAt, '–')}</td><td class="error-cell">${runError(r)}</td></tr>`,
 )}
 </tbody></table></div>`,
       )

@@ -106,7 +106,7 @@ function deliveryTable(item: WebhookPageData, hidden: SafeHtml): SafeHtml {
 <form method="post" action="/settings/developer/webhooks/redeliver">${hidden}<input type="hidden" name="delivery" value="${d.id}"><button type="submit">Redeliver</button></form></div></td>
 </tr>`,
   );
-  return html`<div class="scroll"><table><thead><tr><th scope="col">Event type</th><th scope="col">Status code</th><th scope="col">Success</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Action</th></tr></thead>
+  return html`<div class="scroll" role="region" aria-label="Delivery history" tabindex="0"><table><thead><tr><th scope="col">Event type</th><th scope="col">Status code</th><th scope="col">Success</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody></table></div>${item.more ? html`<p class="muted">Only the ${item.deliveries.length} newest deliveries are shown; the API lists them all (GET /v1/rooms/{roomId}/webhooks/{webhookId}/deliveries).</p>` : null}`;
 }
 

@@ -42,7 +42,7 @@ ${message(o.message)}
 ${o.once ? onceSecret(o.once) : null}
 ${o.rooms.map(
   (r) => html`<h2>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h2>
-${r.webhooks.length ? html`<div class="scroll"><table><thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Event types</th><th scope="col">Latest delivery</th></tr></thead><tbody>${r.webhooks.map(webhookRow)}</tbody></table></div>` : html`<p class="muted">No webhooks in this room.</p>`}`,
+${r.webhooks.length ? html`<div class="scroll" role="region" aria-label="Webhooks of ${r.room.name}" tabindex="0"><table><thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Event types</th><th scope="col">Latest delivery</th></tr></thead><tbody>${r.webhooks.map(webhookRow)}</tbody></table></div>` : html`<p class="muted">No webhooks in this room.</p>`}`,
 )}
 ${
   o.rooms.length
