@@ -16,8 +16,9 @@ export interface WebRouterOptions {
 }
 
 /**
- * The server-rendered pages: the home page /, /login, /logout, /settings/apps, /settings/developer, and the browser's steps of
- * OAuth: /oauth/authorize (a redirect or an error page) and the consent page /oauth/consent; last, the 404 page.
+ * The server-rendered pages: the home page /, /login, /logout, /settings/apps, /settings/developer, and the
+ * browser's steps of OAuth: /oauth/authorize (a redirect or an error page) and the consent page /oauth/consent;
+ * last, the 404 page.
  */
 export function createWebRouter({ services }: WebRouterOptions): Router {
   const r = express.Router();

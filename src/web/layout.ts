@@ -68,18 +68,20 @@ form.inline{display:inline}form.inline button{margin:0}
 .scroll{overflow-x:auto;max-width:100%;position:relative}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.45rem .5rem;border-bottom:1px solid #e4e4e8;vertical-align:top}
 th{font-size:.9em;color:#3d3d45;white-space:nowrap}
+td code,time{white-space:nowrap;overflow-wrap:normal}td a code{white-space:normal;overflow-wrap:anywhere}
 td form{margin:0}td button{margin:0;padding:.25rem .7rem}
 .cells{display:flex;flex-wrap:wrap;gap:.35rem;align-items:center}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f8;padding:.5rem;border-radius:4px;max-width:100%}
 code,.mono{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}
 fieldset{border:1px solid #ddd;border-radius:6px;margin:.75rem 0;padding:.5rem 1rem;min-width:0}legend{font-weight:600;padding:0 .25rem}
 .choice{display:flex;gap:.5rem;align-items:flex-start;margin:.35rem 0}.choice input{margin-top:.2rem}
-.choice label{display:inline;margin:0;font-weight:600;font-family:ui-monospace,monospace}
+.choice label{display:inline;margin:0;font-weight:600;font-family:ui-monospace,monospace}.choice{flex-wrap:wrap}.choice .muted{flex:1 1 12rem}
 .choices{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.15rem 1rem}
 label.check,.check{display:flex;gap:.5rem;align-items:center;margin:.3rem 0;font-weight:400}.check label{display:inline;margin:0;font-weight:400}
 .once{border:2px solid #b36b00;background:#fff8ec;border-radius:8px;padding:.75rem 1rem;margin:1rem 0}
 .copyrow{display:flex;gap:.5rem;align-items:center}.copyrow button{margin:0}
 .card{border:1px solid #ddd;border-radius:8px;padding:.75rem 1rem;margin:1rem 0;min-width:0}
+.card h2{margin:.25rem 0 .5rem;padding-top:0;border-top:0}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem}.cards .card{margin:0}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end}.actions form{margin:0}.actions button{margin:.5rem 0 0}
 .actions form label{margin-top:0}

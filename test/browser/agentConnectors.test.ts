@@ -62,7 +62,10 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     const key = await invokerKey(t.rt, w);
     const run = (await startRun(t, key, w.roomId, stored.id, { text: 'Plan the offsite' })).body;
     await invokeDue(t.rt);
-    await page.getByRole('navigation', { name: 'Developer settings' }).getByRole('link', { name: 'Agent runs' }).click();
+    await page
+      .getByRole('navigation', { name: 'Developer settings' })
+      .getByRole('link', { name: 'Agent runs' })
+      .click();
     await page.waitForURL(/\/settings\/developer\/agent-runs$/);
     expect(await page.getByLabel('Copy it now').count()).toBe(0);
     const runRow = page.locator('#agent-runs').getByRole('row', { name: new RegExp(run.id) });

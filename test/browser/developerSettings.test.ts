@@ -95,7 +95,10 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await browser.screenshot('02-apps');
     await page.getByRole('link', { name: 'Developer settings' }).click();
     await page.waitForURL(/\/settings\/developer$/);
-    await page.getByRole('navigation', { name: 'Developer settings' }).getByRole('link', { name: 'API activity' }).click();
+    await page
+      .getByRole('navigation', { name: 'Developer settings' })
+      .getByRole('link', { name: 'API activity' })
+      .click();
     await page.waitForURL(/\/settings\/developer\/activity$/);
     const activity = page.locator('#activity');
     expect(await activity.getByRole('row', { name: /GET \/v1\/me/ }).textContent()).toContain(

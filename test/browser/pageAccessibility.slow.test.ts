@@ -20,7 +20,11 @@ beforeAll(ensureChromium, INSTALL_TIMEOUT_MS);
 
 const WIDTHS = [1280, 390] as const;
 const LONG_ERROR = JSON.stringify({
-  error: { code: 'upstream_failed', message: 'The model provider refused the request', details: { trace: 'x'.repeat(400) } },
+  error: {
+    code: 'upstream_failed',
+    message: 'The model provider refused the request',
+    details: { trace: 'x'.repeat(400) },
+  },
 });
 
 interface Layout {
@@ -32,17 +36,22 @@ interface Layout {
   checkboxesApart: string[];
 }
 
-/** What the page's layout and form markup get wrong, read in the page. */
+/**
+ * What the page's layout and form markup get wrong, read in the page (serialized by `page.evaluate`; the DOM's
+ * types are not in this project's `lib`, hence `any`).
+ */
 function readLayout(): Layout {
+  const { document, getComputedStyle, NodeFilter } = globalThis as any;
   const vw = document.documentElement.clientWidth;
-  const scrolls = (el: Element) => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+  const scrolls = (el: any) => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
   const offenders: string[] = [];
-  const inScroller = (el: Element | null) => {
+  const inScroller = (el: any) => {
     for (let p = el; p && p !== document.body; p = p.parentElement) if (scrolls(p)) return true;
     return false;
   };
-  const describe = (el: Element) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className ? `.${el.className}` : ''}`;
-  for (const el of Array.from(document.body.querySelectorAll('*'))) {
+  const describe = (el: any) =>
+    `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className ? `.${el.className}` : ''}`;
+  for (const el of Array.from<any>(document.body.querySelectorAll('*'))) {
     const r = el.getBoundingClientRect();
     if ((r.width === 0 && r.height === 0) || r.right <= vw + 1) continue;
     if (!inScroller(el.parentElement)) offenders.push(`${describe(el)} ends at ${Math.round(r.right)}`);
@@ -54,13 +63,15 @@ function readLayout(): Layout {
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
     if (r.width && r.right > vw + 1 && !inScroller(n.parentElement))
-      offenders.push(`text "${(n.textContent ?? '').trim().slice(0, 40)}" in ${describe(n.parentElement!)} ends at ${Math.round(r.right)}`);
+      offenders.push(
+        `text "${(n.textContent ?? '').trim().slice(0, 40)}" in ${describe(n.parentElement!)} ends at ${Math.round(r.right)}`,
+      );
   }
-  const unlabelled = Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea'))
-    .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label'))
-    .map((el) => (el as HTMLInputElement).name || el.id);
+  const unlabelled = Array.from<any>(document.querySelectorAll('input:not([type=hidden]), select, textarea'))
+    .filter((el) => !el.labels?.length && !el.getAttribute('aria-label'))
+    .map((el) => String(el.name || el.id));
   const checkboxesApart: string[] = [];
-  for (const box of Array.from(document.querySelectorAll('input[type=checkbox]')) as HTMLInputElement[]) {
+  for (const box of Array.from<any>(document.querySelectorAll('input[type=checkbox]'))) {
     const b = box.getBoundingClientRect();
     if (!b.width) continue;
     const label = box.labels?.[0];
@@ -68,7 +79,7 @@ function readLayout(): Layout {
     // the label's text starts right of the box, on the same line
     const range = document.createRange();
     range.selectNodeContents(label);
-    const text = Array.from(range.getClientRects()).find((x) => x.width > 0 && x.left >= b.right - 1);
+    const text = Array.from<any>(range.getClientRects()).find((x) => x.width > 0 && x.left >= b.right - 1);
     if (!text || Math.abs(text.top + text.height / 2 - (b.top + b.height / 2)) > b.height || text.left - b.right > 24)
       checkboxesApart.push(box.value);
   }
@@ -77,7 +88,8 @@ function readLayout(): Layout {
     viewport: vw,
     offenders: offenders.slice(0, 8),
     unlabelled,
-    tablesWithoutHeaders: Array.from(document.querySelectorAll('table')).filter((t) => !t.querySelector('th')).length,
+    tablesWithoutHeaders: Array.from<any>(document.querySelectorAll('table')).filter((t) => !t.querySelector('th'))
+      .length,
     checkboxesApart,
   };
 }
@@ -181,7 +193,7 @@ describe('the pages at 1280 and 390 px', { timeout: 600_000 }, () => {
     await check('sign-in-error');
     // focus is visible: the first Tab lands on the skip link, drawn with an outline
     await page.keyboard.press('Tab');
-    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle');
     expect(outline).not.toBe('none');
     await page.getByLabel('Password').fill(w.owner.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -210,7 +222,7 @@ describe('the pages at 1280 and 390 px', { timeout: 600_000 }, () => {
     expect(await page.locator('main p').first().textContent()).toMatch(/^Notes app\s+asks to use the REST API/);
     const allow = page.getByRole('button', { name: 'Allow' });
     const deny = page.getByRole('button', { name: 'Deny' });
-    const look = (b: typeof allow) => b.evaluate((el) => getComputedStyle(el).backgroundColor);
+    const look = (b: typeof allow) => b.evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor);
     expect(await look(allow)).not.toBe(await look(deny));
     await check('consent');
   });
@@ -231,7 +243,11 @@ describe('the pages at 1280 and 390 px', { timeout: 600_000 }, () => {
     await page.getByLabel('Copy it now').waitFor();
     await check('developer-key-created');
     await page.goto(`${t.baseUrl}/settings/developer/keys`);
-    await page.locator('#active-keys').getByRole('row', { name: /Phone key/ }).getByRole('button', { name: 'Revoke' }).click();
+    await page
+      .locator('#active-keys')
+      .getByRole('row', { name: /Phone key/ })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
     await page.getByRole('heading', { name: 'Revoke API key?' }).waitFor();
     await check('developer-key-revoke-confirm');
 

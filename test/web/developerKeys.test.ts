@@ -168,6 +168,8 @@ describe('/settings/developer: API keys', () => {
     expect((await call(env.t, 'GET', '/v1/me', { key: env.w.key })).status).toBe(401);
     expect((await repo.findOneByOrFail({ id: env.w.keyId })).lastUsedAt).toBe('2026-06-10T12:01:00.000Z');
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
-    expect((await b.page('/settings/developer/keys')).html).toContain('<time datetime="2026-06-10T12:01:00.000Z">2026-06-10 12:01 UTC</time>');
+    expect((await b.page('/settings/developer/keys')).html).toContain(
+      '<time datetime="2026-06-10T12:01:00.000Z">2026-06-10 12:01 UTC</time>',
+    );
   });
 });

@@ -115,7 +115,9 @@ describe('/settings/developer refusals', () => {
     const hook = await env.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: env.w.roomId });
     await call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hi' } });
     await createWebhookWorker({ services: env.t.rt.services }).runOnce();
-    const delivery = (await owner.page(`/settings/developer/webhooks/${hook.id}`)).html.match(/name="delivery" value="(whd_[^"]+)"/)![1];
+    const delivery = (await owner.page(`/settings/developer/webhooks/${hook.id}`)).html.match(
+      /name="delivery" value="(whd_[^"]+)"/,
+    )![1];
 
     // a plain member of the room (403), and the owner of another organization (404: the room is not theirs to see)
     const other = await createWorld(env.t.rt, 'Globex');
@@ -197,7 +199,9 @@ describe('/settings/developer refusals', () => {
     expect(activity).not.toContain(env.w.key);
     expect(activity).not.toContain('/v1/organizations');
     const member = await DevBrowser.signedIn(env.t, env.w.member);
-    const theirs = /<section id="activity"[\s\S]*?<\/section>/.exec((await member.page('/settings/developer/activity')).html)![0];
+    const theirs = /<section id="activity"[\s\S]*?<\/section>/.exec(
+      (await member.page('/settings/developer/activity')).html,
+    )![0];
     expect(theirs).toContain('GET /v1/organizations');
     expect(theirs).not.toContain('/v1/me');
     expect(theirs).not.toContain(memberKey);

@@ -84,7 +84,9 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     const page = (await s.b.page(`/settings/developer/webhooks/${hook.id}`)).html;
     expect(card(page, hook.id)).toContain('Event types: all');
     expect(card(page, hook.id)).toContain(
-      '<button type="submit" class="primary" aria-describedby="webhook-' + hook.id + '-title">Save event types and throttle</button>',
+      '<button type="submit" class="primary" aria-describedby="webhook-' +
+        hook.id +
+        '-title">Save event types and throttle</button>',
     );
 
     const at = { room: s.w.roomId, webhook: hook.id };

@@ -60,18 +60,18 @@ describe('the home page and the 404 page', () => {
       const r = await t.fetch(path);
       expect(r.status, path).toBe(404);
       expect(r.headers.get('content-type'), path).toContain('application/json');
-      expect((await r.json()).error.code, path).toBe('not_found');
+      expect(((await r.json()) as { error: { code: string } }).error.code, path).toBe('not_found');
     }
     // /mcp answers in JSON-RPC, as it always did
     const mcp = await t.fetch('/mcp/nope');
     expect(mcp.headers.get('content-type')).toContain('application/json');
-    expect((await mcp.json()).jsonrpc).toBe('2.0');
+    expect(((await mcp.json()) as { jsonrpc: string }).jsonrpc).toBe('2.0');
     const meta = await t.fetch('/.well-known/oauth-authorization-server');
     expect(meta.status).toBe(200);
-    expect((await meta.json()).issuer).toBeTruthy();
+    expect(((await meta.json()) as { issuer: string }).issuer).toBeTruthy();
     const token = await t.fetch('/oauth/token', { method: 'POST' });
     expect(token.status).toBe(400);
-    expect((await token.json()).error).toBeTruthy();
+    expect(((await token.json()) as { error: string }).error).toBeTruthy();
   });
 
   it('signs in without `next` onto the developer settings', async () => {
@@ -104,7 +104,9 @@ describe('the developer settings pages', () => {
     }
     // the header leads to the apps, and signs out with a button, never a link to the sign-out page
     expect(overview.html).not.toContain('>Sessions</a>');
-    expect(overview.html).toMatch(/<form method="post" action="\/logout">[^]*?<button type="submit">Sign out<\/button>/);
+    expect(overview.html).toMatch(
+      /<form method="post" action="\/logout">[^]*?<button type="submit">Sign out<\/button>/,
+    );
     // old anchors of the single page lead to their page
     expect((await b.get('/settings/developer/mcp-clients')).headers.get('location')).toBe(
       '/settings/developer/mcp#mcp-clients',
@@ -134,7 +136,7 @@ describe('the developer settings pages', () => {
     expect(meter).toMatch(/Acme<\/strong>: [\d,]+ of 100,000 units used \([\d.]+%\)/);
   });
 
-  it("names a connector, an app and a key in the activity, never an id or `unknown`", async () => {
+  it('names a connector, an app and a key in the activity, never an id or `unknown`', async () => {
     const env = await startReceiver(Array.from({ length: 4 }, () => ({ status: 202 })));
     await using _rx = env;
     const { connector } = await createConnector(t.rt.services, {
@@ -153,7 +155,9 @@ describe('the developer settings pages', () => {
     expect((await call(t, 'GET', '/v1/me', { key: tokens.access_token })).status).toBe(200);
     expect((await call(t, 'GET', '/v1/me', { key: w.key })).status).toBe(200);
     const b = await DevBrowser.signedIn(t, w.owner);
-    const activity = /<section id="activity"[\s\S]*?<\/section>/.exec((await b.page('/settings/developer/activity')).html)![0];
+    const activity = /<section id="activity"[\s\S]*?<\/section>/.exec(
+      (await b.page('/settings/developer/activity')).html,
+    )![0];
     expect(activity).toContain('Agent connector “Planner bot”');
     expect(activity).toContain('App “Calendar Sync” (OAuth)');
     expect(activity).toContain('API key “test” (svc_test_…');
@@ -201,7 +205,9 @@ describe('abuse cases of the pages', () => {
     const runs = (await b.page('/settings/developer/agent-runs')).html;
     expect(runs).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt; bot');
     // the error: one line, the whole text behind a disclosure
-    expect(runs).toMatch(/<details><summary><span class="summary-line">connector_failed: &lt;img[^<]*<\/span><\/summary><pre>/);
+    expect(runs).toMatch(
+      /<details><summary><span class="summary-line">connector_failed: &lt;img[^<]*<\/span><\/summary><pre>/,
+    );
   });
 
   it('summarises long and nested errors in one line', () => {
@@ -209,6 +215,9 @@ describe('abuse cases of the pages', () => {
     expect(errorSummary('{"error":"bad_gateway","message":"upstream down"}')).toBe('bad_gateway: upstream down');
     expect(errorSummary(`first line\n${'x'.repeat(500)}`)).toBe('first line');
     expect(errorSummary('y'.repeat(500))).toHaveLength(80);
+    expect(errorSummary('connector_failed: {"error":{"code":"x","message":"model refused"}}')).toBe(
+      'connector_failed: model refused',
+    );
   });
 
   it('confirmation steps change nothing, refuse other users, and need the CSRF token to act', async () => {

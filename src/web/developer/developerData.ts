@@ -127,7 +127,13 @@ export async function loadRuns(
 ): Promise<{ runs: RoomRuns[]; connectors: Map<string, string> }> {
   const m = s.ds.manager;
   const runs = await runsOfRooms(m, who, await organizationsOf(m, who.user.id));
-  return { runs, connectors: await connectorNames(m, runs.flatMap((r) => r.runs.map((x) => x.connectorId))) };
+  return {
+    runs,
+    connectors: await connectorNames(
+      m,
+      runs.flatMap((r) => r.runs.map((x) => x.connectorId)),
+    ),
+  };
 }
 
 /** The user's recent activity and the units each of their billing contexts used this month. */
@@ -146,7 +152,10 @@ export async function usageOf(s: Services, who: SignedIn, orgs: OrgChoice[]): Pr
   const now = s.now();
   const limit = s.config.plans.default.monthlyUnits;
   const resetsAt = nextMonthStart(now).toISOString();
-  const contexts = [...orgs.map((o) => ({ id: o.id as string | null, label: o.name })), { id: null, label: 'Personal' }];
+  const contexts = [
+    ...orgs.map((o) => ({ id: o.id as string | null, label: o.name })),
+    { id: null, label: 'Personal' },
+  ];
   return Promise.all(
     contexts.map(async (c) => {
       const u = await chargeUnits(s.ds, billingEntityOf(who.user.id, c.id), now, 0, limit);

@@ -11,15 +11,19 @@ const EXCERPT = 80;
  * first line; cut to a cell's width. The whole text stays behind a disclosure.
  */
 export function errorSummary(raw: string): string {
+  const brace = raw.indexOf('{');
+  // `connector_failed: {"error":…}`: the prefix, then the message of the JSON after it
+  const prefix = brace > 0 ? raw.slice(0, brace).trim().replace(/:$/, '') : '';
   let line = raw.split('\n', 1)[0].trim();
   try {
-    let v: unknown = JSON.parse(raw);
+    let v: unknown = JSON.parse(brace >= 0 ? raw.slice(brace) : raw);
     for (let depth = 0; depth < 4 && v && typeof v === 'object'; depth++) {
       const o = v as Record<string, unknown>;
       const inner = o.error ?? o.message;
       if (typeof inner === 'string') {
         line = inner;
         if (typeof o.message === 'string' && o.message !== inner) line = `${inner}: ${o.message}`;
+        if (prefix) line = `${prefix}: ${line}`;
         break;
       }
       v = inner;

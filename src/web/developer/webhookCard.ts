@@ -1,4 +1,3 @@
-import type { WebhookDelivery } from '../../../db/entities/index.js';
 import { DEFAULT_ROTATION_DAYS, isRotating, MAX_ROTATION_DAYS } from '../../webhooks/index.js';
 import { html, type SafeHtml } from '../html.js';
 import { deliveriesChart } from './charts.js';
@@ -6,7 +5,7 @@ import type { WebhookPageData } from './developerData.js';
 import { DEVELOPER_PAGES } from './developerNav.js';
 import { csrfField, message, when } from './viewParts.js';
 import { subscriptionFields } from './webhookFields.js';
-import { onceSecret } from './webhooksSection.js';
+import { deliveryState, onceSecret } from './webhookParts.js';
 
 export interface WebhookPageOptions {
   csrf: string;
@@ -108,11 +107,4 @@ function deliveryTable(item: WebhookPageData, hidden: SafeHtml): SafeHtml {
   );
   return html`<div class="scroll" role="region" aria-label="Delivery history" tabindex="0"><table><thead><tr><th scope="col">Event type</th><th scope="col">Status code</th><th scope="col">Success</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody></table></div>${item.more ? html`<p class="muted">Only the ${item.deliveries.length} newest deliveries are shown; the API lists them all (GET /v1/rooms/{roomId}/webhooks/{webhookId}/deliveries).</p>` : null}`;
-}
-
-/** Whether a delivery succeeded, as a badge. */
-export function deliveryState(d: WebhookDelivery): SafeHtml {
-  if (d.state === 'succeeded') return html`<span class="badge ok">Yes</span>`;
-  if (d.state === 'failed') return html`<span class="badge off">No</span>`;
-  return html`<span class="badge">Pending</span> <span class="muted">(${d.attempts} of ${d.maxAttempts} attempts made)</span>`;
 }

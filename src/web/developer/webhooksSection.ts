@@ -1,11 +1,11 @@
-import { API_V1, API_V2, standardSecret } from '../../webhooks/index.js';
+import { API_V1, API_V2 } from '../../webhooks/index.js';
 import { subscriptionFields } from './webhookFields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { ManagedRoom } from './developerAccess.js';
 import type { RoomWebhooks, WebhookWithHistory } from './developerData.js';
 import { webhookPath } from './developerNav.js';
-import { deliveryState } from './webhookCard.js';
-import { csrfField, message, secretOnce, when } from './viewParts.js';
+import { deliveryState, onceSecret } from './webhookParts.js';
+import { csrfField, message, when } from './viewParts.js';
 
 /** What the webhook form holds (kept when a submission is refused). */
 export interface WebhookFormValues {
@@ -41,7 +41,9 @@ export function webhooksSection(o: WebhooksSectionOptions): SafeHtml {
 ${message(o.message)}
 ${o.once ? onceSecret(o.once) : null}
 ${o.rooms.map(
-  (r) => html`<h2>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h2>
+  (
+    r,
+  ) => html`<h2>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h2>
 ${r.webhooks.length ? html`<div class="scroll" role="region" aria-label="Webhooks of ${r.room.name}" tabindex="0"><table><thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Event types</th><th scope="col">Latest delivery</th></tr></thead><tbody>${r.webhooks.map(webhookRow)}</tbody></table></div>` : html`<p class="muted">No webhooks in this room.</p>`}`,
 )}
 ${
@@ -55,17 +57,6 @@ ${webhookForm(
     : html`<p>You do not administer any room, so there are no webhooks to manage.</p>`
 }
 </section>`;
-}
-
-/** A secret just made, in both forms, shown once. */
-export function onceSecret(once: { title: string; secret: string }): SafeHtml {
-  return html`${secretOnce({
-    title: once.title,
-    secret: once.secret,
-    warning:
-      "This signing secret is shown only once: copy it now into your receiver's configuration. It cannot be shown again.",
-  })}
-${standardSecretField(once.secret)}`;
 }
 
 function webhookRow({ webhook: w, deliveries }: WebhookWithHistory): SafeHtml {
@@ -116,18 +107,4 @@ ${csrfField(csrf)}
 ${subscriptionFields('webhook', v.eventTypes, v.maxPerSecond)}
 <button type="submit" class="primary">Create webhook</button>
 </form>`;
-}
-
-/**
- * The same secret in the Standard Webhooks form (`whsec_` + base64 of the key bytes), for receivers that
- * verify with the standard's libraries; shown once, beside the secret itself.
- */
-function standardSecretField(secret: string): SafeHtml {
-  const id = 'copy-it-now-standard';
-  return html`<div class="once" role="region" aria-labelledby="${id}-label">
-<label id="${id}-label" for="${id}">Standard Webhooks secret</label>
-<div class="copyrow"><input id="${id}" type="text" readonly value="${standardSecret(secret)}" autocomplete="off" spellcheck="false" aria-describedby="${id}-hint"><button type="button" data-copy="${id}" hidden>Copy</button></div>
-<p class="muted" id="${id}-hint">The same key for the Standard Webhooks libraries (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code> headers). Also shown only once.</p>
-<p class="muted" role="status" aria-live="polite" data-copy-status="${id}"></p>
-</div>`;
 }
