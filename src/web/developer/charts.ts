@@ -91,7 +91,7 @@ export function usageMeter(o: UsageMeterOptions): SafeHtml {
 <svg class="chart" viewBox="0 0 400 24" role="img" aria-labelledby="${o.id}-svg-title" xmlns="http://www.w3.org/2000/svg">
 <title id="${o.id}-svg-title">${o.label}: ${words}</title>
 <rect x="0" y="2" width="400" height="20" rx="4" fill="#ececf0" stroke="#8a8f98"></rect>
-<rect x="0" y="2" width="${(400 * share).toFixed(1)}" height="20" rx="4" fill="${fill}"></rect>
+<rect x="0" y="2" width="${(o.used > 0 ? Math.max(3, 400 * share) : 0).toFixed(1)}" height="20" rx="4" fill="${fill}"></rect>
 </svg>
 <figcaption id="${o.id}-caption"><strong>${o.label}</strong>: ${words}; the count starts again on ${o.resetsAt.slice(0, 10)} at 00:00 UTC.</figcaption>
 </figure>`;
