@@ -8,7 +8,9 @@ const PENDING = '#8a6d00';
 
 const W = 720;
 const H = 220;
-const PAD = { left: 40, right: 8, top: 12, bottom: 28 };
+const PAD = { left: 48, right: 8, top: 16, bottom: 36 };
+/** Large enough to read when the chart shrinks to a phone's width. */
+const FONT = 20;
 
 const hourLabel = (iso: string) => `${iso.slice(11, 13)}:00`;
 
@@ -41,10 +43,10 @@ export function deliveriesChart(id: string, hours: DeliveryHour[]): SafeHtml {
   });
   const ticks = hours
     .map((h, i) => ({ h, i }))
-    .filter(({ i }) => i % 3 === 0)
+    .filter(({ i }) => i % 6 === 0)
     .map(
       ({ h, i }) =>
-        html`<text x="${(PAD.left + i * slot + slot / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="12" fill="#3d3d45">${hourLabel(h.hour)}</text>`,
+        html`<text x="${(PAD.left + i * slot + slot / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="${FONT}" fill="#3d3d45">${hourLabel(h.hour)}</text>`,
     );
   const rows = hours.map(
     (h) =>
@@ -56,8 +58,8 @@ export function deliveriesChart(id: string, hours: DeliveryHour[]): SafeHtml {
 <title id="${id}-svg-title">Deliveries per hour: ${summary}</title>
 <line x1="${PAD.left}" y1="${PAD.top + plotH}" x2="${W - PAD.right}" y2="${PAD.top + plotH}" stroke="#8a8f98"></line>
 <line x1="${PAD.left}" y1="${PAD.top}" x2="${W - PAD.right}" y2="${PAD.top}" stroke="#e4e4e8"></line>
-<text x="${PAD.left - 6}" y="${PAD.top + 4}" text-anchor="end" font-size="12" fill="#3d3d45">${max}</text>
-<text x="${PAD.left - 6}" y="${PAD.top + plotH + 4}" text-anchor="end" font-size="12" fill="#3d3d45">0</text>
+<text x="${PAD.left - 8}" y="${PAD.top + 6}" text-anchor="end" font-size="${FONT}" fill="#3d3d45">${max}</text>
+<text x="${PAD.left - 8}" y="${PAD.top + plotH + 6}" text-anchor="end" font-size="${FONT}" fill="#3d3d45">0</text>
 ${bars}
 ${ticks}
 </svg>
