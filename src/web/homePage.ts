@@ -4,6 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import { sendError } from '../http/render.js';
 import { requestIdOf } from '../http/requestId.js';
 import { REQUEST_ID_IN } from '../http/headers.js';
+import { audienceOf, SURFACES } from '../http/surfaces.js';
 import { csrfToken } from './csrf.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
@@ -16,7 +17,7 @@ import { currentUser } from './session.js';
 export function homePage({ services: s }: { services: Services }) {
   return async (req: Request, res: Response) => {
     const who = await currentUser(s, req);
-    const mcp = `${s.config.baseUrl}/mcp`;
+    const mcp = audienceOf(s.config.baseUrl, 'mcp');
     const body = html`<p>svc is the API server of a team collaboration service: rooms, messages, tasks, meeting records with approvals, files and organizations. Every operation is served twice, as a REST API under <code>/v1</code> and as the tools of an MCP server at <code>/mcp</code>, so apps and AI agents use the same operations under the same rules.</p>
 <div class="cards">
 ${
@@ -42,7 +43,7 @@ ${
 }
 
 /** Paths whose unknown addresses answer in the API's JSON envelope, not with the page. */
-const MACHINE_PREFIXES = ['/v1', '/mcp', '/oauth', '/.well-known', '/metrics'];
+const MACHINE_PREFIXES = [SURFACES.rest.path, SURFACES.mcp.path, '/oauth', '/.well-known', '/metrics'];
 
 const isMachinePath = (path: string) => MACHINE_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
 
