@@ -7,7 +7,12 @@ import { inTransaction } from '../../db/transaction.js';
 import { checkCsrf, csrfToken } from './csrf.js';
 import { html } from './html.js';
 import { page, sendErrorPage, sendPage } from './layout.js';
-import { currentUser } from './session.js';
+import { currentUser, type Session } from './session.js';
+import type { User } from '../../db/entities/index.js';
+import { confirmView } from './developer/confirmView.js';
+import { when } from './developer/viewParts.js';
+
+const SESSIONS = html`<h2>Sessions</h2><p>Signed in on another computer or phone? <a href="/logout">Sign out on every device</a>.</p>`;
 
 const loginFirst = (res: Response) => res.redirect(303, `/login?next=${encodeURIComponent('/settings/apps')}`);
 
@@ -28,8 +33,8 @@ export function appsPage({ services: s }: { services: Services }) {
 <td><strong>${g.clientName}</strong><br><span class="muted">${g.kind === 'agent' ? 'AI agent acting for you' : 'App'}</span></td>
 <td>${audience(g.resource)}<br><span class="muted">${g.organization ? `as ${g.organization.name}` : 'personal'}</span></td>
 <td><ul>${g.scopes.map((sc) => html`<li title="${SCOPE_DESCRIPTIONS[sc as Scope] ?? ''}">${sc}</li>`)}</ul></td>
-<td>${g.createdAt.slice(0, 10)}</td>
-<td><form method="post" action="/settings/apps/revoke"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="grant" value="${g.grantId}"><button type="submit" aria-label="Revoke ${g.clientName}">Revoke</button></form></td>
+<td>${when(g.createdAt)}</td>
+<td><form method="get" action="/settings/apps/revoke"><input type="hidden" name="grant" value="${g.grantId}"><button type="submit" aria-label="Revoke ${g.clientName}">Revoke</button></form></td>
 </tr>`,
       );
       sendPage(
@@ -40,10 +45,17 @@ export function appsPage({ services: s }: { services: Services }) {
           signedIn: { email: who.user.email, csrf },
           body: grants.length
             ? html`<p>These apps and agents can act for you. Revoking one ends its access at once.</p>
-<table><thead><tr><th>App</th><th>Access</th><th>Scopes</th><th>Granted</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
-            : html`<p>You have not granted any app or agent access.</p>`,
+<div class="scroll" role="region" aria-label="Apps and agents" tabindex="0"><table><thead><tr><th scope="col">App</th><th scope="col">Access</th><th scope="col">Scopes</th><th scope="col">Granted</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead><tbody>${rows}</tbody></table></div>${SESSIONS}`
+            : html`<p>You have not granted any app or agent access.</p>${SESSIONS}`,
         }),
       );
+    },
+
+    /** GET: the confirmation step of `Revoke`. */
+    async confirm(req: Request, res: Response) {
+      const who = await currentUser(s, req);
+      if (!who) return loginFirst(res);
+      await confirmRevoke(req, res, who, typeof req.query.grant === 'string' ? req.query.grant : '');
     },
 
     async revoke(req: Request, res: Response) {
@@ -60,6 +72,7 @@ export function appsPage({ services: s }: { services: Services }) {
       }
       // a NUL names no grant (and PostgreSQL text refuses it): treated as unknown
       const grantId = typeof body.grant === 'string' && !body.grant.includes('\0') ? body.grant : '';
+      if (body.confirm !== 'yes') return confirmRevoke(req, res, who, grantId);
       try {
         await inTransaction(s, (m) => revokeUserGrant(m, s.now(), who.user.id, grantId));
       } catch (err) {
@@ -70,4 +83,27 @@ export function appsPage({ services: s }: { services: Services }) {
       res.redirect(303, '/settings/apps');
     },
   };
+
+  /** Asks before revoking one of the user's grants; another user's or an unknown grant is 404. */
+  async function confirmRevoke(req: Request, res: Response, who: { session: Session; user: User }, grantId: string) {
+    const grant = grantId.includes('\0')
+      ? undefined
+      : (await listUserGrants(s.ds.manager, s.now(), who.user.id)).find((g) => g.grantId === grantId);
+    if (!grant) return sendErrorPage(res, 404, 'Apps and agents', 'No such grant.');
+    const csrf = csrfToken(s, req, res, who.session);
+    sendPage(
+      res,
+      200,
+      confirmView({
+        title: `Revoke ${grant.clientName}?`,
+        question: html`<p><strong>${grant.clientName}</strong> loses its access at once: every token it holds stops working. It can only act for you again after you allow it anew.</p>`,
+        action: '/settings/apps/revoke',
+        fields: { grant: grant.grantId },
+        button: 'Revoke',
+        cancel: '/settings/apps',
+        csrf,
+        email: who.user.email,
+      }),
+    );
+  }
 }

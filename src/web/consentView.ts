@@ -36,17 +36,20 @@ export function consentView(o: ConsentViewOptions): SafeHtml {
   return page({
     title: `Allow ${o.clientName}?`,
     signedIn: { email: o.email, csrf: o.csrf },
-    body: html`<p><strong>${o.clientName}</strong>${o.clientUrl ? html` (published at <code>${o.clientUrl}</code>)` : null}${o.kind === 'agent' ? html` is an <strong>AI agent</strong> that would act for you;` : null}
-it asks to use ${what} as you (${o.email}), with these permissions:</p>
+    body: html`<p><strong>${o.clientName}</strong>${o.clientUrl ? html` (published at <code>${o.clientUrl}</code>)` : null}${o.kind === 'agent' ? html`, an <strong>AI agent</strong> that would act for you,` : null}
+asks to use ${what} as you (${o.email}), with these permissions:</p>
 <dl class="scopes">${o.scopes.map((sc) => html`<dt>${sc}</dt><dd>${SCOPE_DESCRIPTIONS[sc as Scope] ?? sc}</dd>`)}</dl>
-<p class="muted">It never gets more than you can do yourself. After you answer you go back to ${new URL(o.redirectUri).origin}. You can revoke access at any time under <a href="/settings/apps">Apps</a>.</p>
+<p class="muted">It never gets more than you can do yourself. After you answer you go back to ${new URL(o.redirectUri).origin}. You can revoke access at any time under <a href="/settings/apps">Apps and agents</a>.</p>
 <form method="post" action="/oauth/consent">
 <input type="hidden" name="csrf" value="${o.csrf}">
 <input type="hidden" name="request" value="${o.request}">
 <label for="organization">Act as</label>
-<select id="organization" name="organization">${contexts}</select>
-<button type="submit" name="decision" value="allow">Allow</button>
+<select id="organization" name="organization" aria-describedby="organization-hint">${contexts}</select>
+<p class="muted" id="organization-hint">What it can reach, and who is billed for its use.</p>
+<div class="buttons">
+<button type="submit" name="decision" value="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
+</div>
 </form>`,
   });
 }

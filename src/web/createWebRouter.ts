@@ -5,6 +5,7 @@ import { authorizeRedirect } from './authorizeRedirect.js';
 import { consentPage } from './consentPage.js';
 import { mountDeveloperPages } from './developer/developerRoutes.js';
 import { formBody } from '../formBody.js';
+import { homePage, notFoundPage } from './homePage.js';
 import { loginPage } from './loginPage.js';
 import { createLoginThrottle } from './loginThrottle.js';
 import { logoutPage } from './logoutPage.js';
@@ -15,8 +16,9 @@ export interface WebRouterOptions {
 }
 
 /**
- * The server-rendered pages: /login, /logout, /settings/apps, /settings/developer, and the browser's steps of
- * OAuth: /oauth/authorize (a redirect or an error page) and the consent page /oauth/consent.
+ * The server-rendered pages: the home page /, /login, /logout, /settings/apps, /settings/developer, and the
+ * browser's steps of OAuth: /oauth/authorize (a redirect or an error page) and the consent page /oauth/consent;
+ * last, the 404 page.
  */
 export function createWebRouter({ services }: WebRouterOptions): Router {
   const r = express.Router();
@@ -25,6 +27,7 @@ export function createWebRouter({ services }: WebRouterOptions): Router {
   const logout = logoutPage({ services });
   const apps = appsPage({ services });
   const consent = consentPage({ services });
+  r.get('/', homePage({ services }));
   r.get('/oauth/authorize', authorizeRedirect({ services }));
   r.get('/oauth/consent', consent.show);
   r.post('/oauth/consent', form, consent.answer);
@@ -34,8 +37,10 @@ export function createWebRouter({ services }: WebRouterOptions): Router {
   r.post('/logout', form, logout.submit);
   r.post('/logout/everywhere', form, logout.submitEverywhere);
   r.get('/settings/apps', apps.show);
+  r.get('/settings/apps/revoke', apps.confirm);
   r.post('/settings/apps/revoke', form, apps.revoke);
   mountDeveloperPages(r, { services, form });
+  r.use(notFoundPage());
   r.use(pageErrorHandler(services));
   return r;
 }

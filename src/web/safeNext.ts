@@ -1,5 +1,5 @@
 /** Where to go after sign-in when nothing better is known. */
-export const DEFAULT_AFTER_LOGIN = '/settings/apps';
+export const DEFAULT_AFTER_LOGIN = '/settings/developer';
 
 /** Longer targets are not ours (the longest we build, the consent step's, is about 2 KB). */
 const MAX_NEXT_LENGTH = 8192;

@@ -6,12 +6,13 @@ import { startReceiver } from '../webhooks/helpers.js';
 import { addConnector, invokeDue, invokerKey, startRun } from '../agents/helpers.js';
 import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser } from './chromium.js';
 
-// Agent connectors and recent agent runs on /settings/developer, in a real browser.
+// Agent connectors (/settings/developer/mcp) and recent agent runs (/settings/developer/agent-runs), in a real
+// browser.
 
 beforeAll(ensureChromium, INSTALL_TIMEOUT_MS);
 
 async function signIn(page: Page, t: TestServer, user: { email: string; password: string }) {
-  await page.goto(`${t.baseUrl}/settings/developer`);
+  await page.goto(`${t.baseUrl}/settings/developer/mcp`);
   await page.waitForURL(/\/login\?next=/);
   await page.getByLabel('Email').fill(user.email);
   await page.getByLabel('Password').fill(user.password);
@@ -61,11 +62,18 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     const key = await invokerKey(t.rt, w);
     const run = (await startRun(t, key, w.roomId, stored.id, { text: 'Plan the offsite' })).body;
     await invokeDue(t.rt);
-    await page.goto(`${t.baseUrl}/settings/developer#agents`);
+    await page
+      .getByRole('navigation', { name: 'Developer settings' })
+      .getByRole('link', { name: 'Agent runs' })
+      .click();
+    await page.waitForURL(/\/settings\/developer\/agent-runs$/);
     expect(await page.getByLabel('Copy it now').count()).toBe(0);
-    const runRow = page.locator('#agents').getByRole('row', { name: new RegExp(run.id) });
+    const runRow = page.locator('#agent-runs').getByRole('row', { name: new RegExp(run.id) });
     expect(await runRow.textContent()).toContain('succeeded');
     expect(await runRow.textContent()).toContain('Plan the offsite');
+    expect(await runRow.textContent()).toContain('Lines to tasks');
+
+    await page.goto(`${t.baseUrl}/settings/developer/mcp#agents`);
 
     await page.locator('#agents').getByRole('button', { name: 'Deactivate Lines to tasks' }).click();
     await page.waitForURL(/notice=connector-deactivated/);
@@ -94,8 +102,10 @@ describe('agent connectors in Chromium', { timeout: 120_000 }, () => {
     const agents = browser.page.locator('#agents');
     expect(await agents.textContent()).toContain('You do not administer an organization');
     expect(await browser.page.getByRole('button', { name: 'Create connector' }).count()).toBe(0);
-    expect(await agents.getByRole('row', { name: new RegExp(mine.id) }).textContent()).toContain('queued');
-    expect(await agents.getByRole('row', { name: new RegExp(hidden.id) }).count()).toBe(0);
-    expect(await agents.textContent()).not.toContain('Board only');
+    await browser.page.goto(`${t.baseUrl}/settings/developer/agent-runs`);
+    const runs = browser.page.locator('#agent-runs');
+    expect(await runs.getByRole('row', { name: new RegExp(mine.id) }).textContent()).toContain('queued');
+    expect(await runs.getByRole('row', { name: new RegExp(hidden.id) }).count()).toBe(0);
+    expect(await runs.textContent()).not.toContain('Board only');
   });
 });

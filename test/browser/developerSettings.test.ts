@@ -93,8 +93,13 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${env.t.baseUrl}/settings/apps`);
     expect(await page.getByRole('row', { name: /Board Sync/ }).count()).toBe(1);
     await browser.screenshot('02-apps');
-    await page.getByRole('link', { name: 'Developer' }).click();
+    await page.getByRole('link', { name: 'Developer settings' }).click();
     await page.waitForURL(/\/settings\/developer$/);
+    await page
+      .getByRole('navigation', { name: 'Developer settings' })
+      .getByRole('link', { name: 'API activity' })
+      .click();
+    await page.waitForURL(/\/settings\/developer\/activity$/);
     const activity = page.locator('#activity');
     expect(await activity.getByRole('row', { name: /GET \/v1\/me/ }).textContent()).toContain(
       'App “Board Sync” (OAuth)',
@@ -108,8 +113,8 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await using browser = await openBrowser();
     const { page, context } = browser;
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.t.baseUrl });
-    await signIn(page, env.t, env.w.owner);
-    await page.waitForURL(/\/settings\/developer$/);
+    await signIn(page, env.t, env.w.owner, '/settings/developer/keys');
+    await page.waitForURL(/\/settings\/developer\/keys$/);
     await browser.screenshot('04-developer-empty');
 
     await page.getByLabel('Name', { exact: true }).fill('Browser key');
@@ -131,7 +136,7 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     expect(me.status).toBe(200);
     expect(me.body.organizationId).toBe(env.w.orgId);
 
-    await page.goto(`${env.t.baseUrl}/settings/developer`);
+    await page.goto(`${env.t.baseUrl}/settings/developer/keys`);
     expect(await page.content()).not.toContain(key);
     expect(await page.getByLabel('Copy it now').count()).toBe(0);
     const row = page.locator('#active-keys').getByRole('row', { name: /Browser key/ });
@@ -170,8 +175,8 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
     await using env = await setup();
     await using browser = await openBrowser({ javaScript: false });
     const { page } = browser;
-    await signIn(page, env.t, env.w.member);
-    await page.waitForURL(/\/settings\/developer$/);
+    await signIn(page, env.t, env.w.member, '/settings/developer/keys');
+    await page.waitForURL(/\/settings\/developer\/keys$/);
     await page.getByLabel('Name', { exact: true }).fill('No-JS key');
     await page.getByLabel('me:read', { exact: true }).check();
     await page.getByLabel('Context').selectOption('personal');
@@ -196,8 +201,8 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
       ).toBe(201);
       expect(await worker.runOnce()).toBe(1);
     };
-    await signIn(page, env.t, env.w.owner);
-    await page.waitForURL(/\/settings\/developer$/);
+    await signIn(page, env.t, env.w.owner, '/settings/developer/webhooks');
+    await page.waitForURL(/\/settings\/developer\/webhooks$/);
 
     // the SSRF guard refuses internal addresses with a clear message
     // exact: the scope checkboxes `rooms:read` and `rooms:write` contain "Room" too
@@ -223,8 +228,11 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
       true,
     );
     expect(rx.requests[0].headers['x-team']).toBe('blue');
-    await page.goto(`${env.t.baseUrl}/settings/developer`);
+    await page.goto(`${env.t.baseUrl}/settings/developer/webhooks`);
     expect(await page.content()).not.toContain(secret);
+    await page.getByRole('link', { name: rx.url }).click();
+    await page.waitForURL(/\/settings\/developer\/webhooks\/[^/?]+$/);
+    const hookUrl = page.url();
     expect(await page.content()).not.toContain('receiver-credential');
     const card = page.locator('article.card', { has: page.getByRole('heading', { name: rx.url }) });
     const first = card.getByRole('row', { name: /message\.created/ });
@@ -233,6 +241,8 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
 
     await card.getByLabel('Rotation period (days)').fill('7');
     await card.getByRole('button', { name: 'Start rotation' }).click();
+    await page.getByRole('heading', { name: 'Start rotation?' }).waitFor();
+    await page.getByRole('button', { name: 'Start rotation' }).click();
     const next = await page.getByLabel('Copy it now').inputValue();
     expect(next).not.toBe(secret);
     expect(await page.content()).toContain('deliveries are signed with both the current secret and this next secret');
@@ -243,9 +253,11 @@ describe('developer settings in Chromium', { timeout: 120_000 }, () => {
         true,
       );
 
-    await page.goto(`${env.t.baseUrl}/settings/developer`);
+    await page.goto(hookUrl);
     expect(await page.content()).not.toContain(next);
     await card.getByRole('button', { name: 'Complete rotation' }).click();
+    await page.getByRole('heading', { name: 'Complete rotation?' }).waitFor();
+    await page.getByRole('button', { name: 'Complete rotation' }).click();
     await page.waitForURL(/notice=rotation-completed/);
     await page.getByText('Rotation completed').waitFor();
     await browser.screenshot('14-rotation-completed');

@@ -52,6 +52,13 @@ describe('webhook debugging on the developer page in Chromium', { timeout: 180_0
     await using browser = await openBrowser();
     const { page } = browser;
     await signIn(page, t, w.owner);
+    // the list leads to each webhook's own page
+    await page.getByRole('navigation', { name: 'Developer settings' }).getByRole('link', { name: 'Webhooks' }).click();
+    await page.waitForURL(/\/settings\/developer\/webhooks$/);
+    const listed = page.getByRole('row', { name: new RegExp(failing.url) });
+    expect(await listed.textContent()).toContain('Inactive');
+    await listed.getByRole('link').click();
+    await page.waitForURL(new RegExp(`/settings/developer/webhooks/${bad.id}$`));
     const badCard = page.locator('article.card', { has: page.getByRole('heading', { name: failing.url }) });
     const goodCard = page.locator('article.card', { has: page.getByRole('heading', { name: healthy.url }) });
     const why = badCard.getByRole('alert');
@@ -86,7 +93,7 @@ describe('webhook debugging on the developer page in Chromium', { timeout: 180_0
     await page.getByText('Attempt 1 (automatic)').click();
     await page.getByText('receiver exploded').first().waitFor();
     await browser.screenshot('22-02-delivery-detail');
-    await page.getByRole('link', { name: 'Back to developer settings' }).click();
+    await page.getByRole('link', { name: 'Back to the webhook' }).click();
 
     // one click re-activates; the reason is gone
     await badCard.getByRole('button', { name: 'Activate' }).click();
@@ -94,6 +101,8 @@ describe('webhook debugging on the developer page in Chromium', { timeout: 180_0
     expect(await badCard.getByText('Disabled automatically').count()).toBe(0);
 
     // Send test event: the outcome at once, and the delivery in the history
+    await page.goto(`${t.baseUrl}/settings/developer/webhooks`);
+    await page.getByRole('link', { name: healthy.url }).click();
     await goodCard.getByRole('button', { name: 'Send test event' }).click();
     const notice = page.locator('#webhooks').getByRole('status').first();
     expect(await notice.textContent()).toMatch(/^Test event sent: the receiver answered 200 in \d+ ms\.$/);
@@ -102,6 +111,7 @@ describe('webhook debugging on the developer page in Chromium', { timeout: 180_0
     await browser.screenshot('22-03-test-event-sent');
 
     await failing.close();
+    await page.goto(`${t.baseUrl}/settings/developer/webhooks/${bad.id}`);
     await badCard.getByRole('button', { name: 'Send test event' }).click();
     const alert = page.locator('#webhooks').getByRole('alert').first();
     expect(await alert.textContent()).toMatch(/^Test event failed: no response \(connection_refused\)/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { html, raw } from '../../src/web/html.js';
-import { safeNext } from '../../src/web/safeNext.js';
+import { DEFAULT_AFTER_LOGIN, safeNext } from '../../src/web/safeNext.js';
 import { call } from '../helpers/harness.js';
 import { Browser, field, obtainTokens, registerClient, startOAuthServer } from './oauthHelpers.js';
 
@@ -96,16 +96,16 @@ describe('sign-in pages', () => {
     const { t, w } = env;
     for (const [next, expected] of [
       ['/oauth/consent?request=abc', '/oauth/consent?request=abc'],
-      ['//evil.example/x', '/settings/apps'],
-      ['https://evil.example/x', '/settings/apps'],
-      ['/\\evil.example', '/settings/apps'],
-      ['javascript:alert(1)', '/settings/apps'],
+      ['//evil.example/x', DEFAULT_AFTER_LOGIN],
+      ['https://evil.example/x', DEFAULT_AFTER_LOGIN],
+      ['/\\evil.example', DEFAULT_AFTER_LOGIN],
+      ['javascript:alert(1)', DEFAULT_AFTER_LOGIN],
     ]) {
       const r = await new Browser(t.baseUrl).signIn(w.owner.email, w.owner.password, next);
       expect(r.headers.get('location')).toBe(expected);
     }
-    expect(safeNext('http://a.test', '/x\ty')).toBe('/settings/apps');
-    expect(safeNext('http://a.test', ['/x'])).toBe('/settings/apps');
+    expect(safeNext('http://a.test', '/x\ty')).toBe(DEFAULT_AFTER_LOGIN);
+    expect(safeNext('http://a.test', ['/x'])).toBe(DEFAULT_AFTER_LOGIN);
   });
 
   it('signs out with a CSRF-checked form', async () => {
@@ -156,7 +156,12 @@ describe('sign-in pages', () => {
     expect((await b.post('/settings/apps/revoke', { grant: grants[0] })).status).toBe(403);
 
     // newest first: the app's grant is listed first
-    const revoked = await b.post('/settings/apps/revoke', { csrf, grant: grants[0] });
+    // Revoke asks first (a GET step; a POST without the confirmation answers with it) and changes nothing
+    const ask = await (await b.get(`/settings/apps/revoke?grant=${grants[0]}`)).text();
+    expect(ask).toContain('Revoke Calendar Sync?');
+    expect((await b.post('/settings/apps/revoke', { csrf, grant: grants[0] })).status).toBe(200);
+    expect((await call(t, 'GET', '/v1/me', { key: appTokens.access_token })).status).toBe(200);
+    const revoked = await b.post('/settings/apps/revoke', { csrf, grant: grants[0], confirm: 'yes' });
     expect(revoked.status).toBe(303);
     expect((await call(t, 'GET', '/v1/me', { key: appTokens.access_token })).status).toBe(401);
     const after = await (await b.get('/settings/apps')).text();

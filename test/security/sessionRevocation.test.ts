@@ -56,7 +56,9 @@ describe('security: server-side sessions', () => {
     await phone.signIn(w.owner.email, w.owner.password);
     await colleague.signIn(w.member.email, w.member.password);
     const thief = copyOf(phone);
-    expect(await (await laptop.get('/settings/apps')).text()).toContain('<a href="/logout">Sessions</a>');
+    expect(await (await laptop.get('/settings/apps')).text()).toContain(
+      '<a href="/logout">Sign out on every device</a>',
+    );
     const page = await (await laptop.get('/logout')).text();
     expect(page).toContain('<button type="submit">Sign out everywhere</button>');
     // a forged or missing token changes nothing

@@ -15,7 +15,7 @@ async function setup() {
     headers: [['Authorization', 'Bearer receiver-credential']],
   });
   const b = await DevBrowser.signedIn(env.t, env.w.owner);
-  await b.page();
+  await b.page(`/settings/developer/webhooks/${hook.id}`);
   const close = async () => {
     await rx.close();
     await env.t.close();
@@ -53,7 +53,7 @@ describe('/settings/developer: test events and delivery detail', () => {
     );
     expect(noCsrf.status).toBe(403);
     const member = await DevBrowser.signedIn(s.t, s.w.member);
-    await member.page();
+    await member.page('/settings/developer/webhooks');
     const notManager = await member.submit('/settings/developer/webhooks/test', {
       room: s.w.roomId,
       webhook: s.hook.id,
@@ -63,7 +63,7 @@ describe('/settings/developer: test events and delivery detail', () => {
       'Only the room&#39;s creator or an owner or admin of its organization can manage its webhooks.',
     );
     await setWebhookActive(s.t.rt.services, s.hook.id, false);
-    await s.b.page();
+    await s.b.page(`/settings/developer/webhooks/${s.hook.id}`);
     expect(s.b.last).not.toContain('>Send test event</button>');
     const inactive = await s.b.submit('/settings/developer/webhooks/test', { room: s.w.roomId, webhook: s.hook.id });
     expect(inactive.status).toBe(409);

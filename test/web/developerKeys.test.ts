@@ -10,7 +10,7 @@ describe('/settings/developer: API keys', () => {
   it('labels the key form as the contract says', async () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
-    const { status, html, res } = await b.page();
+    const { status, html, res } = await b.page('/settings/developer/keys');
     expect(status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
@@ -26,7 +26,7 @@ describe('/settings/developer: API keys', () => {
       /<label for="key-mode">Mode<\/label>\s*<select id="key-mode" name="mode"[^>]*><option value="live">live<\/option><option value="test" selected>test<\/option><\/select>/,
     );
     expect(html).toContain('<label for="key-context">Context</label>');
-    expect(html).toContain('<button type="submit">Create key</button>');
+    expect(html).toContain('<button type="submit" class="primary">Create key</button>');
     expect(html).toContain('href="/settings/apps"');
   });
 
@@ -34,7 +34,7 @@ describe('/settings/developer: API keys', () => {
     await using env = await startDeveloperEnv();
     const logs = captureLogs(env.t);
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
-    await b.page();
+    await b.page('/settings/developer/keys');
     const r = await b.submit('/settings/developer/keys', { ...KEY_FORM, context: env.w.orgId });
     expect(r.status).toBe(200);
     const token = secretShown(r.html)!;
@@ -51,7 +51,7 @@ describe('/settings/developer: API keys', () => {
     expect((await call(env.t, 'GET', '/v1/rooms', { key: token })).status).toBe(200);
     expect((await call(env.t, 'GET', `/v1/rooms/${env.w.roomId}/messages`, { key: token })).status).toBe(403);
 
-    const again = await b.page();
+    const again = await b.page('/settings/developer/keys');
     expect(again.html).not.toContain(token);
     expect(secretShown(again.html)).toBeNull();
     expect(again.html).not.toContain('copy.js');
@@ -70,7 +70,7 @@ describe('/settings/developer: API keys', () => {
   it('issues a key for the personal context', async () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.member);
-    await b.page();
+    await b.page('/settings/developer/keys');
     const r = await b.submit('/settings/developer/keys', {
       name: 'mine',
       scopes: ['me:read'],
@@ -80,13 +80,13 @@ describe('/settings/developer: API keys', () => {
     const token = secretShown(r.html)!;
     expect(token).toMatch(/^svc_test_/);
     expect((await call(env.t, 'GET', '/v1/me', { key: token })).body.organizationId).toBeNull();
-    expect((await b.page()).html).toContain('<td>Personal</td>');
+    expect((await b.page('/settings/developer/keys')).html).toContain('<td>Personal</td>');
   });
 
   it('refuses bad key forms with a clear message and keeps what was typed', async () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
-    await b.page();
+    await b.page('/settings/developer/keys');
     const cases: [Record<string, string | string[]>, string][] = [
       [{ ...KEY_FORM, scopes: [], context: 'personal' }, 'Choose at least one scope.'],
       [{ ...KEY_FORM, name: '  ', context: 'personal' }, 'Give the key a name.'],
@@ -113,7 +113,7 @@ describe('/settings/developer: API keys', () => {
   it('revokes after a confirmation step; the key gets 401 at once', async () => {
     await using env = await startDeveloperEnv();
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
-    await b.page();
+    await b.page('/settings/developer/keys');
     const token = secretShown(
       (await b.submit('/settings/developer/keys', { ...KEY_FORM, context: env.w.orgId })).html,
     )!;
@@ -135,7 +135,7 @@ describe('/settings/developer: API keys', () => {
 
     const done = await b.submit('/settings/developer/keys/revoke', { key: key.id, confirm: 'yes' });
     expect(done.status).toBe(303);
-    expect(done.location).toBe('/settings/developer?notice=key-revoked#keys');
+    expect(done.location).toBe('/settings/developer/keys?notice=key-revoked#keys');
     expect((await call(env.t, 'GET', '/v1/me', { key: token })).status).toBe(401);
     const after = await b.page(done.location!);
     expect(after.html).toContain('The key was revoked.');
@@ -168,6 +168,8 @@ describe('/settings/developer: API keys', () => {
     expect((await call(env.t, 'GET', '/v1/me', { key: env.w.key })).status).toBe(401);
     expect((await repo.findOneByOrFail({ id: env.w.keyId })).lastUsedAt).toBe('2026-06-10T12:01:00.000Z');
     const b = await DevBrowser.signedIn(env.t, env.w.owner);
-    expect((await b.page()).html).toContain('<time datetime="2026-06-10T12:01:00.000Z">2026-06-10 12:01 UTC</time>');
+    expect((await b.page('/settings/developer/keys')).html).toContain(
+      '<time datetime="2026-06-10T12:01:00.000Z">2026-06-10 12:01 UTC</time>',
+    );
   });
 });

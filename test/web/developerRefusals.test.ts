@@ -19,6 +19,10 @@ const POSTS = [
   '/settings/developer/webhooks/redeliver',
   '/settings/developer/webhooks/update',
   '/settings/developer/webhooks/recover',
+  '/settings/developer/mcp-clients',
+  '/settings/developer/mcp-clients/remove',
+  '/settings/developer/connectors',
+  '/settings/developer/connectors/deactivate',
 ];
 const LOGIN = '/login?next=%2Fsettings%2Fdeveloper';
 
@@ -30,10 +34,12 @@ describe('/settings/developer refusals', () => {
       '/settings/developer',
       '/settings/developer/keys/revoke?key=x',
       '/settings/developer/webhooks/delete?webhook=x',
+      '/settings/developer/keys',
+      '/settings/developer/activity',
     ]) {
       const r = await b.get(path);
       expect(r.status, path).toBe(303);
-      expect(r.headers.get('location')).toBe(LOGIN);
+      expect(r.headers.get('location')).toBe(`/login?next=${encodeURIComponent(path)}`);
     }
     for (const path of POSTS) {
       const r = await b.post(path, { name: 'x' });
@@ -88,7 +94,7 @@ describe('/settings/developer refusals', () => {
   it("never lets a user revoke someone else's key", async () => {
     await using env = await startDeveloperEnv();
     const member = await DevBrowser.signedIn(env.t, env.w.member);
-    const page = await member.page();
+    const page = await member.page('/settings/developer/keys');
     expect(page.html).not.toContain(env.w.keyId);
     const confirm = await member.page(`/settings/developer/keys/revoke?key=${env.w.keyId}`);
     expect(confirm.status).toBe(404);
@@ -109,7 +115,9 @@ describe('/settings/developer refusals', () => {
     const hook = await env.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: env.w.roomId });
     await call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hi' } });
     await createWebhookWorker({ services: env.t.rt.services }).runOnce();
-    const delivery = (await owner.page()).html.match(/name="delivery" value="(whd_[^"]+)"/)![1];
+    const delivery = (await owner.page(`/settings/developer/webhooks/${hook.id}`)).html.match(
+      /name="delivery" value="(whd_[^"]+)"/,
+    )![1];
 
     // a plain member of the room (403), and the owner of another organization (404: the room is not theirs to see)
     const other = await createWorld(env.t.rt, 'Globex');
@@ -118,15 +126,21 @@ describe('/settings/developer refusals', () => {
       [other.owner, 404],
     ] as const) {
       const b = await DevBrowser.signedIn(env.t, user);
-      const page = await b.page();
+      const page = await b.page('/settings/developer/webhooks');
       expect(page.html).not.toContain(hook.id);
+      const own = await b.page(`/settings/developer/webhooks/${hook.id}`);
+      expect(own.status).toBe(404);
+      expect(own.html).not.toContain(rx.url);
+      await b.page('/settings/developer/webhooks');
       expect(page.html).not.toContain(rx.url);
       const at = { room: env.w.roomId, webhook: hook.id };
       const attempts: [string, Record<string, string>][] = [
         ['/settings/developer/webhooks', { room: env.w.roomId, url: rx.url }],
         ['/settings/developer/webhooks/deactivate', at],
         ['/settings/developer/webhooks/activate', at],
+        ['/settings/developer/webhooks/rotate', { ...at, periodDays: '7', confirm: 'yes' }],
         ['/settings/developer/webhooks/rotate', { ...at, periodDays: '7' }],
+        ['/settings/developer/webhooks/complete-rotation', { ...at, confirm: 'yes' }],
         ['/settings/developer/webhooks/complete-rotation', at],
         ['/settings/developer/webhooks/delete', { ...at, confirm: 'yes' }],
         ['/settings/developer/webhooks/redeliver', { ...at, delivery }],
@@ -140,9 +154,11 @@ describe('/settings/developer refusals', () => {
         expect(secretShown(r.html)).toBeNull();
         expect(r.html).not.toContain(secret);
       }
-      const confirm = await b.page(`/settings/developer/webhooks/delete?webhook=${hook.id}`);
-      expect(confirm.status).toBe(status);
-      expect(confirm.html).not.toContain(rx.url);
+      for (const step of ['delete', 'rotate', 'complete-rotation']) {
+        const confirm = await b.page(`/settings/developer/webhooks/${step}?webhook=${hook.id}`);
+        expect(confirm.status, step).toBe(status);
+        expect(confirm.html).not.toContain(rx.url);
+      }
     }
     const after = await env.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id });
     expect(after).toMatchObject({
@@ -174,7 +190,7 @@ describe('/settings/developer refusals', () => {
     await call(env.t, 'GET', `/v1/rooms/${env.w.dmRoomId}`, { key: env.w.key });
     await call(env.t, 'GET', '/v1/organizations', { key: memberKey });
     const owner = await DevBrowser.signedIn(env.t, env.w.owner);
-    const html = (await owner.page()).html;
+    const html = (await owner.page('/settings/developer/activity')).html;
     const activity = /<section id="activity"[\s\S]*?<\/section>/.exec(html)![0];
     const requests = [...activity.matchAll(/<td><code>([A-Z]+ [^<]+)<\/code>/g)].map((m) => m[1]);
     expect(requests).toEqual(['GET /v1/rooms/{roomId}', 'GET /v1/me']);
@@ -183,7 +199,9 @@ describe('/settings/developer refusals', () => {
     expect(activity).not.toContain(env.w.key);
     expect(activity).not.toContain('/v1/organizations');
     const member = await DevBrowser.signedIn(env.t, env.w.member);
-    const theirs = /<section id="activity"[\s\S]*?<\/section>/.exec((await member.page()).html)![0];
+    const theirs = /<section id="activity"[\s\S]*?<\/section>/.exec(
+      (await member.page('/settings/developer/activity')).html,
+    )![0];
     expect(theirs).toContain('GET /v1/organizations');
     expect(theirs).not.toContain('/v1/me');
     expect(theirs).not.toContain(memberKey);

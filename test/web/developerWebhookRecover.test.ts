@@ -12,7 +12,7 @@ async function setup() {
   const env = await startDeveloperEnv();
   const rx = await startReceiver();
   const b = await DevBrowser.signedIn(env.t, env.w.owner);
-  await b.page();
+  await b.page('/settings/developer/webhooks');
   const worker = createWebhookWorker({ services: env.t.rt.services });
   const close = async () => {
     await worker.stop();
@@ -30,10 +30,10 @@ const standardShown = (html: string) =>
 describe('/settings/developer: Standard Webhooks secret, filters, throttle, recover', () => {
   it('creates a filtered, throttled webhook and shows the secret in both forms once', async () => {
     await using s = await setup();
-    const { html } = await s.b.page();
+    const { html } = await s.b.page('/settings/developer/webhooks');
     expect(html).toMatch(/<legend>Event types<\/legend>/);
     expect(html).toMatch(
-      /<input type="checkbox" id="webhook-event-task-created" name="eventTypes" value="task.created"> <label for="webhook-event-task-created">task.created<\/label>/,
+      /<div class="check"><input type="checkbox" id="webhook-event-task-created" name="eventTypes" value="task.created"><label for="webhook-event-task-created"><code>task.created<\/code><\/label><\/div>/,
     );
     expect(html).not.toContain('value="room.created"'); // a preview type is never offered
     expect(html).toMatch(/<label for="webhook-max-per-second">Max deliveries per second<\/label>/);
@@ -53,7 +53,7 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
     expect(hook).toMatchObject({ eventTypes: ['message.created', 'task.created'], maxDeliveriesPerSecond: 5 });
 
-    const page = (await s.b.page()).html;
+    const page = (await s.b.page(`/settings/developer/webhooks/${hook.id}`)).html;
     expect(standardShown(page)).toBeNull();
     expect(page).not.toContain(std);
     const c = card(page, hook.id);
@@ -81,10 +81,12 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
     await s.b.submit('/settings/developer/webhooks', { room: s.w.roomId, url: s.rx.url, maxPerSecond: '' });
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
     expect(hook).toMatchObject({ eventTypes: null, maxDeliveriesPerSecond: null });
-    const page = (await s.b.page()).html;
+    const page = (await s.b.page(`/settings/developer/webhooks/${hook.id}`)).html;
     expect(card(page, hook.id)).toContain('Event types: all');
     expect(card(page, hook.id)).toContain(
-      '<button type="submit" aria-describedby="webhook-' + hook.id + '-title">Save event types and throttle</button>',
+      '<button type="submit" class="primary" aria-describedby="webhook-' +
+        hook.id +
+        '-title">Save event types and throttle</button>',
     );
 
     const at = { room: s.w.roomId, webhook: hook.id };
@@ -99,7 +101,7 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
       const r = await s.b.submit('/settings/developer/webhooks/update', { ...at, ...fields });
       expect(r.status, JSON.stringify(fields)).toBe(400);
       expect(r.html).toMatch(message);
-      await s.b.page();
+      await s.b.page(`/settings/developer/webhooks/${hook.id}`);
     }
     expect(await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id })).toMatchObject({
       eventTypes: null,
@@ -131,7 +133,7 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
       await call(s.t, 'POST', `/v1/rooms/${s.w.roomId}/messages`, { key: s.w.key, body: { body } });
     await s.worker.runOnce();
     s.clock.advance(60_000);
-    const page = (await s.b.page()).html;
+    const page = (await s.b.page(`/settings/developer/webhooks/${hook.id}`)).html;
     expect(card(page, hook.id)).toMatch(
       /<label for="webhook-[^"]+-since">Failed since \(UTC\)<\/label>\s*<input id="webhook-[^"]+-since" name="since" type="datetime-local" value="2026-06-10T11:01"/,
     );
@@ -147,23 +149,23 @@ describe('/settings/developer: Standard Webhooks secret, filters, throttle, reco
       ).status,
     ).toBe(403);
     const member = await DevBrowser.signedIn(s.t, s.w.member);
-    await member.page();
+    await member.page('/settings/developer/webhooks');
     expect(
       (await member.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' })).status,
     ).toBe(403);
-    await s.b.page();
+    await s.b.page(`/settings/developer/webhooks/${hook.id}`);
     const future = await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T13:00' });
     expect(future.status).toBe(400);
     expect(future.html).toContain('since is in the future.');
-    await s.b.page();
+    await s.b.page(`/settings/developer/webhooks/${hook.id}`);
     expect((await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: 'soon' })).status).toBe(400);
     expect((await deliveryRows(s.t.rt, hook.id)).filter((r) => r.state === 'pending')).toHaveLength(0);
 
-    await s.b.page();
+    await s.b.page(`/settings/developer/webhooks/${hook.id}`);
     const r = await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' });
     expect(r.status).toBe(200);
     expect(r.html).toContain('Recovery started: 2 failed deliveries were queued again');
-    await s.b.page();
+    await s.b.page(`/settings/developer/webhooks/${hook.id}`);
     const again = await s.b.submit('/settings/developer/webhooks/recover', { ...at, since: '2026-06-10T11:59' });
     expect(again.html).toContain('Nothing to recover');
     expect(await s.worker.runOnce()).toBe(2);

@@ -10,7 +10,7 @@ async function setup() {
   const rx = await startReceiver();
   const logs = captureLogs(env.t);
   const b = await DevBrowser.signedIn(env.t, env.w.owner);
-  await b.page();
+  await b.page('/settings/developer/webhooks');
   const worker = createWebhookWorker({ services: env.t.rt.services });
   const postMessage = () =>
     call(env.t, 'POST', `/v1/rooms/${env.w.roomId}/messages`, { key: env.w.key, body: { body: 'hello' } });
@@ -24,14 +24,17 @@ async function setup() {
   return { ...env, rx, logs, b, worker, postMessage, verify, [Symbol.asyncDispose]: close };
 }
 
-/** The card of one webhook on the page. */
+/** A webhook's own page. */
+const hookPage = (id: string) => `/settings/developer/webhooks/${id}`;
+
+/** The card of one webhook on its page. */
 const card = (html: string, id: string) =>
   new RegExp(`<article class="card" id="webhook-${id}"[\\s\\S]*?</article>`).exec(html)?.[0] ?? '';
 
 describe('/settings/developer: webhooks', () => {
   it('labels the webhook form as the contract says and offers only rooms the user administers', async () => {
     await using s = await setup();
-    const { html } = await s.b.page();
+    const { html } = await s.b.page('/settings/developer/webhooks');
     expect(html).toMatch(
       /<label for="webhook-room">Room<\/label>\s*<select id="webhook-room" name="room" required><optgroup label="Acme"><option value="room_[^"]+" selected>General<\/option><\/optgroup><\/select>/,
     );
@@ -42,11 +45,11 @@ describe('/settings/developer: webhooks', () => {
     expect(html).toMatch(
       /<label for="webhook-headers">Custom headers<\/label>\s*<textarea id="webhook-headers" name="headers"/,
     );
-    expect(html).toContain('<button type="submit">Create webhook</button>');
+    expect(html).toContain('<button type="submit" class="primary">Create webhook</button>');
     expect(html).not.toContain(s.w.dmRoomId);
     // a plain member of the room administers nothing
     const member = await DevBrowser.signedIn(s.t, s.w.member);
-    const theirs = (await member.page()).html;
+    const theirs = (await member.page('/settings/developer/webhooks')).html;
     expect(theirs).toContain('You do not administer any room');
     expect(theirs).not.toContain('name="room"');
   });
@@ -66,7 +69,7 @@ describe('/settings/developer: webhooks', () => {
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
     expect(hook.headerNames).toEqual(['Authorization', 'X-Team']);
 
-    let page = (await s.b.page()).html;
+    let page = (await s.b.page(hookPage(hook.id))).html;
     expect(page).not.toContain(secret);
     expect(page).not.toContain('receiver-credential');
     expect(page).not.toContain('blue');
@@ -82,7 +85,7 @@ describe('/settings/developer: webhooks', () => {
     expect(s.verify(s.rx.requests[0], [secret])).toBe(true);
     expect(s.rx.requests[0].headers.authorization).toBe('Bearer receiver-credential');
 
-    page = (await s.b.page()).html;
+    page = (await s.b.page(hookPage(hook.id))).html;
     const history = card(page, hook.id);
     expect(history).toMatch(
       /<td><code>message\.created<\/code><\/td>\s*<td>200<\/td>\s*<td><span class="badge ok">Yes<\/span><\/td>\s*<td>\d+ ms<\/td>\s*<td><time datetime="2026-06-10T12:00:00\.000Z">/,
@@ -96,13 +99,13 @@ describe('/settings/developer: webhooks', () => {
       delivery: deliveryId,
     });
     expect(failed.status).toBe(303);
-    expect(failed.location).toBe(`/settings/developer?notice=redelivery-failed#webhook-${hook.id}`);
+    expect(failed.location).toBe(`/settings/developer/webhooks/${hook.id}?notice=redelivery-failed`);
     const ok = await s.b.submit('/settings/developer/webhooks/redeliver', {
       room: s.w.roomId,
       webhook: hook.id,
       delivery: deliveryId,
     });
-    expect(ok.location).toBe(`/settings/developer?notice=redelivered#webhook-${hook.id}`);
+    expect(ok.location).toBe(`/settings/developer/webhooks/${hook.id}?notice=redelivered`);
     expect(s.rx.requests).toHaveLength(3);
     expect(new Set(s.rx.requests.map((r) => r.headers['svc-webhook-id'])).size).toBe(1);
     page = (await s.b.page(ok.location!)).html;
@@ -156,20 +159,35 @@ describe('/settings/developer: webhooks', () => {
       (await s.b.submit('/settings/developer/webhooks', { room: s.w.roomId, url: s.rx.url })).html,
     )!;
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
-    await s.b.page();
+    await s.b.page(hookPage(hook.id));
     for (const bad of ['0', '91', 'abc', '7.5', '']) {
       const r = await s.b.submit('/settings/developer/webhooks/rotate', {
         room: s.w.roomId,
         webhook: hook.id,
         periodDays: bad,
+        confirm: 'yes',
       });
       expect(r.status).toBe(400);
       expect(r.html).toContain('The rotation period is 1 to 90 whole days.');
     }
+    // the button leads to a confirmation step (also what a POST without the confirmation answers)
+    const ask = await s.b.page(`/settings/developer/webhooks/rotate?webhook=${hook.id}&periodDays=3`);
+    expect(ask.html).toContain('Start rotation?');
+    expect(ask.html).toContain('<input type="hidden" name="periodDays" value="3">');
+    const unconfirmed = await s.b.submit('/settings/developer/webhooks/rotate', {
+      room: s.w.roomId,
+      webhook: hook.id,
+      periodDays: '3',
+    });
+    expect(unconfirmed.status).toBe(200);
+    expect(unconfirmed.html).toContain('Start rotation?');
+    expect(secretShown(unconfirmed.html)).toBeNull();
+    expect((await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ id: hook.id })).nextSecretEnc).toBeNull();
     const started = await s.b.submit('/settings/developer/webhooks/rotate', {
       room: s.w.roomId,
       webhook: hook.id,
       periodDays: '3',
+      confirm: 'yes',
     });
     expect(started.status).toBe(200);
     const next = secretShown(started.html)!;
@@ -177,7 +195,7 @@ describe('/settings/developer: webhooks', () => {
     expect(next).not.toBe(old);
     expect(started.html).toContain('until 2026-06-13 12:00 UTC');
 
-    let page = (await s.b.page()).html;
+    let page = (await s.b.page(hookPage(hook.id))).html;
     expect(page).not.toContain(next);
     expect(card(page, hook.id)).toContain('Rotating: deliveries are signed with the current and the next secret until');
     expect(card(page, hook.id)).toContain('>Complete rotation</button>');
@@ -185,6 +203,7 @@ describe('/settings/developer: webhooks', () => {
       room: s.w.roomId,
       webhook: hook.id,
       periodDays: '7',
+      confirm: 'yes',
     });
     expect(again.status).toBe(409);
     expect(again.html).toContain('A rotation is already in progress; complete it first.');
@@ -194,11 +213,18 @@ describe('/settings/developer: webhooks', () => {
     expect(s.verify(s.rx.requests[0], [old])).toBe(true);
     expect(s.verify(s.rx.requests[0], [next])).toBe(true);
 
-    const done = await s.b.submit('/settings/developer/webhooks/complete-rotation', {
+    const askDone = await s.b.submit('/settings/developer/webhooks/complete-rotation', {
       room: s.w.roomId,
       webhook: hook.id,
     });
-    expect(done.location).toBe(`/settings/developer?notice=rotation-completed#webhook-${hook.id}`);
+    expect(askDone.status).toBe(200);
+    expect(askDone.html).toContain('Complete rotation?');
+    const done = await s.b.submit('/settings/developer/webhooks/complete-rotation', {
+      room: s.w.roomId,
+      webhook: hook.id,
+      confirm: 'yes',
+    });
+    expect(done.location).toBe(`/settings/developer/webhooks/${hook.id}?notice=rotation-completed`);
     await s.postMessage();
     await s.worker.runOnce();
     expect(s.verify(s.rx.requests[1], [next])).toBe(true);
@@ -214,9 +240,9 @@ describe('/settings/developer: webhooks', () => {
     await using s = await setup();
     await s.b.submit('/settings/developer/webhooks', { room: s.w.roomId, url: s.rx.url });
     const hook = await s.t.rt.ds.getRepository(Webhook).findOneByOrFail({ roomId: s.w.roomId });
-    await s.b.page();
+    await s.b.page(hookPage(hook.id));
     const off = await s.b.submit('/settings/developer/webhooks/deactivate', { room: s.w.roomId, webhook: hook.id });
-    expect(off.location).toBe(`/settings/developer?notice=webhook-deactivated#webhook-${hook.id}`);
+    expect(off.location).toBe(`/settings/developer/webhooks/${hook.id}?notice=webhook-deactivated`);
     let page = (await s.b.page(off.location!)).html;
     expect(card(page, hook.id)).toContain('<span class="badge off">Inactive</span>');
     expect(card(page, hook.id)).toContain('>Activate</button>');
@@ -224,8 +250,8 @@ describe('/settings/developer: webhooks', () => {
     expect(await s.worker.runOnce()).toBe(0);
 
     const on = await s.b.submit('/settings/developer/webhooks/activate', { room: s.w.roomId, webhook: hook.id });
-    expect(on.location).toBe(`/settings/developer?notice=webhook-activated#webhook-${hook.id}`);
-    page = (await s.b.page()).html;
+    expect(on.location).toBe(`/settings/developer/webhooks/${hook.id}?notice=webhook-activated`);
+    page = (await s.b.page(hookPage(hook.id))).html;
     expect(card(page, hook.id)).toContain('<span class="badge ok">Active</span>');
 
     const confirm = await s.b.page(`/settings/developer/webhooks/delete?webhook=${hook.id}`);
@@ -237,7 +263,7 @@ describe('/settings/developer: webhooks', () => {
     expect(unconfirmed.html).toContain('Delete webhook?');
     expect(await s.t.rt.ds.getRepository(Webhook).countBy({ id: hook.id })).toBe(1);
     const gone = await s.b.submit('/settings/developer/webhooks/delete', { webhook: hook.id, confirm: 'yes' });
-    expect(gone.location).toBe('/settings/developer?notice=webhook-deleted#webhooks');
+    expect(gone.location).toBe('/settings/developer/webhooks?notice=webhook-deleted#webhooks');
     expect(await s.t.rt.ds.getRepository(Webhook).countBy({ id: hook.id })).toBe(0);
     expect((await s.b.page(gone.location!)).html).toContain('The webhook was deleted');
   });

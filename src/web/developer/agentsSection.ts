@@ -2,7 +2,7 @@ import type { AgentConnector, AgentRun } from '../../../db/entities/index.js';
 import { SCOPES } from '../../domain/scopes.js';
 import { html, type SafeHtml } from '../html.js';
 import type { OrgChoice } from './developerAccess.js';
-import { csrfField, message, secretOnce, when } from './viewParts.js';
+import { csrfField, message, secretOnce } from './viewParts.js';
 
 /** Scopes a connector can be delegated (never agent:invoke: a run cannot start runs). */
 export const CONNECTOR_SCOPES = SCOPES.filter((x) => x !== 'agent:invoke');
@@ -29,8 +29,6 @@ export interface AgentsSectionOptions {
   csrf: string;
   /** Organizations the user administers, with their connectors. */
   orgs: OrgConnectors[];
-  /** Recent runs of the rooms (with runs) the user may read. */
-  runs: RoomRuns[];
   form?: ConnectorFormValues;
   once?: { title: string; secret: string };
   message?: { kind: 'error' | 'notice'; text: string };
@@ -39,8 +37,7 @@ export interface AgentsSectionOptions {
 /**
  * Agent connectors of the organizations the user owns or administers: the form (`Organization`,
  * `Connector name`, `Connector URL`, one checkbox `Delegate <scope>` per delegable scope, `Create connector`), a
- * signing secret just made shown once, each connector with `Activate`/`Deactivate`; and the recent agent runs of the
- * user's rooms.
+ * signing secret just made shown once, each connector with `Activate`/`Deactivate`.
  */
 export function agentsSection(o: AgentsSectionOptions): SafeHtml {
   return html`<section id="agents" aria-labelledby="agents-title">
@@ -70,39 +67,23 @@ ${o.orgs.map(
   (x) => html`<h3>${x.org.name}</h3>
 ${x.connectors.length ? connectorTable(o.csrf, x.connectors) : html`<p class="muted">No connectors in this organization.</p>`}`,
 )}
-<h2 id="agent-runs-title">Recent agent runs</h2>
-<p class="muted">The newest runs of each room you can read that has any.</p>
-${
-  o.runs.length
-    ? o.runs.map(
-        (r) => html`<h3>${r.room.name}</h3>
-${runTable(r.runs)}`,
-      )
-    : html`<p class="muted">No agent runs yet.</p>`
-}
 </section>`;
 }
 
 function connectorTable(csrf: string, rows: AgentConnector[]): SafeHtml {
-  return html`<table><thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>
+  return html`<div class="scroll" role="region" aria-label="Agent connectors" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.map(
   (
     c,
-  ) => html`<tr><td>${c.name} <span class="muted"><code>${c.id}</code></span></td><td><code>${c.url}</code></td><td>${c.scopes.join(' ')}</td><td>${c.active ? 'active' : 'inactive'}</td>
-<td><form method="post" action="/settings/developer/connectors/${c.active ? 'deactivate' : 'activate'}#agents">${csrfField(csrf)}<input type="hidden" name="connector" value="${c.id}"><button type="submit" aria-label="${c.active ? 'Deactivate' : 'Activate'} ${c.name}">${c.active ? 'Deactivate' : 'Activate'}</button></form></td></tr>`,
+  ) => html`<tr><td>${c.name} <span class="muted"><code>${c.id}</code></span></td><td><code>${c.url}</code></td><td>${c.scopes.join(' ')}</td><td>${c.active ? html`<span class="badge ok">active</span>` : html`<span class="badge off">inactive</span>`}</td>
+<td><form method="post" action="/settings/developer/connectors/${c.active ? 'deactivate' : 'activate'}">${csrfField(csrf)}<input type="hidden" name="connector" value="${c.id}"><button type="submit" aria-label="${c.active ? 'Deactivate' : 'Activate'} ${c.name}">${c.active ? 'Deactivate' : 'Activate'}</button></form></td></tr>`,
 )}
-</tbody></table>`;
-}
-
-function runTable(runs: AgentRun[]): SafeHtml {
-  return html`<table><thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Input</th><th scope="col">Created</th><th scope="col">Finished</th><th scope="col">Error</th></tr></thead><tbody>
-${runs.map((r) => html`<tr><td><code>${r.id}</code></td><td>${r.status}</td><td>${r.input.text.slice(0, 80)}</td><td>${when(r.createdAt)}</td><td>${when(r.finishedAt, '–')}</td><td>${r.error ?? ''}</td></tr>`)}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function connectorForm(csrf: string, orgs: OrgChoice[], f?: ConnectorFormValues): SafeHtml {
   const v = f ?? { org: orgs[0]?.id ?? '', name: '', url: '', scopes: ['mcp:tools'] };
-  return html`<form method="post" action="/settings/developer/connectors#agents">
+  return html`<form method="post" action="/settings/developer/connectors">
 ${csrfField(csrf)}
 <label for="connector-org">Organization</label>
 <select id="connector-org" name="org" required>${orgs.map((x) => html`<option value="${x.id}"${v.org === x.id ? html` selected` : null}>${x.name}</option>`)}</select>
@@ -112,8 +93,8 @@ ${csrfField(csrf)}
 <input id="connector-url" name="url" type="url" required maxlength="2048" placeholder="https://agent.example.com/invoke" value="${v.url}" aria-describedby="connector-url-hint">
 <p class="muted" id="connector-url-hint">Where invocations are sent, signed like webhooks. Addresses in internal networks are refused.</p>
 <fieldset><legend>Scopes it may be delegated</legend>
-${CONNECTOR_SCOPES.map((x) => html`<label class="check"><input type="checkbox" name="scopes" value="${x}"${v.scopes.includes(x) ? html` checked` : null}> Delegate ${x}</label>`)}
+<div class="choices">${CONNECTOR_SCOPES.map((x) => html`<label class="check"><input type="checkbox" name="scopes" value="${x}"${v.scopes.includes(x) ? html` checked` : null}> Delegate ${x}</label>`)}</div>
 </fieldset>
-<button type="submit">Create connector</button>
+<button type="submit" class="primary">Create connector</button>
 </form>`;
 }

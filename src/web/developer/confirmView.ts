@@ -12,6 +12,8 @@ export interface ConfirmViewOptions {
   cancel: string;
   csrf: string;
   email: string;
+  /** The button reads as destructive (default); false for a step that changes nothing at once. */
+  danger?: boolean;
 }
 
 /**
@@ -27,8 +29,10 @@ export function confirmView(o: ConfirmViewOptions): SafeHtml {
 ${csrfField(o.csrf)}
 ${Object.entries(o.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <input type="hidden" name="confirm" value="yes">
-<button type="submit" class="danger">${o.button}</button>
-<a href="${o.cancel}">Cancel</a>
+<div class="buttons">
+<button type="submit" class="${o.danger === false ? 'primary' : 'danger'}">${o.button}</button>
+<a class="button" href="${o.cancel}">Cancel</a>
+</div>
 </form>`,
   });
 }

@@ -62,7 +62,7 @@ export function connectorActions({ services: s }: { services: Services }) {
     if (!g) return;
     try {
       await setConnectorActive(s, text(g.body, 'connector'), active, g.who.user.id);
-      res.redirect(303, afterAction(active ? 'connector-activated' : 'connector-deactivated', 'agents'));
+      res.redirect(303, afterAction(active ? 'connector-activated' : 'connector-deactivated', 'mcp', 'agents'));
     } catch (err) {
       const r = refusal(err);
       if (!r) throw err;

@@ -1,6 +1,7 @@
 import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../../db/entities/index.js';
 import { html, type SafeHtml } from '../html.js';
 import { page } from '../layout.js';
+import { developerNav, webhookPath } from './developerNav.js';
 import { when } from './viewParts.js';
 
 export interface DeliveryViewOptions {
@@ -82,8 +83,9 @@ ${
   return page({
     title: 'Webhook delivery',
     wide: true,
+    side: developerNav('webhooks'),
     signedIn: { email: o.email, csrf: o.csrf },
-    body: html`<p><a href="/settings/developer#webhook-${o.webhook.id}">Back to developer settings</a></p>
+    body: html`<p><a href="${webhookPath(o.webhook.id)}">← Back to the webhook</a></p>
 <dl>
 <dt>Webhook</dt><dd><code>${o.webhook.url}</code></dd>
 <dt>Event</dt><dd><code>${d.eventType}</code> <code>${d.eventId}</code>${d.redeliveryOf ? html` <span class="muted">(redelivery of ${d.redeliveryOf})</span>` : null}</dd>
@@ -104,8 +106,8 @@ ${requestOf(latest)}`
 <h2 id="attempts-title">Attempts</h2>
 ${
   o.attempts.length
-    ? html`<table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Time</th><th scope="col">Duration</th><th scope="col">Outcome</th></tr></thead>
-<tbody>${rows}</tbody></table>
+    ? html`<div class="scroll" role="region" aria-label="Attempts" tabindex="0"><table><thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Time</th><th scope="col">Duration</th><th scope="col">Outcome</th></tr></thead>
+<tbody>${rows}</tbody></table></div>
 ${detail}`
     : html`<p class="muted">No attempt on record${d.attempts ? ' (records are kept for a limited time)' : ''}.</p>`
 }

@@ -1,18 +1,24 @@
 import type { EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { AgentRun, Room, Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
+import { connectorNames } from '../../agents/connectorNames.js';
 import { listConnectors } from '../../agents/connectors.js';
 import { recentRunsOfRooms } from '../../agents/runs.js';
+import { chargeUnits } from '../../auth/units.js';
 import { requireRoom } from '../../domain/access.js';
+import { billingEntityOf } from '../../domain/actor.js';
 import { approvalsOfOrganization } from '../../oauth/clientApprovals.js';
 import { listApiKeys } from '../../domain/apiKeys.js';
 import { DomainError } from '../../domain/errors.js';
+import { nextMonthStart } from '../../domain/time.js';
 import type { OrgConnectors, RoomRuns } from './agentsSection.js';
 import type { Services } from '../../domain/services.js';
-import { listWebhookDeliveries } from '../../webhooks/index.js';
+import { listWebhookDeliveries, loadWebhook } from '../../webhooks/index.js';
+import { deliveriesPerHour, type DeliveryHour } from '../../webhooks/deliveriesPerHour.js';
 import { listRecentActivity, type ActivityRow } from './recentActivity.js';
 import {
   actorFor,
+  actorForWebhook,
   manageableRooms,
   organizationsOf,
   type ManagedRoom,
@@ -36,51 +42,126 @@ export interface RoomWebhooks {
   webhooks: WebhookWithHistory[];
 }
 
-/** Everything the developer settings page shows, read for the signed-in user. Holds no secret. */
-export interface DeveloperData {
-  orgs: OrgChoice[];
-  keys: ApiKey[];
-  rooms: RoomWebhooks[];
-  activity: ActivityRow[];
-  /** The organizations the user administers, with their approved MCP clients. */
-  mcpClients: OrgApprovals[];
-  /** Agent connectors of the organizations the user owns or administers. */
-  connectors: OrgConnectors[];
-  /** Recent agent runs of the rooms (with runs) the user may read. */
-  runs: RoomRuns[];
+/** One webhook's own page: its room, its recent deliveries and its last day per hour. */
+export interface WebhookPageData extends WebhookWithHistory {
+  room: ManagedRoom;
+  hours: DeliveryHour[];
 }
 
-export async function loadDeveloperData(s: Services, who: SignedIn): Promise<DeveloperData> {
+/** The units one billing context (an organization of the user, or the personal scope) used this month. */
+export interface ContextUsage {
+  /** The organization id, or null for the personal scope. */
+  organizationId: string | null;
+  label: string;
+  used: number;
+  limit: number;
+  resetsAt: string;
+}
+
+export async function loadKeys(s: Services, who: SignedIn): Promise<{ orgs: OrgChoice[]; keys: ApiKey[] }> {
+  const orgs = await organizationsOf(s.ds.manager, who.user.id);
+  return { orgs, keys: await listApiKeys(s.ds.manager, who.user.id) };
+}
+
+/**
+ * The rooms the user manages with their webhooks, each with its `deliveries` newest deliveries (the list shows
+ * the latest one; a webhook's own page loads more).
+ */
+export async function loadWebhooks(s: Services, who: SignedIn, deliveries = 1): Promise<RoomWebhooks[]> {
   const m = s.ds.manager;
   const orgs = await organizationsOf(m, who.user.id);
-  const keys = await listApiKeys(m, who.user.id);
   const rooms = await manageableRooms(m, who, orgs);
   const hooks = rooms.length
     ? await m.find(Webhook, { where: { roomId: In(rooms.map((r) => r.id)) }, order: { id: 'ASC' } })
     : [];
   const withHistory = await Promise.all(
     hooks.map(async (webhook) => {
-      const page = await listWebhookDeliveries(m, webhook.id, { limit: DELIVERIES_SHOWN }, s.secret);
+      const page = await listWebhookDeliveries(m, webhook.id, { limit: deliveries }, s.secret);
       return { webhook, deliveries: page.data, more: page.nextCursor !== null };
     }),
   );
+  return rooms.map((room) => ({ room, webhooks: withHistory.filter((h) => h.webhook.roomId === room.id) }));
+}
+
+/** One webhook the user manages (room RBAC `manage`), or a DomainError (404/403) when they cannot. */
+export async function loadWebhookPage(s: Services, who: SignedIn, webhookId: string): Promise<WebhookPageData> {
+  const m = s.ds.manager;
+  const actor = await actorForWebhook(m, who, webhookId);
+  const webhook = await loadWebhook(m, webhookId, actor);
+  await requireRoom(m, actor, webhook.roomId, 'manage');
+  const room = await m.findOneByOrFail(Room, { id: webhook.roomId });
+  const orgs = await organizationsOf(m, who.user.id);
+  const org = room.organizationId ? orgs.find((o) => o.id === room.organizationId) : undefined;
+  const page = await listWebhookDeliveries(m, webhook.id, { limit: DELIVERIES_SHOWN }, s.secret);
   return {
-    orgs,
-    keys,
-    rooms: rooms.map((room) => ({ room, webhooks: withHistory.filter((h) => h.webhook.roomId === room.id) })),
-    activity: await listRecentActivity(s, who.user.id, keys, orgs),
-    mcpClients: await Promise.all(
-      orgs
-        .filter((o) => o.role === 'owner' || o.role === 'admin')
-        .map(async (org) => ({ org, approvals: await approvalsOfOrganization(m, org.id) })),
-    ),
-    connectors: await Promise.all(
-      orgs
-        .filter((o) => o.role === 'owner' || o.role === 'admin')
-        .map(async (org) => ({ org, connectors: await listConnectors(m, org.id) })),
-    ),
-    runs: await runsOfRooms(m, who, orgs),
+    webhook,
+    deliveries: page.data,
+    more: page.nextCursor !== null,
+    room: {
+      id: room.id,
+      name: room.name,
+      organization: room.organizationId ? { id: room.organizationId, name: org?.name ?? room.organizationId } : null,
+    },
+    hours: await deliveriesPerHour(m, webhook.id, s.now()),
   };
+}
+
+export async function loadMcp(
+  s: Services,
+  who: SignedIn,
+): Promise<{ mcpClients: OrgApprovals[]; connectors: OrgConnectors[] }> {
+  const m = s.ds.manager;
+  const admin = (await organizationsOf(m, who.user.id)).filter((o) => o.role === 'owner' || o.role === 'admin');
+  return {
+    mcpClients: await Promise.all(
+      admin.map(async (org) => ({ org, approvals: await approvalsOfOrganization(m, org.id) })),
+    ),
+    connectors: await Promise.all(admin.map(async (org) => ({ org, connectors: await listConnectors(m, org.id) }))),
+  };
+}
+
+/** Recent agent runs of the rooms the user may read, with the names of the connectors they went through. */
+export async function loadRuns(
+  s: Services,
+  who: SignedIn,
+): Promise<{ runs: RoomRuns[]; connectors: Map<string, string> }> {
+  const m = s.ds.manager;
+  const runs = await runsOfRooms(m, who, await organizationsOf(m, who.user.id));
+  return {
+    runs,
+    connectors: await connectorNames(
+      m,
+      runs.flatMap((r) => r.runs.map((x) => x.connectorId)),
+    ),
+  };
+}
+
+/** The user's recent activity and the units each of their billing contexts used this month. */
+export async function loadActivity(
+  s: Services,
+  who: SignedIn,
+): Promise<{ activity: ActivityRow[]; usage: ContextUsage[] }> {
+  const m = s.ds.manager;
+  const orgs = await organizationsOf(m, who.user.id);
+  const keys = await listApiKeys(m, who.user.id);
+  return { activity: await listRecentActivity(s, who.user.id, keys, orgs), usage: await usageOf(s, who, orgs) };
+}
+
+/** Units used this month per context (a zero charge reads the balance and writes nothing). */
+export async function usageOf(s: Services, who: SignedIn, orgs: OrgChoice[]): Promise<ContextUsage[]> {
+  const now = s.now();
+  const limit = s.config.plans.default.monthlyUnits;
+  const resetsAt = nextMonthStart(now).toISOString();
+  const contexts = [
+    ...orgs.map((o) => ({ id: o.id as string | null, label: o.name })),
+    { id: null, label: 'Personal' },
+  ];
+  return Promise.all(
+    contexts.map(async (c) => {
+      const u = await chargeUnits(s.ds, billingEntityOf(who.user.id, c.id), now, 0, limit);
+      return { organizationId: c.id, label: c.label, used: u.used, limit, resetsAt };
+    }),
+  );
 }
 
 /** Runs shown per room on the page (newest first). */

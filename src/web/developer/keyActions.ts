@@ -14,6 +14,7 @@ import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js'
 import { list, text } from './formFields.js';
 import type { KeyFormValues } from './keysSection.js';
 import { afterAction } from './notices.js';
+import { DEVELOPER_PAGES } from './developerNav.js';
 
 const MAX_NAME = 100;
 
@@ -36,7 +37,7 @@ export function keyActions({ services: s }: { services: Services }) {
         { keys: { message: { kind: 'error', text: 'No such API key.' } } },
         404,
       );
-    if (key.revokedAt) return res.redirect(303, '/settings/developer#keys');
+    if (key.revokedAt) return res.redirect(303, DEVELOPER_PAGES.keys.path);
     sendPage(
       res,
       200,
@@ -46,7 +47,7 @@ export function keyActions({ services: s }: { services: Services }) {
         action: '/settings/developer/keys/revoke',
         fields: { key: key.id },
         button: 'Revoke',
-        cancel: '/settings/developer#keys',
+        cancel: DEVELOPER_PAGES.keys.path,
         csrf: csrfToken(s, req, res, who.session),
         email: who.user.email,
       }),
@@ -140,7 +141,7 @@ export function keyActions({ services: s }: { services: Services }) {
         throw err;
       }
       s.log.info({ userId: who.user.id, apiKeyId: keyId }, 'API key revoked in developer settings');
-      res.redirect(303, afterAction('key-revoked', 'keys'));
+      res.redirect(303, afterAction('key-revoked', 'keys', 'keys'));
     },
   };
 }

@@ -60,8 +60,7 @@ export function keysSection(o: KeysSectionOptions): SafeHtml {
   const mode = (v: 'live' | 'test', text: string) =>
     html`<option value="${v}"${f.mode === v ? html` selected` : null}>${text}</option>`;
   return html`<section id="keys" aria-labelledby="keys-title">
-<h2 id="keys-title">API keys</h2>
-<p class="muted">A key acts as an app for you, with only the scopes it was issued with, in one organization or your personal scope. Issue one key per purpose.</p>
+<p class="muted" id="keys-title">A key acts as an app for you, with only the scopes it was issued with, in one organization or your personal scope. Issue one key per purpose.</p>
 ${message(o.message)}
 ${
   o.once
@@ -73,21 +72,22 @@ ${
       })
     : null
 }
-<form method="post" action="/settings/developer/keys#keys">
+${keyList(o.keys, o.orgs)}
+<h2 id="key-new">Create a key</h2>
+<form method="post" action="/settings/developer/keys">
 ${csrfField(o.csrf)}
 <label for="key-name">Name</label>
 <input id="key-name" name="name" type="text" required maxlength="100" value="${f.name}" aria-describedby="key-name-hint">
 <p class="muted" id="key-name-hint">What the key is for, e.g. “CI deploy bot”.</p>
-<fieldset><legend>Scopes</legend>${scopeBoxes}</fieldset>
+<fieldset><legend>Scopes</legend><div class="choices">${scopeBoxes}</div></fieldset>
 <label for="key-mode">Mode</label>
 <select id="key-mode" name="mode" aria-describedby="key-mode-hint">${mode('live', 'live')}${mode('test', 'test')}</select>
 <p class="muted" id="key-mode-hint"><code>live</code> keys (<code>svc_live_…</code>) are for production, <code>test</code> keys (<code>svc_test_…</code>) for verification.</p>
 <label for="key-context">Context</label>
 <select id="key-context" name="context" aria-describedby="key-context-hint">${contexts}</select>
 <p class="muted" id="key-context-hint">The key reaches only this organization's rooms (or only your personal rooms), and its use is billed there.</p>
-<button type="submit">Create key</button>
+<button type="submit" class="primary">Create key</button>
 </form>
-${keyList(o.keys, o.orgs)}
 </section>`;
 }
 
@@ -116,12 +116,12 @@ ${cells(k)}
 <td><span class="badge off">Revoked</span> ${when(k.revokedAt)}</td>
 </tr>`,
   );
-  return html`<h3>Your keys</h3>
-${active.length ? html`<table id="active-keys">${head('Action')}<tbody>${activeRows}</tbody></table>` : html`<p>You have no active API keys.</p>`}
+  return html`<h2>Your keys</h2>
+${active.length ? html`<div class="scroll" role="region" aria-label="Active keys" tabindex="0"><table id="active-keys">${head('Action')}<tbody>${activeRows}</tbody></table></div>` : html`<p>You have no active API keys.</p>`}
 ${
   revoked.length
     ? html`<details id="revoked-keys"><summary>Revoked keys (${revoked.length})</summary>
-<table>${head('Revoked')}<tbody>${revokedRows}</tbody></table></details>`
+<div class="scroll" role="region" aria-label="Revoked keys" tabindex="0"><table>${head('Revoked')}<tbody>${revokedRows}</tbody></table></div></details>`
     : null
 }`;
 }

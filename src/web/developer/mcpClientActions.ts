@@ -5,7 +5,12 @@ import type { Services } from '../../domain/services.js';
 import { approveClient } from '../../oauth/clientApprovals.js';
 import { inTransaction } from '../../../db/transaction.js';
 import { organizationsOf, type SignedIn } from './developerAccess.js';
-import { renderDeveloperPage, signedInForm } from './developerPage.js';
+import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js';
+import { csrfToken } from '../csrf.js';
+import { html } from '../html.js';
+import { sendPage } from '../layout.js';
+import { confirmView } from './confirmView.js';
+import { DEVELOPER_PAGES } from './developerNav.js';
 import { text } from './formFields.js';
 import { afterAction } from './notices.js';
 
@@ -28,6 +33,31 @@ export function mcpClientActions({ services: s }: { services: Services }) {
     status: number,
     form?: { url: string; org: string },
   ) => renderDeveloperPage(s, req, res, who, { mcpClients: { message: { kind: 'error', text }, form } }, status);
+
+  /** An approval of an organization the user administers, or null. */
+  async function approvalOf(who: SignedIn, id: string): Promise<OAuthClientApproval | null> {
+    const orgs = await administeredOrgs(s, who.user.id);
+    const approval = id && !id.includes('\0') ? await s.ds.manager.findOneBy(OAuthClientApproval, { id }) : null;
+    if (!approval || !approval.organizationId || !orgs.some((o) => o.id === approval.organizationId)) return null;
+    return approval;
+  }
+
+  function confirmRemove(req: Request, res: Response, who: SignedIn, approval: OAuthClientApproval) {
+    sendPage(
+      res,
+      200,
+      confirmView({
+        title: 'Remove MCP client approval?',
+        question: html`<p>Remove the approval of <code>${approval.pattern}</code>? Clients published there can no longer start sign-in or refresh their tokens for your organization.</p>`,
+        action: '/settings/developer/mcp-clients/remove',
+        fields: { approval: approval.id },
+        button: 'Remove',
+        cancel: `${DEVELOPER_PAGES.mcp.path}#mcp-clients`,
+        csrf: csrfToken(s, req, res, who.session),
+        email: who.user.email,
+      }),
+    );
+  }
 
   return {
     async approve(req: Request, res: Response) {
@@ -59,25 +89,34 @@ export function mcpClientActions({ services: s }: { services: Services }) {
           return refuse(req, res, who, `${err.message}.`.replace(/\.\.$/, '.'), 400, form);
         throw err;
       }
-      res.redirect(303, afterAction('mcp-client-approved', 'mcp-clients'));
+      res.redirect(303, afterAction('mcp-client-approved', 'mcp', 'mcp-clients'));
+    },
+
+    /** GET: the confirmation step of `Remove`. */
+    async confirmRemove(req: Request, res: Response) {
+      const who = await signedIn(s, req, res);
+      if (!who) return;
+      const id = typeof req.query.approval === 'string' ? req.query.approval : '';
+      const approval = await approvalOf(who, id);
+      if (!approval) return refuse(req, res, who, 'No such approval among the organizations you administer.', 404);
+      confirmRemove(req, res, who, approval);
     },
 
     async remove(req: Request, res: Response) {
       const g = await signedInForm(s, req, res);
       if (!g) return;
       const { who, body } = g;
-      const orgs = await administeredOrgs(s, who.user.id);
-      const id = text(body, 'approval');
-      const approval = id ? await s.ds.manager.findOneBy(OAuthClientApproval, { id }) : null;
-      if (!approval || !approval.organizationId || !orgs.some((o) => o.id === approval.organizationId)) {
+      const approval = await approvalOf(who, text(body, 'approval'));
+      if (!approval) {
         return refuse(req, res, who, 'No such approval among the organizations you administer.', 404);
       }
+      if (text(body, 'confirm') !== 'yes') return confirmRemove(req, res, who, approval);
       await inTransaction(s, (m) => m.delete(OAuthClientApproval, { id: approval.id }));
       s.log.info(
         { userId: who.user.id, organizationId: approval.organizationId, pattern: approval.pattern },
         'MCP client approval removed in developer settings',
       );
-      res.redirect(303, afterAction('mcp-client-removed', 'mcp-clients'));
+      res.redirect(303, afterAction('mcp-client-removed', 'mcp', 'mcp-clients'));
     },
   };
 }

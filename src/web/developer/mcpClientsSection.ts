@@ -39,25 +39,25 @@ ${message(o.message)}
     ({ org, approvals }) => html`<h3>${org.name}</h3>
 ${
   approvals.length
-    ? html`<table><thead><tr><th scope="col">Client-id URL or origin</th><th scope="col">Approved</th><th scope="col">Action</th></tr></thead><tbody>${approvals.map(
+    ? html`<div class="scroll" role="region" aria-label="Approved MCP clients of ${org.name}" tabindex="0"><table><thead><tr><th scope="col">Client-id URL or origin</th><th scope="col">Approved</th><th scope="col">Action</th></tr></thead><tbody>${approvals.map(
         (a) => html`<tr>
 <td id="approval-${a.id}"><code>${a.pattern}</code></td><td>${when(a.createdAt)}</td>
-<td><form method="post" action="/settings/developer/mcp-clients/remove#mcp-clients">${csrfField(o.csrf)}<input type="hidden" name="org" value="${org.id}"><input type="hidden" name="approval" value="${a.id}"><button type="submit" aria-describedby="approval-${a.id}">Remove</button></form></td>
+<td><form method="get" action="/settings/developer/mcp-clients/remove"><input type="hidden" name="approval" value="${a.id}"><button type="submit" aria-describedby="approval-${a.id}">Remove</button></form></td>
 </tr>`,
-      )}</tbody></table>`
+      )}</tbody></table></div>`
     : html`<p>No MCP clients approved for ${org.name}.</p>`
 }`,
   );
   return html`<section id="mcp-clients" aria-labelledby="mcp-clients-title">${head}
 ${message(o.message)}
-<form method="post" action="/settings/developer/mcp-clients#mcp-clients">
+<form method="post" action="/settings/developer/mcp-clients">
 ${csrfField(o.csrf)}
 <label for="mcp-client-url">Client-id URL or origin</label>
 <input id="mcp-client-url" name="url" type="url" required maxlength="2000" value="${f.url}" placeholder="https://vscode.dev/oauth/client-metadata.json" aria-describedby="mcp-client-url-hint">
 <p class="muted" id="mcp-client-url-hint">An https URL of a client metadata document (approves that client), or an https origin such as https://app.example (approves every client published there).</p>
 <label for="mcp-client-org">Organization</label>
 <select id="mcp-client-org" name="org">${options}</select>
-<button type="submit">Approve</button>
+<button type="submit" class="primary">Approve</button>
 </form>
 ${lists}
 </section>`;

@@ -1,3 +1,5 @@
+import { DEVELOPER_PAGES, webhookPath, type DeveloperPageName } from './developerNav.js';
+
 /** The confirmations an action's redirect may ask the page to show: fixed texts, never echoed input. */
 const NOTICES = {
   'key-revoked': 'The key was revoked. Requests with it are refused from now on.',
@@ -21,5 +23,10 @@ export function noticeText(code: unknown): string | undefined {
   return typeof code === 'string' && Object.hasOwn(NOTICES, code) ? NOTICES[code as Notice] : undefined;
 }
 
-/** Where an action sends the browser afterwards: the page with a notice, scrolled to `anchor`. */
-export const afterAction = (notice: Notice, anchor: string): string => `/settings/developer?notice=${notice}#${anchor}`;
+/** Where an action sends the browser afterwards: one of the pages with a notice, scrolled to `anchor`. */
+export const afterAction = (notice: Notice, to: DeveloperPageName, anchor: string): string =>
+  `${DEVELOPER_PAGES[to].path}?notice=${notice}#${anchor}`;
+
+/** After an action on one webhook: its own page with a notice. */
+export const afterWebhookAction = (notice: Notice, webhookId: string): string =>
+  `${webhookPath(webhookId)}?notice=${notice}`;

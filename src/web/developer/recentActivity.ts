@@ -1,5 +1,6 @@
 import { In } from 'typeorm';
 import { AuditEntry, OAuthClient, OAuthGrant, OAuthToken, type ApiKey } from '../../../db/entities/index.js';
+import { connectorNamesOfRuns } from '../../agents/connectorNames.js';
 import type { Services } from '../../domain/services.js';
 import type { OrgChoice } from './developerAccess.js';
 
@@ -14,7 +15,10 @@ export interface ActivityRow {
   route: string;
   statusCode: number;
   errorCode: string | null;
-  /** `API key “ci” (svc_live_…abcd)`, `App “X” (OAuth)`, `Agent “Y” (OAuth)`, or `Unknown credential`. */
+  /**
+   * `API key “ci” (svc_live_…abcd)`, `App “X” (OAuth)`, `Agent “Y” (OAuth)`, `Agent connector “Z” (run …)` or
+   * `Unknown credential`.
+   */
   via: string;
   context: string;
   units: number;
@@ -42,13 +46,21 @@ export async function listRecentActivity(
     s,
     rows.map((r) => r.tokenId).filter((x): x is string => !!x),
   );
+  const connectorOfRun = await connectorNamesOfRuns(
+    m,
+    rows.map((r) => r.agentRunId).filter((x): x is string => !!x),
+  );
   const orgName = new Map(orgs.map((o) => [o.id, o.name]));
   return rows.map((r) => {
     let via = 'Unknown credential';
     const key = r.apiKeyId ? keyById.get(r.apiKeyId) : undefined;
+    const connector = r.agentRunId ? connectorOfRun.get(r.agentRunId) : undefined;
     if (key) via = `API key “${key.name}” (${key.prefix}…${key.last4})`;
+    else if (connector) via = `Agent connector “${connector}” (run ${r.agentRunId})`;
     else if (r.tokenId)
-      via = `${r.actor === 'agent' ? 'Agent' : 'App'} “${clientOfToken.get(r.tokenId) ?? 'unknown'}” (OAuth)`;
+      via = clientOfToken.has(r.tokenId)
+        ? `${r.actor === 'agent' ? 'Agent' : 'App'} “${clientOfToken.get(r.tokenId)}” (OAuth)`
+        : `${r.actor === 'agent' ? 'An agent' : 'An app'} no longer connected (OAuth)`;
     return {
       at: r.createdAt,
       surface: r.surface,

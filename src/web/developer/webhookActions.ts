@@ -7,6 +7,7 @@ import {
   API_V2,
   completeWebhookRotation,
   createWebhook,
+  DEFAULT_ROTATION_DAYS,
   deleteWebhook,
   listDeliveryAttempts,
   loadWebhook,
@@ -30,7 +31,8 @@ import { actorForRoom, actorForWebhook, type SignedIn } from './developerAccess.
 import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js';
 import type { DeveloperViewState } from './developerView.js';
 import { list, text } from './formFields.js';
-import { afterAction, type Notice } from './notices.js';
+import { afterAction, afterWebhookAction, type Notice } from './notices.js';
+import { webhookPath } from './developerNav.js';
 import type { WebhookFormValues } from './webhooksSection.js';
 
 /** How a refused webhook action reads on the page; anything else (a 5xx) goes to the page error handler. */
@@ -107,7 +109,7 @@ export function webhookActions({ services: s }: { services: Services }) {
     } catch (err) {
       const r = refusal(err);
       if (!r) throw err;
-      await show(req, res, g.who, { message: { kind: 'error', text: r.text } }, r.status);
+      await show(req, res, g.who, { webhookId, message: { kind: 'error', text: r.text } }, r.status);
     }
   }
 
@@ -115,7 +117,7 @@ export function webhookActions({ services: s }: { services: Services }) {
     (notice: Notice, change: (id: string, actor: Actor) => Promise<unknown>) => (req: Request, res: Response) =>
       onWebhook(req, res, async (_who, id, actor) => {
         await change(id, actor);
-        return afterAction(notice, notice === 'webhook-deleted' ? 'webhooks' : `webhook-${id}`);
+        return afterWebhookAction(notice, id);
       });
 
   async function confirmDelete(req: Request, res: Response, who: SignedIn, webhookId: string) {
@@ -132,7 +134,7 @@ export function webhookActions({ services: s }: { services: Services }) {
           action: '/settings/developer/webhooks/delete',
           fields: { webhook: w.id },
           button: 'Delete',
-          cancel: `/settings/developer#webhook-${w.id}`,
+          cancel: webhookPath(w.id),
           csrf: csrfToken(s, req, res, who.session),
           email: who.user.email,
         }),
@@ -144,7 +146,62 @@ export function webhookActions({ services: s }: { services: Services }) {
     }
   }
 
+  /** The confirmation step of starting or completing a rotation, as its own page (works without JavaScript). */
+  async function confirmRotation(
+    req: Request,
+    res: Response,
+    who: SignedIn,
+    webhookId: string,
+    step: 'rotate' | 'complete-rotation',
+    periodDays: string,
+  ) {
+    try {
+      const actor = await actorForWebhook(s.ds.manager, who, webhookId);
+      const w = await loadWebhook(s.ds.manager, webhookId, actor);
+      const room = await s.ds.manager.findOneBy(Room, { id: w.roomId });
+      const start = step === 'rotate';
+      const days = /^\d{1,3}$/.test(periodDays.trim()) ? periodDays.trim() : String(DEFAULT_ROTATION_DAYS);
+      sendPage(
+        res,
+        200,
+        confirmView({
+          title: start ? 'Start rotation?' : 'Complete rotation?',
+          question: start
+            ? html`<p>Start rotating the signing secret of the webhook to <code>${w.url}</code> (room <strong>${room?.name ?? w.roomId}</strong>)? A next secret is made and shown once; for ${days} days every delivery is signed with both secrets, then the next one replaces the current one.</p>`
+            : html`<p>Complete the rotation of the webhook to <code>${w.url}</code> (room <strong>${room?.name ?? w.roomId}</strong>)? The old secret stops signing deliveries at once: a receiver that still checks only the old secret refuses them.</p>`,
+          action: `/settings/developer/webhooks/${step}`,
+          fields: { room: w.roomId, webhook: w.id, ...(start ? { periodDays: days } : {}) },
+          button: start ? 'Start rotation' : 'Complete rotation',
+          cancel: webhookPath(w.id),
+          csrf: csrfToken(s, req, res, who.session),
+          email: who.user.email,
+          danger: !start,
+        }),
+      );
+    } catch (err) {
+      const r = refusal(err);
+      if (!r) throw err;
+      await show(req, res, who, { message: { kind: 'error', text: r.text } }, r.status);
+    }
+  }
+
+  const query = (req: Request, name: string) => (typeof req.query[name] === 'string' ? req.query[name] : '');
+
   return {
+    /** GET: the confirmation step of `Start rotation`. */
+    async confirmRotate(req: Request, res: Response) {
+      const who = await signedIn(s, req, res);
+      if (!who) return;
+      await confirmRotation(req, res, who, query(req, 'webhook'), 'rotate', query(req, 'periodDays'));
+    },
+
+    /** GET: the confirmation step of `Complete rotation`. */
+    async confirmCompleteRotation(req: Request, res: Response) {
+      const who = await signedIn(s, req, res);
+      if (!who) return;
+      await confirmRotation(req, res, who, query(req, 'webhook'), 'complete-rotation', '');
+    },
+
     async create(req: Request, res: Response) {
       const g = await signedInForm(s, req, res);
       if (!g) return;
@@ -197,10 +254,17 @@ export function webhookActions({ services: s }: { services: Services }) {
 
     activate: simple('webhook-activated', (id, actor) => setWebhookActive(s, id, true, actor)),
     deactivate: simple('webhook-deactivated', (id, actor) => setWebhookActive(s, id, false, actor)),
-    completeRotation: simple('rotation-completed', (id, actor) => completeWebhookRotation(s, id, actor)),
+    completeRotation: (req: Request, res: Response) =>
+      onWebhook(req, res, async (who, id, actor, body) => {
+        if (text(body, 'confirm') !== 'yes') return confirmRotation(req, res, who, id, 'complete-rotation', '');
+        await completeWebhookRotation(s, id, actor);
+        return afterWebhookAction('rotation-completed', id);
+      }),
 
     rotate: (req: Request, res: Response) =>
       onWebhook(req, res, async (who, id, actor, body) => {
+        if (text(body, 'confirm') !== 'yes')
+          return confirmRotation(req, res, who, id, 'rotate', text(body, 'periodDays'));
         const raw = text(body, 'periodDays').trim();
         const periodDays = /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
         if (!(periodDays >= 1 && periodDays <= MAX_ROTATION_DAYS)) {
@@ -213,6 +277,7 @@ export function webhookActions({ services: s }: { services: Services }) {
         );
         const until = `${rotationEndsAt.slice(0, 16).replace('T', ' ')} UTC`;
         await show(req, res, who, {
+          webhookId: id,
           once: {
             title: `Rotation started: until ${until} deliveries are signed with both the current secret and this next secret.`,
             secret: nextSecret,
@@ -232,7 +297,7 @@ export function webhookActions({ services: s }: { services: Services }) {
         if (text(body, 'confirm') !== 'yes') return confirmDelete(req, res, who, id);
         await deleteWebhook(s, id, actor);
         s.log.info({ userId: who.user.id, webhookId: id }, 'webhook deleted in developer settings');
-        return afterAction('webhook-deleted', 'webhooks');
+        return afterAction('webhook-deleted', 'webhooks', 'webhooks');
       }),
 
     /** POST: sends a test event now and shows its outcome at once. */
@@ -243,7 +308,7 @@ export function webhookActions({ services: s }: { services: Services }) {
           { userId: who.user.id, webhookId: id, statusCode: sent.attempt.statusCode },
           'webhook test event sent in developer settings',
         );
-        await show(req, res, who, { message: testOutcome(sent) });
+        await show(req, res, who, { webhookId: id, message: testOutcome(sent) });
       }),
 
     /** GET: one delivery with the exact request and every attempt. */
@@ -300,6 +365,7 @@ export function webhookActions({ services: s }: { services: Services }) {
           ? `at most ${w.maxDeliveriesPerSecond} per second`
           : 'no limit per second';
         await show(req, res, who, {
+          webhookId: id,
           message: { kind: 'notice', text: `Saved: ${w.url} receives ${events}, ${rate}.` },
         });
       }),
@@ -316,7 +382,7 @@ export function webhookActions({ services: s }: { services: Services }) {
         const text_ = queued
           ? `Recovery started: ${queued} failed ${queued === 1 ? 'delivery was' : 'deliveries were'} queued again; they appear in the delivery history as they are sent.`
           : 'Nothing to recover: no delivery failed since then, or each is already queued or was delivered.';
-        await show(req, res, who, { message: { kind: 'notice', text: text_ } });
+        await show(req, res, who, { webhookId: id, message: { kind: 'notice', text: text_ } });
       }),
 
     redeliver: (req: Request, res: Response) =>
@@ -326,7 +392,7 @@ export function webhookActions({ services: s }: { services: Services }) {
           webhookId: id,
           deliveryId: text(body, 'delivery'),
         });
-        return afterAction(d.state === 'succeeded' ? 'redelivered' : 'redelivery-failed', `webhook-${id}`);
+        return afterWebhookAction(d.state === 'succeeded' ? 'redelivered' : 'redelivery-failed', id);
       }),
   };
 }

@@ -1,10 +1,11 @@
-import { API_V1, API_V2, standardSecret } from '../../webhooks/index.js';
+import { API_V1, API_V2 } from '../../webhooks/index.js';
 import { subscriptionFields } from './webhookFields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { ManagedRoom } from './developerAccess.js';
-import type { RoomWebhooks } from './developerData.js';
-import { csrfField, message, secretOnce } from './viewParts.js';
-import { webhookCard } from './webhookCard.js';
+import type { RoomWebhooks, WebhookWithHistory } from './developerData.js';
+import { webhookPath } from './developerNav.js';
+import { deliveryState, onceSecret } from './webhookParts.js';
+import { csrfField, message, when } from './viewParts.js';
 
 /** What the webhook form holds (kept when a submission is refused). */
 export interface WebhookFormValues {
@@ -36,36 +37,36 @@ export interface WebhooksSectionOptions {
  */
 export function webhooksSection(o: WebhooksSectionOptions): SafeHtml {
   return html`<section id="webhooks" aria-labelledby="webhooks-title">
-<h2 id="webhooks-title">Webhooks</h2>
-<p class="muted">Signed deliveries of a room's events to your receiver. You manage the webhooks of the rooms you created and of every room of the organizations you own or administer.</p>
+<p class="muted" id="webhooks-title">Signed deliveries of a room's events to your receiver. You manage the webhooks of the rooms you created and of every room of the organizations you own or administer.</p>
 ${message(o.message)}
-${
-  o.once
-    ? secretOnce({
-        title: o.once.title,
-        secret: o.once.secret,
-        warning:
-          "This signing secret is shown only once: copy it now into your receiver's configuration. It cannot be shown again.",
-      })
-    : null
-}
-${o.once ? standardSecretField(o.once.secret) : null}
-${
-  o.rooms.length
-    ? webhookForm(
-        o.csrf,
-        o.rooms.map((r) => r.room),
-        o.form,
-      )
-    : html`<p>You do not administer any room, so there are no webhooks to manage.</p>`
-}
+${o.once ? onceSecret(o.once) : null}
 ${o.rooms.map(
   (
     r,
-  ) => html`<h3>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h3>
-${r.webhooks.length ? r.webhooks.map((item) => webhookCard({ csrf: o.csrf, item, now: o.now })) : html`<p class="muted">No webhooks in this room.</p>`}`,
+  ) => html`<h2>${r.room.name} <span class="muted">· ${r.room.organization ? r.room.organization.name : 'Personal'}</span></h2>
+${r.webhooks.length ? html`<div class="scroll" role="region" aria-label="Webhooks of ${r.room.name}" tabindex="0"><table><thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Event types</th><th scope="col">Latest delivery</th></tr></thead><tbody>${r.webhooks.map(webhookRow)}</tbody></table></div>` : html`<p class="muted">No webhooks in this room.</p>`}`,
 )}
+${
+  o.rooms.length
+    ? html`<h2 id="webhook-new">Add a webhook</h2>
+${webhookForm(
+  o.csrf,
+  o.rooms.map((r) => r.room),
+  o.form,
+)}`
+    : html`<p>You do not administer any room, so there are no webhooks to manage.</p>`
+}
 </section>`;
+}
+
+function webhookRow({ webhook: w, deliveries }: WebhookWithHistory): SafeHtml {
+  const last = deliveries[0];
+  return html`<tr>
+<td><a href="${webhookPath(w.id)}"><code>${w.url}</code></a></td>
+<td>${w.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge off">Inactive</span>`}</td>
+<td>${w.eventTypes?.length ? w.eventTypes.map((t, i) => html`${i ? ', ' : ''}<code>${t}</code>`) : 'all'}</td>
+<td>${last ? html`<code>${last.eventType}</code> ${deliveryState(last)} ${when(last.finalizedAt ?? last.createdAt)}` : html`<span class="muted">none yet</span>`}</td>
+</tr>`;
 }
 
 function webhookForm(csrf: string, rooms: ManagedRoom[], f?: WebhookFormValues): SafeHtml {
@@ -90,7 +91,7 @@ function webhookForm(csrf: string, rooms: ManagedRoom[], f?: WebhookFormValues):
   );
   const version = (value: string, text: string) =>
     html`<option value="${value}"${v.apiVersion === value ? html` selected` : null}>${text}</option>`;
-  return html`<form method="post" action="/settings/developer/webhooks#webhooks">
+  return html`<form method="post" action="/settings/developer/webhooks">
 ${csrfField(csrf)}
 <label for="webhook-room">Room</label>
 <select id="webhook-room" name="room" required>${options}</select>
@@ -104,20 +105,6 @@ ${csrfField(csrf)}
 <textarea id="webhook-headers" name="headers" rows="3" spellcheck="false" aria-describedby="webhook-headers-hint">${v.headers}</textarea>
 <p class="muted" id="webhook-headers-hint">Optional, one <code>Name: value</code> per line, sent with every delivery (e.g. <code>Authorization: Bearer …</code>). Values are stored encrypted and never shown again. <code>Svc-Webhook-*</code>, <code>X-Webhook-*</code>, <code>Sunset</code> and <code>Deprecation</code> are set by the sender.</p>
 ${subscriptionFields('webhook', v.eventTypes, v.maxPerSecond)}
-<button type="submit">Create webhook</button>
+<button type="submit" class="primary">Create webhook</button>
 </form>`;
-}
-
-/**
- * The same secret in the Standard Webhooks form (`whsec_` + base64 of the key bytes), for receivers that
- * verify with the standard's libraries; shown once, beside the secret itself.
- */
-function standardSecretField(secret: string): SafeHtml {
-  const id = 'copy-it-now-standard';
-  return html`<div class="once" role="region" aria-labelledby="${id}-label">
-<label id="${id}-label" for="${id}">Standard Webhooks secret</label>
-<div class="copyrow"><input id="${id}" type="text" readonly value="${standardSecret(secret)}" autocomplete="off" spellcheck="false" aria-describedby="${id}-hint"><button type="button" data-copy="${id}" hidden>Copy</button></div>
-<p class="muted" id="${id}-hint">The same key for the Standard Webhooks libraries (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code> headers). Also shown only once.</p>
-<p class="muted" role="status" aria-live="polite" data-copy-status="${id}"></p>
-</div>`;
 }
