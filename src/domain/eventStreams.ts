@@ -29,6 +29,8 @@ export interface EventStreamStart {
   credential: string;
 }
 
+const CAP_NAMES = { credential: 'a credential', user: 'a person', organization: 'an organization' } as const;
+
 /** The lease key of a credential: one cap counts its event streams and its MCP subscriptions together. */
 export const streamCredential = (actor: Actor) => `${actor.credential.method}:${actor.credential.id}`;
 
@@ -43,12 +45,24 @@ export async function openEventStream(
   o: { roomId?: string; type?: string; after: LoggedEvent | null; since?: number },
 ): Promise<EventStreamStart> {
   const credential = streamCredential(actor);
-  const max = services.config.mcpMaxStreams;
-  const leaseId = await streamLeases(services, STREAM_LEASE_TTL_MS).take(credential, max);
-  if (!leaseId)
-    throw new DomainError('rate_limited', `Stream limit reached: ${max} open streams a credential`, {
-      details: { maxStreams: max },
-    });
+  const { config } = services;
+  const lease = await streamLeases(services, STREAM_LEASE_TTL_MS).take(
+    { credential, userId: actor.userId, organizationId: actor.organizationId },
+    {
+      credential: config.mcpMaxStreams,
+      user: config.mcpMaxStreamsPerUser,
+      organization: config.mcpMaxStreamsPerOrganization,
+    },
+  );
+  if ('refused' in lease)
+    throw new DomainError(
+      'rate_limited',
+      `Stream limit reached: ${lease.max} open streams ${CAP_NAMES[lease.refused]}`,
+      {
+        details: { maxStreams: lease.max, per: lease.refused },
+      },
+    );
+  const leaseId = lease.id;
   const from = o.after
     ? new Date(o.after.createdAt).getTime() - RESUME_OVERLAP_MS
     : (o.since ?? services.now().getTime());
