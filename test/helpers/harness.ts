@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../db/dataSource.js';
 import { createApiKey } from '../../src/domain/apiKeys.js';
+import { hashPassword } from '../../src/domain/hashing.js';
 import { addMemberAsOperator, createRoom } from '../../src/domain/rooms.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import { createOrganization, createUser } from '../../src/domain/users.js';
@@ -56,6 +58,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ...opts.env,
   };
   const config = loadConfig(env);
+  if (config.database.kind === 'sqlite') await copyMigratedTemplate(config.database.file);
   const rt = await openRuntime(config, { now: opts.now });
   const app = createApp({ services: rt.services, rateLimiter: rt.rateLimiter });
   server.on('request', app);
@@ -77,6 +80,28 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * A new SQLite file starts as a copy of one migrated once per worker process: the server then finds every migration
+ * applied, as it would on a restart, instead of running them all again for each test server. A file that exists
+ * already (a restart on a kept `dataDir`) is left as it is.
+ */
+async function copyMigratedTemplate(file: string): Promise<void> {
+  if (file === ':memory:' || fs.existsSync(file)) return;
+  template ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-template-'));
+    const templateFile = path.join(dir, 'svc.sqlite');
+    const ds = await openDatabase({ database: { kind: 'sqlite', file: templateFile } });
+    await ds.destroy();
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    return templateFile;
+  })();
+  const from = await template;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.copyFileSync(from, file);
 }
 
 /**
@@ -124,17 +149,35 @@ export const ALL_SCOPES: Scope[] = [
 
 let counter = 0;
 
+/**
+ * Each role's password, the same for every world of a worker process, hashed once: scrypt is made to be slow, and a
+ * world per test would otherwise spend most of its time on it.
+ */
+const worldPasswords = new Map<string, { password: string; hash: Promise<string> }>();
+function worldPassword(who: string) {
+  let p = worldPasswords.get(who);
+  if (!p) {
+    const password = `pw-${who}-secret-${randomBytes(4).toString('hex')}`;
+    p = { password, hash: hashPassword(password) };
+    worldPasswords.set(who, p);
+  }
+  return p;
+}
+
 /** Creates an organization with an owner and a member, a room with both, a DM room, and an org key. */
 export async function createWorld(rt: Runtime, name = 'Acme'): Promise<World> {
   const s = rt.services;
   const now = s.now();
   const n = ++counter;
+  const passwords = { owner: worldPassword('owner'), member: worldPassword('member') };
+  const hashes = { owner: await passwords.owner.hash, member: await passwords.member.hash };
   return s.ds.transaction(async (m) => {
     const org = await createOrganization(m, now, name);
-    const mk = async (who: string, role: OrgRole) => {
+    const mk = async (who: 'owner' | 'member', role: OrgRole) => {
       const email = `${who}-${n}-${Math.random().toString(36).slice(2, 8)}@example.test`;
-      const password = `pw-${who}-secret-${n}`;
-      const u = await createUser(m, now, { email, name: who, password, organizationId: org.id, role });
+      const { password } = passwords[who];
+      const passwordHash = hashes[who];
+      const u = await createUser(m, now, { email, name: who, password, passwordHash, organizationId: org.id, role });
       return { id: u.id, email, password };
     };
     const owner = await mk('owner', 'owner');
