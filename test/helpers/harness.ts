@@ -82,6 +82,32 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   };
 }
 
+const sharedServers = new Map<string, Promise<TestServer>>();
+
+/**
+ * A server shared by the test files of a worker process (isolate: false keeps this module loaded between them),
+ * one per `env`, started on first use and kept until the worker exits; its close() does nothing. For tests that
+ * reach it only over HTTP with a world of their own (createWorld): never its clock, its data directory, its
+ * services, or rows outside that world. Files of a worker run one after another, so nothing else writes meanwhile.
+ * On PostgreSQL each call starts a server of its own, closed as usual, so no database outlives the run.
+ */
+export async function sharedTestServer(
+  opts: { env?: Record<string, string> } = {},
+): Promise<TestServer & AsyncDisposable> {
+  if (process.env.TEST_DATABASE_URL?.startsWith('postgres')) return startTestServer(opts);
+  const k = JSON.stringify(opts.env ?? {});
+  let started = sharedServers.get(k);
+  if (!started) {
+    started = startTestServer({ env: opts.env });
+    sharedServers.set(k, started);
+    const t = await started;
+    process.once('exit', () => fs.rmSync(t.dataDir, { recursive: true, force: true }));
+  }
+  const t = await started;
+  const keep = async () => {};
+  return { ...t, close: keep, [Symbol.asyncDispose]: keep };
+}
+
 let template: Promise<string> | undefined;
 
 /**
