@@ -12,42 +12,16 @@ import { defineConfig } from 'vitest/config';
 // side by side on one machine.
 // (generous: subprocess tests (the CLI, server processes, Chromium) take several times longer on a busy machine)
 const shared = { testTimeout: 90_000, hookTimeout: 120_000, pool: 'forks' as const };
+// engines, not speed: these folders test SQLite files or a shared PostgreSQL between processes
 const sqliteOnly = ['test/server/**', 'test/cli/**', 'test/browser/**', 'test/robustness/sqlite/**'];
 const postgresOnly = ['test/multiprocess/**'];
 
 /**
- * The slow tier: tests that start processes (the server, the CLI, `svc worker`, Chromium, the conformance suite,
- * linters), kill or soak them, or fuzz a surface with thousands of generated requests. Named by folder or by the
- * file-name conventions the suite uses (`cli`, `crash`, `Cli`), so a new test of that kind lands here by its name.
+ * The slow tier, by file name: `<name>.slow.test.ts` is a test that starts processes (the server, the CLI,
+ * `svc worker`, Chromium, the conformance suite, linters), kills or soaks them, or fuzzes a surface with thousands of
+ * generated requests. Every other test file is in the fast tier.
  */
-export const slowTier = [
-  ...sqliteOnly,
-  ...postgresOnly,
-  // Chromium
-  'test/security/docsPage.test.ts',
-  'test/browser/pageAccessibility.slow.test.ts',
-  // processes: the operator CLI, the server as a child process, crash and kill
-  'test/**/cli.test.ts',
-  'test/**/*Cli.test.ts',
-  'test/**/crash.test.ts',
-  'test/webhooks/keyFile.test.ts',
-  'test/webhooks/exampleReceiver.test.ts',
-  'test/security/sessionRevocation.test.ts',
-  'test/security/abortedBodies.test.ts',
-  'test/security/secrets.test.ts',
-  'test/robustness/killMidRequest.test.ts',
-  'test/robustness/shutdown.test.ts',
-  'test/mcp/subscriptionProcesses.test.ts',
-  // every runnable sh block of the guides, against a live server
-  'test/docs/guides.slow.test.ts',
-  // soak, fuzzing, the official MCP conformance suite, the OpenAPI linters (subprocesses)
-  'test/robustness/soak.test.ts',
-  'test/robustness/*Fuzz.test.ts',
-  'test/oauth/*Fuzz.test.ts',
-  'test/mcp/conformance.test.ts',
-  'test/mcp/conformanceTasks.slow.test.ts',
-  'test/rest/openapiLint.test.ts',
-];
+const slowTier = ['test/**/*.slow.test.ts'];
 
 /** Test files that replace a module with vi.mock: never in a worker whose modules other files share. */
 const replacesModules = ['test/security/timingSafe.test.ts'];
@@ -63,7 +37,7 @@ export default defineConfig({
           ...shared,
           name: 'fast',
           include: ['test/**/*.test.ts'],
-          exclude: [...slowTier, ...replacesModules],
+          exclude: [...slowTier, ...postgresOnly, ...replacesModules],
           isolate: false,
         },
       },

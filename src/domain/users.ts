@@ -10,6 +10,8 @@ export interface CreateUserOptions {
   email: string;
   name: string;
   password: string;
+  /** `hashPassword(password)` computed beforehand, for a caller creating many users with one password. */
+  passwordHash?: string;
   locale?: string;
   organizationId?: string;
   role?: OrgRole;
@@ -47,7 +49,7 @@ export async function createUser(m: EntityManager, now: Date, o: CreateUserOptio
     id: newId('usr', now.getTime()),
     email,
     name: o.name.trim(),
-    passwordHash: await hashPassword(o.password),
+    passwordHash: o.passwordHash ?? (await hashPassword(o.password)),
     locale: o.locale ?? 'en',
     createdAt: iso(now),
     updatedAt: iso(now),

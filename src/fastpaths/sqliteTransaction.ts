@@ -1,7 +1,7 @@
 // Mirrors typeorm@1.1.1: AbstractSqliteQueryRunner's startTransaction/commitTransaction/rollbackTransaction, the
 // runner's `isTransactionActive` and `transactionDepth` set here as startTransaction sets them, for a transaction
 // begun on better-sqlite3's connection (BetterSqlite3Driver's). test/fastpaths/mirrors.test.ts pins the version and
-// the code; test/db/** and test/cli/besideServer.test.ts run every transaction of the suite through it.
+// the code; test/db/** and test/cli/besideServer.slow.test.ts run every transaction of the suite through it.
 import type { QueryRunner } from 'typeorm';
 
 /** What says a transaction is open on TypeORM's query runner (the flag public but read-only, the depth protected). */

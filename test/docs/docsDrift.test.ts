@@ -52,7 +52,7 @@ const OTHER_VARIABLES: Record<string, string> = {
   TEST_PG_URL: 'vitest.config.ts', // the PostgreSQL of npm run test:all
   FUZZ_SEED: 'test/robustness/fuzzWorld.ts', // replays a fuzz run
   FUZZ_RUNS: 'test/robustness/fuzzWorld.ts',
-  SOAK_SECONDS: 'test/robustness/soak.test.ts',
+  SOAK_SECONDS: 'test/robustness/soak.slow.test.ts',
   SVC_EXPECT_NODE_MAJOR: 'test/runtime/provisioning.test.ts', // set by .ci/run: the Node major each leg must run on
   WEBHOOK_SECRETS: 'examples/webhook-receiver.ts',
   CONNECTOR_SECRETS: 'examples/agent-connector.ts',

@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../db/dataSource.js';
 import { createApiKey } from '../../src/domain/apiKeys.js';
+import { hashPassword } from '../../src/domain/hashing.js';
 import { addMemberAsOperator, createRoom } from '../../src/domain/rooms.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import { createOrganization, createUser } from '../../src/domain/users.js';
@@ -56,6 +58,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ...opts.env,
   };
   const config = loadConfig(env);
+  if (config.database.kind === 'sqlite') await copyMigratedTemplate(config.database.file);
   const rt = await openRuntime(config, { now: opts.now });
   const app = createApp({ services: rt.services, rateLimiter: rt.rateLimiter });
   server.on('request', app);
@@ -77,6 +80,54 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+const sharedServers = new Map<string, Promise<TestServer>>();
+
+/**
+ * A server shared by the test files of a worker process (isolate: false keeps this module loaded between them),
+ * one per `env`, started on first use and kept until the worker exits; its close() does nothing. For tests that
+ * reach it only over HTTP with a world of their own (createWorld): never its clock, its data directory, its
+ * services, or rows outside that world. Files of a worker run one after another, so nothing else writes meanwhile.
+ * On PostgreSQL each call starts a server of its own, closed as usual, so no database outlives the run.
+ */
+export async function sharedTestServer(
+  opts: { env?: Record<string, string> } = {},
+): Promise<TestServer & AsyncDisposable> {
+  if (process.env.TEST_DATABASE_URL?.startsWith('postgres')) return startTestServer(opts);
+  const k = JSON.stringify(opts.env ?? {});
+  let started = sharedServers.get(k);
+  if (!started) {
+    started = startTestServer({ env: opts.env });
+    sharedServers.set(k, started);
+    const t = await started;
+    process.once('exit', () => fs.rmSync(t.dataDir, { recursive: true, force: true }));
+  }
+  const t = await started;
+  const keep = async () => {};
+  return { ...t, close: keep, [Symbol.asyncDispose]: keep };
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * A new SQLite file starts as a copy of one migrated once per worker process: the server then finds every migration
+ * applied, as it would on a restart, instead of running them all again for each test server. A file that exists
+ * already (a restart on a kept `dataDir`) is left as it is.
+ */
+async function copyMigratedTemplate(file: string): Promise<void> {
+  if (file === ':memory:' || fs.existsSync(file)) return;
+  template ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-template-'));
+    const templateFile = path.join(dir, 'svc.sqlite');
+    const ds = await openDatabase({ database: { kind: 'sqlite', file: templateFile } });
+    await ds.destroy();
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    return templateFile;
+  })();
+  const from = await template;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.copyFileSync(from, file);
 }
 
 /**
@@ -124,17 +175,35 @@ export const ALL_SCOPES: Scope[] = [
 
 let counter = 0;
 
+/**
+ * Each role's password, the same for every world of a worker process, hashed once: scrypt is made to be slow, and a
+ * world per test would otherwise spend most of its time on it.
+ */
+const worldPasswords = new Map<string, { password: string; hash: Promise<string> }>();
+function worldPassword(who: string) {
+  let p = worldPasswords.get(who);
+  if (!p) {
+    const password = `pw-${who}-secret-${randomBytes(4).toString('hex')}`;
+    p = { password, hash: hashPassword(password) };
+    worldPasswords.set(who, p);
+  }
+  return p;
+}
+
 /** Creates an organization with an owner and a member, a room with both, a DM room, and an org key. */
 export async function createWorld(rt: Runtime, name = 'Acme'): Promise<World> {
   const s = rt.services;
   const now = s.now();
   const n = ++counter;
+  const passwords = { owner: worldPassword('owner'), member: worldPassword('member') };
+  const hashes = { owner: await passwords.owner.hash, member: await passwords.member.hash };
   return s.ds.transaction(async (m) => {
     const org = await createOrganization(m, now, name);
-    const mk = async (who: string, role: OrgRole) => {
+    const mk = async (who: 'owner' | 'member', role: OrgRole) => {
       const email = `${who}-${n}-${Math.random().toString(36).slice(2, 8)}@example.test`;
-      const password = `pw-${who}-secret-${n}`;
-      const u = await createUser(m, now, { email, name: who, password, organizationId: org.id, role });
+      const { password } = passwords[who];
+      const passwordHash = hashes[who];
+      const u = await createUser(m, now, { email, name: who, password, passwordHash, organizationId: org.id, role });
       return { id: u.id, email, password };
     };
     const owner = await mk('owner', 'owner');

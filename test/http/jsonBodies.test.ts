@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createWorld, startTestServer } from '../helpers/harness.js';
+import { createWorld, sharedTestServer } from '../helpers/harness.js';
 import { toolCall } from '../mcp/mcpClient.js';
 
 // Whatever the text of a JSON answer (ASCII, or not: two-byte, astral, separators), the bytes on the wire are its
@@ -17,7 +17,7 @@ const BODIES = [
 
 describe('JSON answers carry their text as UTF-8 with an exact Content-Length', () => {
   it('over REST and MCP, for ASCII and non-ASCII text alike', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const auth = { authorization: `Bearer ${w.key}` };
     for (const body of BODIES) {

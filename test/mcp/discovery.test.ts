@@ -1,7 +1,7 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
-import { ALL_SCOPES, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
+import { ALL_SCOPES, createWorld, issueKey, sharedTestServer } from '../helpers/harness.js';
 import { connectMcp, postMcp } from './mcpClient.js';
 
 const initialize = (protocolVersion: string) => ({
@@ -18,7 +18,7 @@ const refs = (node: unknown): string[] =>
 
 describe('MCP discovery: initialize and tools/list', () => {
   it('negotiates the protocol version and announces tools, statelessly', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
     expect(c.getServerVersion()).toMatchObject({ name: 'svc' });
@@ -43,7 +43,7 @@ describe('MCP discovery: initialize and tools/list', () => {
   });
 
   it('lists a tool for every procedure, with schemas and annotations from its metadata', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     // every scope, agent:invoke included; completing an agent run is listed to the run's own token only (mcp/units)
     const all = (
@@ -95,7 +95,7 @@ describe('MCP discovery: initialize and tools/list', () => {
   });
 
   it('describes tools in standard JSON Schema: success-only output schemas, examples, contentEncoding, no vendor keywords', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
     const { tools } = await c.listTools();
@@ -133,7 +133,7 @@ describe('MCP discovery: initialize and tools/list', () => {
   });
 
   it('shows only the tools whose scope the credential holds', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const narrow = await issueKey(t.rt, {
       userId: w.owner.id,

@@ -5,7 +5,7 @@ import { DomainError } from '../../src/domain/errors.js';
 import { newResponseState } from '../../src/procedures/index.js';
 import type { ToolOutcome } from '../../mcp/invokeTool.js';
 import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/toolResult.js';
-import { createWorld, startTestServer } from '../helpers/harness.js';
+import { createWorld, sharedTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 
 /**
@@ -113,7 +113,7 @@ describe('tool results built once (mcp/toolResult.ts toCheckedToolResult)', () =
   });
 
   it('answers tools/call over HTTP with the bytes of the SDK-checked result', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const calls = [
       toolCall('create_message', { roomId: w.roomId, body: 'Hello "agent" \\ ✓\n', idempotencyKey: 'k-1' }, 1),

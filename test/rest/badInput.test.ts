@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, sharedTestServer } from '../helpers/harness.js';
 
 describe('bad input answers 4xx in the envelope, never 500, and changes nothing', () => {
   it('wrong types, missing fields, unknown fields, malformed, oversized and non-JSON bodies', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const p = `/v1/rooms/${w.roomId}/tasks`;
     const cases: [string, string | undefined, Record<string, string>, number, string][] = [
@@ -49,7 +49,7 @@ describe('bad input answers 4xx in the envelope, never 500, and changes nothing'
   });
 
   it('bad path identifiers and unknown routes', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const r1 = await call(t, 'GET', '/v1/rooms/not-an-id', { key: w.key });
     expect(r1.status).toBe(400);
@@ -66,7 +66,7 @@ describe('bad input answers 4xx in the envelope, never 500, and changes nothing'
   });
 
   it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const ok = await call(t, 'GET', '/v1/me', { key: w.key, headers: { 'x-request-id': 'client-req-42' } });
     expect(ok.headers.get('x-request-id')).toBe('client-req-42');

@@ -7,7 +7,7 @@ import { buildToolCatalog, ERRORS_META } from '../../mcp/toolCatalog.js';
 import { ERROR_STATUS } from '../../src/domain/errors.js';
 import { errorCodesOf, EVERY_CALL_CODES, ownErrorCodesOf } from '../../src/procedures/errorCodes.js';
 import { listProcedures } from '../../src/procedures/index.js';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, sharedTestServer } from '../helpers/harness.js';
 import { bodyOf, connectMcp } from '../mcp/mcpClient.js';
 
 /** Every global name of JavaScript, TypeScript and the DOM (TypeScript's own lib files declare them). */
@@ -31,7 +31,7 @@ function* schemaNodes(node: unknown, at = ''): Generator<[string, any]> {
 
 describe('GET /v1/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document generated from the procedures', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const res = await t.fetch('/v1/openapi.json');
     expect(res.status).toBe(200);
     const doc = (await res.json()) as any;
@@ -63,7 +63,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('is under 4 KB an operation, with shared headers, responses and parameters referenced from components', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const text = await (await t.fetch('/v1/openapi.json')).text();
     const doc = JSON.parse(text);
     const operations = Object.values<Record<string, unknown>>(doc.paths).flatMap((item) => Object.keys(item)).length;
@@ -102,7 +102,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('names no schema after a JavaScript, TypeScript or DOM global (Error, File, Record, Event…)', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     const globals = globalNames();
     expect(globals.has('Error') && globals.has('File') && globals.has('Record') && globals.has('Event')).toBe(true);
@@ -114,7 +114,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('states what the server enforces: closed bodies, date-time timestamps, no NUL, described parameters', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     const schemas = doc.components.schemas;
     for (const [name, s] of Object.entries<any>(schemas)) {
@@ -146,7 +146,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('makes the error code an enum of the catalog and lists, per operation and status, the codes MCP lists too', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     expect(doc.components.schemas.ErrorCode.enum).toEqual(Object.keys(ERROR_STATUS));
     expect(doc.components.schemas.ErrorCode.enum).toContain('rule_violation');
@@ -208,7 +208,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('describes files as they behave: any media type up, the stored type down', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const doc = (await (await t.fetch('/v1/openapi.json')).json()) as any;
     const files = '/v1/rooms/{roomId}/files';
     expect(doc.paths[files].post.requestBody.content).toEqual({
@@ -235,7 +235,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('serves a reference page at /docs', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const res = await t.fetch('/docs');
     expect(res.status).toBe(200);
     const html = await res.text();
@@ -257,7 +257,7 @@ describe('GET /v1/openapi.json', () => {
 
 describe('unknown input is refused, as the document says, on REST and MCP', () => {
   it('REST: an unknown body field, an unknown query parameter, or a body field sent in the query is 400 validation_error; nothing is created', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const messages = `/v1/rooms/${w.roomId}/messages`;
     const extraField = await call(t, 'POST', messages, { key: w.key, body: { body: 'hi', pinned: true } });
@@ -293,7 +293,7 @@ describe('unknown input is refused, as the document says, on REST and MCP', () =
   });
 
   it('MCP: an unknown argument is refused with the same validation_error', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     await using c = await connectMcp(t, { token: w.key });
     const r: any = await c.callTool({

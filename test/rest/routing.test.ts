@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, sharedTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from '../mcp/mcpClient.js';
 
 /** One raw HTTP/1.1 exchange (for request lines fetch cannot send), answered with Connection: close. */
@@ -26,7 +26,7 @@ function rawRequest(baseUrl: string, head: string): Promise<{ status: number; he
 
 describe('REST routing', () => {
   it('matches paths like Express: case-insensitive, optional trailing slash, decoded parameters; HEAD as GET', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     expect((await call(t, 'GET', '/v1/me', { key: w.key })).body.id).toBe(w.owner.id);
     expect((await call(t, 'GET', '/v1/me/', { key: w.key })).status).toBe(200);
@@ -39,7 +39,7 @@ describe('REST routing', () => {
   });
 
   it('answers an unknown path 404, a known path with another method 405 with Allow, a malformed escape 400', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const missing = await call(t, 'GET', '/v1/nothing-here', { key: w.key });
     expect(missing.status).toBe(404);
@@ -53,7 +53,7 @@ describe('REST routing', () => {
   });
 
   it('sends the API security headers on /v1 and the page headers elsewhere', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const security = {
       'strict-transport-security': 'max-age=31536000; includeSubDomains',
@@ -113,7 +113,7 @@ describe('REST routing', () => {
   });
 
   it('answers the API alike for a request line in origin form and in absolute form (as a proxy may send)', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const auth = `Authorization: Bearer ${w.key}`;
     const lane = await rawRequest(t.baseUrl, `GET /v1/me HTTP/1.1\r\n${auth}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, sharedTestServer } from '../helpers/harness.js';
 
 // Bytes that are not UTF-8 inside a JSON body must not be decoded with U+FFFD replacement characters and
 // stored, which would silently change the client's text. RFC 8259 §8.1: JSON text
@@ -9,7 +9,7 @@ const NOT_UTF8 = [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0
 
 describe('a JSON body that is not UTF-8', () => {
   it.each(NOT_UTF8)('is refused on /v1 with 400 validation_error and writes nothing (bytes %#)', async (...bad) => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const body = Buffer.concat([Buffer.from('{"body":"caf'), Buffer.from(bad), Buffer.from('"}')]);
     const res = await t.fetch(`/v1/rooms/${w.roomId}/messages`, {
@@ -25,7 +25,7 @@ describe('a JSON body that is not UTF-8', () => {
   });
 
   it('is refused on /mcp with a JSON-RPC parse error and runs no tool', async () => {
-    await using t = await startTestServer();
+    await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const text = Buffer.concat([
       Buffer.from(

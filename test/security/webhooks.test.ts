@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from '../../db/entities/index.js';
 import { configureWebhookDelivery } from '../../src/webhooks/deliveryDeps.js';
 import { createWebhookWorker } from '../../src/webhooks/deliveryWorker.js';
@@ -8,7 +8,7 @@ import type { Resolver } from '../../src/outbound/ssrfGuard.js';
 import { encryptSecret, loadWebhookKey } from '../../src/webhooks/secretBox.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { verifyWebhook } from '../../src/webhooks/verifyWebhook.js';
-import { call, createWorld, startTestServer } from '../helpers/harness.js';
+import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { captureLogs, DevBrowser, startDeveloperEnv } from '../web/developerHelpers.js';
 import { deliveryRows, startReceiver } from '../webhooks/helpers.js';
 
@@ -55,9 +55,17 @@ const signPayload = (secret: string, timestamp: number, body: Buffer) => ({
 });
 
 describe('security: webhooks', () => {
+  // registration is a domain call: one runtime for the list, a world per URL
+  let ssrf: TestServer;
+  beforeAll(async () => {
+    ssrf = await startTestServer({ env: { SVC_SSRF_ALLOWLIST: '' } });
+    configureWebhookDelivery(ssrf.rt.services, { resolver });
+  });
+  afterAll(async () => {
+    await ssrf?.close();
+  });
   it.each(SSRF_URLS)('SSRF at registration: %s is refused with a validation_error', async (url) => {
-    await using t = await startTestServer({ env: { SVC_SSRF_ALLOWLIST: '' } });
-    configureWebhookDelivery(t.rt.services, { resolver });
+    const t = ssrf;
     const w = await createWorld(t.rt);
     const err = await createWebhook(t.rt.services, { roomId: w.roomId, url }).catch((e) => e);
     expect(err).toMatchObject({ code: 'validation_error', details: { field: 'url' } });

@@ -156,7 +156,13 @@ describe('delivery worker loop', () => {
     for (let i = 0; i < 3; i++) await newRecord(t.rt, w, `R${i}`);
     worker.start();
     try {
-      await until(() => fast.requests.length === 3 && slow.requests.length === 3);
+      // the fast receiver's answers recorded, not only received: stop() gives back whatever is still in flight
+      await until(
+        async () =>
+          fast.requests.length === 3 &&
+          slow.requests.length === 3 &&
+          (await deliveryRows(t.rt, fastHook.id)).every((r) => r.state === 'succeeded'),
+      );
       // all three slow attempts are still open: the fast receiver did not wait for them
       expect(slow.openConnections).toBeGreaterThan(0);
     } finally {

@@ -17,7 +17,7 @@ import { rowsOfWrites, sendWrite, succeeded, type SentWrite } from './writeMix.j
 // worker is in the middle of deliveries to a slow receiver. Every write the client saw succeed is in the
 // database, whole; no write left a partial row; every committed row has its event and its delivery row; after
 // a restart the leases of the dead process are claimed again and every committed event reaches the receiver;
-// the bytes of uploads cut off before their commit are swept. (test/webhooks/crash.test.ts covers a kill with
+// the bytes of uploads cut off before their commit are swept. (test/webhooks/crash.slow.test.ts covers a kill with
 // deliveries only pending.)
 
 const IN_FLIGHT = 40;

@@ -13,7 +13,7 @@ import { addWebhook, deliveryRows } from '../webhooks/helpers.js';
 // and keeps at most 2 KB of what came back, whatever the receiver does. Timeouts are shortened here through
 // the worker's injectable deps; the bounds themselves are the sender's.
 
-const TIMEOUTS = { connectMs: 500, responseMs: 400 };
+const TIMEOUTS = { connectMs: 1000, responseMs: 1000 };
 const DEADLINE_MS = TIMEOUTS.connectMs + 2 * TIMEOUTS.responseMs;
 const GIGABYTE = 1024 ** 3;
 
@@ -22,7 +22,7 @@ async function startHostileReceiver() {
   const sockets = new Set<Socket>();
   const sent: Record<string, number> = {};
   const behaviours: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
-    '/slow': (_req, res) => void setTimeout(() => res.writeHead(200).end('slow but fine'), TIMEOUTS.responseMs / 2),
+    '/slow': (_req, res) => void setTimeout(() => res.writeHead(200).end('slow but fine'), TIMEOUTS.responseMs / 4),
     '/hang': () => undefined,
     '/reset': (req) => req.socket.destroy(),
     '/reset-mid-body': (req, res) => {
