@@ -22,6 +22,8 @@ import {
   taskIdOf,
   taskOf,
 } from './tasks.js';
+import { APPS_EXTENSION, isViewUri, linksViews, withViews } from './apps/catalog.js';
+import { readView, viewResources } from './apps/resources.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
@@ -94,7 +96,7 @@ export function createMcpServer({
       tools: { listChanged: false },
       resources: subscriptions ? { listChanged: true, subscribe: true } : { listChanged: false },
       completions: {},
-      extensions: { [TASKS_EXTENSION]: {} },
+      extensions: { [TASKS_EXTENSION]: {}, [APPS_EXTENSION]: {} }, // MCP Apps: mcp/apps/
     },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: sharedValidator,
@@ -107,9 +109,12 @@ export function createMcpServer({
   // the whole catalog
   const tools = selectTools(catalog, selection);
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
-  server.setRequestHandler('tools/list', async () => ({
-    tools: toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName),
-  }));
+  server.setRequestHandler('tools/list', async (_request, ctx) => {
+    const list = toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName);
+    // MCP Apps (mcp/apps/): each view's link on its tool, for a client of the extension
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    return { tools: linksViews(envelope, CLIENT_CAPABILITIES_META_KEY) ? withViews(list) : list };
+  });
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const entry = tools.get(request.params.name); // toolsets
@@ -165,11 +170,19 @@ export function createMcpServer({
 
   // Resources: read through the same procedures and pipeline as the tools (resources.ts)
   server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: resourceTemplates() }));
-  server.setRequestHandler('resources/list', async (request, ctx) =>
-    listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor),
-  );
+  server.setRequestHandler('resources/list', async (request, ctx) => {
+    const page = await listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor);
+    // MCP Apps: the views, on the first page, for a 2026-07-28 client that declared the extension
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    const views = envelope && !request.params?.cursor && linksViews(envelope, CLIENT_CAPABILITIES_META_KEY);
+    return views ? { ...page, resources: [...viewResources(), ...page.resources] } : page;
+  });
   server.setRequestHandler('resources/read', async (request, ctx) =>
-    readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+    isViewUri(request.params.uri) // MCP Apps: a view's document
+      ? readView(request.params.uri)
+      : readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) =>
+          onToolOutcome?.(o.out),
+        ),
   );
   // completion/complete: the resource templates' ids, within the caller's rights (completions.ts)
   server.setRequestHandler('completion/complete', async (request) => complete(request.params, call, onToolOutcome));
