@@ -25,6 +25,7 @@ export const slowTier = [
   ...postgresOnly,
   // Chromium
   'test/security/docsPage.test.ts',
+  'test/browser/apps.slow.test.ts',
   // processes: the operator CLI, the server as a child process, crash and kill
   'test/**/cli.test.ts',
   'test/**/*Cli.test.ts',
