@@ -10,6 +10,7 @@ import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
 import { newId } from '../src/domain/ids.js';
 import { auditRejection } from './auditRejection.js';
+import { serverCapabilities } from './capabilities.js';
 import { complete } from './completions.js';
 import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
 import {
@@ -17,12 +18,11 @@ import {
   declaresTasks,
   getTask,
   TASK_TOOL,
-  TASKS_EXTENSION,
   TaskParams,
   taskIdOf,
   taskOf,
 } from './tasks.js';
-import { APPS_EXTENSION, isViewUri, linksViews, withViews } from './apps/catalog.js';
+import { isViewUri, linksViews, withViews } from './apps/catalog.js';
 import { readView, viewResources } from './apps/resources.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
@@ -92,12 +92,7 @@ export function createMcpServer({
   let codec: ReturnType<typeof confirmCodec> | undefined;
   const codecOf = () => (codec ??= confirmCodec(call.services.secret, actor));
   const server = new Server(SERVER_INFO, {
-    capabilities: {
-      tools: { listChanged: false },
-      resources: subscriptions ? { listChanged: true, subscribe: true } : { listChanged: false },
-      completions: {},
-      extensions: { [TASKS_EXTENSION]: {}, [APPS_EXTENSION]: {} }, // MCP Apps: mcp/apps/
-    },
+    capabilities: serverCapabilities(!!subscriptions), // capabilities.ts
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: sharedValidator,
     cacheHints: CACHE_HINTS,
