@@ -1,5 +1,6 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
+import { AUTHORIZATION_HEADER, CACHE_CONTROL_HEADER, CONTENT_TYPE_HEADER } from '../src/http/headers.js';
 import { audienceOf } from '../src/http/surfaces.js';
 import { withViews } from './apps/catalog.js';
 import { viewResources } from './apps/resources.js';
@@ -28,7 +29,7 @@ export const REGISTRY_NAME = 'io.github.svc-project/svc';
 
 /** How a client authenticates: a bearer credential, an OAuth access token (found from the 401) or an API key. */
 const AUTH_HEADER = {
-  name: 'Authorization',
+  name: AUTHORIZATION_HEADER,
   description:
     'Bearer <API key>; leave it out to sign in with OAuth 2.1 (the 401 names the protected-resource metadata)',
   isRequired: false,
@@ -109,11 +110,11 @@ export function serverCardHandler(baseUrl: string, catalog: ToolCatalog): (req: 
     body ??= JSON.stringify(serverCard(baseUrl, catalog));
     res
       .set({
-        'Content-Type': 'application/json',
+        [CONTENT_TYPE_HEADER]: 'application/json',
         'Access-Control-Allow-Origin': '*',
         'Access-Control-Allow-Methods': 'GET',
-        'Access-Control-Allow-Headers': 'Content-Type',
-        'Cache-Control': 'public, max-age=3600',
+        'Access-Control-Allow-Headers': CONTENT_TYPE_HEADER,
+        [CACHE_CONTROL_HEADER]: 'public, max-age=3600',
       })
       .send(body);
   };

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { CONTENT_SECURITY_POLICY_HEADER } from '../../src/http/headers.js';
 import type { ViewEntry } from './catalog.js';
 
 /** The most a view's document may weigh: hosts load it into a frame for every result they show. */
@@ -94,7 +95,7 @@ export async function buildView(view: ViewEntry): Promise<string> {
   const style = STYLE.trim();
   const html =
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
-    `<meta http-equiv="Content-Security-Policy" content="${viewPolicy(script, style)}">` +
+    `<meta http-equiv="${CONTENT_SECURITY_POLICY_HEADER}" content="${viewPolicy(script, style)}">` +
     '<meta name="viewport" content="width=device-width,initial-scale=1">' +
     `<title>${view.title.replace(/[<>&"]/g, '')}</title><style>${style}</style></head>` +
     `<body><main id="app"></main><p id="status" role="status"></p><script>${script}</script></body></html>`;
