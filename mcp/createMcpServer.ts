@@ -13,15 +13,7 @@ import { auditRejection } from './auditRejection.js';
 import { serverCapabilities } from './capabilities.js';
 import { complete } from './completions.js';
 import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
-import {
-  cancelTask,
-  declaresTasks,
-  getTask,
-  TASK_TOOL,
-  TaskParams,
-  taskIdOf,
-  taskOf,
-} from './tasks.js';
+import { cancelTask, declaresTasks, getTask, TASK_TOOL, TaskParams, taskIdOf, taskOf } from './tasks.js';
 import { isViewUri, linksViews, withViews } from './apps/catalog.js';
 import { readView, viewResources } from './apps/resources.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
