@@ -3,12 +3,17 @@ import type { RateLimiter } from '../src/auth/rateLimit.js';
 import type { Services } from '../src/domain/services.js';
 import { readMessage } from './body.js';
 import { createDispatch } from './dispatch.js';
+import { serverCardHandler } from './discovery.js';
 import { createDoor } from './door.js';
 import { createListenHub } from './listen.js';
 import { buildToolCatalog } from './toolCatalog.js';
 
 /** The surface's request handler, and how to end its subscription streams gracefully (shutdown). */
-export type McpRouter = RequestHandler & { closeStreams(): Promise<void> };
+export type McpRouter = RequestHandler & {
+  closeStreams(): Promise<void>;
+  /** The server card (discovery.ts), made from the same tool catalog, for `GET /.well-known/mcp/server-card`. */
+  serverCard: RequestHandler;
+};
 
 export interface McpRouterOptions {
   services: Services;
@@ -33,5 +38,8 @@ export function createMcpRouter({ services, rateLimiter }: McpRouterOptions): Mc
     const message = await readMessage(services, req, res, entry);
     if (message) await dispatch(res, entry, message);
   });
-  return Object.assign(door, { closeStreams: () => listen.closeAll() });
+  return Object.assign(door, {
+    closeStreams: () => listen.closeAll(),
+    serverCard: serverCardHandler(services.config.baseUrl, catalog),
+  });
 }

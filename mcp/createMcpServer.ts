@@ -1,7 +1,14 @@
-import { Server, type CacheHint, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  Server,
+  type CacheHint,
+  type CallToolResult,
+  type InputRequiredResult,
+} from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { AuthenticatedActor } from '../src/domain/actor.js';
 import type { ResponseState } from '../src/procedures/context.js';
+import { serverCapabilities } from './capabilities.js';
 import { complete } from './completions.js';
 import { clientCapabilitiesOf, serveMethods, type ConnectionRights } from './connectionRights.js';
 import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
@@ -16,6 +23,8 @@ import {
   taskOf,
   updateTask,
 } from './tasks.js';
+import { isViewUri, linksViews, withViews } from './apps/catalog.js';
+import { readView, viewResources } from './apps/resources.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
 import { listResources, readResource, resourceTemplates } from './resources.js';
 import { toolsFor, type ToolCatalog } from './toolCatalog.js';
@@ -82,12 +91,7 @@ export function createMcpServer({
   let codec: ReturnType<typeof confirmCodec> | undefined;
   const codecOf = () => (codec ??= confirmCodec(call.services.secret, actor));
   const server = new Server(SERVER_INFO, {
-    capabilities: {
-      tools: { listChanged: false },
-      resources: subscriptions ? { listChanged: true, subscribe: true } : { listChanged: false },
-      completions: {},
-      extensions: { [TASKS_EXTENSION]: {} },
-    },
+    capabilities: serverCapabilities(!!subscriptions), // capabilities.ts
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: sharedValidator,
     cacheHints: CACHE_HINTS,
@@ -100,9 +104,12 @@ export function createMcpServer({
   const serve = serveMethods(server, rights);
   const tools = rights.tools;
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
-  serve('tools/list', async () => ({
-    tools: toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName),
-  }));
+  serve('tools/list', async (_request, ctx) => {
+    const list = toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName);
+    // MCP Apps (mcp/apps/): each view's link on its tool, for a client of the extension
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    return { tools: linksViews(envelope, CLIENT_CAPABILITIES_META_KEY) ? withViews(list) : list };
+  });
 
   serve('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const entry = tools.get(request.params.name)!; // admitted: in the selection
@@ -147,11 +154,19 @@ export function createMcpServer({
 
   // Resources: read through the same procedures and pipeline as the tools (resources.ts)
   serve('resources/templates/list', async () => ({ resourceTemplates: resourceTemplates() }));
-  serve('resources/list', async (request, ctx) =>
-    listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor),
-  );
+  serve('resources/list', async (request, ctx) => {
+    const page = await listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor);
+    // MCP Apps: the views, on the first page, for a 2026-07-28 client that declared the extension
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    const views = envelope && !request.params?.cursor && linksViews(envelope, CLIENT_CAPABILITIES_META_KEY);
+    return views ? { ...page, resources: [...viewResources(), ...page.resources] } : page;
+  });
   serve('resources/read', async (request, ctx) =>
-    readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) => onToolOutcome?.(o.out)),
+    isViewUri(request.params.uri) // MCP Apps: a view's document
+      ? readView(request.params.uri)
+      : readResource(request.params.uri, catalog, { ...call, signal: ctx.mcpReq.signal }, (o) =>
+          onToolOutcome?.(o.out),
+        ),
   );
   // completion/complete: the resource templates' ids, within the caller's rights (completions.ts)
   serve('completion/complete', async (request) => complete(request.params, call, onToolOutcome));

@@ -8,6 +8,7 @@ import helmet from 'helmet';
 import { createMcpRouter } from '../mcp/createMcpRouter.js';
 import { createEventStreams } from '../rest/eventStream.js';
 import { createEventFeed } from '../mcp/eventFeed.js';
+import { SERVER_CARD_PATH } from '../mcp/discovery.js';
 import { createRestRouter } from '../rest/restRouter.js';
 import { sendError } from './http/render.js';
 import { CACHE_CONTROL_HEADER, CONTENT_SECURITY_POLICY_HEADER, REQUEST_ID_IN } from './http/headers.js';
@@ -100,6 +101,8 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
     next();
   });
   app.use(api);
+  // MCP discovery: the server card, public, from the same tool catalog as /mcp (mcp/discovery.ts)
+  app.get(SERVER_CARD_PATH, mcp.serverCard);
   // Pages get helmet's full set
   app.use(helmet({ contentSecurityPolicy: false }));
 

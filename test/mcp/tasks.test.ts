@@ -38,7 +38,7 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
     const key = await invokerKey(t.rt, w);
 
     const discover = await post2026(t, 'server/discover', {}, { token: key });
-    expect(discover.body.result.capabilities.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+    expect(discover.body.result.capabilities.extensions).toMatchObject({ 'io.modelcontextprotocol/tasks': {} });
 
     const started = await startRunTool(t, key, w.roomId, connector.id);
     expect(started.status).toBe(200);
@@ -129,7 +129,7 @@ describe('MCP tasks extension: an agent run started over MCP is a task', () => {
       new TransportV2(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
     );
     try {
-      expect(client.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+      expect(client.getServerCapabilities()?.extensions).toMatchObject({ 'io.modelcontextprotocol/tasks': {} });
       const r = await client.callTool({
         name: 'create_agent_run',
         arguments: { roomId: w.roomId, connectorId: connector.id, input: { text: 'one' } },

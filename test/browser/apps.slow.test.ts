@@ -1,0 +1,217 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import type { Frame, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listAudit } from '../../src/auth/audit.js';
+import {
+  ALL_SCOPES,
+  call,
+  createWorld,
+  issueKey,
+  startTestServer,
+  type TestServer,
+  type World,
+} from '../helpers/harness.js';
+import { obtainTokens, registerClient } from '../oauth/oauthHelpers.js';
+import { ensureChromium, INSTALL_TIMEOUT_MS, openBrowser, type TestBrowser } from './chromium.js';
+
+// MCP Apps in Chromium: a small host page (appsHost/host.ts) connects the v2 SDK's client to svc over MCP and
+// hosts each view in a sandboxed frame through the ext-apps AppBridge. A person approves a record, moves and
+// assigns a task and sees a new message appear; svc records it as that person, through the host, not an agent.
+
+const HOST_ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'appsHost', 'host.ts');
+
+let t: TestServer & AsyncDisposable;
+let w: World;
+let memberKey: string;
+/** The owner's OAuth access token for /mcp, as a host holds it after the person signed in. */
+let ownerToken: string;
+let browser: TestBrowser;
+let host: http.Server;
+let hostUrl: string;
+
+beforeAll(async () => {
+  ensureChromium();
+  const bundle = await build({
+    entryPoints: [HOST_ENTRY],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    logLevel: 'silent',
+  });
+  const js = bundle.outputFiles[0].text;
+  host = http.createServer((req, res) => {
+    if (req.url === '/host.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(js);
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><html><head><title>host</title></head><body><script src="/host.js"></script></body></html>');
+  });
+  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+  hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/`;
+  t = await startTestServer();
+  w = await createWorld(t.rt);
+  const scope = 'mcp:tools rooms:read records:read records:write tasks:read tasks:write messages:read messages:write';
+  ownerToken = (await obtainTokens(t, w, await registerClient(t), { resource: `${t.baseUrl}/mcp`, scope }))
+    .access_token;
+  memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: [...ALL_SCOPES] })).token;
+  browser = await openBrowser();
+}, INSTALL_TIMEOUT_MS);
+
+afterAll(async () => {
+  await browser?.[Symbol.asyncDispose]();
+  await t?.[Symbol.asyncDispose]();
+  await new Promise((resolve) => host?.close(resolve));
+});
+
+/** Opens the host page afresh and a tool's view in it, as the owner (signed in with OAuth); returns its frame. */
+async function openView(
+  tool: string,
+  args: Record<string, unknown>,
+  o: { token?: string; headers?: Record<string, string> } = {},
+): Promise<{ page: Page; frame: Frame; resourceUri: string; csp: unknown }> {
+  const { page } = browser;
+  await page.goto(hostUrl);
+  await page.waitForFunction(() => typeof (globalThis as any).openView === 'function');
+  const opened = await page.evaluate((p) => (globalThis as any).openView(p), {
+    mcpUrl: `${t.baseUrl}/mcp`,
+    token: o.token ?? ownerToken,
+    headers: o.headers,
+    tool,
+    args,
+  });
+  const frame = page.frames().find((f) => f !== page.mainFrame())!;
+  return { page, frame, ...opened };
+}
+
+const recordOf = async (id: string) =>
+  (await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${id}`, { key: w.key })).body as { approvalState: string };
+
+/** A record by the member, with approval requested by the member: the owner may approve it. */
+async function pendingRecord(title: string): Promise<string> {
+  const rec = await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, {
+    key: memberKey,
+    body: { title, body: 'minutes' },
+  });
+  const asked = await call(t, 'POST', `/v1/rooms/${w.roomId}/records/${rec.body.id}/approval/request`, {
+    key: memberKey,
+    body: {},
+  });
+  expect(asked.status).toBe(200);
+  return rec.body.id as string;
+}
+
+/** The MCP audit rows of a tool, newest first. */
+const auditRows = async (tool: string) =>
+  (await listAudit(t.rt.services, { limit: 200 })).filter((r) => r.surface === 'mcp' && r.routePattern === tool);
+
+describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { timeout: 180_000 }, () => {
+  it('approves a record from its view: the title shows as text, and svc records the owner acting through the host', async () => {
+    const title = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">Q3 plan';
+    const id = await pendingRecord(title);
+    const { frame, resourceUri, csp } = await openView('get_record', { roomId: w.roomId, recordId: id });
+    expect(resourceUri).toBe('ui://svc/record');
+    expect(csp).toEqual({ connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] });
+    await frame.waitForSelector('#title');
+    // a record title with script: shown as the characters it is, nothing of it runs
+    expect(await frame.textContent('#title')).toBe(title);
+    expect(await frame.locator('img').count()).toBe(0);
+    expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
+    expect(await frame.textContent('#state')).toBe('pending');
+
+    await frame.fill('#comment', 'Looks right to me');
+    await frame.click('button[data-action="approve_record"]');
+    await frame.waitForSelector('#state:text("approved")');
+    expect(await frame.textContent('#decisions')).toContain('Looks right to me');
+
+    expect((await recordOf(id)).approvalState).toBe('approved');
+    const [row] = await auditRows('approve_record');
+    // a person (the owner's key) through the host, not an agent
+    expect(row).toMatchObject({
+      statusCode: 200,
+      actor: 'user',
+      authMethod: 'oauth_bearer',
+      userId: w.owner.id,
+      agentRunId: null,
+    });
+    const events = await call(t, 'GET', `/v1/events?type=approval.approved&roomId=${w.roomId}`, { key: w.key });
+    expect(events.body.data).toHaveLength(1);
+    expect(events.body.data[0]).toMatchObject({ actor: 'user', data: { object: { id } } });
+  });
+
+  it('moves a task to another status and assigns it on the board, through update_task', async () => {
+    const task = (
+      await call(t, 'POST', `/v1/rooms/${w.roomId}/tasks`, { key: w.key, body: { title: 'Ship the release' } })
+    ).body as { id: string };
+    const { frame } = await openView('list_tasks', { roomId: w.roomId });
+    const card = `li[data-task="${task.id}"]`;
+    await frame.waitForSelector(`section[data-status="todo"] ${card}`);
+    await frame.selectOption(`${card} select[data-field="status"]`, 'in_progress');
+    await frame.waitForSelector(`section[data-status="in_progress"] ${card}`);
+    // the room's members come from list_room_members, named from its text
+    await frame.waitForSelector(`${card} select[data-field="assigneeId"] option[value="${w.member.id}"]`, {
+      state: 'attached',
+    });
+    expect(await frame.textContent(`${card} select[data-field="assigneeId"] option[value="${w.member.id}"]`)).toBe(
+      'member',
+    );
+    await frame.selectOption(`${card} select[data-field="assigneeId"]`, w.member.id);
+    await frame.waitForSelector('#status[data-kind="ok"]');
+
+    const saved = await call(t, 'GET', `/v1/rooms/${w.roomId}/tasks/${task.id}`, { key: w.key });
+    expect(saved.body).toMatchObject({ status: 'in_progress', assigneeId: w.member.id });
+    const rows = await auditRows('update_task');
+    expect(rows).toHaveLength(2);
+    for (const r of rows)
+      expect(r).toMatchObject({
+        statusCode: 200,
+        actor: 'user',
+        authMethod: 'oauth_bearer',
+        userId: w.owner.id,
+        agentRunId: null,
+      });
+    const events = await call(t, 'GET', `/v1/events?type=task.updated&roomId=${w.roomId}`, { key: w.key });
+    expect(events.body.data.filter((e: any) => e.data.object.id === task.id)).toHaveLength(2);
+  });
+
+  it('shows the conversation with hostile bodies as text, and a new message appears without reloading', async () => {
+    const hostile = '<img src=x onerror="window.pwned=3"><b>bold?</b></div><script>window.pwned=4</script>';
+    await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: memberKey, body: { body: hostile } });
+    const { frame } = await openView('list_messages', { roomId: w.roomId, order: 'desc', limit: 20 });
+    await frame.waitForSelector('#messages li');
+    const bodies = await frame.locator('#messages li .body').allTextContents();
+    expect(bodies).toContain(hostile);
+    expect(await frame.locator('#messages img, #messages b, #messages script').count()).toBe(0);
+    expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
+    expect(await frame.locator('#messages .author').first().textContent()).toBe('member');
+
+    const fresh = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, {
+      key: memberKey,
+      body: { body: 'Posted while the view is open' },
+    });
+    // the view polls list_messages through the host and shows it
+    await frame.waitForSelector(`li[data-message="${fresh.body.id}"]`, { timeout: 30_000 });
+    expect(await frame.textContent(`li[data-message="${fresh.body.id}"] .body`)).toBe('Posted while the view is open');
+  });
+
+  it("refuses a view's write on a read-only connection, as it refuses the model's", async () => {
+    const id = await pendingRecord('Read-only review');
+    const before = (await auditRows('approve_record')).length;
+    const { frame, page } = await openView(
+      'get_record',
+      { roomId: w.roomId, recordId: id },
+      { headers: { 'x-mcp-readonly': 'true' } },
+    );
+    await frame.waitForSelector('#title');
+    await frame.click('button[data-action="approve_record"]');
+    await frame.waitForSelector('#status[data-kind="error"]');
+    expect(await frame.textContent('#status')).toMatch(/approve_record/);
+    const calls = (await page.evaluate(() => (globalThis as any).viewCalls)) as { name: string; error?: string }[];
+    expect(calls.at(-1)).toMatchObject({ name: 'approve_record', error: expect.stringMatching(/approve_record/) });
+    expect((await recordOf(id)).approvalState).toBe('pending');
+    expect((await auditRows('approve_record')).length).toBe(before);
+  });
+});
