@@ -17,7 +17,6 @@ import {
   declaresTasks,
   getTask,
   TASK_TOOL,
-  TASKS_EXTENSION,
   TaskParams,
   taskIdOf,
   taskOf,
