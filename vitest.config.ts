@@ -12,8 +12,15 @@ import { defineConfig } from 'vitest/config';
 // side by side on one machine.
 // (generous: subprocess tests (the CLI, server processes, Chromium) take several times longer on a busy machine)
 const shared = { testTimeout: 90_000, hookTimeout: 120_000, pool: 'forks' as const };
-// engines, not speed: these folders test SQLite files or a shared PostgreSQL between processes
-const sqliteOnly = ['test/server/**', 'test/cli/**', 'test/browser/**', 'test/robustness/sqlite/**'];
+// engines, not speed: these folders test SQLite files or a shared PostgreSQL between processes; the guides run
+// against the server `npm start` starts, which is SQLite's
+const sqliteOnly = [
+  'test/server/**',
+  'test/cli/**',
+  'test/browser/**',
+  'test/robustness/sqlite/**',
+  'test/docs/guides.slow.test.ts',
+];
 const postgresOnly = ['test/multiprocess/**'];
 
 /**
