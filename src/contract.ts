@@ -86,6 +86,19 @@ export interface ResponseState {
 }
 
 /**
+ * A claim held by one request: the key's row and the claim's own token, kept in `statusCode` while the row is
+ * `in_flight` (a negative number, never a status), so that only the request holding it can settle the key.
+ */
+export interface KeyClaim {
+  id: string;
+  token: number;
+  /** The success status the stored answer will carry. */
+  status: number;
+  /** The answer stored with the key in the write's own transaction (`inWriteTransaction`), once committed. */
+  stored?: { body: unknown };
+}
+
+/**
  * The transport-bound context of one call, built by an adapter (REST or MCP); the pipeline middlewares and
  * the handlers see only this.
  */
@@ -109,6 +122,8 @@ export interface RequestContext {
    */
   authenticated?: AuthenticatedActor;
   idempotencyKey?: string;
+  /** The key this write holds, once the pipeline claimed it: its transaction stores the key's outcome. */
+  keyClaim?: KeyClaim;
   /** A body the adapter could not read (malformed, oversized, wrong type), reported after authentication. */
   inputError?: DomainError;
   out: ResponseState;
