@@ -36,6 +36,7 @@ export const slowTier = [
   'test/security/secrets.test.ts',
   'test/robustness/killMidRequest.test.ts',
   'test/robustness/shutdown.test.ts',
+  'test/multiprocess/databaseFaults.slow.test.ts',
   'test/mcp/subscriptionProcesses.test.ts',
   // soak, fuzzing, the official MCP conformance suite, the OpenAPI linters (subprocesses)
   'test/robustness/soak.test.ts',

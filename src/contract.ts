@@ -3,7 +3,7 @@
 // the mapping of anything thrown to the one domain error. It sits below the pipeline (src/auth/) and the
 // procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
 import type { AuditEntry } from '../db/entities/index.js';
-import { isTransientDatabaseError, isUnstorableTextError } from '../db/databaseErrors.js';
+import { isDatabaseUnavailableError, isUnstorableTextError } from '../db/databaseErrors.js';
 import type { Actor, AuthenticatedActor } from './domain/actor.js';
 import { DomainError, type ErrorCode } from './domain/errors.js';
 import type { Scope } from './domain/scopes.js';
@@ -238,7 +238,7 @@ export type ErrorMapping = (err: unknown) => DomainError;
  */
 export function domainErrorOf(err: unknown): DomainError {
   if (err instanceof DomainError) return err;
-  if (isTransientDatabaseError(err)) return serviceUnavailable(err);
+  if (isDatabaseUnavailableError(err)) return serviceUnavailable(err);
   if (isUnstorableTextError(err))
     return new DomainError('validation_error', 'Strings must not contain NUL characters', { cause: err });
   return new DomainError('internal_error', 'Internal server error', { cause: err });
