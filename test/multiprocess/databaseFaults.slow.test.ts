@@ -65,4 +65,29 @@ describe('PostgreSQL faults', () => {
     expect(again.body.id).toBe(retried.body.id);
     expect(await messageCount(ds)).toBe(1);
   });
+
+  it('audit rows the database cannot take are kept, in order, and written when it is back', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const ds = t.rt.services.ds;
+    const heal = await trigger(ds, 'audit_log', 'INSERT', `RAISE EXCEPTION 'injected' USING ERRCODE = '57P01';`);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await call(t, 'GET', '/v1/me', { key: w.key });
+      expect(r.status).toBe(200);
+      ids.push(r.headers.get('x-request-id')!);
+    }
+    const rows = async () =>
+      (
+        await ds.query(`SELECT "requestId" FROM audit_log WHERE "requestId" = ANY($1) ORDER BY "createdAt", id`, [ids])
+      ).map((r: { requestId: string }) => r.requestId);
+    expect(await rows()).toEqual([]);
+    const { pendingAuditRows } = await import('../../src/auth/audit.js');
+    expect(pendingAuditRows(t.rt.services)).toBe(5);
+    await heal();
+    // written by the retry (every second) or ahead of the next row, whichever comes first
+    for (let i = 0; i < 600 && pendingAuditRows(t.rt.services) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await rows()).toEqual(ids);
+    expect(pendingAuditRows(t.rt.services)).toBe(0);
+  });
 });
