@@ -54,12 +54,17 @@ const UNREACHABLE_CODES = new Set([
   '57P03',
 ]);
 const CONNECTION_EXCEPTION_CLASS = '08';
-/** What node-postgres throws, with no code, when its connection ends under a query or the pool has none to give. */
+/**
+ * What node-postgres (and TypeORM above it) throws, with no code, when its connection ends under a query or the
+ * pool has none to give.
+ */
 const UNREACHABLE_MESSAGES = [
   /^Connection terminated/,
   /^Client has encountered a connection error/,
   /^timeout exceeded when trying to connect/,
   /^Client was closed and is not queryable/,
+  // TypeORM's, when the connection of a transaction ended under it (its query runner is released on the error)
+  /^Query runner already released/,
 ];
 
 function isUnreachable(err: unknown): boolean {

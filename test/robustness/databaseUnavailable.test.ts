@@ -17,6 +17,7 @@ describe('an error meaning "the database is not there right now" is a 503, anyth
     ['connection failure', wrapped({ code: '08006' })],
     ['connection ended', wrapped(new Error('Connection terminated unexpectedly'))],
     ['pool timeout', new Error('timeout exceeded when trying to connect')],
+    ['transaction connection gone', new Error('Query runner already released. Cannot run queries anymore.')],
     ['SQLite busy', wrapped({ code: 'SQLITE_BUSY' })],
   ])('%s', (_name, err) => {
     const e = domainErrorOf(err);
