@@ -38,6 +38,7 @@ export const slowTier = [
   'test/robustness/shutdown.test.ts',
   'test/multiprocess/databaseFaults.slow.test.ts',
   'test/multiprocess/databaseRestart.slow.test.ts',
+  'test/multiprocess/workerKilled.slow.test.ts',
   'test/mcp/subscriptionProcesses.test.ts',
   // soak, fuzzing, the official MCP conformance suite, the OpenAPI linters (subprocesses)
   'test/robustness/soak.test.ts',
