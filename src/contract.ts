@@ -3,7 +3,7 @@
 // the mapping of anything thrown to the one domain error. It sits below the pipeline (src/auth/) and the
 // procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
 import type { AuditEntry } from '../db/entities/index.js';
-import { isTransientDatabaseError, isUnstorableTextError } from '../db/databaseErrors.js';
+import { isDatabaseUnavailableError, isUnstorableTextError } from '../db/databaseErrors.js';
 import type { Actor, AuthenticatedActor } from './domain/actor.js';
 import { DomainError, type ErrorCode } from './domain/errors.js';
 import type { EventStreamStart } from './domain/eventStreams.js';
@@ -89,6 +89,19 @@ export interface ResponseState {
 }
 
 /**
+ * A claim held by one request: the key's row and the claim's own token, kept in `statusCode` while the row is
+ * `in_flight` (a negative number, never a status), so that only the request holding it can settle the key.
+ */
+export interface KeyClaim {
+  id: string;
+  token: number;
+  /** The success status the stored answer will carry. */
+  status: number;
+  /** The answer stored with the key in the write's own transaction (`inWriteTransaction`), once committed. */
+  stored?: { body: unknown };
+}
+
+/**
  * The transport-bound context of one call, built by an adapter (REST or MCP); the pipeline middlewares and
  * the handlers see only this.
  */
@@ -112,6 +125,8 @@ export interface RequestContext {
    */
   authenticated?: AuthenticatedActor;
   idempotencyKey?: string;
+  /** The key this write holds, once the pipeline claimed it: its transaction stores the key's outcome. */
+  keyClaim?: KeyClaim;
   /** A body the adapter could not read (malformed, oversized, wrong type), reported after authentication. */
   inputError?: DomainError;
   out: ResponseState;
@@ -228,7 +243,7 @@ export type ErrorMapping = (err: unknown) => DomainError;
  */
 export function domainErrorOf(err: unknown): DomainError {
   if (err instanceof DomainError) return err;
-  if (isTransientDatabaseError(err)) return serviceUnavailable(err);
+  if (isDatabaseUnavailableError(err)) return serviceUnavailable(err);
   if (isUnstorableTextError(err))
     return new DomainError('validation_error', 'Strings must not contain NUL characters', { cause: err });
   return new DomainError('internal_error', 'Internal server error', { cause: err });

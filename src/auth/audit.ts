@@ -1,5 +1,6 @@
 import { LessThan, MoreThanOrEqual, type FindOptionsWhere } from 'typeorm';
 import { AuditEntry } from '../../db/entities/index.js';
+import { isDatabaseUnavailableError } from '../../db/databaseErrors.js';
 import { sql } from '../../db/sql.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
@@ -22,34 +23,37 @@ const AUDIT_INSERT =
  * more than the write itself); `scopes` is JSON text as the entity's JsonColumn stores it.
  */
 export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
-  const now = s.now();
   s.metrics?.audited(row.surface, row.errorCode, row.units);
   annotateActiveSpan({ 'svc.request_id': row.requestId, 'svc.actor': row.actor ?? 'anonymous' });
-  await sql(
-    s.ds,
-    AUDIT_INSERT,
-    [
-      newId('aud', now.getTime()),
-      row.requestId,
-      row.surface,
-      row.method,
-      row.routePattern,
-      row.statusCode,
-      row.authMethod,
-      row.actor,
-      row.delegatingUserId,
-      JSON.stringify(row.scopes),
-      row.organizationId,
-      row.userId,
-      row.apiKeyId,
-      row.tokenId,
-      row.units,
-      row.errorCode,
-      iso(now),
-      row.agentRunId,
-    ].map((v) => v ?? null),
-  );
+  await insertAudit(s, auditValues(s, row));
 }
+
+/** The row's values in AUDIT_INSERT's order, its id and time taken now (when the request was answered). */
+function auditValues(s: Services, row: AuditInput): unknown[] {
+  const now = s.now();
+  return [
+    newId('aud', now.getTime()),
+    row.requestId,
+    row.surface,
+    row.method,
+    row.routePattern,
+    row.statusCode,
+    row.authMethod,
+    row.actor,
+    row.delegatingUserId,
+    JSON.stringify(row.scopes),
+    row.organizationId,
+    row.userId,
+    row.apiKeyId,
+    row.tokenId,
+    row.units,
+    row.errorCode,
+    iso(now),
+    row.agentRunId,
+  ].map((v) => v ?? null);
+}
+
+const insertAudit = (s: Services, values: unknown[]) => sql(s.ds, AUDIT_INSERT, values);
 
 export interface AuditQuery {
   since?: string;
@@ -77,15 +81,99 @@ export async function purgeAudit(s: Services, before?: Date): Promise<number> {
   return r.affected ?? 0;
 }
 
+/** Most audit rows kept in memory while the database cannot take them; past it, new rows are dropped and counted. */
+export const AUDIT_BACKLOG_MAX = 50_000;
+const AUDIT_RETRY_MS = 1000;
+
 /**
- * Writes an audit row where the row must never become the caller's failure (every answer of the API): a
- * failed write is logged with the request id, and the answer goes out as it was.
+ * Audit rows the database could not take (it was away), kept in memory in their order and written, oldest
+ * first, once it takes them again: retried every second, and before any newer row, so the log keeps the
+ * order of the answers. Bounded by AUDIT_BACKLOG_MAX; a row past it is dropped and counted
+ * (`svc_audit_rows_dropped_total`), as is a row the database refuses for another reason than being away. Rows
+ * still kept when the process ends are lost.
+ */
+class AuditBacklog {
+  readonly rows: Array<{ values: unknown[]; requestId: string }> = [];
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+
+  constructor(readonly s: Services) {}
+
+  #drop(requestId: string, err?: unknown): void {
+    this.s.metrics?.auditDropped();
+    this.s.log.error({ err, requestId }, 'audit row dropped');
+  }
+
+  keep(values: unknown[], requestId: string): void {
+    if (this.rows.length >= AUDIT_BACKLOG_MAX) return this.#drop(requestId);
+    this.rows.push({ values, requestId });
+    this.s.metrics?.auditPending(this.rows.length);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer || this.rows.length === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.flush().then(
+        () => this.#schedule(),
+        () => this.#schedule(),
+      );
+    }, AUDIT_RETRY_MS);
+    this.#timer.unref();
+  }
+
+  /** Writes the kept rows in order; stops at the first the database refuses (they stay, in order). */
+  flush(): Promise<void> {
+    return (this.#flushing ??= (async () => {
+      try {
+        while (this.rows.length && this.s.ds.isInitialized) {
+          await insertAudit(this.s, this.rows[0].values);
+          this.rows.shift();
+          this.s.metrics?.auditPending(this.rows.length);
+        }
+      } catch (err) {
+        // still away: the next round tries again; a row refused for another reason would block the rest
+        if (!isDatabaseUnavailableError(err)) this.#drop(this.rows.shift()!.requestId, err);
+      } finally {
+        this.#flushing = undefined;
+      }
+    })());
+  }
+}
+
+const backlogs = new WeakMap<Services, AuditBacklog>();
+
+/** The audit rows kept in memory for `s` (0 when the database took every row). */
+export const pendingAuditRows = (s: Services): number => backlogs.get(s)?.rows.length ?? 0;
+
+/**
+ * Writes an audit row where the row must never become the caller's failure (every answer of the API). A row
+ * the database cannot take is kept and written later (`AuditBacklog`), and the answer goes out as it was.
  */
 export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
+  s.metrics?.audited(row.surface, row.errorCode, row.units);
+  annotateActiveSpan({ 'svc.request_id': row.requestId, 'svc.actor': row.actor ?? 'anonymous' });
+  const values = auditValues(s, row);
+  const backlog = backlogs.get(s);
+  if (backlog?.rows.length) {
+    // older rows are waiting: this one goes behind them, and they are tried now
+    backlog.keep(values, row.requestId);
+    await backlog.flush();
+    return;
+  }
   try {
-    await writeAudit(s, row);
+    await insertAudit(s, values);
   } catch (err) {
-    s.log.error({ err, requestId: row.requestId }, 'audit write failed');
+    if (!isDatabaseUnavailableError(err)) {
+      s.metrics?.auditDropped();
+      s.log.error({ err, requestId: row.requestId }, 'audit write failed; the row is dropped');
+      return;
+    }
+    s.log.error({ err, requestId: row.requestId }, 'audit write failed; the row is kept and written later');
+    let b = backlogs.get(s);
+    if (!b) backlogs.set(s, (b = new AuditBacklog(s)));
+    b.keep(values, row.requestId);
   }
 }
 

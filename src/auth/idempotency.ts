@@ -1,16 +1,24 @@
-import { LessThan } from 'typeorm';
+import { randomInt } from 'node:crypto';
+import { LessThan, type EntityManager } from 'typeorm';
+import { inTransaction } from '../../db/transaction.js';
 import { IdempotencyRecord } from '../../db/entities/index.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import type { ProcedureMeta, RequestContext } from '../contract.js';
+import type { KeyClaim, ProcedureMeta, RequestContext } from '../contract.js';
+
+export type { KeyClaim };
 import { CONTENT_TYPE_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/headers.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** No request runs this long: an unfinished claim older than this is abandoned. */
-export const IDEMPOTENCY_STALE_CLAIM_MS = 5 * 60 * 1000;
+/**
+ * An unfinished claim older than this is taken over by the next request with its key. Safe even if its
+ * request still runs: a write stores its key's outcome in its own transaction, on the condition that its claim
+ * is still the one in the row, so the request whose claim was taken over rolls back and writes nothing.
+ */
+export const IDEMPOTENCY_STALE_CLAIM_MS = 60 * 1000;
 
 /** A stored response, replayed as it was. */
 export interface StoredResponse {
@@ -49,13 +57,13 @@ export function fingerprint(input: unknown): string {
   return sha256Hex(JSON.stringify(canon(input) ?? null));
 }
 
-export type BeginResult = { kind: 'run'; id: string } | { kind: 'replay'; response: StoredResponse };
+export type BeginResult = { kind: 'run'; id: string; token: number } | { kind: 'replay'; response: StoredResponse };
 
 /**
  * Claims the key for this credential, method and path: the row is inserted if absent,
- * then claimed by one atomic compare-and-set (`claim` from null to 1), so exactly one of many concurrent
- * requests runs. The others read the row: another body gives 422 `idempotency_key_reused`, a request still
- * running 409 `idempotency_key_in_use`, a finished one its stored response.
+ * then claimed by one atomic compare-and-set (`statusCode` from null to this claim's token), so exactly one of
+ * many concurrent requests runs. The others read the row: another body gives 422 `idempotency_key_reused`, a
+ * request still running 409 `idempotency_key_in_use`, a finished one its stored response.
  */
 export async function beginIdempotent(
   s: Services,
@@ -67,7 +75,8 @@ export async function beginIdempotent(
   const repo = s.ds.getRepository(IdempotencyRecord);
   await repo.delete({ id, expiresAt: LessThan(iso(now)) });
   // a claim nobody finished (the process died, or the database failed while releasing it) is taken over
-  // after IDEMPOTENCY_STALE_CLAIM_MS instead of answering 409 for 24 hours
+  // after IDEMPOTENCY_STALE_CLAIM_MS instead of answering 409 for 24 hours: its write, if it still runs, cannot
+  // commit any more (`storeOutcome`)
   await repo.delete({
     id,
     state: 'in_flight',
@@ -86,17 +95,18 @@ export async function beginIdempotent(
     })
     .orIgnore()
     .execute();
+  const token = -randomInt(1, 2 ** 31 - 1);
   const claim = await repo
     .createQueryBuilder()
     .update()
-    .set({ statusCode: 0 })
+    .set({ statusCode: token })
     .where('id = :id AND state = :st AND "statusCode" IS NULL AND fingerprint = :fp', {
       id,
       st: 'in_flight',
       fp: print,
     })
     .execute();
-  if ((claim.affected ?? 0) === 1) return { kind: 'run', id };
+  if ((claim.affected ?? 0) === 1) return { kind: 'run', id, token };
   const existing = await repo.findOneBy({ id });
   if (existing && existing.fingerprint !== print) {
     throw new DomainError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
@@ -105,13 +115,117 @@ export async function beginIdempotent(
   throw new DomainError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress');
 }
 
-export async function completeIdempotent(s: Services, id: string, response: StoredResponse): Promise<void> {
-  await s.ds.getRepository(IdempotencyRecord).update({ id }, { state: 'done', statusCode: response.status, response });
+const STORE_OUTCOME =
+  'UPDATE "idempotency_keys" SET "state" = \'done\', "statusCode" = $1, "response" = $2 ' +
+  'WHERE "id" = $3 AND "state" = \'in_flight\' AND "statusCode" = $4';
+const STORE_OUTCOME_SQLITE = STORE_OUTCOME.replace(/\$\d/g, '?');
+
+/**
+ * Marks the key done with its answer, inside the write's transaction `m`, on the condition that the row is
+ * still this claim's: otherwise (the claim was taken over, or forgotten) it throws and the write rolls back
+ * with it. So a key is either done with its stored answer, or its write never committed.
+ */
+async function storeOutcome(m: EntityManager, claim: KeyClaim, response: StoredResponse): Promise<void> {
+  const postgres = m.connection.options.type === 'postgres';
+  const params = [response.status, JSON.stringify(response), claim.id, claim.token];
+  const r = await m.queryRunner!.query(postgres ? STORE_OUTCOME : STORE_OUTCOME_SQLITE, params, true);
+  if (r.affected !== 1) {
+    throw new DomainError('idempotency_key_in_use', 'This Idempotency-Key was taken over by another request');
+  }
 }
 
-/** The request failed: forget the key so the client may retry with it. */
-export async function abortIdempotent(s: Services, id: string): Promise<void> {
-  await s.ds.getRepository(IdempotencyRecord).delete({ id });
+const jsonAnswer = (status: number, body: unknown): StoredResponse => ({
+  status,
+  body,
+  headers: { [CONTENT_TYPE_HEADER]: 'application/json; charset=utf-8' },
+});
+
+/**
+ * Runs a write's transaction (`inTransaction`); `fn` returns the operation's answer. When the request holds an
+ * Idempotency-Key, the key is marked done with that answer in the same transaction: both commit, or neither.
+ */
+export function inWriteTransaction<T>(ctx: RequestContext, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  const claim = ctx.keyClaim;
+  if (!claim) return inTransaction(ctx.services, fn);
+  return inTransaction(ctx.services, async (m) => {
+    const body = await fn(m);
+    await storeOutcome(m, claim, jsonAnswer(claim.status, body));
+    claim.stored = { body };
+    return body;
+  }).catch((err: unknown) => {
+    claim.stored = undefined;
+    throw err;
+  });
+}
+
+/**
+ * Stores the answer of a write whose transaction did not store it (`inWriteTransaction`), after the fact, as
+ * long as the claim is still this request's.
+ */
+export async function completeIdempotent(s: Services, claim: KeyClaim, response: StoredResponse): Promise<void> {
+  await s.ds
+    .getRepository(IdempotencyRecord)
+    .update(
+      { id: claim.id, state: 'in_flight', statusCode: claim.token },
+      { state: 'done', statusCode: response.status, response },
+    );
+}
+
+/** Releases still to retry: the database failed when a request released its key. */
+const pendingReleases = new Map<string, { s: Services; claim: KeyClaim; tries: number }>();
+const MAX_PENDING_RELEASES = 10_000;
+const RELEASE_RETRY_MS = 1000;
+const RELEASE_TRIES = 60;
+
+/**
+ * The request failed: forget the key so the client may retry with it (only while the row is still this
+ * claim's and unfinished; a key whose write committed keeps its answer). When the database cannot be reached,
+ * the release is tried again every second for a minute, after which the claim is stale anyway.
+ */
+export async function abortIdempotent(s: Services, claim: KeyClaim): Promise<void> {
+  try {
+    await releaseClaim(s, claim);
+  } catch (err) {
+    s.log.error({ err }, 'idempotency key release failed; retrying');
+    if (pendingReleases.size < MAX_PENDING_RELEASES) {
+      pendingReleases.set(claim.id, { s, claim, tries: 0 });
+      scheduleReleases();
+    }
+  }
+}
+
+const releaseClaim = (s: Services, claim: KeyClaim) =>
+  s.ds.getRepository(IdempotencyRecord).delete({ id: claim.id, state: 'in_flight', statusCode: claim.token });
+
+let releaseTimer: NodeJS.Timeout | undefined;
+function scheduleReleases(): void {
+  if (releaseTimer || pendingReleases.size === 0) return;
+  releaseTimer = setTimeout(() => {
+    // (retryReleases catches every failure itself)
+    void retryReleases().then(
+      () => {
+        releaseTimer = undefined;
+        scheduleReleases();
+      },
+      () => undefined,
+    );
+  }, RELEASE_RETRY_MS);
+  releaseTimer.unref();
+}
+
+async function retryReleases(): Promise<void> {
+  for (const [id, p] of [...pendingReleases]) {
+    if (!p.s.ds.isInitialized || ++p.tries > RELEASE_TRIES) {
+      pendingReleases.delete(id);
+      continue;
+    }
+    try {
+      await releaseClaim(p.s, p.claim);
+      pendingReleases.delete(id);
+    } catch {
+      // still unreachable: next round
+    }
+  }
 }
 
 export async function purgeExpiredIdempotency(s: Services): Promise<number> {
@@ -119,37 +233,52 @@ export async function purgeExpiredIdempotency(s: Services): Promise<number> {
   return r.affected ?? 0;
 }
 
-/** What the idempotency step decided: replay a stored response, or run holding the claim (`claimId`). */
-export type Claim = { kind: 'replay'; body: unknown } | { kind: 'run'; claimId: string };
+/** What the idempotency step decided: replay a stored response, or run holding the claim. */
+export type Claim = { kind: 'replay'; body: unknown } | { kind: 'run'; claim: KeyClaim };
 
 /**
  * The pipeline's idempotency step, for a write with an `Idempotency-Key` (parsed by
  * `parseIdempotencyKey`): claims the key for this credential, method and path. A replay records its status and stored
  * headers on the response state (`replayed`) and returns the stored body.
  */
-export async function claimKey(ctx: RequestContext, actor: Actor, key: string, input: unknown): Promise<Claim> {
+export async function claimKey(
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  actor: Actor,
+  key: string,
+  input: unknown,
+): Promise<Claim> {
   const begun = await beginIdempotent(
     ctx.services,
     { credentialId: `${actor.credential.method}:${actor.credential.id}`, method: ctx.method, path: ctx.path, key },
     fingerprint(input),
   );
-  if (begun.kind === 'run') return { kind: 'run', claimId: begun.id };
+  if (begun.kind === 'run') {
+    return { kind: 'run', claim: { id: begun.id, token: begun.token, status: meta?.http.successStatus ?? 200 } };
+  }
   ctx.out.status = begun.response.status;
   ctx.out.replayed = { headers: begun.response.headers };
   return { kind: 'replay', body: begun.response.body };
 }
 
-/** After the handler: stores its response under the key, or forgets the key so the client may retry. */
+/**
+ * After the handler: stores its response under the key, unless its transaction stored it already
+ * (`inWriteTransaction`), or forgets the key so the client may retry.
+ */
 export async function settleKey(
   ctx: RequestContext,
-  meta: ProcedureMeta | undefined,
-  claimId: string,
+  claim: KeyClaim,
   result: { ok: true; data: unknown } | { ok: false },
 ) {
-  if (!result.ok) return abortIdempotent(ctx.services, claimId);
-  await completeIdempotent(ctx.services, claimId, {
-    status: ctx.out.status ?? meta?.http.successStatus ?? 200,
-    body: result.data,
-    headers: { [CONTENT_TYPE_HEADER]: 'application/json; charset=utf-8' },
-  });
+  if (!result.ok) return abortIdempotent(ctx.services, claim);
+  const answer = jsonAnswer(ctx.out.status ?? claim.status, result.data);
+  // (the answer as the output schema gave it; the same as the stored one unless the schema rewrote it)
+  if (claim.stored && JSON.stringify(claim.stored.body) === JSON.stringify(answer.body)) return;
+  if (claim.stored) {
+    await ctx.services.ds
+      .getRepository(IdempotencyRecord)
+      .update({ id: claim.id, state: 'done' }, { response: answer });
+    return;
+  }
+  await completeIdempotent(ctx.services, claim, answer);
 }

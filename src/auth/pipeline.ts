@@ -1,6 +1,12 @@
 import type { AuthenticatedActor } from '../domain/actor.js';
 import type { DomainError } from '../domain/errors.js';
-import { domainErrorOf, type ErrorMapping, type ProcedureMeta, type RequestContext } from '../contract.js';
+import {
+  domainErrorOf,
+  type ErrorMapping,
+  type KeyClaim,
+  type ProcedureMeta,
+  type RequestContext,
+} from '../contract.js';
 import { auditCall } from './audit.js';
 import { authenticateRequest } from './authenticate.js';
 import { authorize } from './authorize.js';
@@ -41,36 +47,39 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
   toError: ErrorMapping;
 }): Promise<R> {
   const { ctx, meta, getRawInput, toError } = o;
+  let claim: KeyClaim | undefined;
   try {
     const { actor, cost, claims, counted } = await admit(ctx, meta, getRawInput, true);
-    let claimId: string | undefined;
     if (claims) {
       const key = parseIdempotencyKey(ctx.idempotencyKey!);
-      const claim = await claimKey(ctx, actor, key, await getRawInput()).catch(async (err: unknown) => {
+      const claimed = await claimKey(ctx, meta, actor, key, await getRawInput()).catch(async (err: unknown) => {
         await recordUnchargedBalance(ctx, actor);
         throw err;
       });
-      if (claim.kind === 'replay') {
+      if (claimed.kind === 'replay') {
         await recordUnchargedBalance(ctx, actor);
-        const replayed = o.replayed(claim.body);
+        const replayed = o.replayed(claimed.body);
         await auditCall(ctx, meta, replayed, toError);
         return replayed;
       }
-      claimId = claim.claimId;
+      claim = claimed.claim;
     }
     const units: UnitsResult = counted ?? (await charge(ctx, actor, cost));
-    if (!units.allowed && claimId) await abortIdempotent(ctx.services, claimId);
     requireUnits(ctx, cost, units);
 
     // The actor joins the context by assignment: `next({ ctx })` would have tRPC copy the whole context
     // (a defineProperty per key) once more on every call. Handlers see it as `ctx.actor`.
     (ctx as RequestContext & { actor: AuthenticatedActor }).actor = actor;
+    // the write's transaction stores the key's outcome with the write (`inWriteTransaction`)
+    if (claim) ctx.keyClaim = claim;
     const result = await o.next();
     if (!result.ok) await refundIfNothingDone(ctx, actor, units, toError(result.error).code);
-    if (claimId) await settleKey(ctx, meta, claimId, result);
+    if (claim) await settleKey(ctx, claim, result);
     await auditCall(ctx, meta, result, toError);
     return result;
   } catch (err) {
+    // a refused or failed request releases its key (a key whose write committed keeps its answer)
+    if (claim) await abortIdempotent(ctx.services, claim);
     await auditCall(ctx, meta, { ok: false, error: err }, toError);
     throw err;
   }

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { isTransientDatabaseError } from '../../db/databaseErrors.js';
+import { isDatabaseUnavailableError } from '../../db/databaseErrors.js';
 import { CACHE_CONTROL_HEADER, PRAGMA_HEADER, RETRY_AFTER } from '../http/headers.js';
 
 /** The RFC 6749 §5.2 error codes (and RFC 8707's `invalid_target`) this server answers with. */
@@ -61,7 +61,7 @@ export function sendOAuthError(res: Response, err: unknown): void {
   const e =
     err instanceof OAuthError
       ? err
-      : isTransientDatabaseError(err)
+      : isDatabaseUnavailableError(err)
         ? new OAuthError('temporarily_unavailable', 'The server is busy; retry shortly', { [RETRY_AFTER]: '1' })
         : new OAuthError('server_error', 'The server could not handle the request');
   res.set(NO_STORE).set(e.headers).status(e.status).json(e.toResponseObject());

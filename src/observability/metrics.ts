@@ -48,6 +48,10 @@ export interface Metrics {
   requestEnded(surface: Surface, operation: string, status: number, seconds: number): void;
   /** A request's audit row: its refusal reason and the units it was charged. */
   audited(surface: string, errorCode: string | null, units: number): void;
+  /** Audit rows kept in memory while the database cannot take them (`src/auth/audit.ts`). */
+  auditPending(rows: number): void;
+  /** An audit row dropped: the database was away and the rows kept in memory had reached their bound. */
+  auditDropped(): void;
   /** A webhook delivery attempt ended; `commitToReceiptSeconds` when the receiver answered 2xx. */
   deliveryAttempted(outcome: AttemptOutcome, commitToReceiptSeconds: number | null): void;
   /** The text of a scrape. */
@@ -84,6 +88,16 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
     help: 'API units charged (net of refunds), by surface',
     registers,
     labelNames: ['surface'] as const,
+  });
+  const auditPending = new Gauge({
+    name: 'svc_audit_rows_pending',
+    help: 'Audit rows kept in memory, in order, until the database takes them again',
+    registers,
+  });
+  const auditDropped = new Counter({
+    name: 'svc_audit_rows_dropped_total',
+    help: 'Audit rows dropped: the database was away and the rows kept in memory had reached their bound',
+    registers,
   });
   const attempts = new Counter({
     name: 'svc_webhook_attempts_total',
@@ -189,6 +203,8 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
         u.inc(charged);
       }
     },
+    auditPending: (rows) => auditPending.set(rows),
+    auditDropped: () => auditDropped.inc(),
     deliveryAttempted(outcome, seconds) {
       attempts.inc({ outcome });
       if (seconds !== null) commitToReceipt.observe(Math.max(0, seconds));

@@ -1,3 +1,4 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import type { AgentRun } from '../../db/entities/index.js';
 import {
@@ -11,7 +12,6 @@ import {
 import { encodeCursor } from '../domain/paging.js';
 import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from '../../db/transaction.js';
 
 // The agent route: run an agent through a connector, as a delegate of the invoking human. A run
 // is created queued (202), invoked by the worker with a delegated token, and ends succeeded, failed or canceled.
@@ -121,10 +121,9 @@ export const agentRunsRouter = router({
     )
     .output(AgentRunView)
     .mutation(async ({ ctx, input }) => {
-      const run = await inTransaction(ctx.services, (m) =>
-        createAgentRun(m, ctx.services.now(), ctx.services, ctx.actor, input),
+      return inWriteTransaction(ctx, async (m) =>
+        toRun(await createAgentRun(m, ctx.services.now(), ctx.services, ctx.actor, input), []),
       );
-      return toRun(run, []);
     }),
 
   list: apiProcedure
@@ -207,10 +206,10 @@ export const agentRunsRouter = router({
     .input(z.strictObject(runIds))
     .output(AgentRunView)
     .mutation(async ({ ctx, input }) => {
-      const run = await inTransaction(ctx.services, (m) =>
-        cancelAgentRun(m, ctx.services.now(), ctx.actor, input.roomId, input.runId),
-      );
-      return toRun(run, await createdByRun(ctx.services.ds.manager, run.id));
+      return inWriteTransaction(ctx, async (m) => {
+        const run = await cancelAgentRun(m, ctx.services.now(), ctx.actor, input.roomId, input.runId);
+        return toRun(run, await createdByRun(m, run.id));
+      });
     }),
 
   complete: apiProcedure
@@ -244,13 +243,13 @@ export const agentRunsRouter = router({
     )
     .output(AgentRunView)
     .mutation(async ({ ctx, input }) => {
-      const run = await inTransaction(ctx.services, (m) =>
-        completeAgentRun(m, ctx.services.now(), ctx.actor, input.roomId, input.runId, {
+      return inWriteTransaction(ctx, async (m) => {
+        const run = await completeAgentRun(m, ctx.services.now(), ctx.actor, input.roomId, input.runId, {
           status: input.status,
           output: input.output,
           error: input.error,
-        }),
-      );
-      return toRun(run, await createdByRun(ctx.services.ds.manager, run.id));
+        });
+        return toRun(run, await createdByRun(m, run.id));
+      });
     }),
 });

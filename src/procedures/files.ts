@@ -1,3 +1,4 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
@@ -5,7 +6,6 @@ import { discardUpload, filePath, getFile, listFiles, uploadFile } from '../doma
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
 import { forModel, idOf, listOf, pageInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from '../../db/transaction.js';
 import { FileView, toFile } from './views.js';
 
 /** Largest image the MCP tool returns inline (an image block) and largest file `resources/read` returns as a blob. */
@@ -120,7 +120,7 @@ export const filesRouter = router({
       const now = ctx.services.now();
       let fileId: string | undefined;
       try {
-        const file = await inTransaction(ctx.services, async (m) => {
+        return await inWriteTransaction(ctx, async (m) => {
           const f = await uploadFile(m, now, ctx.services.config.dataDir, ctx.actor, input.roomId, {
             filename: input.filename,
             contentType: input.contentType,
@@ -129,9 +129,8 @@ export const filesRouter = router({
             taskId: input.taskId,
           });
           fileId = f.id;
-          return f;
+          return toFile(f);
         });
-        return toFile(file);
       } catch (err) {
         if (fileId) await discardUpload(ctx.services.config.dataDir, fileId);
         throw err;

@@ -1,8 +1,8 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
 import { idOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from '../../db/transaction.js';
 import { checkedListOf, MessageView, toMessage } from './views.js';
 
 export const messagesRouter = router({
@@ -65,10 +65,8 @@ export const messagesRouter = router({
     )
     .output(MessageView)
     .mutation(async ({ ctx, input }) =>
-      toMessage(
-        await inTransaction(ctx.services, (m) =>
-          createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body),
-        ),
+      inWriteTransaction(ctx, async (m) =>
+        toMessage(await createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body)),
       ),
     ),
 });

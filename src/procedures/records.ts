@@ -1,10 +1,10 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
 import type { ProcedureMeta } from './meta.js';
 import { forModel, idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from '../../db/transaction.js';
 import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
 
 const title = forModel(
@@ -75,10 +75,18 @@ const approvalProcedure = (action: ApprovalAction) =>
     )
     .output(z.object({ record: RecordView, approval: ApprovalView }))
     .mutation(async ({ ctx, input }) => {
-      const r = await inTransaction(ctx.services, (m) =>
-        actOnApproval(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId, action, input.comment),
-      );
-      return { record: toRecord(r.record), approval: toApproval(r.approval) };
+      return inWriteTransaction(ctx, async (m) => {
+        const r = await actOnApproval(
+          m,
+          ctx.services.now(),
+          ctx.actor,
+          input.roomId,
+          input.recordId,
+          action,
+          input.comment,
+        );
+        return { record: toRecord(r.record), approval: toApproval(r.approval) };
+      });
     });
 
 export const recordsRouter = router({
@@ -124,8 +132,8 @@ export const recordsRouter = router({
     .input(z.strictObject({ roomId: idOf('room'), title, body: body.optional() }))
     .output(RecordView)
     .mutation(async ({ ctx, input }) =>
-      toRecord(
-        await inTransaction(ctx.services, (m) => createRecord(m, ctx.services.now(), ctx.actor, input.roomId, input)),
+      inWriteTransaction(ctx, async (m) =>
+        toRecord(await createRecord(m, ctx.services.now(), ctx.actor, input.roomId, input)),
       ),
     ),
 
@@ -171,8 +179,8 @@ export const recordsRouter = router({
     .output(RecordView)
     .mutation(async ({ ctx, input }) => {
       const { roomId, recordId, ...f } = input;
-      return toRecord(
-        await inTransaction(ctx.services, (m) => updateRecord(m, ctx.services.now(), ctx.actor, roomId, recordId, f)),
+      return inWriteTransaction(ctx, async (m) =>
+        toRecord(await updateRecord(m, ctx.services.now(), ctx.actor, roomId, recordId, f)),
       );
     }),
 
@@ -197,10 +205,10 @@ export const recordsRouter = router({
     .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec') }))
     .output(z.object({ id: idOf('rec'), deleted: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      const r = await inTransaction(ctx.services, (m) =>
-        deleteRecord(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId),
-      );
-      return { id: r.id, deleted: true as const };
+      return inWriteTransaction(ctx, async (m) => {
+        const r = await deleteRecord(m, ctx.services.now(), ctx.actor, input.roomId, input.recordId);
+        return { id: r.id, deleted: true as const };
+      });
     }),
 
   requestApproval: approvalProcedure('request'),

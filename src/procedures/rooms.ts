@@ -1,9 +1,9 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { requireRoom } from '../domain/access.js';
 import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
 import { forModel, idOf, pageInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from '../../db/transaction.js';
 import { checkedListOf, MemberView, RoomView, toMember, toRoom } from './views.js';
 
 const roomName = forModel(
@@ -53,7 +53,7 @@ export const roomsRouter = router({
     .input(z.strictObject({ name: roomName }))
     .output(RoomView)
     .mutation(async ({ ctx, input }) =>
-      toRoom(await inTransaction(ctx.services, (m) => createRoomAs(m, ctx.services.now(), ctx.actor, input.name))),
+      inWriteTransaction(ctx, async (m) => toRoom(await createRoomAs(m, ctx.services.now(), ctx.actor, input.name))),
     ),
 
   get: apiProcedure
@@ -94,10 +94,8 @@ export const roomsRouter = router({
     .input(z.strictObject({ roomId: idOf('room'), name: roomName.optional() }))
     .output(RoomView)
     .mutation(async ({ ctx, input }) =>
-      toRoom(
-        await inTransaction(ctx.services, (m) =>
-          updateRoom(m, ctx.services.now(), ctx.actor, input.roomId, { name: input.name }),
-        ),
+      inWriteTransaction(ctx, async (m) =>
+        toRoom(await updateRoom(m, ctx.services.now(), ctx.actor, input.roomId, { name: input.name })),
       ),
     ),
 
@@ -145,9 +143,9 @@ export const roomsRouter = router({
     .input(z.strictObject({ roomId: idOf('room'), userId: idOf('usr') }))
     .output(MemberView)
     .mutation(async ({ ctx, input }) => {
-      const { member } = await inTransaction(ctx.services, (m) =>
-        addMember(m, ctx.services.now(), ctx.actor, input.roomId, input.userId),
-      );
-      return toMember(member);
+      return inWriteTransaction(ctx, async (m) => {
+        const { member } = await addMember(m, ctx.services.now(), ctx.actor, input.roomId, input.userId);
+        return toMember(member);
+      });
     }),
 });

@@ -1,8 +1,8 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
 import { date, forModel, idOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { inTransaction } from '../../db/transaction.js';
 import { checkedListOf, TaskStatus, TaskView, toTask } from './views.js';
 
 const fields = {
@@ -84,7 +84,9 @@ export const tasksRouter = router({
     .output(TaskView)
     .mutation(async ({ ctx, input }) => {
       const { roomId, ...f } = input;
-      return toTask(await inTransaction(ctx.services, (m) => createTask(m, ctx.services.now(), ctx.actor, roomId, f)));
+      return inWriteTransaction(ctx, async (m) =>
+        toTask(await createTask(m, ctx.services.now(), ctx.actor, roomId, f)),
+      );
     }),
 
   get: apiProcedure
@@ -138,8 +140,8 @@ export const tasksRouter = router({
     .output(TaskView)
     .mutation(async ({ ctx, input }) => {
       const { roomId, taskId, ...f } = input;
-      return toTask(
-        await inTransaction(ctx.services, (m) => updateTask(m, ctx.services.now(), ctx.actor, roomId, taskId, f)),
+      return inWriteTransaction(ctx, async (m) =>
+        toTask(await updateTask(m, ctx.services.now(), ctx.actor, roomId, taskId, f)),
       );
     }),
 });

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
-import { isTransientDatabaseError, isUnstorableTextError } from '../../db/databaseErrors.js';
+import { isDatabaseUnavailableError, isUnstorableTextError } from '../../db/databaseErrors.js';
 import { sendErrorPage } from './layout.js';
 import { RETRY_AFTER } from '../http/headers.js';
 
@@ -25,7 +25,7 @@ export function pageErrorHandler(s: Services) {
     }
     if ((status && status >= 400 && status < 500) || isUnstorableTextError(err))
       return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
-    if (isTransientDatabaseError(err)) {
+    if (isDatabaseUnavailableError(err)) {
       res.set(RETRY_AFTER, '1');
       return sendErrorPage(res, 503, 'Busy', 'The service is busy. Nothing was changed; try again in a moment.');
     }
