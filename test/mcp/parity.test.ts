@@ -26,14 +26,21 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     // (completing an agent run is listed to the run's own delegated token only: there, from the catalog)
     const catalog = buildToolCatalog();
     for (const tool of catalog.values()) if (tool.proc.meta.runOnly) tools.set(tool.tool.name, tool.tool as never);
+    // a stream is REST only (text/event-stream; MCP has subscriptions/listen): the only operations without a tool
+    const streams = new Set(listProcedures().flatMap((p) => (p.meta.restOnly ? [p.meta.tool.name] : [])));
     for (const op of operations) {
+      if (streams.has(op.operationId)) {
+        expect(op['x-mcp-tool'], op.operationId).toBeUndefined();
+        expect(Object.keys(op.responses['200'].content), op.operationId).toEqual(['text/event-stream']);
+        continue;
+      }
       expect(tools.has(op.operationId), op.operationId).toBe(true);
       expect(op['x-mcp-tool']).toBe(op.operationId);
       // the tool's text is written for a model (meta.tool.description) where it differs from the REST description
       const meta = catalog.get(op.operationId)!.proc.meta;
       expect(tools.get(op.operationId)!.description).toBe(meta.tool.description ?? op.description);
     }
-    expect(tools.size).toBe(operations.length);
+    expect(tools.size).toBe(operations.length - streams.size);
   });
 
   it('answers every read alike on both surfaces, errors included', async () => {
@@ -61,7 +68,7 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     const compared: string[] = [];
     for (const proc of listProcedures()) {
       const { http, kind, tool } = proc.meta;
-      if (kind !== 'read' || http.download) continue;
+      if (kind !== 'read' || http.download || proc.meta.restOnly) continue;
       const names = [...http.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       // parameters without a fixture (a webhook, a delivery) still compare: both surfaces answer the same 404
       const input = Object.fromEntries(

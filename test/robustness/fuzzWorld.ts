@@ -163,7 +163,7 @@ export async function startFuzzWorld(env: Record<string, string> = {}): Promise<
     async refresh() {
       const found = await populate(t, a, hookA, acnA);
       add(found);
-      w.sandbox = { ...found, room: [a.roomId], usr: [newcomer.id, a.member.id] };
+      w.sandbox = { ...found, room: [a.roomId], usr: [newcomer.id, a.member.id], org: [a.orgId] };
     },
     async verifyIntact() {
       return {

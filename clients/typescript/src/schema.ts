@@ -502,6 +502,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event log as a stream
+         * @description Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with `Last-Event-ID`: the 5 s before that event come again (skip by id). At most `SVC_MCP_MAX_STREAMS` open per credential (429).
+         *
+         *     Scope: `events:read`. Cost: 1 API unit(s). REST only.
+         */
+        get: operations["stream_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -2333,6 +2355,10 @@ export interface components {
         RecordId: string;
         /** @description Identifier of a file (`file_…`) */
         FileId: string;
+        /** @description Only events of this type (e.g. record.created) */
+        TypeQuery: string;
+        /** @description Only events of this room */
+        RoomIdQuery: string;
         /** @description Identifier of a webhook (`wh_…`) */
         WebhookId: string;
         /** @description Identifier of a agent run (`run_…`) */
@@ -3805,9 +3831,9 @@ export interface operations {
                 /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
                 cursor?: components["parameters"]["CursorQuery"];
                 /** @description Only events of this type (e.g. record.created) */
-                type?: string;
+                type?: components["parameters"]["TypeQuery"];
                 /** @description Only events of this room */
-                roomId?: string;
+                roomId?: components["parameters"]["RoomIdQuery"];
                 /** @description asc: oldest first (the default); desc: newest first. A cursor continues the order it was issued in. */
                 order?: components["parameters"]["OrderQuery"];
                 /** @description Only items created at or after this ISO 8601 time */
@@ -3842,6 +3868,53 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    stream_events: {
+        parameters: {
+            query?: {
+                /** @description Only events of this room */
+                roomId?: components["parameters"]["RoomIdQuery"];
+                /** @description Only events of this type (e.g. record.created) */
+                type?: components["parameters"]["TypeQuery"];
+                /** @description Start here, not now (at most 60 min ago) */
+                since?: string;
+                /** @description Resume after this event, as `Last-Event-ID` does */
+                lastEventId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events: per event an `id:` line (the event id) and a `data:` line (the event object, as `GET /v1/events` lists it); comment lines keep the connection alive */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["ValidationErrorOrRuleViolation"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
