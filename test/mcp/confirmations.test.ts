@@ -1,12 +1,9 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/auth/audit.js';
-import { inTransaction } from '../../db/transaction.js';
-import { audienceOf } from '../../src/http/surfaces.js';
-import { createClient } from '../../src/oauth/clientRegistry.js';
-import { createGrant, issueTokens } from '../../src/oauth/tokenStore.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { post2026, postMcp, toolCall } from './mcpClient.js';
+import { personToken as personTokenOf } from './personToken.js';
 import { addConnector, INVOKER_SCOPES, invokerKey, startRun } from '../agents/helpers.js';
 import { startReceiver } from '../webhooks/helpers.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
@@ -14,24 +11,8 @@ import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 type World = Awaited<ReturnType<typeof createWorld>>;
 
 /** A person's OAuth access token for /mcp (what a desktop client holds after consent). */
-async function personToken(t: TestServer, w: World, scopes: string[] = ALL_SCOPES): Promise<string> {
-  const s = t.rt.services;
-  return inTransaction(s, async (m) => {
-    const { client } = await createClient(m, s.now(), {
-      name: 'Desk',
-      redirectUris: ['http://127.0.0.1:7777/cb'],
-      type: 'public',
-    });
-    const grant = await createGrant(m, s.now(), {
-      clientId: client.id,
-      userId: w.owner.id,
-      organizationId: w.orgId,
-      scopes,
-      resource: audienceOf(s.config.baseUrl, 'mcp'),
-    });
-    return (await issueTokens(m, s.now(), grant)).accessToken;
-  });
-}
+const personToken = async (t: TestServer, w: World, scopes: string[] = ALL_SCOPES): Promise<string> =>
+  (await personTokenOf(t, w, scopes)).token;
 
 const ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
 const ACCEPT = { confirm: { action: 'accept', content: { confirm: true } } };

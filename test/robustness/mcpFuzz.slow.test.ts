@@ -23,7 +23,10 @@ import { envelopeProblem, fuzzParams, startFuzzWorld, type FuzzWorld } from './f
 const RUNS_PER_TOOL = 35;
 const TOOLS = Object.values(
   buildOpenApiDocument('http://localhost').paths as Record<string, Record<string, Schema>>,
-).flatMap((ops) => Object.values(ops).map((op) => op.operationId as string));
+).flatMap((ops) =>
+  // (an operation without x-mcp-tool is REST only: the event stream, whose MCP side is subscriptions/listen)
+  Object.values(ops).flatMap((op) => (op['x-mcp-tool'] ? [op.operationId as string] : [])),
+);
 /** What /mcp may refuse at the HTTP level: bad JSON, credential, scope, Origin, method, size, media type, rate. */
 const HTTP_REFUSALS = new Set([400, 401, 403, 404, 405, 406, 413, 415, 429]);
 
