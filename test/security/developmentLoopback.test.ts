@@ -105,7 +105,11 @@ describe('a server in the development setup', () => {
     const rx = await startReceiver([{ status: 204 }]);
     try {
       {
-        await using t = await startTestServer({ env: { NODE_ENV: 'development', SVC_SSRF_ALLOWLIST: '' } });
+        // (the development setup is SQLite's by definition: on the PostgreSQL run too)
+        await using t = await startTestServer({
+          database: 'sqlite',
+          env: { NODE_ENV: 'development', SVC_SSRF_ALLOWLIST: '' },
+        });
         expect(t.rt.services.config.loopbackOutbound).toBe(true);
         const w = await createWorld(t.rt);
         const { webhook } = await createWebhook(t.rt.services, { roomId: w.roomId, url: rx.url });
