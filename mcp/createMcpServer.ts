@@ -12,16 +12,7 @@ import { serverCapabilities } from './capabilities.js';
 import { complete } from './completions.js';
 import { clientCapabilitiesOf, serveMethods, type ConnectionRights } from './connectionRights.js';
 import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
-import {
-  cancelTask,
-  declaresTasks,
-  getTask,
-  TASK_TOOL,
-  TaskParams,
-  taskIdOf,
-  taskOf,
-  updateTask,
-} from './tasks.js';
+import { cancelTask, declaresTasks, getTask, TASK_TOOL, TaskParams, taskIdOf, taskOf, updateTask } from './tasks.js';
 import { isViewUri, linksViews, withViews } from './apps/catalog.js';
 import { readView, viewResources } from './apps/resources.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
