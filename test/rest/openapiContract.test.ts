@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
 import { valueFor, type Schema } from '../robustness/fuzzValues.js';
-import { envelopeProblem, fuzzParams, startFuzzWorld, type FuzzWorld } from '../robustness/fuzzWorld.js';
+import { envelopeProblem, fuzzParams, readAnswer, startFuzzWorld, type FuzzWorld } from '../robustness/fuzzWorld.js';
 
 // The document is the contract. For every operation, requests generated from what the document
 // allows are never refused as a schema failure (400 validation_error): they succeed, or answer a code the document
@@ -224,19 +224,7 @@ async function send(w: FuzzWorld, r: Req) {
     body: r.body,
     signal: AbortSignal.timeout(20_000),
   });
-  // an event stream stays open: its answer is its status and headers
-  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    await res.body?.cancel();
-    return { status: res.status, headers: res.headers, text: '', json: null };
-  }
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    /* a download */
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return readAnswer(res);
 }
 
 /** The codes the document lists for this operation and status. */

@@ -197,3 +197,22 @@ export function envelopeProblem(body: unknown, requestIdHeader: string | null): 
   if (/\bat .+\.(ts|js):\d+/.test(JSON.stringify(body))) return 'a stack trace leaked';
   return null;
 }
+
+/**
+ * What the fuzzers read of an answer: status, headers, text and the parsed JSON (null when it is not JSON, a
+ * download say). An event stream stays open: its answer is its status and headers (`stream`).
+ */
+export async function readAnswer(res: Response) {
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, text: '', json: null as any, stream: true };
+  }
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON: judged by the caller */
+  }
+  return { status: res.status, headers: res.headers, text, json, stream: false };
+}

@@ -12,7 +12,7 @@ import {
   type Schema,
   type SchemaArbOptions,
 } from './fuzzValues.js';
-import { envelopeProblem, fuzzParams, startFuzzWorld, type FuzzWorld } from './fuzzWorld.js';
+import { envelopeProblem, fuzzParams, readAnswer, startFuzzWorld, type FuzzWorld } from './fuzzWorld.js';
 
 // Every /v1 operation of the emitted OpenAPI document, sent generated valid and invalid path
 // parameters, query parameters, bodies and headers. Every answer is a status the document lists for the
@@ -256,19 +256,7 @@ async function send(w: FuzzWorld, req: FuzzRequest) {
     body: req.body,
     signal: AbortSignal.timeout(20_000),
   });
-  // an event stream stays open: its answer is its status and headers
-  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    await res.body?.cancel();
-    return { status: res.status, headers: res.headers, text: '', json: null, stream: true };
-  }
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    /* judged below */
-  }
-  return { status: res.status, headers: res.headers, text, json, stream: false };
+  return readAnswer(res);
 }
 
 describe('OpenAPI-driven fuzzing of /v1', () => {
