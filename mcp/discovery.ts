@@ -4,10 +4,10 @@ import { AUTHORIZATION_HEADER, CACHE_CONTROL_HEADER, CONTENT_TYPE_HEADER } from 
 import { audienceOf } from '../src/http/surfaces.js';
 import { withViews } from './apps/catalog.js';
 import { viewResources } from './apps/resources.js';
-import { serverCapabilities } from './capabilities.js';
-import { INSTRUCTIONS, SERVER_INFO } from './createMcpServer.js';
-import type { ToolCatalog } from './toolCatalog.js';
-import { MODERN_REVISION } from './plainToolCall.js';
+import { serverCapabilities } from './server/capabilities.js';
+import { INSTRUCTIONS, SERVER_INFO } from './server/createMcpServer.js';
+import type { ToolCatalog } from './tools/toolCatalog.js';
+import { MODERN_REVISION } from './tools/plainToolCall.js';
 
 /** Where the server card is served (the MCP server card draft): below the server's origin. */
 export const SERVER_CARD_PATH = '/.well-known/mcp/server-card';

@@ -1,5 +1,5 @@
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/server';
-import { RPC_INVALID_PARAMS, RpcError } from '../rpcError.js';
+import { RPC_INVALID_PARAMS, RpcError } from '../server/rpcError.js';
 import { VIEW_MIME_TYPE, VIEWS, viewOfUri } from './catalog.js';
 import { viewDocument } from './bundle.js';
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
 import { commands } from '../../src/cli/commands/index.js';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { buildToolCatalog, toolsFor } from '../../mcp/toolCatalog.js';
+import { buildToolCatalog, toolsFor } from '../../mcp/tools/toolCatalog.js';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { checkCommands, checkEnvVariables, checkLinks, checkOperations, type Doc, docsIn } from './docsDrift.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toToolSchema } from '../../mcp/toolSchema.js';
+import { toToolSchema } from '../../mcp/tools/toolSchema.js';
 import { listProcedures } from '../../src/procedures/index.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { addConnector, INVOKER_SCOPES, startRun } from '../agents/helpers.js';

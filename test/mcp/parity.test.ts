@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
-import { buildToolCatalog } from '../../mcp/toolCatalog.js';
+import { buildToolCatalog } from '../../mcp/tools/toolCatalog.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { bodyOf, connectMcp } from './mcpClient.js';
 

@@ -1,7 +1,7 @@
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { plainToolCallOf, type McpRequestHeaders } from '../../mcp/plainToolCall.js';
+import { plainToolCallOf, type McpRequestHeaders } from '../../mcp/tools/plainToolCall.js';
 
 const ACCEPT = 'application/json, text/event-stream';
 const ENVELOPE = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from '../../db/sql.js';
-import { RIGHTS_BACKSTOP_MS } from '../../mcp/listen.js';
+import { RIGHTS_BACKSTOP_MS } from '../../mcp/subscriptions/listen.js';
 import { ALL_SCOPES, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { openListen, type ListenStream } from './listenStream.js';
 import { personToken } from './personToken.js';

@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { connectionRights, METHOD_RULES, serveMethods } from '../../mcp/connectionRights.js';
-import { buildToolCatalog } from '../../mcp/toolCatalog.js';
+import { connectionRights, METHOD_RULES, serveMethods } from '../../mcp/server/connectionRights.js';
+import { buildToolCatalog } from '../../mcp/tools/toolCatalog.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import { createWorld, startTestServer, type TestServer } from '../helpers/harness.js';
 import { addConnector, getRun, INVOKER_SCOPES, invokerKey } from '../agents/helpers.js';

@@ -3,8 +3,8 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { newResponseState } from '../../src/procedures/index.js';
-import type { ToolOutcome } from '../../mcp/invokeTool.js';
-import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/toolResult.js';
+import type { ToolOutcome } from '../../mcp/tools/invokeTool.js';
+import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/tools/toolResult.js';
 import { createWorld, sharedTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 

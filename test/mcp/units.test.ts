@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createOriginPolicy } from '../../mcp/originPolicy.js';
+import { createOriginPolicy } from '../../mcp/transport/originPolicy.js';
 import { bearerChallenge } from '../../src/http/challenge.js';
-import { buildToolCatalog, toolsFor } from '../../mcp/toolCatalog.js';
-import { toToolSchema } from '../../mcp/toolSchema.js';
+import { buildToolCatalog, toolsFor } from '../../mcp/tools/toolCatalog.js';
+import { toToolSchema } from '../../mcp/tools/toolSchema.js';
 import { listProcedures } from '../../src/procedures/index.js';
 
 describe('mcp units', () => {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
-import { buildToolCatalog, ERRORS_META } from '../../mcp/toolCatalog.js';
+import { buildToolCatalog, ERRORS_META } from '../../mcp/tools/toolCatalog.js';
 import { ERROR_STATUS } from '../../src/domain/errors.js';
 import { errorCodesOf, EVERY_CALL_CODES, ownErrorCodesOf } from '../../src/procedures/errorCodes.js';
 import { listProcedures } from '../../src/procedures/index.js';

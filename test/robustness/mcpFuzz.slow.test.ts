@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildToolCatalog, IDEMPOTENCY_KEY_RULES } from '../../mcp/toolCatalog.js';
-import { toToolSchema } from '../../mcp/toolSchema.js';
-import { listFieldsOf } from '../../mcp/toolText.js';
+import { buildToolCatalog, IDEMPOTENCY_KEY_RULES } from '../../mcp/tools/toolCatalog.js';
+import { toToolSchema } from '../../mcp/tools/toolSchema.js';
+import { listFieldsOf } from '../../mcp/tools/toolText.js';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
 import {
   absurdHeaderValue,

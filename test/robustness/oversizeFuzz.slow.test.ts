@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildToolCatalog } from '../../mcp/toolCatalog.js';
+import { buildToolCatalog } from '../../mcp/tools/toolCatalog.js';
 import { valueFor, type Schema } from './fuzzValues.js';
 import { organizationSnapshot, rowCounts } from './integrity.js';
 import { fuzzParams, startFuzzWorld, type FuzzWorld } from './fuzzWorld.js';

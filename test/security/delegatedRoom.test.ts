@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRoom } from '../../src/domain/rooms.js';
 import { NEVER_DELEGATED, SCOPES } from '../../src/domain/scopes.js';
 import { audienceOf } from '../../src/http/surfaces.js';
-import { RPC_INVALID_PARAMS } from '../../mcp/rpcError.js';
+import { RPC_INVALID_PARAMS } from '../../mcp/server/rpcError.js';
 import { createWebhook } from '../../src/webhooks/webhookConfig.js';
 import { sql } from '../../db/sql.js';
 import { call, createWorld, startTestServer, type TestServer } from '../helpers/harness.js';

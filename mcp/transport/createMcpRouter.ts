@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
-import type { RateLimiter } from '../src/auth/rateLimit.js';
-import type { Services } from '../src/domain/services.js';
+import type { RateLimiter } from '../../src/auth/rateLimit.js';
+import type { Services } from '../../src/domain/services.js';
 import { readMessage } from './body.js';
-import { createDispatch } from './dispatch.js';
-import { serverCardHandler } from './discovery.js';
+import { createDispatch } from '../tools/dispatch.js';
+import { serverCardHandler } from '../discovery.js';
 import { createDoor } from './door.js';
-import { createListenHub } from './listen.js';
-import { buildToolCatalog } from './toolCatalog.js';
+import { createListenHub } from '../subscriptions/listen.js';
+import { buildToolCatalog } from '../tools/toolCatalog.js';
 
 /** The surface's request handler, and how to end its subscription streams gracefully (shutdown). */
 export type McpRouter = RequestHandler & {

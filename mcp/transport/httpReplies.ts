@@ -1,7 +1,7 @@
 import type { Response } from 'express';
-import type { DomainError } from '../src/domain/errors.js';
-import { errorEnvelope, retryAfterOf } from '../src/http/envelope.js';
-import { CACHE_CONTROL_HEADER, REQUEST_ID_HEADER, RETRY_AFTER } from '../src/http/headers.js';
+import type { DomainError } from '../../src/domain/errors.js';
+import { errorEnvelope, retryAfterOf } from '../../src/http/envelope.js';
+import { CACHE_CONTROL_HEADER, REQUEST_ID_HEADER, RETRY_AFTER } from '../../src/http/headers.js';
 
 /** JSON-RPC error codes the transport itself answers with (as the SDK's transport does). */
 export const JSONRPC_PARSE_ERROR = -32700;

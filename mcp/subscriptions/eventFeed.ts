@@ -1,6 +1,6 @@
-import { LIMIT_PARAM, sql } from '../db/sql.js';
-import type { Services } from '../src/domain/services.js';
-import { idFloorAt } from '../src/domain/ids.js';
+import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import type { Services } from '../../src/domain/services.js';
+import { idFloorAt } from '../../src/domain/ids.js';
 
 /** What a subscription stream needs of a committed event. */
 export interface FeedEvent {

@@ -6,19 +6,19 @@ import {
   type InputRequiredResult,
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
-import type { AuthenticatedActor } from '../src/domain/actor.js';
-import type { ResponseState } from '../src/procedures/context.js';
+import type { AuthenticatedActor } from '../../src/domain/actor.js';
+import type { ResponseState } from '../../src/procedures/context.js';
 import { serverCapabilities } from './capabilities.js';
-import { complete } from './completions.js';
+import { complete } from '../resources/completions.js';
 import { clientCapabilitiesOf, serveMethods, type ConnectionRights } from './connectionRights.js';
-import { confirm, confirmCodec, needsConfirmation } from './confirm.js';
-import { cancelTask, declaresTasks, getTask, TASK_TOOL, TaskParams, taskIdOf, taskOf, updateTask } from './tasks.js';
-import { isViewUri, linksViews, withViews } from './apps/catalog.js';
-import { readView, viewResources } from './apps/resources.js';
-import { invokeTool, type ToolCallOptions } from './invokeTool.js';
-import { listResources, readResource, resourceTemplates } from './resources.js';
-import { toolsFor, type ToolCatalog } from './toolCatalog.js';
-import { toCheckedToolResult } from './toolResult.js';
+import { confirm, confirmCodec, needsConfirmation } from '../tools/confirm.js';
+import { cancelTask, declaresTasks, getTask, TASK_TOOL, TaskParams, taskIdOf, taskOf, updateTask } from '../tasks/tasks.js';
+import { isViewUri, linksViews, withViews } from '../apps/catalog.js';
+import { readView, viewResources } from '../apps/resources.js';
+import { invokeTool, type ToolCallOptions } from '../tools/invokeTool.js';
+import { listResources, readResource, resourceTemplates } from '../resources/resources.js';
+import { toolsFor, type ToolCatalog } from '../tools/toolCatalog.js';
+import { toCheckedToolResult } from '../tools/toolResult.js';
 
 /** Name and version the server reports in `initialize`, `server/discover` and each 2026-07-28 result's `_meta`. */
 export const SERVER_INFO = { name: 'svc', title: 'svc collaboration service', version: '0.1.0' };

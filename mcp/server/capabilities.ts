@@ -1,6 +1,6 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
-import { APPS_EXTENSION } from './apps/catalog.js';
-import { TASKS_EXTENSION } from './tasks.js';
+import { APPS_EXTENSION } from '../apps/catalog.js';
+import { TASKS_EXTENSION } from '../tasks/tasks.js';
 
 /**
  * What the server declares (`initialize`, `server/discover`, and the server card of discovery.ts, so the three

@@ -1,12 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { AuthenticatedActor } from '../src/domain/actor.js';
-import { hmacHex, safeEqual } from '../src/domain/hashing.js';
-import { errorEnvelope } from '../src/http/envelope.js';
-import { invokeTool, type ToolCallOptions, type ToolOutcome } from './invokeTool.js';
-import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
-import type { ToolCatalog } from './toolCatalog.js';
-import { toCheckedToolResult } from './toolResult.js';
+import type { AuthenticatedActor } from '../../src/domain/actor.js';
+import { hmacHex, safeEqual } from '../../src/domain/hashing.js';
+import { errorEnvelope } from '../../src/http/envelope.js';
+import { invokeTool, type ToolCallOptions, type ToolOutcome } from '../tools/invokeTool.js';
+import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from '../server/rpcError.js';
+import type { ToolCatalog } from '../tools/toolCatalog.js';
+import { toCheckedToolResult } from '../tools/toolResult.js';
 
 /** The tasks extension's id (2026-07-28 extension negotiation: `clientCapabilities.extensions`). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -1,4 +1,4 @@
-import type { Config } from '../src/config.js';
+import type { Config } from '../../src/config.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 

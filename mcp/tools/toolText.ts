@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DomainError } from '../src/domain/errors.js';
-import type { ProcedureInfo } from '../src/procedures/index.js';
+import { DomainError } from '../../src/domain/errors.js';
+import type { ProcedureInfo } from '../../src/procedures/index.js';
 
 /**
  * The text block of a tool result: what a model reads, paid per token. `structuredContent` keeps the

@@ -1,16 +1,16 @@
 import type { CompleteRequest, CompleteResult } from '@modelcontextprotocol/server';
-import { recordAudit } from '../src/auth/audit.js';
-import { count } from '../src/auth/meter.js';
-import { likePrefix, readableRoomsByPrefix, requireRoom } from '../src/domain/access.js';
-import { DomainError } from '../src/domain/errors.js';
-import { newId } from '../src/domain/ids.js';
-import { LIMIT_PARAM, sql } from '../db/sql.js';
-import { auditRow } from '../src/http/auditRow.js';
-import { errorEnvelope } from '../src/http/envelope.js';
-import { newResponseState, type RequestContext, type ResponseState } from '../src/procedures/context.js';
-import type { ToolCallOptions } from './invokeTool.js';
+import { recordAudit } from '../../src/auth/audit.js';
+import { count } from '../../src/auth/meter.js';
+import { likePrefix, readableRoomsByPrefix, requireRoom } from '../../src/domain/access.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { newId } from '../../src/domain/ids.js';
+import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import { auditRow } from '../../src/http/auditRow.js';
+import { errorEnvelope } from '../../src/http/envelope.js';
+import { newResponseState, type RequestContext, type ResponseState } from '../../src/procedures/context.js';
+import type { ToolCallOptions } from '../tools/invokeTool.js';
 import { resourceTemplates } from './resources.js';
-import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
+import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from '../server/rpcError.js';
 
 /** How many values one completion answers with (the spec allows 100; a picker shows a screenful). */
 export const COMPLETION_LIMIT = 20;

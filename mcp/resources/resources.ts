@@ -4,11 +4,11 @@ import type {
   Resource,
   ResourceTemplateType as ResourceTemplate,
 } from '@modelcontextprotocol/server';
-import { MCP_INLINE_MAX } from '../src/procedures/files.js';
-import { invokeTool, type ToolCallOptions, type ToolOutcome } from './invokeTool.js';
-import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
-import type { ToolCatalog } from './toolCatalog.js';
-import { errorEnvelope } from '../src/http/envelope.js';
+import { MCP_INLINE_MAX } from '../../src/procedures/files.js';
+import { invokeTool, type ToolCallOptions, type ToolOutcome } from '../tools/invokeTool.js';
+import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from '../server/rpcError.js';
+import type { ToolCatalog } from '../tools/toolCatalog.js';
+import { errorEnvelope } from '../../src/http/envelope.js';
 
 const ID = '([a-z]+_[0-9A-Za-z]{1,64})';
 /** How many messages `svc://rooms/{roomId}/messages` holds: the newest ones. */

@@ -1,4 +1,4 @@
-import { boundedForError, clip } from '../src/http/inputBounds.js';
+import { boundedForError, clip } from '../../src/http/inputBounds.js';
 
 /**
  * A JSON-RPC error a request handler throws: the SDK's protocol layer answers with its `code`, `message`

@@ -1,11 +1,11 @@
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Credentials } from '../src/auth/credentials.js';
-import type { RateLimiter } from '../src/auth/rateLimit.js';
-import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
-import { DomainError } from '../src/domain/errors.js';
-import type { Services } from '../src/domain/services.js';
-import { API_SECURITY_HEADERS, headersAtWriteHead } from '../src/http/apiHeaders.js';
+import type { Credentials } from '../../src/auth/credentials.js';
+import type { RateLimiter } from '../../src/auth/rateLimit.js';
+import type { Actor, AuthenticatedActor } from '../../src/domain/actor.js';
+import { DomainError } from '../../src/domain/errors.js';
+import type { Services } from '../../src/domain/services.js';
+import { API_SECURITY_HEADERS, headersAtWriteHead } from '../../src/http/apiHeaders.js';
 import {
   ACCEPT_HEADER,
   ALLOW_HEADER,
@@ -28,19 +28,19 @@ import {
   REQUEST_ID_IN,
   VARY_HEADER,
   WWW_AUTHENTICATE,
-} from '../src/http/headers.js';
-import { requestIdOf } from '../src/http/requestId.js';
-import { MCP_SCOPE, SURFACES, surfacePattern } from '../src/http/surfaces.js';
-import { setOperation } from '../src/observability/observeRequests.js';
-import { ClientGoneError, endForGoneClient } from '../src/readLimited.js';
+} from '../../src/http/headers.js';
+import { requestIdOf } from '../../src/http/requestId.js';
+import { MCP_SCOPE, SURFACES, surfacePattern } from '../../src/http/surfaces.js';
+import { setOperation } from '../../src/observability/observeRequests.js';
+import { ClientGoneError, endForGoneClient } from '../../src/readLimited.js';
 import { auditEndpointRejection, auditRejection } from './auditRejection.js';
 import { authenticateMcp } from './authenticateMcp.js';
 import { JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR, sendEnvelope, sendJsonRpcError } from './httpReplies.js';
 import { createOriginPolicy } from './originPolicy.js';
 import { readMcpBody } from './readMcpBody.js';
-import { RPC_INVALID_PARAMS } from './rpcError.js';
-import type { ToolCatalog } from './toolCatalog.js';
-import { parseToolSelection, selectTools, type ToolSelection } from './toolsets.js';
+import { RPC_INVALID_PARAMS } from '../server/rpcError.js';
+import type { ToolCatalog } from '../tools/toolCatalog.js';
+import { parseToolSelection, selectTools, type ToolSelection } from '../tools/toolsets.js';
 
 /** A POST that passed the door: who sent it, the tools its connection selected, and its parsed JSON body. */
 export interface Entry {

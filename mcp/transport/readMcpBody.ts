@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import { jsonTextBoundsError } from '../src/http/inputBounds.js';
-import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN, RETRY_AFTER } from '../src/http/headers.js';
-import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
+import { jsonTextBoundsError } from '../../src/http/inputBounds.js';
+import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN, RETRY_AFTER } from '../../src/http/headers.js';
+import { BodyRefusedError, BodyTimeoutError, readLimited } from '../../src/readLimited.js';
 
 export type McpBody =
   { bytes: Buffer; body: unknown } | { error: string; status: number; code: string; headers?: Record<string, string> };

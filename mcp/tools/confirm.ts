@@ -9,14 +9,14 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { EntityManager } from 'typeorm';
-import { sql } from '../db/sql.js';
-import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
-import { requireRoom } from '../src/domain/access.js';
-import { DomainError } from '../src/domain/errors.js';
-import { hmacHex, safeEqual } from '../src/domain/hashing.js';
-import type { Services } from '../src/domain/services.js';
-import { errorEnvelope } from '../src/http/envelope.js';
-import type { ProcedureInfo } from '../src/procedures/index.js';
+import { sql } from '../../db/sql.js';
+import type { Actor, AuthenticatedActor } from '../../src/domain/actor.js';
+import { requireRoom } from '../../src/domain/access.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { hmacHex, safeEqual } from '../../src/domain/hashing.js';
+import type { Services } from '../../src/domain/services.js';
+import { errorEnvelope } from '../../src/http/envelope.js';
+import type { ProcedureInfo } from '../../src/procedures/index.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
 
 /** The `inputRequests` key of the confirmation form, and its one field. */

@@ -8,28 +8,28 @@ import {
   type Server,
 } from '@modelcontextprotocol/server';
 import type { Response } from 'express';
-import type { RateLimiter } from '../src/auth/rateLimit.js';
-import type { Services } from '../src/domain/services.js';
+import type { RateLimiter } from '../../src/auth/rateLimit.js';
+import type { Services } from '../../src/domain/services.js';
 import {
   CONTENT_LENGTH_HEADER,
   CONTENT_TYPE_HEADER,
   REQUEST_ID_HEADER,
   WWW_AUTHENTICATE,
-} from '../src/http/headers.js';
-import { outcomeHeaders } from '../src/http/outcomeHeaders.js';
-import type { ResponseState } from '../src/procedures/context.js';
-import { auditEndpointRejection } from './auditRejection.js';
-import type { Message } from './body.js';
+} from '../../src/http/headers.js';
+import { outcomeHeaders } from '../../src/http/outcomeHeaders.js';
+import type { ResponseState } from '../../src/procedures/context.js';
+import { auditEndpointRejection } from '../transport/auditRejection.js';
+import type { Message } from '../transport/body.js';
 import { checkToolScopes } from './checkToolScopes.js';
 import { needsConfirmation } from './confirm.js';
-import { connectionRights } from './connectionRights.js';
-import { createMcpServer, type McpServerOptions } from './createMcpServer.js';
-import type { Entry } from './door.js';
-import { sendEnvelope, sendJsonRpcError } from './httpReplies.js';
+import { connectionRights } from '../server/connectionRights.js';
+import { createMcpServer, type McpServerOptions } from '../server/createMcpServer.js';
+import type { Entry } from '../transport/door.js';
+import { sendEnvelope, sendJsonRpcError } from '../transport/httpReplies.js';
 import { invokeTool, type ToolCallOptions } from './invokeTool.js';
-import { LISTEN_METHOD, type ListenHub } from './listen.js';
+import { LISTEN_METHOD, type ListenHub } from '../subscriptions/listen.js';
 import { hasStandardHeaders, MODERN_REVISION, toolCallAnswerJson } from './plainToolCall.js';
-import { declaresTasks, TASK_TOOL } from './tasks.js';
+import { declaresTasks, TASK_TOOL } from '../tasks/tasks.js';
 import type { ToolCatalog } from './toolCatalog.js';
 import { toCheckedToolResult } from './toolResult.js';
 

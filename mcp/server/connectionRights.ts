@@ -4,15 +4,15 @@ import {
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { AuthenticatedActor } from '../src/domain/actor.js';
-import { newId } from '../src/domain/ids.js';
-import type { Services } from '../src/domain/services.js';
-import { auditRejection } from './auditRejection.js';
-import { needsConfirmation } from './confirm.js';
+import type { AuthenticatedActor } from '../../src/domain/actor.js';
+import { newId } from '../../src/domain/ids.js';
+import type { Services } from '../../src/domain/services.js';
+import { auditRejection } from '../transport/auditRejection.js';
+import { needsConfirmation } from '../tools/confirm.js';
 import { RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
-import { declaresTasks, runOfTaskId, TASKS_EXTENSION } from './tasks.js';
-import type { CatalogEntry, ToolCatalog } from './toolCatalog.js';
-import { selectTools, unknownToolMessage, type ToolSelection } from './toolsets.js';
+import { declaresTasks, runOfTaskId, TASKS_EXTENSION } from '../tasks/tasks.js';
+import type { CatalogEntry, ToolCatalog } from '../tools/toolCatalog.js';
+import { selectTools, unknownToolMessage, type ToolSelection } from '../tools/toolsets.js';
 
 /**
  * What deciding a request method needs:

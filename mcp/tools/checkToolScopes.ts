@@ -1,10 +1,10 @@
-import { authorize } from '../src/auth/authorize.js';
-import { refuseBeforeDispatch } from '../src/auth/pipeline.js';
-import type { Actor } from '../src/domain/actor.js';
-import { challengeHeader } from '../src/http/challenge.js';
-import { WWW_AUTHENTICATE } from '../src/http/headers.js';
-import { outcomeHeaders } from '../src/http/outcomeHeaders.js';
-import type { DoorRefusal } from './authenticateMcp.js';
+import { authorize } from '../../src/auth/authorize.js';
+import { refuseBeforeDispatch } from '../../src/auth/pipeline.js';
+import type { Actor } from '../../src/domain/actor.js';
+import { challengeHeader } from '../../src/http/challenge.js';
+import { WWW_AUTHENTICATE } from '../../src/http/headers.js';
+import { outcomeHeaders } from '../../src/http/outcomeHeaders.js';
+import type { DoorRefusal } from '../transport/authenticateMcp.js';
 import { toolCallContext, type ToolCallOptions } from './invokeTool.js';
 import type { ToolCatalog } from './toolCatalog.js';
 

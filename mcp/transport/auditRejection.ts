@@ -1,8 +1,8 @@
-import { recordAudit } from '../src/auth/audit.js';
-import type { Actor } from '../src/domain/actor.js';
-import type { Services } from '../src/domain/services.js';
-import { auditRow } from '../src/http/auditRow.js';
-import { SURFACES } from '../src/http/surfaces.js';
+import { recordAudit } from '../../src/auth/audit.js';
+import type { Actor } from '../../src/domain/actor.js';
+import type { Services } from '../../src/domain/services.js';
+import { auditRow } from '../../src/http/auditRow.js';
+import { SURFACES } from '../../src/http/surfaces.js';
 
 /** A request /mcp refused before any procedure ran (no credential, bad Origin, wrong method, unknown tool …). */
 export interface McpRejection {

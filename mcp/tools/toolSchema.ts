@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { modelTextOf } from '../src/procedures/schemas.js';
+import { modelTextOf } from '../../src/procedures/schemas.js';
 
 /** A JSON Schema object as MCP tools carry it (`type: "object"` at the root, MCP spec "Tools"). */
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, object>; required?: string[] } & Record<

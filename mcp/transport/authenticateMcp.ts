@@ -1,14 +1,14 @@
-import { authenticateRequest } from '../src/auth/authenticate.js';
-import { authorize } from '../src/auth/authorize.js';
-import type { Credentials } from '../src/auth/credentials.js';
-import type { RateLimiter } from '../src/auth/rateLimit.js';
-import type { Actor, AuthenticatedActor } from '../src/domain/actor.js';
-import type { DomainError } from '../src/domain/errors.js';
-import type { Services } from '../src/domain/services.js';
-import { challengeHeader } from '../src/http/challenge.js';
-import { RETRY_AFTER, WWW_AUTHENTICATE } from '../src/http/headers.js';
-import { newResponseState } from '../src/procedures/context.js';
-import { toDomainError } from '../src/procedures/index.js';
+import { authenticateRequest } from '../../src/auth/authenticate.js';
+import { authorize } from '../../src/auth/authorize.js';
+import type { Credentials } from '../../src/auth/credentials.js';
+import type { RateLimiter } from '../../src/auth/rateLimit.js';
+import type { Actor, AuthenticatedActor } from '../../src/domain/actor.js';
+import type { DomainError } from '../../src/domain/errors.js';
+import type { Services } from '../../src/domain/services.js';
+import { challengeHeader } from '../../src/http/challenge.js';
+import { RETRY_AFTER, WWW_AUTHENTICATE } from '../../src/http/headers.js';
+import { newResponseState } from '../../src/procedures/context.js';
+import { toDomainError } from '../../src/procedures/index.js';
 
 /** A refusal at the door: the error for the envelope and the headers (the challenge) to send with it. */
 export interface DoorRefusal {

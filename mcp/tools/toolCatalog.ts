@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/server';
-import { ownErrorCodesOf } from '../src/procedures/errorCodes.js';
-import { listProcedures, type ProcedureInfo, type ProcedureMeta } from '../src/procedures/index.js';
+import { ownErrorCodesOf } from '../../src/procedures/errorCodes.js';
+import { listProcedures, type ProcedureInfo, type ProcedureMeta } from '../../src/procedures/index.js';
 import { toToolSchema } from './toolSchema.js';
 import { FIELDS_ARGUMENT, listFieldsOf } from './toolText.js';
 

@@ -1,14 +1,14 @@
-import type { RateLimiter } from '../src/auth/rateLimit.js';
-import type { Credentials } from '../src/auth/credentials.js';
-import type { AuthenticatedActor } from '../src/domain/actor.js';
-import { DomainError } from '../src/domain/errors.js';
-import { newId } from '../src/domain/ids.js';
-import type { Services } from '../src/domain/services.js';
-import type { ResponseState } from '../src/procedures/context.js';
-import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../src/procedures/index.js';
-import { explainValidation } from '../src/procedures/validationHint.js';
+import type { RateLimiter } from '../../src/auth/rateLimit.js';
+import type { Credentials } from '../../src/auth/credentials.js';
+import type { AuthenticatedActor } from '../../src/domain/actor.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { newId } from '../../src/domain/ids.js';
+import type { Services } from '../../src/domain/services.js';
+import type { ResponseState } from '../../src/procedures/context.js';
+import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../../src/procedures/index.js';
+import { explainValidation } from '../../src/procedures/validationHint.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
-import { visibleUserNames } from '../src/domain/access.js';
+import { visibleUserNames } from '../../src/domain/access.js';
 import {
   FIELDS_ARGUMENT,
   listFieldsOf,

@@ -7,30 +7,30 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { sql } from '../db/sql.js';
-import { authenticate } from '../src/auth/authenticate.js';
-import { authorize } from '../src/auth/authorize.js';
-import { recordAudit } from '../src/auth/audit.js';
-import type { Actor } from '../src/domain/actor.js';
-import { readableRoomsWhere, requireRoom } from '../src/domain/access.js';
-import type { Services } from '../src/domain/services.js';
-import { rightsStamps, type RightsHolder } from '../src/domain/rightsStamps.js';
-import { streamLeases, type StreamCaps } from '../src/domain/streamLeases.js';
-import { auditRow } from '../src/http/auditRow.js';
+import { sql } from '../../db/sql.js';
+import { authenticate } from '../../src/auth/authenticate.js';
+import { authorize } from '../../src/auth/authorize.js';
+import { recordAudit } from '../../src/auth/audit.js';
+import type { Actor } from '../../src/domain/actor.js';
+import { readableRoomsWhere, requireRoom } from '../../src/domain/access.js';
+import type { Services } from '../../src/domain/services.js';
+import { rightsStamps, type RightsHolder } from '../../src/domain/rightsStamps.js';
+import { streamLeases, type StreamCaps } from '../../src/domain/streamLeases.js';
+import { auditRow } from '../../src/http/auditRow.js';
 import {
   ACCEL_BUFFERING_HEADER,
   CACHE_CONTROL_HEADER,
   CONTENT_TYPE_HEADER,
   REQUEST_ID_HEADER,
-} from '../src/http/headers.js';
+} from '../../src/http/headers.js';
 import { createEventFeed, type FeedEvent } from './eventFeed.js';
-import { SERVER_INFO } from './createMcpServer.js';
-import type { Entry } from './door.js';
-import { sendJsonRpcError } from './httpReplies.js';
-import { changedBy, resourceOf } from './resources.js';
-import type { ConnectionRights } from './connectionRights.js';
-import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from './rpcError.js';
-import type { ToolCatalog } from './toolCatalog.js';
+import { SERVER_INFO } from '../server/createMcpServer.js';
+import type { Entry } from '../transport/door.js';
+import { sendJsonRpcError } from '../transport/httpReplies.js';
+import { changedBy, resourceOf } from '../resources/resources.js';
+import type { ConnectionRights } from '../server/connectionRights.js';
+import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from '../server/rpcError.js';
+import type { ToolCatalog } from '../tools/toolCatalog.js';
 
 export const LISTEN_METHOD = 'subscriptions/listen';
 

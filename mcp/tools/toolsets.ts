@@ -1,5 +1,5 @@
-import type { ProcedureMeta } from '../src/procedures/meta.js';
-import { MCP_READONLY_HEADER, MCP_TOOLSETS_HEADER } from '../src/http/headers.js';
+import type { ProcedureMeta } from '../../src/procedures/meta.js';
+import { MCP_READONLY_HEADER, MCP_TOOLSETS_HEADER } from '../../src/http/headers.js';
 import type { ToolCatalog } from './toolCatalog.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, specTypeSchemas, type CallToolResult } from '@modelcontextprotocol/server';
-import { errorEnvelope } from '../src/http/envelope.js';
+import { errorEnvelope } from '../../src/http/envelope.js';
 import type { ToolOutcome } from './invokeTool.js';
 import { resultText } from './toolText.js';
 

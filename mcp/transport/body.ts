@@ -1,21 +1,21 @@
 import { classifyInboundRequest, type InboundLegacyRoute, type InboundModernRoute } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
-import type { Services } from '../src/domain/services.js';
+import type { Services } from '../../src/domain/services.js';
 import {
   ACCEPT_IN,
   MCP_METHOD_IN,
   MCP_NAME_IN,
   MCP_PROTOCOL_VERSION_IN,
   REQUEST_ID_HEADER,
-} from '../src/http/headers.js';
-import { setOperation } from '../src/observability/observeRequests.js';
+} from '../../src/http/headers.js';
+import { setOperation } from '../../src/observability/observeRequests.js';
 import { auditEndpointRejection } from './auditRejection.js';
-import { toolCallsOf } from './checkToolScopes.js';
+import { toolCallsOf } from '../tools/checkToolScopes.js';
 import type { Entry } from './door.js';
 import { headerOf } from './door.js';
 import { echoableId, JSONRPC_INVALID_REQUEST, sendJsonRpcError } from './httpReplies.js';
-import { plainToolCallOf, type McpRequestHeaders, type PlainToolCall } from './plainToolCall.js';
-import type { ToolCatalog } from './toolCatalog.js';
+import { plainToolCallOf, type McpRequestHeaders, type PlainToolCall } from '../tools/plainToolCall.js';
+import type { ToolCatalog } from '../tools/toolCatalog.js';
 
 /** A JSON-RPC message (or batch) that agrees with its revision headers, and which leg serves it. */
 export interface Message {

@@ -5,7 +5,7 @@ import {
   type CallToolResult,
   type RequestId,
 } from '@modelcontextprotocol/server';
-import { SERVER_INFO } from './createMcpServer.js';
+import { SERVER_INFO } from '../server/createMcpServer.js';
 import { toolAnswerJson } from './toolResult.js';
 
 /** The 2026 revision this server answers (the SDK's `server/discover` lists what it implements). */
