@@ -55,7 +55,7 @@ export default tseslint.config(
         {
           selector: "CallExpression[callee.property.name='setRequestHandler']",
           message:
-            'Register MCP handlers with serveMethods (mcp/connectionRights.ts): it decides what a connection may call.',
+            'Register MCP handlers with serveMethods (mcp/server/connectionRights.ts): it decides what a connection may call.',
         },
       ],
     },

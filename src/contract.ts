@@ -170,7 +170,7 @@ export interface ProcedureMeta {
   summary: string;
   description: string;
   tags: string[];
-  /** The MCP toolset (mcp/toolsets.ts) when it is not the first tag. */
+  /** The MCP toolset (mcp/tools/toolsets.ts) when it is not the first tag. */
   toolset?: string;
   /** Scope the credential must hold; null only for the public OpenAPI document. */
   scope: Scope | null;
@@ -180,7 +180,7 @@ export interface ProcedureMeta {
   kind: 'read' | 'write';
   /**
    * MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first
-   * (mcp/confirm.ts).
+   * (mcp/tools/confirm.ts).
    */
   destructive?: boolean;
   /**

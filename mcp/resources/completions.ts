@@ -33,7 +33,7 @@ type CompleteParams = CompleteRequest['params'];
 type Named = { id: string; name: string };
 
 /**
- * `completion/complete` for the resource templates' arguments (mcp/resources.ts): `roomId` to the rooms the
+ * `completion/complete` for the resource templates' arguments (mcp/resources/resources.ts): `roomId` to the rooms the
  * caller can read (`readableRoomsByPrefix`, the room list's condition, a delegated token's room restriction
  * included), `recordId` and `fileId` to those of `context.arguments.roomId` once `requireRoom` lets the caller
  * read it. A room the caller cannot read, or that does not exist, completes to nothing, the same answer as a

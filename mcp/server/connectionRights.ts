@@ -132,7 +132,9 @@ export const clientCapabilitiesOf = (ctx: ServerContext): unknown =>
 export function serveMethods(server: Server, rights: ConnectionRights): Server['setRequestHandler'] {
   return ((method: string, ...rest: unknown[]) => {
     if (!Object.hasOwn(METHOD_RULES, method))
-      throw new Error(`${method} has no rule in METHOD_RULES (mcp/connectionRights.ts): say what calling it needs`);
+      throw new Error(
+        `${method} has no rule in METHOD_RULES (mcp/server/connectionRights.ts): say what calling it needs`,
+      );
     const handler = rest.pop() as (input: unknown, ctx: ServerContext) => unknown;
     // a method registered with its own params schema hands the handler its params; a spec method the request
     const ownSchema = rest.length > 0;

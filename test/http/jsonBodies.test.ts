@@ -45,7 +45,7 @@ describe('JSON answers carry their text as UTF-8 with an exact Content-Length', 
     for (const page of [rest, mcp.result.structuredContent]) {
       expect(page.data.map((m: { body: string }) => m.body).sort()).toEqual([...BODIES].sort());
     }
-    // the text block is the compact table a model reads (mcp/toolText.ts): one line a body, as it is or as a JSON
+    // the text block is the compact table a model reads (mcp/tools/toolText.ts): one line a body, as it is or as a JSON
     // string
     const rows = (mcp.result.content[0].text as string)
       .split('\n')

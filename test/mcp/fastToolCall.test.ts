@@ -7,7 +7,7 @@ import { post2026, postMcp, toolCall } from './mcpClient.js';
 const withoutIds = (b: unknown) => JSON.parse(JSON.stringify(b).replaceAll(/req_[0-9A-Z]+/g, 'req'));
 const b64 = (s: string) => `=?base64?${Buffer.from(s).toString('base64')}?=`;
 
-// The router answers a plain tools/call itself (mcp/plainToolCall.ts); the same call sent so that it misses that
+// The router answers a plain tools/call itself (mcp/tools/plainToolCall.ts); the same call sent so that it misses that
 // path (a base64 Mcp-Name on 2026-07-28, a batch of one on 2025-03-26) is answered by the SDK's server: the two
 // answers must be the same, headers included.
 describe('a plain tools/call answered by the router is what the SDK server answers', () => {

@@ -106,7 +106,7 @@ const headers: fc.Arbitrary<McpRequestHeaders> = fc.oneof(
   ),
 );
 
-describe('the plain tools/call the router answers itself (mcp/plainToolCall.ts)', () => {
+describe('the plain tools/call the router answers itself (mcp/tools/plainToolCall.ts)', () => {
   it('takes only what the SDK classifier routes the same way: 2026-07-28 with a valid envelope, or 2025 without one', () => {
     let taken = 0;
     fc.assert(

@@ -58,7 +58,7 @@ function generatedOutputs(): unknown[] {
   ];
 }
 
-describe('tool results built once (mcp/toolResult.ts toCheckedToolResult)', () => {
+describe('tool results built once (mcp/tools/toolResult.ts toCheckedToolResult)', () => {
   it('is, byte for byte, what the SDK Server sends after checking the result itself', async () => {
     const outcomes: ToolOutcome[] = [];
     for (const data of generatedOutputs()) outcomes.push(ok(data), ok(data, { replayed: true }));
