@@ -4,6 +4,7 @@ import type {
   Resource,
   ResourceTemplateType as ResourceTemplate,
 } from '@modelcontextprotocol/server';
+import type { RoomObjectKind } from '../../src/domain/objectRooms.js';
 import { MCP_INLINE_MAX } from '../../src/procedures/files.js';
 import { invokeTool, type ToolCallOptions, type ToolOutcome } from '../tools/invokeTool.js';
 import { RPC_INTERNAL_ERROR, RPC_INVALID_PARAMS, RpcError } from '../server/rpcError.js';
@@ -20,6 +21,8 @@ interface Template {
   /** The tool whose procedure reads it, and its arguments from the URI's variables. */
   tool: string;
   args: (ids: string[]) => Record<string, unknown>;
+  /** The object of the room the URI names below it, if any: its id is the URI's second. */
+  object?: RoomObjectKind;
 }
 
 /**
@@ -88,6 +91,7 @@ const TEMPLATES: Template[] = [
     pattern: new RegExp(`^svc://rooms/${ID}/records/${ID}$`),
     tool: 'get_record',
     args: ([roomId, recordId]) => ({ roomId, recordId }),
+    object: 'record',
   },
   {
     template: {
@@ -99,16 +103,20 @@ const TEMPLATES: Template[] = [
     pattern: new RegExp(`^svc://rooms/${ID}/files/${ID}$`),
     tool: 'get_file_content',
     args: ([roomId, fileId]) => ({ roomId, fileId }),
+    object: 'file',
   },
 ];
 
 export const resourceTemplates = (): ResourceTemplate[] => TEMPLATES.map((t) => t.template);
 
-/** A URI of one of the templates: the tool that reads it and the ids it names (room first), or null. */
-export function resourceOf(uri: string): { tool: string; ids: string[] } | null {
+/**
+ * A URI of one of the templates: the tool that reads it, the ids it names (room first) and the kind of the object
+ * below the room it names, or null.
+ */
+export function resourceOf(uri: string): { tool: string; ids: string[]; object?: RoomObjectKind } | null {
   for (const t of TEMPLATES) {
     const m = t.pattern.exec(uri);
-    if (m) return { tool: t.tool, ids: m.slice(1) };
+    if (m) return { tool: t.tool, ids: m.slice(1), object: t.object };
   }
   return null;
 }
