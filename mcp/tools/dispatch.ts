@@ -47,181 +47,212 @@ export type Dispatch = (res: Response, entry: Entry, message: Message) => Promis
  * request to the SDK's own entry, any 2025 one to a stateless server and transport of its own. Every leg
  * checks the scopes of the tools called first, and runs them through the procedure pipeline.
  */
-export function createDispatch({ services, rateLimiter, catalog, listen }: DispatchOptions): Dispatch {
-  // The SDK's dual-revision entry, given only what classifies as 2026-07-28 (2025 requests take the legacy leg).
-  // Its factory builds the request's server from the context passed in the pass-through `authInfo`.
-  const modernHandler = createMcpHandler(
-    (ctx: McpRequestContext) => createMcpServer({ ...contextOf(ctx.authInfo), subscriptions: true }),
-    {
-      legacy: 'reject',
-      // its refusals are answered and audited by the router; only a failure is worth a log line
-      onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
-    },
-  );
-
-  return async (res, entry, { body, mcpHeaders, sse, plain, route, calls }) => {
-    const { requestId, credentials, actor, clientIp, selection, headers } = entry;
-    const call: ToolCallOptions = {
-      services,
-      rateLimiter,
-      credentials,
-      actor,
-      clientIp,
-      requestId: calls.length === 1 ? requestId : undefined,
-    };
-    // what this connection may call, for every leg below (connectionRights.ts)
-    const rights = connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
-    const tools = rights.tools;
-    // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
-    const checked =
-      route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
-        ? null
-        : await checkToolScopes(body, actor, tools, call);
-    if (checked) {
-      const { error, headers, requestId: callRequestId } = checked.refusal;
-      return sendEnvelope(res, error, callRequestId, headers);
-    }
-
-    if (
-      route?.kind === 'modern' &&
-      route.messageKind === 'request' &&
-      route.message.method === LISTEN_METHOD &&
-      mcpHeaders.protocolVersionHeader === MODERN_REVISION &&
-      hasStandardHeaders(mcpHeaders, route.message)
-    )
-      return listen.serve(res, entry, route.message, rights);
-
-    headers[REQUEST_ID_HEADER] = requestId;
-    const onToolOutcome = (out: ResponseState) => {
-      // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
-      if (calls.length !== 1 || res.headersSent) return;
-      const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
-      for (const k in rendered) if (k !== WWW_AUTHENTICATE) headers[k] = rendered[k];
-    };
-    // a tool outside the selection goes to the server, which refuses it
-    const tool = plain && tools.get(plain.name);
-    // the server answers a destructive call the human confirms first (confirm.ts: input_required), and a run
-    // started by a client of the tasks extension (tasks.ts: a task)
-    const serverOnly =
-      plain?.revision === MODERN_REVISION &&
-      tool &&
-      (needsConfirmation(tool.proc, actor, plainCapabilities(body)) ||
-        (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(body))));
-    if (plain && tool && !serverOnly) {
-      // answered as the SDK's server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one
-      const aborted = new AbortController();
-      // the call's controller on the response and a listener of the module, not a closure here: a closure made
-      // in this scope would keep all of it (body, actor, headers) alive as long as the response
-      (res as CallResponse)[CALL_ABORT] = aborted;
-      res.on('close', abortUnfinishedCall);
-      const outcome = await invokeTool(tool.proc, plain.arguments, { ...call, signal: aborted.signal });
-      if (aborted.signal.aborted) return;
-      onToolOutcome(outcome.out);
-      try {
-        return writeJsonAnswer(res, toolCallAnswerJson(plain.id, toCheckedToolResult(outcome), plain.revision));
-      } catch (err) {
-        return failedExchange(res, err, requestId);
-      }
-    }
-    const context: McpServerOptions = { catalog, actor, call, onToolOutcome, rights };
-    // Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it
-    const aborted = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) aborted.abort();
-    });
-    let response: globalThis.Response;
-    try {
-      const request = await toWebRequest(res.req, body, { signal: aborted.signal });
-      if (plain ? plain.revision !== 'legacy' : route?.kind === 'modern') {
-        // the SDK checks the envelope, headers and capabilities, and answers `server/discover`, `resultType` and
-        // cache fields; our per-request context travels in the pass-through `authInfo`
-        const authInfo: AuthInfo = {
-          token: '',
-          clientId: actor.clientId ?? '',
-          scopes: [...actor.scopes],
-          extra: { [CONTEXT]: context },
-        };
-        response = await modernHandler.fetch(request, { authInfo, parsedBody: body });
-      } else {
-        response = await legacyExchange(createMcpServer(context), request, body, sse, aborted.signal);
-      }
-    } catch (err) {
-      return failedExchange(res, err, requestId);
-    }
-    if (response.status >= 400) {
-      // refused by the SDK (Accept, protocol version, method, headers, envelope …)
-      await auditEndpointRejection(services, {
-        requestId,
-        method: 'POST',
-        statusCode: response.status,
-        errorCode: transportErrorCode(response.status),
-        actor,
-      });
-    }
-    await writeResponse(res, response, aborted.signal);
+export function createDispatch(options: DispatchOptions): Dispatch {
+  const { services } = options;
+  const state: DispatchState = {
+    ...options,
+    // The SDK's dual-revision entry, given only what classifies as 2026-07-28 (2025 requests take the legacy leg).
+    // Its factory builds the request's server from the context passed in the pass-through `authInfo`.
+    modernHandler: createMcpHandler(
+      (ctx: McpRequestContext) => createMcpServer({ ...contextOf(ctx.authInfo), subscriptions: true }),
+      {
+        legacy: 'reject',
+        // its refusals are answered and audited by the router; only a failure is worth a log line
+        onerror: (err) => services.log.debug({ err }, 'mcp request refused'),
+      },
+    ),
   };
+  return (res, entry, message) => dispatch(state, res, entry, message);
+}
 
-  /**
-   * One 2025 exchange: the request's server connected to the SDK's stateless transport, JSON unless streaming.
-   * A JSON answer leaves nothing running; an SSE stream, or a client gone first (`signal`), closes both, which
-   * aborts the tool calls still in flight.
-   */
-  async function legacyExchange(
-    server: Server,
-    request: globalThis.Request,
-    body: unknown,
-    sse: boolean,
-    signal: AbortSignal,
-  ): Promise<globalThis.Response> {
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: !sse,
-    });
-    const close = () => {
-      const closeFailed = (err: unknown) => services.log.warn({ err }, 'closing an mcp exchange failed');
-      transport.close().catch(closeFailed);
-      server.close().catch(closeFailed);
-    };
-    signal.addEventListener('abort', close, { once: true });
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody: body });
-    if (!sse || !response.body) signal.removeEventListener('abort', close);
-    return response;
+/** What every message's dispatch reads: the options, and the SDK entry built once. */
+interface DispatchState extends DispatchOptions {
+  readonly modernHandler: ReturnType<typeof createMcpHandler>;
+}
+
+async function dispatch(state: DispatchState, res: Response, entry: Entry, message: Message): Promise<void> {
+  const { services, rateLimiter, catalog, listen } = state;
+  const { body, mcpHeaders, plain, route, calls } = message;
+  const { requestId, credentials, actor, clientIp, selection, headers } = entry;
+  const call: ToolCallOptions = {
+    services,
+    rateLimiter,
+    credentials,
+    actor,
+    clientIp,
+    requestId: calls.length === 1 ? requestId : undefined,
+  };
+  // what this connection may call, for every leg below (connectionRights.ts)
+  const rights = connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
+  const tools = rights.tools;
+  // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
+  const checked =
+    route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
+      ? null
+      : await checkToolScopes(body, actor, tools, call);
+  if (checked) {
+    const { error, headers, requestId: callRequestId } = checked.refusal;
+    return sendEnvelope(res, error, callRequestId, headers);
   }
 
-  /** Writes a web Response to the Node response, streaming an SSE body until it ends or the client goes. */
-  async function writeResponse(res: Response, response: globalThis.Response, signal: AbortSignal): Promise<void> {
-    if (res.destroyed) return;
-    const out: Record<string, string> = {};
-    response.headers.forEach((v, k) => (out[k] = v));
-    res.writeHead(response.status, out);
-    if (!response.body) return void res.end();
-    const reader = response.body.getReader();
-    const cancel = () => void reader.cancel().catch(() => undefined);
-    signal.addEventListener('abort', cancel, { once: true });
+  if (
+    route?.kind === 'modern' &&
+    route.messageKind === 'request' &&
+    route.message.method === LISTEN_METHOD &&
+    mcpHeaders.protocolVersionHeader === MODERN_REVISION &&
+    hasStandardHeaders(mcpHeaders, route.message)
+  )
+    return listen.serve(res, entry, route.message, rights);
+
+  headers[REQUEST_ID_HEADER] = requestId;
+  const onToolOutcome = (out: ResponseState) => {
+    // one tool call per POST: its rate-limit and unit headers, as REST sends them (JSON responses only)
+    if (calls.length !== 1 || res.headersSent) return;
+    const rendered = outcomeHeaders(out, services.config.baseUrl, 'mcp');
+    for (const k in rendered) if (k !== WWW_AUTHENTICATE) headers[k] = rendered[k];
+  };
+  // a tool outside the selection goes to the server, which refuses it
+  const tool = plain && tools.get(plain.name);
+  // the server answers a destructive call the human confirms first (confirm.ts: input_required), and a run
+  // started by a client of the tasks extension (tasks.ts: a task)
+  const serverOnly =
+    plain?.revision === MODERN_REVISION &&
+    tool &&
+    (needsConfirmation(tool.proc, actor, plainCapabilities(body)) ||
+      (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(body))));
+  if (plain && tool && !serverOnly) {
+    // answered as the SDK's server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one
+    const aborted = new AbortController();
+    // the call's controller on the response and a listener of the module, not a closure here: a closure made
+    // in this scope would keep all of it (body, actor, headers) alive as long as the response
+    (res as CallResponse)[CALL_ABORT] = aborted;
+    res.on('close', abortUnfinishedCall);
+    const outcome = await invokeTool(tool.proc, plain.arguments, { ...call, signal: aborted.signal });
+    if (aborted.signal.aborted) return;
+    onToolOutcome(outcome.out);
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done || signal.aborted) break;
-        if (!res.write(value))
-          await new Promise<void>((resolve) => {
-            res.once('drain', resolve);
-            signal.addEventListener('abort', () => resolve(), { once: true });
-          });
-      }
+      return writeJsonAnswer(res, toolCallAnswerJson(plain.id, toCheckedToolResult(outcome), plain.revision));
     } catch (err) {
-      services.log.warn({ err }, 'an mcp response stream failed');
-    } finally {
-      signal.removeEventListener('abort', cancel);
-      res.end();
+      return failedExchange(services, res, err, requestId);
     }
   }
+  return exchange(state, res, message, requestId, { catalog, actor, call, onToolOutcome, rights });
+}
 
-  /** An exchange that failed outside the MCP server's own handling: a JSON-RPC internal error, logged. */
-  function failedExchange(res: Response, err: unknown, requestId: string): void {
-    services.log.error({ err, requestId }, 'mcp request failed');
-    if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+/**
+ * Every other message, through the SDK: the 2026-07-28 entry, or a 2025 server and transport of the request's own.
+ * Both legs answer with a web Response, so that a refusal of the SDK is audited before the client reads it.
+ */
+async function exchange(
+  { services, modernHandler }: DispatchState,
+  res: Response,
+  { body, sse, plain, route }: Message,
+  requestId: string,
+  context: McpServerOptions,
+): Promise<void> {
+  const { actor } = context;
+  const aborted = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) aborted.abort();
+  });
+  let response: globalThis.Response;
+  try {
+    const request = await toWebRequest(res.req, body, { signal: aborted.signal });
+    if (plain ? plain.revision !== 'legacy' : route?.kind === 'modern') {
+      // the SDK checks the envelope, headers and capabilities, and answers `server/discover`, `resultType` and
+      // cache fields; our per-request context travels in the pass-through `authInfo`
+      const authInfo: AuthInfo = {
+        token: '',
+        clientId: actor.clientId ?? '',
+        scopes: [...actor.scopes],
+        extra: { [CONTEXT]: context },
+      };
+      response = await modernHandler.fetch(request, { authInfo, parsedBody: body });
+    } else {
+      response = await legacyExchange(services, createMcpServer(context), request, body, sse, aborted.signal);
+    }
+  } catch (err) {
+    return failedExchange(services, res, err, requestId);
   }
+  if (response.status >= 400) {
+    // refused by the SDK (Accept, protocol version, method, headers, envelope …)
+    await auditEndpointRejection(services, {
+      requestId,
+      method: 'POST',
+      statusCode: response.status,
+      errorCode: transportErrorCode(response.status),
+      actor,
+    });
+  }
+  await writeResponse(services, res, response, aborted.signal);
+}
+
+/**
+ * One 2025 exchange: the request's server connected to the SDK's stateless transport, JSON unless streaming.
+ * A JSON answer leaves nothing running; an SSE stream, or a client gone first (`signal`), closes both, which
+ * aborts the tool calls still in flight.
+ */
+async function legacyExchange(
+  services: Services,
+  server: Server,
+  request: globalThis.Request,
+  body: unknown,
+  sse: boolean,
+  signal: AbortSignal,
+): Promise<globalThis.Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: !sse,
+  });
+  const close = () => {
+    const closeFailed = (err: unknown) => services.log.warn({ err }, 'closing an mcp exchange failed');
+    transport.close().catch(closeFailed);
+    server.close().catch(closeFailed);
+  };
+  signal.addEventListener('abort', close, { once: true });
+  await server.connect(transport);
+  const response = await transport.handleRequest(request, { parsedBody: body });
+  if (!sse || !response.body) signal.removeEventListener('abort', close);
+  return response;
+}
+
+/** Writes a web Response to the Node response, streaming an SSE body until it ends or the client goes. */
+async function writeResponse(
+  services: Services,
+  res: Response,
+  response: globalThis.Response,
+  signal: AbortSignal,
+): Promise<void> {
+  if (res.destroyed) return;
+  const out: Record<string, string> = {};
+  response.headers.forEach((v, k) => (out[k] = v));
+  res.writeHead(response.status, out);
+  if (!response.body) return void res.end();
+  const reader = response.body.getReader();
+  const cancel = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || signal.aborted) break;
+      if (!res.write(value))
+        await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+    }
+  } catch (err) {
+    services.log.warn({ err }, 'an mcp response stream failed');
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    res.end();
+  }
+}
+
+/** An exchange that failed outside the MCP server's own handling: a JSON-RPC internal error, logged. */
+function failedExchange(services: Services, res: Response, err: unknown, requestId: string): void {
+  services.log.error({ err, requestId }, 'mcp request failed');
+  if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
 }
 
 /** A JSON-RPC answer as the body of a 200 (nothing when nobody is left to read it). */
