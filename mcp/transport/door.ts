@@ -111,31 +111,20 @@ export function createDoor(
   { services, rateLimiter, catalog }: DoorOptions,
   inside: (req: Request, res: Response, entry: Entry) => Promise<void>,
 ): RequestHandler {
-  // the 401 challenge's scope: what a client asks for to start, so that every tool is within reach
-  const challengeScope = [
-    ...new Set([MCP_SCOPE, ...[...catalog.values()].flatMap((e) => (e.proc.meta.scope ? [e.proc.meta.scope] : []))]),
-  ].join(' ');
+  const door: DoorState = {
+    services,
+    rateLimiter,
+    catalog,
+    inside,
+    // the 401 challenge's scope: what a client asks for to start, so that every tool is within reach
+    challengeScope: [
+      ...new Set([MCP_SCOPE, ...[...catalog.values()].flatMap((e) => (e.proc.meta.scope ? [e.proc.meta.scope] : []))]),
+    ].join(' '),
+    bodyLimit: Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024, // upload_file carries base64
+  };
   const originAllowed = createOriginPolicy(services.config);
-  const bodyLimit = Math.ceil((services.config.maxUploadBytes * 4) / 3) + 1024 * 1024; // upload_file carries base64
   // CORS headers are for browsers, which always send Origin on these requests; other clients ignore them
   const corsHeaders = cors(CORS_OPTIONS);
-
-  const refuse = async (
-    req: Request,
-    res: Response,
-    o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor },
-  ) => {
-    if (o.error.status >= 500)
-      services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
-    await auditEndpointRejection(services, {
-      requestId: o.requestId,
-      method: req.method,
-      statusCode: o.error.status,
-      errorCode: o.error.code,
-      actor: o.actor,
-    });
-    sendEnvelope(res, o.error, o.requestId, o.headers);
-  };
 
   // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
   return (req: Request, res: Response, next: NextFunction) => {
@@ -148,89 +137,120 @@ export function createDoor(
     const origin = headerOf(req, ORIGIN_IN);
     if (!originAllowed(origin)) {
       req.resume();
-      refuse(req, res, {
+      refuse(services, req, res, {
         requestId: requestIdOf(headerOf(req, REQUEST_ID_IN)),
         error: new DomainError('forbidden', 'Origin not allowed', { details: { origin } }),
       }).catch(next);
       return;
     }
     const serve = (): void => {
-      (MCP_ENDPOINT.test(path) ? enter(req, res, headers) : answerUnmatched(req, res)).catch(next);
+      (MCP_ENDPOINT.test(path) ? enter(door, req, res, headers) : answerUnmatched(services, req, res)).catch(next);
     };
     if (origin === undefined) return serve();
     corsHeaders(req, res, (err?: unknown) => (err ? next(err) : serve()));
   };
+}
 
-  async function enter(req: Request, res: Response, headers: Record<string, string>): Promise<void> {
-    setOperation(res, ENDPOINT_OPERATIONS[req.method] ?? 'unmatched');
-    const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
-    const credentials: Credentials = {
-      authorization: headerOf(req, AUTHORIZATION_IN),
-      apiKey: headerOf(req, API_KEY_IN),
-    };
-    const clientIp = req.ip ?? 'unknown';
-    const door = await authenticateMcp({ services, rateLimiter, credentials, clientIp, challengeScope });
-    if ('error' in door) {
-      req.resume();
-      return refuse(req, res, { requestId, ...door });
-    }
-    const { actor } = door;
-    const refused = (statusCode: number, errorCode: string) =>
-      auditEndpointRejection(services, { requestId, method: req.method, statusCode, errorCode, actor });
-    if (req.method !== 'POST') {
-      // stateless: no standalone SSE stream (GET) and no session to end (DELETE), as the SDK's stateless examples.
-      // Clients probe GET after every initialize (the transport lets the server answer 405): that probe is
-      // protocol negotiation, not a refusal, and is not audited; any other method is.
-      req.resume();
-      if (req.method !== 'GET') await refused(405, 'method_not_allowed');
-      return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', {
-        [ALLOW_HEADER]: 'POST',
-        [REQUEST_ID_HEADER]: requestId,
-      });
-    }
+/** What the door of /mcp holds for every request, built once. */
+interface DoorState extends DoorOptions {
+  readonly inside: (req: Request, res: Response, entry: Entry) => Promise<void>;
+  /** The 401 challenge's scope. */
+  readonly challengeScope: string;
+  /** The most a body may hold. */
+  readonly bodyLimit: number;
+}
 
-    // the connection's selection of tools, from its headers or query (toolsets.ts)
-    const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
-    if ('error' in selection) {
-      req.resume();
-      await refused(400, 'validation_error');
-      return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { [REQUEST_ID_HEADER]: requestId });
-    }
+/** A refusal at the door: logged when it is the server's failure, audited, and answered with the envelope. */
+async function refuse(
+  services: Services,
+  req: Request,
+  res: Response,
+  o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor },
+): Promise<void> {
+  if (o.error.status >= 500)
+    services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
+  await auditEndpointRejection(services, {
+    requestId: o.requestId,
+    method: req.method,
+    statusCode: o.error.status,
+    errorCode: o.error.code,
+    actor: o.actor,
+  });
+  sendEnvelope(res, o.error, o.requestId, o.headers);
+}
 
-    let read: Awaited<ReturnType<typeof readMcpBody>>;
-    try {
-      read = await readMcpBody(req, bodyLimit);
-    } catch (err) {
-      if (err instanceof ClientGoneError) return endForGoneClient(res);
-      throw err;
-    }
-    if ('error' in read) {
-      await refused(read.status, read.code);
-      const code = read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR;
-      return sendJsonRpcError(res, read.status, code, read.error, { ...read.headers, [REQUEST_ID_HEADER]: requestId });
-    }
-    if (read.body === null) {
-      // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
-      await refused(415, 'unsupported_media_type');
-      const message = 'Unsupported Media Type: Content-Type must be application/json';
-      return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, message, { [REQUEST_ID_HEADER]: requestId });
-    }
-
-    const tools = selectTools(catalog, selection);
-    await inside(req, res, { requestId, credentials, actor, clientIp, selection, tools, body: read.body, headers });
-  }
-
-  async function answerUnmatched(req: Request, res: Response): Promise<void> {
-    const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
+/** The endpoint itself: the credential, the method, the toolset selection and the body, then `inside`. */
+async function enter(door: DoorState, req: Request, res: Response, headers: Record<string, string>): Promise<void> {
+  const { services, rateLimiter, catalog, challengeScope } = door;
+  setOperation(res, ENDPOINT_OPERATIONS[req.method] ?? 'unmatched');
+  const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
+  const credentials: Credentials = {
+    authorization: headerOf(req, AUTHORIZATION_IN),
+    apiKey: headerOf(req, API_KEY_IN),
+  };
+  const clientIp = req.ip ?? 'unknown';
+  const authenticated = await authenticateMcp({ services, rateLimiter, credentials, clientIp, challengeScope });
+  if ('error' in authenticated) {
     req.resume();
-    await auditRejection(services, {
-      requestId,
-      method: req.method,
-      routePattern: '(unmatched)',
-      statusCode: 404,
-      errorCode: 'not_found',
-    });
-    const message = `Not found: the MCP endpoint is ${SURFACES.mcp.path}`;
-    sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, message, { [REQUEST_ID_HEADER]: requestId });
+    return refuse(services, req, res, { requestId, ...authenticated });
   }
+  const { actor } = authenticated;
+  const refused = (statusCode: number, errorCode: string) =>
+    auditEndpointRejection(services, { requestId, method: req.method, statusCode, errorCode, actor });
+  if (req.method !== 'POST') {
+    // stateless: no standalone SSE stream (GET) and no session to end (DELETE), as the SDK's stateless examples.
+    // Clients probe GET after every initialize (the transport lets the server answer 405): that probe is
+    // protocol negotiation, not a refusal, and is not audited; any other method is.
+    req.resume();
+    if (req.method !== 'GET') await refused(405, 'method_not_allowed');
+    return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', {
+      [ALLOW_HEADER]: 'POST',
+      [REQUEST_ID_HEADER]: requestId,
+    });
+  }
+
+  // the connection's selection of tools, from its headers or query (toolsets.ts)
+  const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
+  if ('error' in selection) {
+    req.resume();
+    await refused(400, 'validation_error');
+    return sendJsonRpcError(res, 400, RPC_INVALID_PARAMS, selection.error, { [REQUEST_ID_HEADER]: requestId });
+  }
+
+  let read: Awaited<ReturnType<typeof readMcpBody>>;
+  try {
+    read = await readMcpBody(req, door.bodyLimit);
+  } catch (err) {
+    if (err instanceof ClientGoneError) return endForGoneClient(res);
+    throw err;
+  }
+  if ('error' in read) {
+    await refused(read.status, read.code);
+    const code = read.status === 400 ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR;
+    return sendJsonRpcError(res, read.status, code, read.error, { ...read.headers, [REQUEST_ID_HEADER]: requestId });
+  }
+  if (read.body === null) {
+    // not application/json (readMcpBody leaves it unparsed): refused as the SDK's transports refuse it
+    await refused(415, 'unsupported_media_type');
+    const message = 'Unsupported Media Type: Content-Type must be application/json';
+    return sendJsonRpcError(res, 415, JSONRPC_SERVER_ERROR, message, { [REQUEST_ID_HEADER]: requestId });
+  }
+
+  const tools = selectTools(catalog, selection);
+  await door.inside(req, res, { requestId, credentials, actor, clientIp, selection, tools, body: read.body, headers });
+}
+
+/** A path below /mcp that is not the endpoint: 404, audited. */
+async function answerUnmatched(services: Services, req: Request, res: Response): Promise<void> {
+  const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
+  req.resume();
+  await auditRejection(services, {
+    requestId,
+    method: req.method,
+    routePattern: '(unmatched)',
+    statusCode: 404,
+    errorCode: 'not_found',
+  });
+  const message = `Not found: the MCP endpoint is ${SURFACES.mcp.path}`;
+  sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, message, { [REQUEST_ID_HEADER]: requestId });
 }
