@@ -62,10 +62,6 @@ const header = (req: Request, name: string) => {
   return Array.isArray(v) ? v.join(', ') : v;
 };
 
-/**
- * The REST adapter: mounts every procedure at its `http` metadata under /v1, translating path, query and
- * body into the procedure's input and its result or error into HTTP. It adds no rule of its own.
- */
 /** Express's own decoding of a path parameter: a malformed percent-encoding is the client's error (400). */
 function decodeParam(value: string): string {
   if (!value.includes('%')) return value;
@@ -76,33 +72,36 @@ function decodeParam(value: string): string {
   }
 }
 
-export function createRestRouter({ services, rateLimiter, eventStreams }: RestRouterOptions): RequestHandler {
-  const openapi = JSON.stringify(buildOpenApiDocument(services.config.baseUrl));
-  const openapiEtag = `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`;
-  const sendOpenApi = (res: Response) => {
-    res
-      .set({ ...API_SECURITY_HEADERS, [CACHE_CONTROL_HEADER]: 'public, max-age=300', [ETAG_HEADER]: openapiEtag })
-      .type('application/json')
-      .send(openapi);
-  };
+/** One operation's route: its path pattern, its procedure, and its name in metrics and traces. */
+interface Route {
+  match: MatchFunction<Record<string, string>>;
+  proc: ProcedureInfo;
+  operation: string;
+}
 
-  // One dispatching middleware instead of a route per operation: the routes are grouped by method and
-  // first segment after /v1, so a request tries a handful of patterns instead of walking every layer.
-  // Patterns match as Express routes do (case-insensitive, optional trailing slash, decoded params,
-  // malformed percent-encoding a 400); HEAD is answered by the GET route.
-  const procedures = listProcedures();
-  const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
-  const routes = new Map<
-    string,
-    { match: MatchFunction<Record<string, string>>; proc: ProcedureInfo; operation: string }[]
-  >();
-  const queryKeys = new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query)]));
-  const integerQueryKeys = new Map(
-    procedures.map((p) => [
-      p,
-      new Set(restBindingOf(p).query.filter((k) => isIntegerField(p.input.shape[k] as z.ZodType))),
-    ]),
-  );
+/** What the router holds for every request, built once. */
+interface RouterState extends RestRouterOptions {
+  /** The routes by method and first segment after /v1 (`routeKey`). */
+  readonly routes: Map<string, Route[]>;
+  /** Every route, to tell a known path with another method (405) from an unknown one (404). */
+  readonly known: Route[];
+  /** The query parameters each operation takes, and those of them that are integers. */
+  readonly queryKeys: Map<ProcedureInfo, Set<string>>;
+  readonly integerQueryKeys: Map<ProcedureInfo, Set<string>>;
+  /** The OpenAPI document as served, and its ETag. */
+  readonly openapi: string;
+  readonly openapiEtag: string;
+}
+
+const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
+
+/**
+ * The routes grouped by method and first segment after /v1, so a request tries a handful of patterns instead of
+ * walking every layer. Patterns match as Express routes do (case-insensitive, optional trailing slash, decoded
+ * params, malformed percent-encoding a 400).
+ */
+function buildRoutes(procedures: ProcedureInfo[]): Map<string, Route[]> {
+  const routes = new Map<string, Route[]>();
   for (const proc of procedures) {
     const key = routeKey(proc.meta.http.method, proc.meta.http.path);
     const match = pathMatch<Record<string, string>>(expressPath(proc.meta.http.path), {
@@ -115,9 +114,36 @@ export function createRestRouter({ services, rateLimiter, eventStreams }: RestRo
     const operation = `${proc.meta.http.method} ${proc.meta.http.path}`;
     routes.set(key, [...(routes.get(key) ?? []), { match, proc, operation }]);
   }
-  // One middleware function, not an Express Router: every request of the app passes through it, and a
-  // nested router costs each of them its own layer walk.
-  const dispatch = (req: Request, res: Response, next: NextFunction) => {
+  return routes;
+}
+
+/**
+ * The REST adapter: mounts every procedure at its `http` metadata under /v1, translating path, query and
+ * body into the procedure's input and its result or error into HTTP. It adds no rule of its own.
+ */
+export function createRestRouter(options: RestRouterOptions): RequestHandler {
+  const procedures = listProcedures();
+  const routes = buildRoutes(procedures);
+  const openapi = JSON.stringify(buildOpenApiDocument(options.services.config.baseUrl));
+  const state: RouterState = {
+    ...options,
+    routes,
+    known: [...routes.values()].flat(),
+    queryKeys: new Map(procedures.map((p) => [p, new Set(restBindingOf(p).query)])),
+    integerQueryKeys: new Map(
+      procedures.map((p) => [
+        p,
+        new Set(restBindingOf(p).query.filter((k) => isIntegerField(p.input.shape[k] as z.ZodType))),
+      ]),
+    ),
+    openapi,
+    openapiEtag: `"${createHash('sha256').update(openapi).digest('base64url').slice(0, 27)}"`,
+  };
+
+  // One dispatching middleware instead of a route per operation, and not an Express Router: every request of the
+  // app passes through it, and a nested router costs each of them its own layer walk. HEAD is answered by the GET
+  // route.
+  return (req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const candidates = routes.get(routeKey(method, path));
@@ -127,163 +153,174 @@ export function createRestRouter({ services, rateLimiter, eventStreams }: RestRo
         m = c.match(path);
       } catch {
         // a malformed percent-encoding is the client's mistake: a 400, and nothing for the error log
-        answerMalformedPath(req, res, c.proc.meta.http.path).catch(next);
+        answerMalformedPath(state.services, req, res, c.proc.meta.http.path).catch(next);
         return;
       }
       if (m) {
         req.params = m.params;
         setOperation(res, c.operation);
         // (a failure the handler does not answer itself goes to the app's error path, never unhandled)
-        handle(c.proc, req, res).catch(next);
+        handle(state, c.proc, req, res).catch(next);
         return;
       }
     }
     // (matched as an Express route would: any case, optional trailing slash)
     if (method === 'GET' && OPENAPI_PATH.test(path)) {
       setOperation(res, OPENAPI_OPERATION);
-      return sendOpenApi(res);
+      return sendOpenApi(state, res);
     }
     if (!UNDER_V1.test(path)) return next();
-    answerUnmatched(req, res).catch(next);
+    answerUnmatched(state, req, res).catch(next);
   };
+}
 
-  async function handle(proc: ProcedureInfo, req: Request, res: Response) {
-    const requestId = requestIdOf(header(req, REQUEST_ID_IN));
-    const { http } = proc.meta;
-    const ctx: RequestContext = {
-      services,
-      rateLimiter,
-      surface: 'rest',
-      requestId,
-      method: req.method,
-      path: req.path,
-      routePattern: http.path,
-      clientIp: req.ip ?? 'unknown',
-      credentials: { authorization: header(req, AUTHORIZATION_IN), apiKey: header(req, API_KEY_IN) },
-      idempotencyKey: header(req, IDEMPOTENCY_KEY_IN),
-      out: newResponseState(),
-    };
-    const query = req.query as Record<string, unknown>;
-    // a query parameter the document does not name is refused, as an unknown body field is (never silently
-    // ignored, nor taken for a body field or a path parameter)
-    const unknownKeys = Object.keys(query).filter((k) => !queryKeys.get(proc)!.has(k));
-    if (unknownKeys.length) ctx.inputError = unknownQueryParameters(unknownKeys);
-    else ctx.inputError = queryProblem(req.url, query, integerQueryKeys.get(proc)!);
-    let input: Record<string, unknown> = {};
-    for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
-    // an integer parameter travels as its decimal digits (checked above): the schema reads a number
-    for (const k of integerQueryKeys.get(proc)!)
-      if (typeof input[k] === 'string' && DECIMAL.test(input[k])) input[k] = Number(input[k]);
-    if (http.method !== 'GET') {
-      const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
-      let read: Awaited<ReturnType<typeof readBody>>;
-      try {
-        read = await readBody(req, limit);
-      } catch (err) {
-        if (err instanceof ClientGoneError) return endForGoneClient(res);
-        throw err;
-      }
-      if ('error' in read) ctx.inputError ??= read.error;
-      else if (http.rawBody) {
-        input[http.rawBody.field] = read.bytes.toString('base64');
-        input[http.rawBody.contentTypeField] = header(req, CONTENT_TYPE_IN) ?? 'application/octet-stream';
-      } else {
-        const parsed = parseJsonBody(req, read.bytes);
-        if ('error' in parsed) ctx.inputError ??= parsed.error;
-        else input = { ...parsed.value, ...input };
-      }
-    }
-    Object.assign(input, req.params);
-    // an event stream resumes where the client's EventSource says it left off
-    const lastEventId = http.stream ? header(req, LAST_EVENT_ID_IN) : undefined;
-    if (lastEventId !== undefined && input.lastEventId === undefined) input.lastEventId = lastEventId;
+function sendOpenApi({ openapi, openapiEtag }: RouterState, res: Response): void {
+  res
+    .set({ ...API_SECURITY_HEADERS, [CACHE_CONTROL_HEADER]: 'public, max-age=300', [ETAG_HEADER]: openapiEtag })
+    .type('application/json')
+    .send(openapi);
+}
+
+/** One operation's request: its input from path, query and body, the procedure called, its answer. */
+async function handle(state: RouterState, proc: ProcedureInfo, req: Request, res: Response) {
+  const { services, rateLimiter, eventStreams } = state;
+  const requestId = requestIdOf(header(req, REQUEST_ID_IN));
+  const { http } = proc.meta;
+  const ctx: RequestContext = {
+    services,
+    rateLimiter,
+    surface: 'rest',
+    requestId,
+    method: req.method,
+    path: req.path,
+    routePattern: http.path,
+    clientIp: req.ip ?? 'unknown',
+    credentials: { authorization: header(req, AUTHORIZATION_IN), apiKey: header(req, API_KEY_IN) },
+    idempotencyKey: header(req, IDEMPOTENCY_KEY_IN),
+    out: newResponseState(),
+  };
+  const query = req.query as Record<string, unknown>;
+  // a query parameter the document does not name is refused, as an unknown body field is (never silently
+  // ignored, nor taken for a body field or a path parameter)
+  const unknownKeys = Object.keys(query).filter((k) => !state.queryKeys.get(proc)!.has(k));
+  if (unknownKeys.length) ctx.inputError = unknownQueryParameters(unknownKeys);
+  else ctx.inputError = queryProblem(req.url, query, state.integerQueryKeys.get(proc)!);
+  let input: Record<string, unknown> = {};
+  for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
+  // an integer parameter travels as its decimal digits (checked above): the schema reads a number
+  for (const k of state.integerQueryKeys.get(proc)!)
+    if (typeof input[k] === 'string' && DECIMAL.test(input[k])) input[k] = Number(input[k]);
+  if (http.method !== 'GET') {
+    const limit = http.rawBody ? services.config.maxUploadBytes : JSON_BODY_LIMIT;
+    let read: Awaited<ReturnType<typeof readBody>>;
     try {
-      const data = await proc.call({ ctx, getRawInput: async () => input, signal: undefined });
-      // the headers of what the pipeline recorded (the renderers below copy them once into the answer's)
-      const headers = restHeaders(ctx.out, services.config.baseUrl, requestId);
-      if (http.download && ctx.out.download && !headers[REPLAYED_HEADER])
-        return streamFile(res, ctx.out.download, headers);
-      if (http.stream && ctx.out.eventStream) {
-        const { actor } = ctx as RequestContext & { actor: Actor };
-        return eventStreams.serve(res, ctx.out.eventStream, actor, ctx.credentials, headers);
-      }
-      sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
+      read = await readBody(req, limit);
     } catch (err) {
-      // an argument's problem with a valid example, as MCP says it
-      const e = explainValidation(toDomainError(err), proc);
-      if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
-      sendError(res, e, requestId, restHeaders(ctx.out, services.config.baseUrl, requestId));
+      if (err instanceof ClientGoneError) return endForGoneClient(res);
+      throw err;
+    }
+    if ('error' in read) ctx.inputError ??= read.error;
+    else if (http.rawBody) {
+      input[http.rawBody.field] = read.bytes.toString('base64');
+      input[http.rawBody.contentTypeField] = header(req, CONTENT_TYPE_IN) ?? 'application/octet-stream';
+    } else {
+      const parsed = parseJsonBody(req, read.bytes);
+      if ('error' in parsed) ctx.inputError ??= parsed.error;
+      else input = { ...parsed.value, ...input };
     }
   }
-
-  // Anything else under /v1: 405 on a known path with another method, else 404. Both are audited.
-  // (the dispatcher's own patterns, so a path is "known" exactly when some method of it would be served)
-  const known = [...routes.values()].flat();
-  const matchesPath = (c: (typeof known)[number], path: string) => {
-    try {
-      return c.match(path) !== false;
-    } catch {
-      return false; // a malformed escape matches nothing
+  Object.assign(input, req.params);
+  // an event stream resumes where the client's EventSource says it left off
+  const lastEventId = http.stream ? header(req, LAST_EVENT_ID_IN) : undefined;
+  if (lastEventId !== undefined && input.lastEventId === undefined) input.lastEventId = lastEventId;
+  try {
+    const data = await proc.call({ ctx, getRawInput: async () => input, signal: undefined });
+    // the headers of what the pipeline recorded (the renderers below copy them once into the answer's)
+    const headers = restHeaders(ctx.out, services.config.baseUrl, requestId);
+    if (http.download && ctx.out.download && !headers[REPLAYED_HEADER])
+      return streamFile(res, ctx.out.download, headers);
+    if (http.stream && ctx.out.eventStream) {
+      const { actor } = ctx as RequestContext & { actor: Actor };
+      return eventStreams.serve(res, ctx.out.eventStream, actor, ctx.credentials, headers);
     }
-  };
-  /**
-   * A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only.
-   */
-  async function answerMalformedPath(req: Request, res: Response, routePattern: string) {
-    const requestId = requestIdOf(header(req, REQUEST_ID_IN));
-    const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', {
-      details: { reason: 'malformed_path' },
-    });
-    services.log.debug({ requestId, route: routePattern }, 'malformed percent-encoding in a path');
-    req.resume();
-    await recordAudit(
-      services,
-      auditRow(
-        {
-          requestId,
-          surface: 'rest',
-          method: req.method,
-          routePattern,
-          statusCode: err.status,
-          units: 0,
-          errorCode: err.code,
-        },
-        undefined,
-      ),
-    );
-    sendError(res, err, requestId);
+    sendJson(res, ctx.out.status ?? http.successStatus ?? 200, data, headers);
+  } catch (err) {
+    // an argument's problem with a valid example, as MCP says it
+    const e = explainValidation(toDomainError(err), proc);
+    if (e.status >= 500) services.log.error({ err, requestId, route: http.path }, 'request failed');
+    sendError(res, e, requestId, restHeaders(ctx.out, services.config.baseUrl, requestId));
   }
+}
 
-  async function answerUnmatched(req: Request, res: Response) {
-    const requestId = requestIdOf(header(req, REQUEST_ID_IN));
-    const matches = known.filter((c) => matchesPath(c, req.path));
-    const err = matches.length
-      ? new DomainError('method_not_allowed', `Method ${req.method} is not allowed here`, {
-          details: { allowed: matches.map((m) => m.proc.meta.http.method) },
-        })
-      : new DomainError('not_found', 'No such endpoint');
-    const headers: Record<string, string> = matches.length
-      ? { [ALLOW_HEADER]: matches.map((m) => m.proc.meta.http.method).join(', ') }
-      : {};
-    req.resume();
-    await recordAudit(
-      services,
-      auditRow(
-        {
-          requestId,
-          surface: 'rest',
-          method: req.method,
-          routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
-          statusCode: err.status,
-          units: 0,
-          errorCode: err.code,
-        },
-        undefined,
-      ),
-    );
-    sendError(res, err, requestId, headers);
+/**
+ * A path whose percent-encoding is malformed (`/v1/rooms/%ZZ`): 400 in the envelope, audited, logged at debug only.
+ */
+async function answerMalformedPath(services: Services, req: Request, res: Response, routePattern: string) {
+  const requestId = requestIdOf(header(req, REQUEST_ID_IN));
+  const err = new DomainError('validation_error', 'The path holds a malformed percent-encoding', {
+    details: { reason: 'malformed_path' },
+  });
+  services.log.debug({ requestId, route: routePattern }, 'malformed percent-encoding in a path');
+  req.resume();
+  await recordAudit(
+    services,
+    auditRow(
+      {
+        requestId,
+        surface: 'rest',
+        method: req.method,
+        routePattern,
+        statusCode: err.status,
+        units: 0,
+        errorCode: err.code,
+      },
+      undefined,
+    ),
+  );
+  sendError(res, err, requestId);
+}
+
+/** Whether a route's pattern matches the path (a malformed escape matches nothing). */
+function matchesPath(c: Route, path: string): boolean {
+  try {
+    return c.match(path) !== false;
+  } catch {
+    return false;
   }
-  return dispatch;
+}
+
+/**
+ * Anything else under /v1: 405 on a known path with another method, else 404. Both are audited. (The dispatcher's
+ * own patterns, so a path is "known" exactly when some method of it would be served.)
+ */
+async function answerUnmatched({ services, known }: RouterState, req: Request, res: Response) {
+  const requestId = requestIdOf(header(req, REQUEST_ID_IN));
+  const matches = known.filter((c) => matchesPath(c, req.path));
+  const err = matches.length
+    ? new DomainError('method_not_allowed', `Method ${req.method} is not allowed here`, {
+        details: { allowed: matches.map((m) => m.proc.meta.http.method) },
+      })
+    : new DomainError('not_found', 'No such endpoint');
+  const headers: Record<string, string> = matches.length
+    ? { [ALLOW_HEADER]: matches.map((m) => m.proc.meta.http.method).join(', ') }
+    : {};
+  req.resume();
+  await recordAudit(
+    services,
+    auditRow(
+      {
+        requestId,
+        surface: 'rest',
+        method: req.method,
+        routePattern: matches[0]?.proc.meta.http.path ?? '(unmatched)',
+        statusCode: err.status,
+        units: 0,
+        errorCode: err.code,
+      },
+      undefined,
+    ),
+  );
+  sendError(res, err, requestId, headers);
 }
 
 /** Unknown query parameters named in an error: a few, each cut short (the rest are counted). */
