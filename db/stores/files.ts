@@ -1,5 +1,6 @@
-import { In, type EntityManager } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import { StoredFile } from '../entities/index.js';
+import { sql } from '../sql.js';
 import { namedByPrefix } from './columns.js';
 import { keysetEntities, type KeysetBounds } from './paging.js';
 
@@ -46,4 +47,10 @@ export async function filesByPrefix(
   limit: number,
 ): Promise<{ id: string; name: string }[]> {
   return namedByPrefix(m, 'files', 'filename', roomId, prefix, limit);
+}
+
+const FILE_IN_ROOM = 'SELECT 1 FROM "files" WHERE "id" = ? AND "roomId" = ?';
+
+export async function fileInRoom(db: DataSource | EntityManager, roomId: string, id: string): Promise<boolean> {
+  return (await sql(db, FILE_IN_ROOM, [id, roomId])).rows.length > 0;
 }

@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Message } from '../entities/index.js';
 import { sql } from '../sql.js';
 import { tableColumns } from './columns.js';
@@ -39,6 +39,13 @@ export async function insertMessage(m: EntityManager, msg: Message): Promise<voi
 
 const MESSAGE_IN_ROOM = 'SELECT 1 FROM "messages" WHERE "id" = ? AND "roomId" = ?';
 
-export async function messageInRoom(m: EntityManager, roomId: string, id: string): Promise<boolean> {
-  return (await sql(m, MESSAGE_IN_ROOM, [id, roomId])).rows.length > 0;
+export async function messageInRoom(db: DataSource | EntityManager, roomId: string, id: string): Promise<boolean> {
+  return (await sql(db, MESSAGE_IN_ROOM, [id, roomId])).rows.length > 0;
+}
+
+const MESSAGES_OF_RUN = 'SELECT "id" FROM "messages" WHERE "agentRunId" = ? ORDER BY "id"';
+
+/** The ids of the messages an agent run posted, in creation order. */
+export async function messageIdsOfRun(m: EntityManager, agentRunId: string): Promise<string[]> {
+  return (await sql<{ id: string }>(m, MESSAGES_OF_RUN, [agentRunId])).rows.map((r) => r.id);
 }

@@ -1,5 +1,6 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { MeetingRecord, type ApprovalState } from '../entities/index.js';
+import { sql } from '../sql.js';
 import { namedByPrefix } from './columns.js';
 import { keysetEntities, type KeysetBounds } from './paging.js';
 
@@ -48,4 +49,10 @@ export async function recordsByPrefix(
   limit: number,
 ): Promise<{ id: string; name: string }[]> {
   return namedByPrefix(m, 'records', 'title', roomId, prefix, limit);
+}
+
+const RECORD_IN_ROOM = 'SELECT 1 FROM "records" WHERE "id" = ? AND "roomId" = ?';
+
+export async function recordInRoom(db: DataSource | EntityManager, roomId: string, id: string): Promise<boolean> {
+  return (await sql(db, RECORD_IN_ROOM, [id, roomId])).rows.length > 0;
 }

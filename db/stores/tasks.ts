@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Task } from '../entities/index.js';
 import { sql } from '../sql.js';
 import { tableColumns } from './columns.js';
@@ -72,6 +72,13 @@ export async function updateTaskFields(
 
 const TASK_IN_ROOM = 'SELECT 1 FROM "tasks" WHERE "id" = ? AND "roomId" = ?';
 
-export async function taskInRoom(m: EntityManager, roomId: string, id: string): Promise<boolean> {
-  return (await sql(m, TASK_IN_ROOM, [id, roomId])).rows.length > 0;
+export async function taskInRoom(db: DataSource | EntityManager, roomId: string, id: string): Promise<boolean> {
+  return (await sql(db, TASK_IN_ROOM, [id, roomId])).rows.length > 0;
+}
+
+const TASKS_OF_RUN = 'SELECT "id" FROM "tasks" WHERE "agentRunId" = ? ORDER BY "id"';
+
+/** The ids of the tasks an agent run created, in creation order. */
+export async function taskIdsOfRun(m: EntityManager, agentRunId: string): Promise<string[]> {
+  return (await sql<{ id: string }>(m, TASKS_OF_RUN, [agentRunId])).rows.map((r) => r.id);
 }

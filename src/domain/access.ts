@@ -1,8 +1,10 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { OrgRole, Room } from '../../db/entities/index.js';
 import { orgRoleOf, roomWithAccessOf, userNamesSeenBy } from '../../db/stores/access.js';
-import { filesByPrefix } from '../../db/stores/files.js';
-import { recordsByPrefix } from '../../db/stores/records.js';
+import { fileInRoom, filesByPrefix } from '../../db/stores/files.js';
+import { messageInRoom } from '../../db/stores/messages.js';
+import { recordInRoom, recordsByPrefix } from '../../db/stores/records.js';
+import { taskInRoom } from '../../db/stores/tasks.js';
 import { roomIdsInScope, roomsByPrefix, roomScopeWhere, type RoomScope } from '../../db/stores/rooms.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, roomNotFound } from './errors.js';
@@ -157,4 +159,22 @@ export async function readableRoomObjectsByPrefix(
     throw err;
   }
   return (kind === 'record' ? recordsByPrefix : filesByPrefix)(m, roomId, prefix, limit);
+}
+
+/** The kinds of room data `roomHolds` answers for. */
+export type RoomObjectKind = 'message' | 'task' | 'record' | 'file';
+
+const IN_ROOM = { message: messageInRoom, task: taskInRoom, record: recordInRoom, file: fileInRoom } as const;
+
+/**
+ * Whether the room holds the object (`id` of that kind, in that room): for a caller that has already passed
+ * `requireRoom` for the room and names an object in it. With the DataSource, it reads committed rows only.
+ */
+export async function roomHolds(
+  db: DataSource | EntityManager,
+  roomId: string,
+  kind: RoomObjectKind,
+  id: string,
+): Promise<boolean> {
+  return IN_ROOM[kind](db, roomId, id);
 }
