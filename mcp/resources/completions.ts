@@ -1,10 +1,9 @@
 import type { CompleteRequest, CompleteResult } from '@modelcontextprotocol/server';
 import { recordAudit } from '../../src/auth/audit.js';
 import { count } from '../../src/auth/meter.js';
-import { likePrefix, readableRoomsByPrefix, requireRoom } from '../../src/domain/access.js';
+import { readableRoomObjectsByPrefix, readableRoomsByPrefix } from '../../src/domain/access.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { newId } from '../../src/domain/ids.js';
-import { LIMIT_PARAM, sql } from '../../db/sql.js';
 import { auditRow } from '../../src/http/auditRow.js';
 import { errorEnvelope } from '../../src/http/envelope.js';
 import { newResponseState, type RequestContext, type ResponseState } from '../../src/procedures/context.js';
@@ -35,9 +34,10 @@ type Named = { id: string; name: string };
 /**
  * `completion/complete` for the resource templates' arguments (mcp/resources/resources.ts): `roomId` to the rooms the
  * caller can read (`readableRoomsByPrefix`, the room list's condition, a delegated token's room restriction
- * included), `recordId` and `fileId` to those of `context.arguments.roomId` once `requireRoom` lets the caller
- * read it. A room the caller cannot read, or that does not exist, completes to nothing, the same answer as a
- * readable room with no match, so a completion never tells another room's existence. Counted in the caller's
+ * included), `recordId` and `fileId` to those of `context.arguments.roomId` the caller can read
+ * (`readableRoomObjectsByPrefix`). A room the caller cannot read, or that does not exist, completes to nothing,
+ * the same answer as a readable room with no match, so a completion never tells another room's existence.
+ * Counted in the caller's
  * rate-limit window and audited like every request; no units (like the resource and tool lists).
  */
 export async function complete(
@@ -94,21 +94,8 @@ export async function complete(
     const m = call.services.ds.manager;
     if (argument.name === 'roomId')
       return answer(await readableRoomsByPrefix(m, actor, argument.value, COMPLETION_LIMIT + 1));
-    try {
-      await requireRoom(m, actor, roomId!, 'read');
-    } catch (err) {
-      if (err instanceof DomainError && err.status === 404) return answer([]);
-      throw err;
-    }
-    const [table, name] = argument.name === 'recordId' ? ['records', 'title'] : ['files', 'filename'];
-    const pattern = likePrefix(argument.value);
-    const rows = await sql<Named>(
-      m,
-      `SELECT x."id", x."${name}" AS "name" FROM "${table}" x WHERE x."roomId" = ? AND (LOWER(x."${name}") LIKE ? ESCAPE '\\' OR x."id" LIKE ? ESCAPE '\\') ` +
-        `ORDER BY LOWER(x."${name}"), x."id" ${LIMIT_PARAM}`,
-      [roomId, pattern.toLowerCase(), pattern, COMPLETION_LIMIT + 1],
-    );
-    return answer(rows.rows);
+    const kind = argument.name === 'recordId' ? 'record' : 'file';
+    return answer(await readableRoomObjectsByPrefix(m, actor, roomId!, kind, argument.value, COMPLETION_LIMIT + 1));
   } catch (err) {
     error = err instanceof DomainError ? err : new DomainError('internal_error', 'The completion failed');
     if (!(err instanceof DomainError)) call.services.log.error({ err, requestId: ctx.requestId }, 'completion failed');

@@ -1,14 +1,9 @@
-import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import { committedEventsAfter, type FeedEvent } from '../../src/domain/eventLog.js';
 import type { Services } from '../../src/domain/services.js';
 import { idFloorAt } from '../../src/domain/ids.js';
 
 /** What a subscription stream needs of a committed event. */
-export interface FeedEvent {
-  seq: string;
-  type: string;
-  roomId: string;
-  objectId: string;
-}
+export type { FeedEvent } from '../../src/domain/eventLog.js';
 
 export interface EventFeed {
   /**
@@ -35,8 +30,6 @@ const OVERLAP_MS = 5_000;
 const RESCAN_EVERY = 4;
 const BATCH = 1_000;
 
-const READ_EVENTS = `SELECT e."seq", e."type", e."roomId", e."objectId" FROM "events" e WHERE e."seq" > ? ORDER BY e."seq" ${LIMIT_PARAM}`;
-
 /**
  * The committed event log, read by one poller per process for every open stream (webhooks and
  * `GET /v1/events` read the same rows): only committed rows are ever seen, and a write in another process is
@@ -60,7 +53,7 @@ export function createEventFeed(services: Services): EventFeed {
     const rescan = !cursor || cursor < floor || polls++ % RESCAN_EVERY === 0;
     let from = rescan ? (cursor && cursor < floor ? cursor : floor) : cursor;
     for (;;) {
-      const rows = (await sql<FeedEvent>(services.ds, READ_EVENTS, [from, BATCH])).rows;
+      const rows = await committedEventsAfter(services.ds, from, BATCH);
       const fresh = rows.filter((r) => !seen.has(r.seq));
       for (const r of fresh) seen.add(r.seq);
       if (rows.length) {

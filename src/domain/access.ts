@@ -1,6 +1,11 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { OrgRole, Room } from '../../db/entities/index.js';
-import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import { orgRoleOf, roomWithAccessOf, userNamesSeenBy } from '../../db/stores/access.js';
+import { fileInRoom, filesByPrefix } from '../../db/stores/files.js';
+import { messageInRoom } from '../../db/stores/messages.js';
+import { recordInRoom, recordsByPrefix } from '../../db/stores/records.js';
+import { taskInRoom } from '../../db/stores/tasks.js';
+import { roomIdsInScope, roomsByPrefix, roomScopeWhere, type RoomScope } from '../../db/stores/rooms.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, roomNotFound } from './errors.js';
 
@@ -20,34 +25,16 @@ import { DomainError, notFound, roomNotFound } from './errors.js';
  * answers 404 like a room of another organization.
  *
  * Two doors, and every read or write of room data passes one of them: `requireRoom` for one room (by id), and
- * `readableRoomsWhere` / `inReadableRooms` for whatever reads across rooms (the room list, the event log,
- * search). Both apply the same rules, the room restriction included; a query of room data that names no
- * room goes through the second (test/security/delegatedRoom.test.ts walks every tool and operation).
+ * `readableRooms` for whatever reads across rooms (the room list, the event log, search, user names): the
+ * stores turn that scope into their condition. Both apply the same rules, the room restriction included; a
+ * query of room data that names no room goes through the second (test/security/delegatedRoom.test.ts walks
+ * every tool and operation).
  */
 export type RoomAccess = 'read' | 'write' | 'manage';
 
 export async function orgRole(m: EntityManager, userId: string, organizationId: string): Promise<OrgRole | null> {
-  const row = (await sql<{ role: OrgRole }>(m, ORG_ROLE, [userId, organizationId])).rows[0];
-  return row?.role ?? null;
+  return orgRoleOf(m, userId, organizationId);
 }
-
-const ORG_ROLE = 'SELECT "role" FROM "memberships" WHERE "userId" = ? AND "organizationId" = ?';
-
-/**
- * The room with what the rules need of the caller, in one statement (was three ORM reads): the caller's role
- * in the room's organization (null when none, or a personal room) and whether the caller is a room member.
- * For a change (`write`, `manage`) also the room's active webhooks, counted: every change emits an event, and
- * its transactional outbox (src/webhooks/outbox.ts) need not look the webhooks up again when there are none.
- */
-const roomWithAccess = (webhooks: string) =>
-  'SELECT r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt", ' +
-  '(SELECT ms."role" FROM "memberships" ms WHERE ms."userId" = ? AND ms."organizationId" = r."organizationId") AS "role", ' +
-  `(SELECT COUNT(*) FROM "room_members" rm WHERE rm."roomId" = r."id" AND rm."userId" = ?) AS "member"${webhooks} ` +
-  'FROM "rooms" r WHERE r."id" = ?';
-const ROOM_WITH_ACCESS = roomWithAccess('');
-const ROOM_WITH_ACCESS_AND_WEBHOOKS = roomWithAccess(
-  ', (SELECT COUNT(*) FROM "webhooks" w WHERE w."roomId" = r."id" AND w."active" = TRUE) AS "webhooks"',
-);
 
 /** Where a room read for a change keeps its count of active webhooks at that read (see `activeWebhooksOf`). */
 const WEBHOOKS = Symbol('activeWebhooks');
@@ -63,22 +50,16 @@ export const activeWebhooksOf = (room: Room): number | undefined => (room as Roo
 export async function requireRoom(m: EntityManager, actor: Actor, roomId: string, need: RoomAccess): Promise<Room> {
   // a room-restricted credential (an agent run's delegated token) sees no other room at all
   if (actor.roomId !== undefined && actor.roomId !== roomId) throw notFound('Room');
-  const statement = need === 'read' ? ROOM_WITH_ACCESS : ROOM_WITH_ACCESS_AND_WEBHOOKS;
-  const row = (
-    await sql<Room & { role: OrgRole | null; member: number | string; webhooks?: number | string }>(m, statement, [
-      actor.userId,
-      actor.userId,
-      roomId,
-    ])
-  ).rows[0];
-  if (!row || row.organizationId !== actor.organizationId) throw notFound('Room');
-  const { role: orgRoleOfCaller, member: memberCount, webhooks, ...fields } = row;
-  const room: Room & { [WEBHOOKS]?: number } = { ...fields, roomType: Number(fields.roomType) };
-  if (webhooks !== undefined) room[WEBHOOKS] = Number(webhooks);
+  // with a change, the room's active webhooks too: every change emits an event (see `activeWebhooksOf`)
+  const found = await roomWithAccessOf(m, actor.userId, roomId, need !== 'read');
+  if (!found || found.room.organizationId !== actor.organizationId) throw notFound('Room');
+  const room: Room & { [WEBHOOKS]?: number } = found.room;
+  if (found.webhooks !== undefined) room[WEBHOOKS] = found.webhooks;
+  const orgRoleOfCaller = found.role;
   const role = room.organizationId ? orgRoleOfCaller : null;
   if (room.organizationId && !role) throw notFound('Room');
   if (room.roomType === 1) throw roomNotFound();
-  const member = Number(memberCount) > 0;
+  const member = found.member;
   const orgAdmin = role === 'owner' || role === 'admin';
   if (!member && !orgAdmin) throw notFound('Room');
   if (need === 'write' && !member) throw new DomainError('forbidden', 'Only room members can do this');
@@ -88,48 +69,33 @@ export async function requireRoom(m: EntityManager, actor: Actor, roomId: string
   return room;
 }
 
-const IN_ROOMS_OF_USER = ' AND r."id" IN (SELECT rm."roomId" FROM "room_members" rm WHERE rm."userId" = ?)';
-
 /**
- * The ordinary rooms the actor can read in its billing entity, as a condition on `"rooms" r` and its `?`
- * parameters: `requireRoom`'s rules for a list. In an organization, all of its rooms for an owner or admin,
- * the rooms they are a member of for a member, none without a membership; outside one, the personal rooms
- * they are a member of; a room-restricted actor (an agent run's delegated token) only its room, whatever else.
+ * The ordinary rooms the actor can read in its billing entity: `requireRoom`'s rules for a list. In an
+ * organization, all of its rooms for an owner or admin, the rooms they are a member of for a member, none without
+ * a membership; outside one, the personal rooms they are a member of; a room-restricted actor (an agent run's
+ * delegated token) only its room, whatever else. The stores turn it into their condition (db/stores/rooms.ts).
  */
+export async function readableRooms(m: EntityManager, actor: Actor): Promise<RoomScope> {
+  const scope: RoomScope = { userId: actor.userId, organizationId: actor.organizationId, rooms: 'member' };
+  if (actor.roomId !== undefined) scope.roomId = actor.roomId;
+  if (actor.organizationId) {
+    const role = await orgRole(m, actor.userId, actor.organizationId);
+    scope.rooms = !role ? 'none' : role === 'member' ? 'member' : 'all';
+  }
+  return scope;
+}
+
+/** `readableRooms` as a condition on `"rooms" r` and its `?` parameters. */
 export async function readableRoomsWhere(
   m: EntityManager,
   actor: Actor,
 ): Promise<{ where: string; params: unknown[] }> {
-  let where = 'r."roomType" = 0';
-  const params: unknown[] = [];
-  if (actor.roomId !== undefined) {
-    where += ' AND r."id" = ?';
-    params.push(actor.roomId);
-  }
-  if (actor.organizationId) {
-    const role = await orgRole(m, actor.userId, actor.organizationId);
-    where += ' AND r."organizationId" = ?';
-    params.push(actor.organizationId);
-    if (!role) where += ' AND 1 = 0';
-    else if (role === 'member') {
-      where += IN_ROOMS_OF_USER;
-      params.push(actor.userId);
-    }
-  } else {
-    where += ` AND r."organizationId" IS NULL${IN_ROOMS_OF_USER}`;
-    params.push(actor.userId);
-  }
-  return { where, params };
+  return roomScopeWhere(await readableRooms(m, actor));
 }
 
-/** `<column> IN (the rooms the actor can read)`, for a table of room data (`x."roomId"`): see `readableRoomsWhere`. */
-export async function inReadableRooms(
-  m: EntityManager,
-  actor: Actor,
-  column: string,
-): Promise<{ where: string; params: unknown[] }> {
-  const rooms = await readableRoomsWhere(m, actor);
-  return { where: `${column} IN (SELECT r."id" FROM "rooms" r WHERE ${rooms.where})`, params: rooms.params };
+/** The ids of the rooms the actor can read (`readableRooms`), in id order. */
+export async function readableRoomIds(m: EntityManager, actor: Actor): Promise<string[]> {
+  return roomIdsInScope(m, await readableRooms(m, actor));
 }
 
 /** The organization the actor acts in must still count the user as a member (or 404 for foreign ones). */
@@ -140,12 +106,9 @@ export async function requireOrgMember(m: EntityManager, actor: Actor, organizat
   return role;
 }
 
-/** `value` as a LIKE prefix pattern (ESCAPE '\'): `%`, `_` and `\` typed by a caller match themselves. */
-export const likePrefix = (value: string): string => `${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /**
  * The rooms the actor can read whose name (case-insensitive) or id starts with `prefix`, by name, at most
- * `limit`: what MCP `completion/complete` offers for a `roomId`. The condition is `readableRoomsWhere`'s,
+ * `limit`: what MCP `completion/complete` offers for a `roomId`. The rooms are `readableRooms`,
  * so a completion never names a room the room list would not show.
  */
 export async function readableRoomsByPrefix(
@@ -154,24 +117,12 @@ export async function readableRoomsByPrefix(
   prefix: string,
   limit: number,
 ): Promise<{ id: string; name: string }[]> {
-  const rooms = await readableRoomsWhere(m, actor);
-  const pattern = likePrefix(prefix);
-  return (
-    await sql<{ id: string; name: string }>(
-      m,
-      `SELECT r."id", r."name" FROM "rooms" r WHERE ${rooms.where} AND (LOWER(r."name") LIKE ? ESCAPE '\\' OR r."id" LIKE ? ESCAPE '\\') ` +
-        `ORDER BY LOWER(r."name"), r."id" ${LIMIT_PARAM}`,
-      [...rooms.params, pattern.toLowerCase(), pattern, limit],
-    )
-  ).rows;
+  return roomsByPrefix(m, await readableRooms(m, actor), prefix, limit);
 }
-
-/** Ids looked up in one statement at most (a page of results names far fewer users). */
-const NAMES_PER_QUERY = 500;
 
 /**
  * The names of those of `ids` the actor can see, the one lookup of user names for texts (MCP results): the actor
- * itself, the members of the rooms it can read (`readableRoomsWhere`: a room-restricted actor, its room only),
+ * itself, the members of the rooms it can read (`readableRooms`: a room-restricted actor, its room only),
  * and, acting in an organization it still belongs to and not restricted to a room, that organization's members.
  * Anyone else (a user of another organization, an id that is no user) has no name here: the id stands.
  */
@@ -181,27 +132,49 @@ export async function visibleUserNames(
   ids: Iterable<string>,
 ): Promise<Map<string, string>> {
   const wanted = [...new Set(ids)];
-  const names = new Map<string, string>();
-  if (!wanted.length) return names;
-  const rooms = await readableRoomsWhere(m, actor);
-  let seen =
-    'u."id" = ? OR u."id" IN (SELECT rm."userId" FROM "room_members" rm WHERE rm."roomId" IN ' +
-    `(SELECT r."id" FROM "rooms" r WHERE ${rooms.where}))`;
-  const params: unknown[] = [actor.userId, ...rooms.params];
-  if (actor.organizationId && actor.roomId === undefined) {
-    seen +=
-      ' OR u."id" IN (SELECT ms."userId" FROM "memberships" ms WHERE ms."organizationId" = ? AND EXISTS ' +
-      '(SELECT 1 FROM "memberships" me WHERE me."organizationId" = ? AND me."userId" = ?))';
-    params.push(actor.organizationId, actor.organizationId, actor.userId);
+  if (!wanted.length) return new Map();
+  const scope = await readableRooms(m, actor);
+  const organization = actor.organizationId && actor.roomId === undefined ? actor.organizationId : null;
+  return userNamesSeenBy(m, scope, organization, wanted);
+}
+
+/**
+ * The records (by title) or files (by name) of a room the actor can read whose name (case-insensitive) or id
+ * starts with `prefix`, by name, at most `limit`: what MCP `completion/complete` offers for a `recordId` or a
+ * `fileId`. A room the actor cannot read (or that does not exist) has none, the same answer as a readable room
+ * with no match, so a completion never tells another room's existence.
+ */
+export async function readableRoomObjectsByPrefix(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  kind: 'record' | 'file',
+  prefix: string,
+  limit: number,
+): Promise<{ id: string; name: string }[]> {
+  try {
+    await requireRoom(m, actor, roomId, 'read');
+  } catch (err) {
+    if (err instanceof DomainError && err.status === 404) return [];
+    throw err;
   }
-  for (let i = 0; i < wanted.length; i += NAMES_PER_QUERY) {
-    const chunk = wanted.slice(i, i + NAMES_PER_QUERY);
-    const rows = await sql<{ id: string; name: string }>(
-      m,
-      `SELECT u."id", u."name" FROM "users" u WHERE u."id" IN (${chunk.map(() => '?').join(', ')}) AND (${seen})`,
-      [...chunk, ...params],
-    );
-    for (const r of rows.rows) names.set(r.id, r.name);
-  }
-  return names;
+  return (kind === 'record' ? recordsByPrefix : filesByPrefix)(m, roomId, prefix, limit);
+}
+
+/** The kinds of room data `roomHolds` answers for. */
+export type RoomObjectKind = 'message' | 'task' | 'record' | 'file';
+
+const IN_ROOM = { message: messageInRoom, task: taskInRoom, record: recordInRoom, file: fileInRoom } as const;
+
+/**
+ * Whether the room holds the object (`id` of that kind, in that room): for a caller that has already passed
+ * `requireRoom` for the room and names an object in it. With the DataSource, it reads committed rows only.
+ */
+export async function roomHolds(
+  db: DataSource | EntityManager,
+  roomId: string,
+  kind: RoomObjectKind,
+  id: string,
+): Promise<boolean> {
+  return IN_ROOM[kind](db, roomId, id);
 }

@@ -71,3 +71,17 @@ export async function revokeApiKey(
 export async function listApiKeys(m: EntityManager, userId: string): Promise<ApiKey[]> {
   return m.find(ApiKey, { where: { userId }, order: { id: 'ASC' } });
 }
+
+/** The keys that act for `userId` and/or are installed for `organizationId`, oldest first (the operator's list). */
+export async function listApiKeysFor(
+  m: EntityManager,
+  o: { userId?: string; organizationId?: string },
+): Promise<ApiKey[]> {
+  return m.find(ApiKey, {
+    where: {
+      ...(o.userId ? { userId: o.userId } : {}),
+      ...(o.organizationId ? { organizationId: o.organizationId } : {}),
+    },
+    order: { createdAt: 'ASC', id: 'ASC' },
+  });
+}

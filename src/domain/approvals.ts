@@ -1,11 +1,15 @@
 import type { EntityManager } from 'typeorm';
-import { Approval, MeetingRecord } from '../../db/entities/index.js';
+import type { Approval } from '../../db/entities/index.js';
+import { insertApproval, pendingApproval, saveApproval } from '../../db/stores/approvals.js';
+import { setRecordApprovalState } from '../../db/stores/records.js';
 import type { Actor } from './actor.js';
 import { DomainError } from './errors.js';
 import { emitEvent, type EventType } from './events.js';
 import { newId } from './ids.js';
 import { getRecord } from './records.js';
 import { iso } from './time.js';
+
+export type { Approval } from '../../db/entities/index.js';
 
 /**
  * The approval flow of a record. Who may do each step:
@@ -34,13 +38,13 @@ export async function actOnApproval(
   comment?: string,
 ) {
   const { room, record } = await getRecord(m, actor, roomId, recordId, 'write');
-  const pending = await m.findOneBy(Approval, { recordId, status: 'pending' });
+  const pending = await pendingApproval(m, recordId);
   const conflict = (msg: string) =>
     new DomainError('invalid_state', msg, { details: { approvalState: record.approvalState } });
   let approval: Approval;
   if (action === 'request') {
     if (pending) throw conflict('An approval is already pending for this record');
-    approval = m.create(Approval, {
+    approval = await insertApproval(m, {
       id: newId('apr', now.getTime()),
       recordId,
       roomId,
@@ -51,7 +55,6 @@ export async function actOnApproval(
       createdAt: iso(now),
       decidedAt: null,
     });
-    await m.insert(Approval, approval);
     record.approvalState = 'pending';
   } else {
     if (!pending) throw conflict('No approval is pending for this record');
@@ -68,16 +71,12 @@ export async function actOnApproval(
       decidedAt: iso(now),
       comment: comment ?? pending.comment,
     });
-    await m.save(Approval, pending);
+    await saveApproval(m, pending);
     approval = pending;
     record.approvalState = status;
   }
   record.updatedAt = iso(now);
-  await m.update(
-    MeetingRecord,
-    { id: record.id },
-    { approvalState: record.approvalState, updatedAt: record.updatedAt },
-  );
+  await setRecordApprovalState(m, record.id, record.approvalState, record.updatedAt);
   for (const type of EVENTS[action]) {
     await emitEvent(m, { type, room, object: { type: 'record', id: record.id }, actor, now });
   }

@@ -1,25 +1,22 @@
-import type { EntityManager } from 'typeorm';
-import type { EventRow } from '../../db/entities/index.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  eventById,
+  eventsAfter,
+  eventsPage,
+  feedEventsAfter,
+  type FeedEvent,
+  type LoggedEvent,
+} from '../../db/stores/events.js';
 import type { Actor } from './actor.js';
-import { keysetRows, type PageInput } from './paging.js';
-import { inReadableRooms } from './access.js';
-import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import { readPage, type PageInput } from './paging.js';
+import { readableRooms } from './access.js';
 
 /** What the event log reads of an event (the view is built from these: procedures/events.ts). */
-export type LoggedEvent = Pick<
-  EventRow,
-  'seq' | 'id' | 'type' | 'organizationId' | 'roomId' | 'objectType' | 'objectId' | 'actor' | 'createdAt'
->;
-
-const EVENT_COLUMNS =
-  'e."seq", e."id", e."type", e."organizationId", e."roomId", e."objectType", e."objectId", e."actor", e."createdAt"';
+export type { FeedEvent, LoggedEvent } from '../../db/stores/events.js';
 
 /**
- * The event log as the actor may read it: events of the ordinary rooms the actor can read (`readableRoomsWhere`:
+ * The event log as the actor may read it: events of the ordinary rooms the actor can read (`readableRooms`:
  * organization owners/admins every room of their organization, others the rooms they belong to), in order.
- * One statement, not the ORM's joins: SQLite (3.54) compiled a join with bound parameters again on every run.
- * An event carries its room's organization (events.ts), so the organization's condition is repeated on the
- * event to read it through the (organizationId, seq) index in order.
  */
 export async function listEvents(
   m: EntityManager,
@@ -27,25 +24,14 @@ export async function listEvents(
   page: PageInput & { type?: string; roomId?: string; since?: string },
   secret: string,
 ) {
-  const rooms = await inReadableRooms(m, actor, 'e."roomId"');
-  const conditions = [rooms.where];
-  const params = [...rooms.params];
-  const and = (condition: string, ...values: unknown[]) => {
-    conditions.push(condition);
-    params.push(...values);
-  };
-  if (actor.organizationId) and('e."organizationId" = ?', actor.organizationId);
-  else and('e."organizationId" IS NULL');
-  if (page.type) and('e."type" = ?', page.type);
-  if (page.roomId) and('e."roomId" = ?', page.roomId);
+  const scope = await readableRooms(m, actor);
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
-  if (page.since) and('e."createdAt" >= ?', page.since);
-  return keysetRows<LoggedEvent>(
-    m,
-    { select: `SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${conditions.join(' AND ')}`, params, key: 'e."seq"' },
-    (e) => e.seq,
+  const filter = { type: page.type, roomId: page.roomId, since: page.since };
+  return readPage<LoggedEvent>(
     page,
     secret,
+    (e) => e.seq,
+    (bounds) => eventsPage(m, scope, filter, bounds),
   );
 }
 
@@ -58,43 +44,19 @@ export async function readableEventsAfter(
   actor: Actor,
   q: { afterSeq: string; seqs?: string[]; roomId?: string; type?: string; limit: number },
 ): Promise<LoggedEvent[]> {
-  const rooms = await inReadableRooms(m, actor, 'e."roomId"');
-  const conditions = [rooms.where, 'e."seq" > ?'];
-  const params: unknown[] = [...rooms.params, q.afterSeq];
-  if (actor.organizationId) {
-    conditions.push('e."organizationId" = ?');
-    params.push(actor.organizationId);
-  } else conditions.push('e."organizationId" IS NULL');
-  if (q.type) {
-    conditions.push('e."type" = ?');
-    params.push(q.type);
-  }
-  if (q.roomId) {
-    conditions.push('e."roomId" = ?');
-    params.push(q.roomId);
-  }
-  if (q.seqs) {
-    if (!q.seqs.length) return [];
-    conditions.push(`e."seq" IN (${q.seqs.map(() => '?').join(', ')})`);
-    params.push(...q.seqs);
-  }
-  params.push(q.limit);
-  const rows = await sql<LoggedEvent>(
-    m,
-    `SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${conditions.join(' AND ')} ORDER BY e."seq" ${LIMIT_PARAM}`,
-    params,
-  );
-  return rows.rows;
+  return eventsAfter(m, await readableRooms(m, actor), q);
 }
 
 /** The event of this public id among those the actor may read, or null. */
 export async function readableEvent(m: EntityManager, actor: Actor, id: string): Promise<LoggedEvent | null> {
-  const rooms = await inReadableRooms(m, actor, 'e."roomId"');
-  const org = actor.organizationId ? 'e."organizationId" = ?' : 'e."organizationId" IS NULL';
-  const rows = await sql<LoggedEvent>(
-    m,
-    `SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${rooms.where} AND ${org} AND e."id" = ?`,
-    [...rooms.params, ...(actor.organizationId ? [actor.organizationId] : []), id],
-  );
-  return rows.rows[0] ?? null;
+  return eventById(m, await readableRooms(m, actor), id);
+}
+
+/**
+ * Every committed event with `seq` after `afterSeq`, oldest first, at most `limit`, of any room: what the one
+ * poller of a process reads for the subscription streams (mcp/eventFeed.ts), which then keep to each caller's
+ * rooms themselves. Outside any transaction, so only committed rows are seen.
+ */
+export async function committedEventsAfter(ds: DataSource, afterSeq: string, limit: number): Promise<FeedEvent[]> {
+  return feedEventsAfter(ds, afterSeq, limit);
 }

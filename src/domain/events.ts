@@ -1,8 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { EventRow, type Room } from '../../db/entities/index.js';
+import type { EventRow, Room } from '../../db/entities/index.js';
+import { insertEvent } from '../../db/stores/events.js';
 import type { Actor } from './actor.js';
 import type { EventType, ObjectTypeOf } from './catalog.js';
-import { insertEventRow } from './eventRows.js';
 import { newEventId, newId } from './ids.js';
 import { iso } from './time.js';
 
@@ -53,7 +53,7 @@ export function bindEventObservers(ds: DataSource, observers: EventObservers): v
  * its event commit together or not at all.
  */
 export async function emitEvent<T extends EventType>(m: EntityManager, o: EmitEventOptions<T>): Promise<EventRow> {
-  const row = m.create(EventRow, {
+  const row: EventRow = {
     seq: newId('seq', o.now.getTime()),
     id: newEventId(),
     type: o.type,
@@ -65,8 +65,8 @@ export async function emitEvent<T extends EventType>(m: EntityManager, o: EmitEv
     actor: o.actor.kind,
     userId: o.actor.userId,
     createdAt: iso(o.now),
-  });
-  await insertEventRow(m, row);
+  };
+  await insertEvent(m, row);
   await boundObservers.get(m.connection)?.notify(m, row, o.room);
   return row;
 }

@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { In, type EntityManager } from 'typeorm';
-import { Message, StoredFile, Task } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import type { StoredFile } from '../../db/entities/index.js';
+import { fileById, filesPage, insertFile, namedStorageKeys } from '../../db/stores/files.js';
+import { messageInRoom } from '../../db/stores/messages.js';
+import { taskInRoom } from '../../db/stores/tasks.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetPage, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
 import { normalizeMediaType } from './mediaType.js';
 import { iso } from './time.js';
+
+export type { StoredFile } from '../../db/entities/index.js';
 
 export interface UploadOptions {
   filename: string;
@@ -39,8 +44,8 @@ export async function uploadFile(
 ) {
   const room = await requireRoom(m, actor, roomId, 'write');
   if (o.messageId && o.taskId) throw ruleViolation('Attach to a message or a task, not both', { field: 'taskId' });
-  if (o.messageId && !(await m.countBy(Message, { id: o.messageId, roomId }))) throw notFound('Message');
-  if (o.taskId && !(await m.countBy(Task, { id: o.taskId, roomId }))) throw notFound('Task');
+  if (o.messageId && !(await messageInRoom(m, roomId, o.messageId))) throw notFound('Message');
+  if (o.taskId && !(await taskInRoom(m, roomId, o.taskId))) throw notFound('Task');
   // every surface ends here: the stored type is what a download sends back as its Content-Type header
   const contentType = normalizeMediaType(o.contentType);
   if (!contentType)
@@ -48,7 +53,7 @@ export async function uploadFile(
       field: 'contentType',
     });
   const id = newId('file', now.getTime());
-  const file = m.create(StoredFile, {
+  const file: StoredFile = {
     id,
     roomId,
     messageId: o.messageId ?? null,
@@ -60,7 +65,7 @@ export async function uploadFile(
     storageKey: id,
     uploadedById: actor.userId,
     createdAt: iso(now),
-  });
+  };
   const dir = filesDir(dataDir);
   await fs.promises.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${id}.tmp`);
@@ -72,11 +77,11 @@ export async function uploadFile(
     await fs.promises.rm(tmp, { force: true });
     throw storageError(err);
   }
-  await m.insert(StoredFile, file);
-  if (file.messageId || file.taskId) {
-    await emitEvent(m, { type: 'file.uploaded', room, object: { type: 'file', id: file.id }, actor, now });
+  const stored = await insertFile(m, file);
+  if (stored.messageId || stored.taskId) {
+    await emitEvent(m, { type: 'file.uploaded', room, object: { type: 'file', id: stored.id }, actor, now });
   }
-  return file;
+  return stored;
 }
 
 /** A full disk (or quota) is 507 `insufficient_storage`: nothing was stored, and no path reaches the client. */
@@ -120,14 +125,7 @@ export async function sweepOrphanedUploads(
     if (stat?.isFile() && stat.mtimeMs < now.getTime() - graceMs) old.push(name);
   }
   const keys = old.filter((n) => !n.startsWith('.'));
-  const named = new Set<string>();
-  for (let i = 0; i < keys.length; i += 500) {
-    const rows = await m.find(StoredFile, {
-      where: { storageKey: In(keys.slice(i, i + 500)) },
-      select: { storageKey: true },
-    });
-    for (const r of rows) named.add(r.storageKey);
-  }
+  const named = await namedStorageKeys(m, keys);
   const orphans = old.filter((n) => !named.has(n));
   for (const n of orphans) await fs.promises.rm(path.join(dir, n), { force: true });
   return orphans.length;
@@ -136,13 +134,17 @@ export async function sweepOrphanedUploads(
 /** The files of a room the actor can read, oldest first, a page at a time. */
 export async function listFiles(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  const qb = m.getRepository(StoredFile).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
-  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+  return readPage<StoredFile>(
+    page,
+    secret,
+    (r) => r.id,
+    (bounds) => filesPage(m, roomId, bounds),
+  );
 }
 
 export async function getFile(m: EntityManager, actor: Actor, roomId: string, fileId: string): Promise<StoredFile> {
   await requireRoom(m, actor, roomId, 'read');
-  const file = await m.findOneBy(StoredFile, { id: fileId, roomId });
+  const file = await fileById(m, roomId, fileId);
   if (!file) throw notFound('File');
   return file;
 }

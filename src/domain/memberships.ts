@@ -1,8 +1,10 @@
-import { In, type EntityManager } from 'typeorm';
-import { Membership, Organization, RoomMember, User, type OrgRole } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import type { Membership, OrgRole } from '../../db/entities/index.js';
+import { membershipsOf, organizationMembersPage } from '../../db/stores/memberships.js';
+import { usersByIds } from '../../db/stores/users.js';
 import type { Actor } from './actor.js';
 import { notFound } from './errors.js';
-import { keysetPage, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
 
 /** An organization the user belongs to, with the user's role in it. */
 export interface OrgChoice {
@@ -16,11 +18,9 @@ export interface OrgChoice {
  * consent, of a new API key). The one reader of it for the consent page and the developer settings.
  */
 export async function organizationsOf(m: EntityManager, userId: string): Promise<OrgChoice[]> {
-  const memberships = await m.find(Membership, { where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
   const out: OrgChoice[] = [];
-  for (const ms of memberships) {
-    const org = await m.findOneBy(Organization, { id: ms.organizationId });
-    if (org) out.push({ id: org.id, name: org.name, role: ms.role });
+  for (const { membership, organization } of await membershipsOf(m, userId)) {
+    if (organization) out.push({ id: organization.id, name: organization.name, role: membership.role });
   }
   return out;
 }
@@ -38,19 +38,17 @@ export async function listOrganizationMembers(
   secret: string,
 ) {
   if (!actor.organizationId || organizationId !== actor.organizationId) throw notFound('Organization');
-  const qb = m
-    .getRepository(Membership)
-    .createQueryBuilder('x')
-    .where('x.organizationId = :organizationId', { organizationId });
-  if (actor.roomId !== undefined)
-    qb.andWhere(
-      `x.userId IN (${m.getRepository(RoomMember).createQueryBuilder('rm').select('rm.userId').where('rm.roomId = :roomId').getQuery()})`,
-      {
-        roomId: actor.roomId,
-      },
-    );
-  const rows = await keysetPage(qb, 'x.id', (r) => r.id, page, secret);
-  const users = rows.data.length ? await m.findBy(User, { id: In(rows.data.map((r) => r.userId)) }) : [];
+  // an agent run's delegated token: the members of its run's room only
+  const rows = await readPage<Membership>(
+    page,
+    secret,
+    (r) => r.id,
+    (bounds) => organizationMembersPage(m, organizationId, actor.roomId, bounds),
+  );
+  const users = await usersByIds(
+    m,
+    rows.data.map((r) => r.userId),
+  );
   const names = new Map(users.map((u) => [u.id, u.name]));
   return {
     data: rows.data.map((r) => ({

@@ -1,15 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import type { Message } from '../../db/entities/index.js';
-import { sql } from '../../db/sql.js';
+import { insertMessage, messagesPage } from '../../db/stores/messages.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetRows, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
 import { iso } from './time.js';
-
-const MESSAGE_COLUMNS = '"id", "roomId", "authorId", "postedBy", "body", "createdAt", "agentRunId"';
 
 export async function listMessages(
   m: EntityManager,
@@ -20,21 +18,13 @@ export async function listMessages(
 ) {
   await requireRoom(m, actor, roomId, 'read');
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
-  const since = page.since ? ' AND "createdAt" >= ?' : '';
-  return keysetRows<Message>(
-    m,
-    {
-      select: `SELECT ${MESSAGE_COLUMNS} FROM "messages" WHERE "roomId" = ?${since}`,
-      params: page.since ? [roomId, page.since] : [roomId],
-      key: '"id"',
-    },
-    (r) => r.id,
+  return readPage<Message>(
     page,
     secret,
+    (r) => r.id,
+    (bounds) => messagesPage(m, roomId, page.since, bounds),
   );
 }
-
-const MESSAGE_INSERT = `INSERT INTO "messages" (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
 
 /** Posts a message. The human stays the author; `postedBy` records whether an app or agent sent it. */
 export async function createMessage(
@@ -55,15 +45,7 @@ export async function createMessage(
     createdAt: iso(now),
     agentRunId: actor.agentRunId ?? null,
   };
-  await sql(m, MESSAGE_INSERT, [
-    msg.id,
-    msg.roomId,
-    msg.authorId,
-    msg.postedBy,
-    msg.body,
-    msg.createdAt,
-    msg.agentRunId,
-  ]);
+  await insertMessage(m, msg);
   await emitEvent(m, { type: 'message.created', room, object: { type: 'message', id: msg.id }, actor, now });
   return msg;
 }

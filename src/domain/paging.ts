@@ -1,5 +1,5 @@
-import type { DataSource, EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { LIMIT_PARAM, sql } from '../../db/sql.js';
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { keysetEntities, type KeysetBounds } from '../../db/stores/paging.js';
 import { hmacHex, safeEqual } from './hashing.js';
 import { validationError } from './errors.js';
 
@@ -60,8 +60,19 @@ export function decodeCursor(secret: string, cursor: string, order: SortOrder = 
 /**
  * Keyset pagination over a time-ordered id column (never OFFSET): rows after the cursor's key in the page's
  * order (ascending unless `order: 'desc'`), one extra row fetched to know whether another page exists.
- * Stable under concurrent inserts.
+ * Stable under concurrent inserts. `fetch` is the store's read of `limit + 1` rows within the bounds.
  */
+export async function readPage<T>(
+  input: PageInput,
+  secret: string,
+  keyOf: (row: T) => string,
+  fetch: (bounds: KeysetBounds) => Promise<T[]>,
+): Promise<Page<T>> {
+  const bounds = pageBounds(input, secret);
+  return pageOf(await fetch(bounds), bounds.limit, bounds.order, keyOf, secret);
+}
+
+/** `readPage` over a TypeORM query builder a store made (db/stores/paging.ts `keysetEntities`). */
 export async function keysetPage<T extends ObjectLiteral>(
   qb: SelectQueryBuilder<T>,
   keyColumn: string,
@@ -69,17 +80,11 @@ export async function keysetPage<T extends ObjectLiteral>(
   input: PageInput,
   secret: string,
 ): Promise<Page<T>> {
-  const { limit, order, after } = pageBounds(input, secret);
-  if (after !== undefined) qb.andWhere(`${keyColumn} ${order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: after });
-  const rows = await qb
-    .orderBy(keyColumn, order === 'desc' ? 'DESC' : 'ASC')
-    .limit(limit + 1)
-    .getMany();
-  return pageOf(rows, limit, order, keyOf, secret);
+  return readPage(input, secret, keyOf, (bounds) => keysetEntities(qb, keyColumn, bounds));
 }
 
 /** What a page request asks: its size, its order and the key it starts after (from the cursor). */
-function pageBounds(input: PageInput, secret: string) {
+export function pageBounds(input: PageInput, secret: string): KeysetBounds & { order: SortOrder } {
   const order = input.order ?? 'asc';
   return {
     limit: input.limit ?? DEFAULT_LIMIT,
@@ -93,36 +98,4 @@ function pageOf<T>(rows: T[], limit: number, order: SortOrder, keyOf: (row: T) =
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   return { data, nextCursor: more ? encodeCursor(secret, keyOf(data[data.length - 1]), order) : null };
-}
-
-/** A listing as one raw statement: `SELECT … FROM … WHERE …` (with `?` parameters), and its key column. */
-export interface RawListQuery {
-  /** `SELECT <columns> FROM <table> WHERE <conditions>`: conditions always present (`1 = 1` when none). */
-  select: string;
-  params: unknown[];
-  /** The quoted key column (`"id"`, `x."id"`): time-ordered, unique. */
-  key: string;
-}
-
-/**
- * `keysetPage` as one raw statement (db/sql.ts: on SQLite a cached prepared statement, no query builder and
- * no entity hydration): the same rows in the same order, the same envelope and cursor.
- */
-export async function keysetRows<T>(
-  db: DataSource | EntityManager,
-  q: RawListQuery,
-  keyOf: (row: T) => string,
-  input: PageInput,
-  secret: string,
-): Promise<Page<T>> {
-  const { limit, order, after } = pageBounds(input, secret);
-  let text = q.select;
-  const params = [...q.params];
-  if (after !== undefined) {
-    text += ` AND ${q.key} ${order === 'desc' ? '<' : '>'} ?`;
-    params.push(after);
-  }
-  text += ` ORDER BY ${q.key} ${order === 'desc' ? 'DESC' : 'ASC'} ${LIMIT_PARAM}`;
-  params.push(limit + 1);
-  return pageOf((await sql<T>(db, text, params)).rows, limit, order, keyOf, secret);
 }

@@ -1,17 +1,25 @@
 import type { EntityManager } from 'typeorm';
-import { Approval, MeetingRecord } from '../../db/entities/index.js';
+import type { MeetingRecord } from '../../db/entities/index.js';
+import { deleteApprovalsOf, withdrawPendingApproval } from '../../db/stores/approvals.js';
+import { deleteRecordRow, insertRecord, recordById, recordsPage, saveRecord } from '../../db/stores/records.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetPage, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
+
+export type { MeetingRecord } from '../../db/entities/index.js';
 import { iso } from './time.js';
 
 export async function listRecords(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  const qb = m.getRepository(MeetingRecord).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
-  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+  return readPage<MeetingRecord>(
+    page,
+    secret,
+    (r) => r.id,
+    (bounds) => recordsPage(m, roomId, bounds),
+  );
 }
 
 export async function getRecord(
@@ -22,7 +30,7 @@ export async function getRecord(
   need: 'read' | 'write' = 'read',
 ) {
   const room = await requireRoom(m, actor, roomId, need);
-  const record = await m.findOneBy(MeetingRecord, { id: recordId, roomId });
+  const record = await recordById(m, roomId, recordId);
   if (!record) throw notFound('Record');
   return { room, record };
 }
@@ -36,7 +44,7 @@ export async function createRecord(
 ) {
   const room = await requireRoom(m, actor, roomId, 'write');
   if (!f.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
-  const record = m.create(MeetingRecord, {
+  const record = await insertRecord(m, {
     id: newId('rec', now.getTime()),
     roomId,
     title: f.title,
@@ -46,7 +54,6 @@ export async function createRecord(
     createdAt: iso(now),
     updatedAt: iso(now),
   });
-  await m.insert(MeetingRecord, record);
   await emitEvent(m, { type: 'record.created', room, object: { type: 'record', id: record.id }, actor, now });
   return record;
 }
@@ -71,24 +78,20 @@ export async function updateRecord(
   if (f.body !== undefined) record.body = f.body;
   if (changed && record.approvalState !== 'none') {
     if (record.approvalState === 'pending') {
-      await m.update(
-        Approval,
-        { recordId, status: 'pending' },
-        { status: 'withdrawn', decidedById: actor.userId, decidedAt: iso(now) },
-      );
+      await withdrawPendingApproval(m, recordId, actor.userId, iso(now));
     }
     record.approvalState = 'none';
   }
   record.updatedAt = iso(now);
-  await m.save(MeetingRecord, record);
+  await saveRecord(m, record);
   await emitEvent(m, { type: 'record.updated', room, object: { type: 'record', id: record.id }, actor, now });
   return record;
 }
 
 export async function deleteRecord(m: EntityManager, now: Date, actor: Actor, roomId: string, recordId: string) {
   const { room, record } = await getRecord(m, actor, roomId, recordId, 'write');
-  await m.delete(Approval, { recordId: record.id });
-  await m.delete(MeetingRecord, { id: record.id });
+  await deleteApprovalsOf(m, record.id);
+  await deleteRecordRow(m, record.id);
   await emitEvent(m, { type: 'record.deleted', room, object: { type: 'record', id: record.id }, actor, now });
   return record;
 }

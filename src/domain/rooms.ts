@@ -1,12 +1,28 @@
 import type { EntityManager } from 'typeorm';
-import { Membership, Organization, Room, RoomMember, User } from '../../db/entities/index.js';
-import { readableRoomsWhere, requireRoom } from './access.js';
+import type { Room, RoomMember } from '../../db/entities/index.js';
+import { isOrganizationMember, shareAnOrganization } from '../../db/stores/memberships.js';
+import { organizationExists } from '../../db/stores/organizations.js';
+import {
+  insertRoom,
+  insertRoomMember,
+  isRoomMember,
+  renameRoom,
+  roomExists,
+  roomMember,
+  roomMembersPage,
+  roomsOfOrganization,
+  roomsPage,
+} from '../../db/stores/rooms.js';
+import { userExists } from '../../db/stores/users.js';
+import { readableRooms, requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetPage, keysetRows, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
 import { iso } from './time.js';
+
+export type { Room, RoomMember } from '../../db/entities/index.js';
 
 export interface CreateRoomOptions {
   name: string;
@@ -19,9 +35,9 @@ export interface CreateRoomOptions {
 /** Creates a room; its creator is a member. Used by the operator CLI and (through `createRoomAs`) the API. */
 export async function createRoom(m: EntityManager, now: Date, o: CreateRoomOptions): Promise<Room> {
   if (!o.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
-  if (!(await m.countBy(User, { id: o.createdById }))) throw notFound('User');
-  if (o.organizationId && !(await m.countBy(Organization, { id: o.organizationId }))) throw notFound('Organization');
-  const room = m.create(Room, {
+  if (!(await userExists(m, o.createdById))) throw notFound('User');
+  if (o.organizationId && !(await organizationExists(m, o.organizationId))) throw notFound('Organization');
+  const room = await insertRoom(m, {
     id: newId('room', now.getTime()),
     name: o.name.trim(),
     roomType: o.roomType ?? 0,
@@ -30,7 +46,6 @@ export async function createRoom(m: EntityManager, now: Date, o: CreateRoomOptio
     createdAt: iso(now),
     updatedAt: iso(now),
   });
-  await m.insert(Room, room);
   for (const userId of new Set([o.createdById, ...(o.memberIds ?? [])])) {
     await insertMember(m, now, room.id, userId);
   }
@@ -38,8 +53,8 @@ export async function createRoom(m: EntityManager, now: Date, o: CreateRoomOptio
 }
 
 async function insertMember(m: EntityManager, now: Date, roomId: string, userId: string): Promise<boolean> {
-  if (await m.countBy(RoomMember, { roomId, userId })) return false;
-  await m.insert(RoomMember, { id: newId('rmm', now.getTime()), roomId, userId, createdAt: iso(now) });
+  if (await isRoomMember(m, roomId, userId)) return false;
+  await insertRoomMember(m, { id: newId('rmm', now.getTime()), roomId, userId, createdAt: iso(now) });
   return true;
 }
 
@@ -52,18 +67,14 @@ export async function createRoomAs(m: EntityManager, now: Date, actor: Actor, na
   return room;
 }
 
-const ROOM_COLUMNS =
-  'r."id", r."name", r."roomType", r."organizationId", r."createdById", r."createdAt", r."updatedAt"';
-
 /** Ordinary rooms the actor can read in its billing entity, in creation order (rules: access.ts). */
 export async function listRooms(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
-  const { where, params } = await readableRoomsWhere(m, actor);
-  return keysetRows<Room>(
-    m,
-    { select: `SELECT ${ROOM_COLUMNS} FROM "rooms" r WHERE ${where}`, params, key: 'r."id"' },
-    (r) => r.id,
+  const scope = await readableRooms(m, actor);
+  return readPage<Room>(
     page,
     secret,
+    (r) => r.id,
+    (bounds) => roomsPage(m, scope, bounds),
   );
 }
 
@@ -80,14 +91,18 @@ export async function updateRoom(
     room.name = patch.name.trim();
   }
   room.updatedAt = iso(now);
-  await m.update(Room, { id: room.id }, { name: room.name, updatedAt: room.updatedAt });
+  await renameRoom(m, room.id, room.name, room.updatedAt);
   return room;
 }
 
 export async function listMembers(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  const qb = m.getRepository(RoomMember).createQueryBuilder('rm').where('rm.roomId = :roomId', { roomId });
-  return keysetPage(qb, 'rm.id', (r) => r.id, page, secret);
+  return readPage<RoomMember>(
+    page,
+    secret,
+    (r) => r.id,
+    (bounds) => roomMembersPage(m, roomId, bounds),
+  );
 }
 
 /**
@@ -97,17 +112,9 @@ export async function listMembers(m: EntityManager, actor: Actor, roomId: string
  * unknown user and a user out of reach are indistinguishable.
  */
 async function reachableUser(m: EntityManager, actor: Actor, room: Room, userId: string): Promise<boolean> {
-  if (room.organizationId) return (await m.countBy(Membership, { organizationId: room.organizationId, userId })) > 0;
-  if (userId === actor.userId) return (await m.countBy(User, { id: userId })) > 0;
-  const shared = await m
-    .getRepository(Membership)
-    .createQueryBuilder('theirs')
-    .innerJoin(Membership, 'mine', 'mine.organizationId = theirs.organizationId AND mine.userId = :me', {
-      me: actor.userId,
-    })
-    .where('theirs.userId = :them', { them: userId })
-    .getCount();
-  return shared > 0;
+  if (room.organizationId) return isOrganizationMember(m, room.organizationId, userId);
+  if (userId === actor.userId) return userExists(m, userId);
+  return shareAnOrganization(m, actor.userId, userId);
 }
 
 /**
@@ -119,13 +126,40 @@ export async function addMember(m: EntityManager, now: Date, actor: Actor, roomI
   const room = await requireRoom(m, actor, roomId, 'manage');
   if (!(await reachableUser(m, actor, room, userId))) throw notFound('User');
   const added = await insertMember(m, now, room.id, userId);
-  const member = await m.findOneByOrFail(RoomMember, { roomId, userId });
+  const member = await roomMember(m, roomId, userId);
+  if (!member) throw new Error('The room member just added is not there');
   if (added) await emitEvent(m, { type: 'room.member.added', room, object: { type: 'room', id: room.id }, actor, now });
   return { member, added };
 }
 
 export async function addMemberAsOperator(m: EntityManager, now: Date, roomId: string, userId: string): Promise<void> {
-  if (!(await m.countBy(Room, { id: roomId }))) throw notFound('Room');
-  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
+  if (!(await roomExists(m, roomId))) throw notFound('Room');
+  if (!(await userExists(m, userId))) throw notFound('User');
   await insertMember(m, now, roomId, userId);
+}
+
+/** A room as the operator's list shows it. */
+export interface RoomListing {
+  id: string;
+  name: string;
+  type: number;
+  members: number;
+  createdById: string;
+  createdAt: string;
+}
+
+/**
+ * The rooms of an organization, oldest first, with their number of members (an unknown organization is not
+ * found): the operator's `svc room list`.
+ */
+export async function listRoomsForOperator(m: EntityManager, organizationId: string): Promise<RoomListing[]> {
+  if (!(await organizationExists(m, organizationId))) throw notFound('Organization');
+  return (await roomsOfOrganization(m, organizationId)).map((r) => ({
+    id: r.id,
+    name: r.name,
+    type: r.roomType,
+    members: r.members,
+    createdById: r.createdById,
+    createdAt: r.createdAt,
+  }));
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Message, Task } from '../../db/entities/index.js';
-import { LIMIT_PARAM, sql } from '../../db/sql.js';
-import { inReadableRooms } from './access.js';
+import { searchRows } from '../../db/stores/search.js';
+import { readableRooms } from './access.js';
 import type { Actor } from './actor.js';
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, type Page } from './paging.js';
 import { validationError } from './errors.js';
@@ -17,9 +17,6 @@ export interface SearchInput {
   cursor?: string;
 }
 
-/** `q` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
-const containsPattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /** Newest first: later `createdAt`, then the larger id (ids of one millisecond are ordered too). */
 const newerFirst = (a: SearchHit, b: SearchHit) =>
   a.item.createdAt === b.item.createdAt
@@ -34,7 +31,7 @@ const newerFirst = (a: SearchHit, b: SearchHit) =>
 
 /**
  * Messages (body) and tasks (title, description) containing `q`, case-insensitively, in the rooms the actor
- * can read (`inReadableRooms`, the rules of `requireRoom`), newest first and paged. A plain `LIKE` (with
+ * can read (`readableRooms`, the rules of `requireRoom`), newest first and paged. A plain `LIKE` (with
  * `ESCAPE`, on `LOWER(…)`, the same on SQLite and PostgreSQL) over the readable rooms: no index serves a
  * substring match, so the cost grows with the rows of those rooms. Keyset paging over (createdAt, id) across
  * both tables: each page reads at most limit+1 rows of each type below the cursor and merges them.
@@ -58,25 +55,16 @@ export async function search(
     }
     if (!after) throw validationError('Invalid cursor', { field: 'cursor', reason: 'not a search cursor' });
   }
-  const pattern = containsPattern(input.q);
-  // the rooms the actor can read, by access.ts's one condition (a delegated token's room restriction included)
-  const rooms = await inReadableRooms(m, actor, 'x."roomId"');
-  const page = async <T extends Message | Task>(table: string, columns: string[]): Promise<T[]> => {
-    let text = `SELECT x.* FROM "${table}" x WHERE ${rooms.where} AND (${columns.map((c) => `LOWER(x."${c}") LIKE ? ESCAPE '\\'`).join(' OR ')})`;
-    const params = [...rooms.params, ...columns.map(() => pattern)];
-    if (after) {
-      text += ' AND (x."createdAt" < ? OR (x."createdAt" = ? AND x."id" < ?))';
-      params.push(after[0], after[0], after[1]);
-    }
-    params.push(limit + 1);
-    return (await sql<T>(m, `${text} ORDER BY x."createdAt" DESC, x."id" DESC ${LIMIT_PARAM}`, params)).rows;
-  };
+  // the rooms the actor can read, by access.ts's one scope (a delegated token's room restriction included)
+  const rooms = await readableRooms(m, actor);
   const hits: SearchHit[] = [];
   if (input.types.includes('messages')) {
-    for (const item of await page<Message>('messages', ['body'])) hits.push({ type: 'message', item });
+    for (const item of await searchRows(m, 'messages', rooms, input.q, after, limit + 1))
+      hits.push({ type: 'message', item });
   }
   if (input.types.includes('tasks')) {
-    for (const item of await page<Task>('tasks', ['title', 'description'])) hits.push({ type: 'task', item });
+    for (const item of await searchRows(m, 'tasks', rooms, input.q, after, limit + 1))
+      hits.push({ type: 'task', item });
   }
   hits.sort(newerFirst);
   const more = hits.length > limit;

@@ -1,12 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import type { Task, TaskStatus } from '../../db/entities/index.js';
-import { sql } from '../../db/sql.js';
+import { isRoomMember } from '../../db/stores/rooms.js';
+import { insertTask, taskById, tasksPage, updateTaskFields, type TaskChange } from '../../db/stores/tasks.js';
 import { requireRoom } from './access.js';
 import type { Actor } from './actor.js';
 import { notFound, ruleViolation, validationError } from './errors.js';
 import { emitEvent } from './events.js';
 import { newId } from './ids.js';
-import { keysetRows, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
 import { iso } from './time.js';
 
 export interface TaskFields {
@@ -18,11 +19,7 @@ export interface TaskFields {
   dueDate?: string | null;
 }
 
-const IS_ROOM_MEMBER = 'SELECT 1 FROM "room_members" WHERE "roomId" = ? AND "userId" = ?';
-const TASK_COLUMNS =
-  '"id", "roomId", "title", "description", "status", "assigneeId", "startDate", "dueDate", "createdById", "createdAt", "updatedAt", "agentRunId"';
-const TASK_BY_ID = `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "id" = ? AND "roomId" = ?`;
-const TASK_INSERT = `INSERT INTO "tasks" (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** The fields a caller may change, in the order the update lists them. */
 const TASK_FIELDS = [
   'title',
   'description',
@@ -32,14 +29,10 @@ const TASK_FIELDS = [
   'dueDate',
 ] as const satisfies readonly (keyof TaskFields)[];
 
-/** The update of the given fields (and `updatedAt`) of one task, returning the row as it is after it. */
-const taskUpdate = (fields: readonly (keyof TaskFields)[]) =>
-  `UPDATE "tasks" SET ${fields.map((k) => `"${k}" = ?, `).join('')}"updatedAt" = ? WHERE "id" = ? AND "roomId" = ? RETURNING ${TASK_COLUMNS}`;
-
 /** Rules every task keeps: a title, an assignee who is a (human) room member, start on or before due. */
 async function checkTask(m: EntityManager, roomId: string, t: Task): Promise<void> {
   if (!t.title.trim()) throw validationError('Title must not be empty', { field: 'title' });
-  if (t.assigneeId && !(await sql(m, IS_ROOM_MEMBER, [roomId, t.assigneeId])).rows.length) {
+  if (t.assigneeId && !(await isRoomMember(m, roomId, t.assigneeId))) {
     throw ruleViolation('The assignee must be a member of the room', { field: 'assigneeId' });
   }
   if (t.startDate && t.dueDate && t.startDate > t.dueDate) {
@@ -56,22 +49,16 @@ export async function listTasks(
 ) {
   await requireRoom(m, actor, roomId, 'read');
   // createdAt is fixed-width ISO 8601 UTC text, so it compares as time; `since` comes normalized the same way
-  const since = page.since ? ' AND "createdAt" >= ?' : '';
-  return keysetRows<Task>(
-    m,
-    {
-      select: `SELECT ${TASK_COLUMNS} FROM "tasks" WHERE "roomId" = ?${since}`,
-      params: page.since ? [roomId, page.since] : [roomId],
-      key: '"id"',
-    },
-    (r) => r.id,
+  return readPage<Task>(
     page,
     secret,
+    (r) => r.id,
+    (bounds) => tasksPage(m, roomId, page.since, bounds),
   );
 }
 
 async function findTask(m: EntityManager, roomId: string, taskId: string): Promise<Task> {
-  const task = (await sql<Task>(m, TASK_BY_ID, [taskId, roomId])).rows[0];
+  const task = await taskById(m, roomId, taskId);
   if (!task) throw notFound('Task');
   return task;
 }
@@ -104,20 +91,7 @@ export async function createTask(
     agentRunId: actor.agentRunId ?? null,
   };
   await checkTask(m, roomId, task);
-  await sql(m, TASK_INSERT, [
-    task.id,
-    task.roomId,
-    task.title,
-    task.description,
-    task.status,
-    task.assigneeId,
-    task.startDate,
-    task.dueDate,
-    task.createdById,
-    task.createdAt,
-    task.updatedAt,
-    task.agentRunId,
-  ]);
+  await insertTask(m, task);
   await emitEvent(m, { type: 'task.created', room, object: { type: 'task', id: task.id }, actor, now });
   return task;
 }
@@ -139,8 +113,9 @@ export async function updateTask(
 ) {
   const room = await requireRoom(m, actor, roomId, 'write');
   await emitEvent(m, { type: 'task.updated', room, object: { type: 'task', id: taskId }, actor, now });
-  const given = TASK_FIELDS.filter((k) => f[k] !== undefined);
-  const task = (await sql<Task>(m, taskUpdate(given), [...given.map((k) => f[k]), iso(now), taskId, roomId])).rows[0];
+  const change: TaskChange = {};
+  for (const k of TASK_FIELDS) if (f[k] !== undefined) Object.assign(change, { [k]: f[k] });
+  const task = await updateTaskFields(m, roomId, taskId, change, iso(now));
   if (!task) throw notFound('Task');
   await checkTask(m, roomId, task);
   return task;

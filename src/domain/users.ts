@@ -1,10 +1,28 @@
 import type { EntityManager } from 'typeorm';
-import { Membership, Organization, User, type OrgRole } from '../../db/entities/index.js';
+import type { Organization, OrgRole, User } from '../../db/entities/index.js';
+import { insertMembership, membership, membershipsIn, setMembershipRole } from '../../db/stores/memberships.js';
+import {
+  allUsers,
+  emailTaken,
+  insertUser,
+  setPasswordHash,
+  userByEmail,
+  userExists,
+  usersByIds,
+} from '../../db/stores/users.js';
+import {
+  insertOrganization,
+  organizationById,
+  organizationExists,
+  organizationsWithMembers,
+} from '../../db/stores/organizations.js';
 import { DomainError, notFound, validationError } from './errors.js';
 import { hashPassword } from './hashing.js';
 import { newId } from './ids.js';
 import { iso } from './time.js';
 import { revokeUserWebSessions } from './webSessions.js';
+
+export type { Organization, User } from '../../db/entities/index.js';
 
 export interface CreateUserOptions {
   email: string;
@@ -34,8 +52,8 @@ export async function setUserPassword(
   password: string,
 ): Promise<{ sessionsEnded: number }> {
   checkPassword(password);
-  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
-  await m.update(User, { id: userId }, { passwordHash: await hashPassword(password), updatedAt: iso(now) });
+  if (!(await userExists(m, userId))) throw notFound('User');
+  await setPasswordHash(m, userId, await hashPassword(password), iso(now));
   return { sessionsEnded: await revokeUserWebSessions(m, userId) };
 }
 
@@ -44,8 +62,8 @@ export async function createUser(m: EntityManager, now: Date, o: CreateUserOptio
   if (!EMAIL.test(email)) throw validationError('Invalid email', { field: 'email' });
   if (!o.name.trim()) throw validationError('Name must not be empty', { field: 'name' });
   checkPassword(o.password);
-  if (await m.countBy(User, { email })) throw new DomainError('conflict', 'A user with this email exists');
-  const user = m.create(User, {
+  if (await emailTaken(m, email)) throw new DomainError('conflict', 'A user with this email exists');
+  const user = await insertUser(m, {
     id: newId('usr', now.getTime()),
     email,
     name: o.name.trim(),
@@ -54,21 +72,18 @@ export async function createUser(m: EntityManager, now: Date, o: CreateUserOptio
     createdAt: iso(now),
     updatedAt: iso(now),
   });
-  await m.insert(User, user);
   if (o.organizationId) await addOrgMember(m, now, o.organizationId, user.id, o.role ?? 'member');
   return user;
 }
 
 export async function createOrganization(m: EntityManager, now: Date, name: string): Promise<Organization> {
   if (!name.trim()) throw validationError('Name must not be empty', { field: 'name' });
-  const org = m.create(Organization, {
+  return insertOrganization(m, {
     id: newId('org', now.getTime()),
     name: name.trim(),
     plan: 'default',
     createdAt: iso(now),
   });
-  await m.insert(Organization, org);
-  return org;
 }
 
 export async function addOrgMember(
@@ -78,18 +93,53 @@ export async function addOrgMember(
   userId: string,
   role: OrgRole,
 ): Promise<void> {
-  if (!(await m.countBy(Organization, { id: organizationId }))) throw notFound('Organization');
-  if (!(await m.countBy(User, { id: userId }))) throw notFound('User');
-  const existing = await m.findOneBy(Membership, { organizationId, userId });
+  if (!(await organizationExists(m, organizationId))) throw notFound('Organization');
+  if (!(await userExists(m, userId))) throw notFound('User');
+  const existing = await membership(m, organizationId, userId);
   if (existing) {
-    await m.update(Membership, { id: existing.id }, { role });
+    await setMembershipRole(m, existing.id, role);
     return;
   }
-  await m.insert(Membership, { id: newId('mem', now.getTime()), organizationId, userId, role, createdAt: iso(now) });
+  await insertMembership(m, { id: newId('mem', now.getTime()), organizationId, userId, role, createdAt: iso(now) });
 }
 
 export async function findUserByEmail(m: EntityManager, email: string): Promise<User | null> {
   // no address holds a NUL, and PostgreSQL text refuses one: nobody, without asking the database
   if (email.includes('\0')) return null;
-  return m.findOneBy(User, { email: email.trim().toLowerCase() });
+  return userByEmail(m, email.trim().toLowerCase());
+}
+
+/** A user as the operator's list shows it: never the password hash. */
+export interface UserListing {
+  id: string;
+  email: string;
+  name: string;
+  locale: string;
+  createdAt: string;
+  /** The role in the organization listed, when the list is of one. */
+  role?: OrgRole;
+}
+
+const listing = (u: User): UserListing => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  locale: u.locale,
+  createdAt: u.createdAt,
+});
+
+/**
+ * Every user, oldest first, or with `organizationId` the members of that organization with their role (an
+ * unknown organization is not found): the operator's `svc user list`.
+ */
+export async function listUsersForOperator(m: EntityManager, organizationId?: string): Promise<UserListing[]> {
+  if (!organizationId) return (await allUsers(m)).map(listing);
+  if (!(await organizationById(m, organizationId))) throw notFound('Organization');
+  const roles = new Map((await membershipsIn(m, organizationId)).map((x) => [x.userId, x.role]));
+  return (await usersByIds(m, [...roles.keys()])).map((u) => ({ ...listing(u), role: roles.get(u.id)! }));
+}
+
+/** Every organization, oldest first, with its number of members: the operator's `svc org list`. */
+export async function listOrganizationsForOperator(m: EntityManager): Promise<(Organization & { members: number })[]> {
+  return organizationsWithMembers(m);
 }

@@ -4,24 +4,11 @@ import { type Command, oneOf, optional, required, UsageError } from '../command.
 
 // A command loads the domain and the database layer when it runs, never at start: `svc help` loads neither.
 const users = () => import('../../domain/users.js');
-const entities = () => import('../../../db/entities/index.js');
+const rooms = () => import('../../domain/rooms.js');
 
 /** Runs `work` in one transaction of the runtime's database. */
 async function inTransaction<T>(rt: Runtime, work: (m: EntityManager) => Promise<T>): Promise<T> {
-  return (await import('../../../db/transaction.js')).inTransaction(rt.services, work);
-}
-
-/** `COUNT(*)` per value of `column` of an entity's table, e.g. members per organization. */
-async function countBy(m: EntityManager, entity: string, column: string, ids: string[]): Promise<Map<string, number>> {
-  if (!ids.length) return new Map();
-  const rows = await m
-    .createQueryBuilder(entity, 'x')
-    .select(`x.${column}`, 'id')
-    .addSelect('COUNT(*)', 'n')
-    .where(`x.${column} IN (:...ids)`, { ids })
-    .groupBy(`x.${column}`)
-    .getRawMany<{ id: string; n: string | number }>();
-  return new Map(rows.map((r) => [r.id, Number(r.n)]));
+  return (await import('../../domain/transaction.js')).inTransaction(rt.services, work);
 }
 
 const ROLES = ['owner', 'admin', 'member'] as const;
@@ -35,21 +22,14 @@ const directoryLists: Command[] = [
     options: {},
     columns: ['id', 'name', 'members', 'plan', 'createdAt'],
     async run(_a, rt) {
-      const { Organization } = await entities();
-      const m = rt.services.ds.manager;
-      const orgs = await m.find(Organization, { order: { createdAt: 'ASC', id: 'ASC' } });
-      const members = await countBy(
-        m,
-        'Membership',
-        'organizationId',
-        orgs.map((o) => o.id),
-      );
+      const { listOrganizationsForOperator } = await users();
+      const orgs = await listOrganizationsForOperator(rt.services.ds.manager);
       return {
         data: orgs.map((o) => ({
           id: o.id,
           name: o.name,
           plan: o.plan,
-          members: members.get(o.id) ?? 0,
+          members: o.members,
           createdAt: o.createdAt,
         })),
       };
@@ -62,24 +42,8 @@ const directoryLists: Command[] = [
     options: { org: { type: 'string', description: 'only the members of this organization (org_…), with their role' } },
     columns: ['id', 'email', 'name', 'role', 'createdAt'],
     async run(a, rt) {
-      const { Membership, Organization, User } = await entities();
-      const m = rt.services.ds.manager;
-      const org = optional(a, 'org');
-      const order = { createdAt: 'ASC', id: 'ASC' } as const;
-      const view = (u: InstanceType<typeof User>) => ({
-        id: u.id,
-        email: u.email,
-        name: u.name,
-        locale: u.locale,
-        createdAt: u.createdAt,
-      });
-      if (!org) return { data: (await m.find(User, { order })).map(view) };
-      if (!(await m.findOneBy(Organization, { id: org })))
-        throw (await import('../../domain/errors.js')).notFound('Organization');
-      const roles = new Map((await m.findBy(Membership, { organizationId: org })).map((x) => [x.userId, x.role]));
-      const { In } = await import('typeorm');
-      const found = roles.size ? await m.find(User, { where: { id: In([...roles.keys()]) }, order }) : [];
-      return { data: found.map((u) => ({ ...view(u), role: roles.get(u.id)! })) };
+      const { listUsersForOperator } = await users();
+      return { data: await listUsersForOperator(rt.services.ds.manager, optional(a, 'org')) };
     },
   },
   {
@@ -89,28 +53,8 @@ const directoryLists: Command[] = [
     options: { org: { type: 'string', description: 'the organization (org_…)' } },
     columns: ['id', 'name', 'type', 'members', 'createdById', 'createdAt'],
     async run(a, rt) {
-      const { Organization, Room } = await entities();
-      const m = rt.services.ds.manager;
-      const org = required(a, 'org');
-      if (!(await m.findOneBy(Organization, { id: org })))
-        throw (await import('../../domain/errors.js')).notFound('Organization');
-      const rooms = await m.find(Room, { where: { organizationId: org }, order: { createdAt: 'ASC', id: 'ASC' } });
-      const members = await countBy(
-        m,
-        'RoomMember',
-        'roomId',
-        rooms.map((r) => r.id),
-      );
-      return {
-        data: rooms.map((r) => ({
-          id: r.id,
-          name: r.name,
-          type: r.roomType,
-          members: members.get(r.id) ?? 0,
-          createdById: r.createdById,
-          createdAt: r.createdAt,
-        })),
-      };
+      const { listRoomsForOperator } = await rooms();
+      return { data: await listRoomsForOperator(rt.services.ds.manager, required(a, 'org')) };
     },
   },
   {
@@ -126,11 +70,8 @@ const directoryLists: Command[] = [
       const userId = optional(a, 'user');
       const organizationId = optional(a, 'org');
       if (!userId && !organizationId) throw new UsageError('give --user or --org');
-      const { ApiKey } = await entities();
-      const keys = await rt.services.ds.manager.find(ApiKey, {
-        where: { ...(userId ? { userId } : {}), ...(organizationId ? { organizationId } : {}) },
-        order: { createdAt: 'ASC', id: 'ASC' },
-      });
+      const { listApiKeysFor } = await import('../../domain/apiKeys.js');
+      const keys = await listApiKeysFor(rt.services.ds.manager, { userId, organizationId });
       return {
         data: keys.map((k) => ({
           id: k.id,
@@ -237,7 +178,7 @@ const directoryActions: Command[] = [
     },
     async run(a, rt) {
       const type = oneOf(optional(a, 'type'), ['0', '1'] as const, 'type') ?? '0';
-      const { createRoom } = await import('../../domain/rooms.js');
+      const { createRoom } = await rooms();
       const room = await inTransaction(rt, (m) =>
         createRoom(m, rt.services.now(), {
           name: required(a, 'name'),
@@ -259,7 +200,7 @@ const directoryActions: Command[] = [
       user: { type: 'string', description: 'the user to add (usr_…)' },
     },
     async run(a, rt) {
-      const { addMemberAsOperator } = await import('../../domain/rooms.js');
+      const { addMemberAsOperator } = await rooms();
       await inTransaction(rt, (m) =>
         addMemberAsOperator(m, rt.services.now(), required(a, 'room'), required(a, 'user')),
       );
