@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { OAuthClient } from '../../db/entities/index.js';
+import type { OAuthClient } from '../../db/entities/index.js';
+import { insertClient } from '../../db/stores/oauth.js';
 import { validationError } from '../domain/errors.js';
 import { randomToken, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
@@ -57,7 +58,7 @@ export async function createClient(
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length || !scopes.length) throw validationError('Unknown or empty scopes', { field: 'scopes', unknown });
   const clientSecret = o.type === 'confidential' ? randomToken(CLIENT_SECRET_PREFIX, 32) : null;
-  const client = m.create(OAuthClient, {
+  const client = await insertClient(m, {
     id: newId('cli', now.getTime()),
     name: o.name.trim(),
     type: o.type,
@@ -67,7 +68,6 @@ export async function createClient(
     secretHash: clientSecret ? sha256Hex(clientSecret) : null,
     createdAt: iso(now),
   });
-  await m.insert(OAuthClient, client);
   return { client, clientSecret };
 }
 

@@ -1,5 +1,5 @@
-import { In, IsNull, MoreThan, type EntityManager } from 'typeorm';
-import { OAuthClient, OAuthGrant, Organization } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import { clientsByIds, grantOfUser, liveGrantsOfUser, organizationsByIds } from '../../db/stores/oauth.js';
 import { notFound } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { revokeGrant } from './tokenStore.js';
@@ -16,16 +16,18 @@ export interface GrantSummary {
 
 /** The apps and agents a user has granted and that still hold a live refresh family. */
 export async function listUserGrants(m: EntityManager, now: Date, userId: string): Promise<GrantSummary[]> {
-  const grants = await m.find(OAuthGrant, {
-    where: { userId, revokedAt: IsNull(), expiresAt: MoreThan(iso(now)) },
-    order: { createdAt: 'DESC', id: 'DESC' },
-  });
+  const grants = await liveGrantsOfUser(m, userId, iso(now));
   if (!grants.length) return [];
   const clients = new Map(
-    (await m.findBy(OAuthClient, { id: In([...new Set(grants.map((g) => g.clientId))]) })).map((c) => [c.id, c]),
+    (
+      await clientsByIds(
+        m,
+        grants.map((g) => g.clientId),
+      )
+    ).map((c) => [c.id, c]),
   );
   const orgIds = [...new Set(grants.map((g) => g.organizationId).filter((x): x is string => !!x))];
-  const orgs = new Map((orgIds.length ? await m.findBy(Organization, { id: In(orgIds) }) : []).map((o) => [o.id, o]));
+  const orgs = new Map((await organizationsByIds(m, orgIds)).map((o) => [o.id, o]));
   return grants.map((g) => ({
     grantId: g.id,
     clientName: clients.get(g.clientId)?.name ?? '(deleted client)',
@@ -41,7 +43,7 @@ export async function listUserGrants(m: EntityManager, now: Date, userId: string
 
 /** Revokes one of the user's own grants and all its tokens; another user's grant answers 404. */
 export async function revokeUserGrant(m: EntityManager, now: Date, userId: string, grantId: string): Promise<void> {
-  const grant = await m.findOneBy(OAuthGrant, { id: grantId, userId });
+  const grant = await grantOfUser(m, grantId, userId);
   if (!grant) throw notFound('Grant');
   await revokeGrant(m, now, grant.id);
 }
