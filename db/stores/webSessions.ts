@@ -1,5 +1,5 @@
 import { LessThan, type DataSource, type EntityManager } from 'typeorm';
-import { WebSession } from '../entities/index.js';
+import { User, WebSession } from '../entities/index.js';
 import { sql } from '../sql.js';
 
 // Sign-in sessions of the pages (`web_sessions`). Every page view reads its session and marks it seen at most
@@ -36,3 +36,7 @@ export async function deleteEndedWebSessions(m: EntityManager, now: string, idle
   const idle = (await m.delete(WebSession, { lastSeenAt: LessThan(idleBefore) })).affected ?? 0;
   return ended + idle;
 }
+
+/** The user a session belongs to, or null when the user is gone. */
+export const userOfSession = (ds: DataSource, userId: string): Promise<User | null> =>
+  ds.manager.findOneBy(User, { id: userId });

@@ -7,11 +7,13 @@ import {
   keyOwnerStanding,
   markApiKeyRevoked,
 } from '../../db/stores/credentials.js';
+import { inTransaction } from '../../db/transaction.js';
 import { notFound, validationError } from './errors.js';
 import { randomToken, sha256Hex } from './hashing.js';
 import { newId } from './ids.js';
 import { endRunsOfRevokedStarters } from './runEnd.js';
 import { SCOPES } from './scopes.js';
+import type { Services } from './services.js';
 import { iso } from './time.js';
 
 export interface CreateKeyOptions {
@@ -78,5 +80,17 @@ export async function revokeApiKey(
 export async function listApiKeys(m: EntityManager, userId: string): Promise<ApiKey[]> {
   return apiKeysOfUser(m, userId);
 }
+
+/** A user's own key by id, or null (another user's key is no key of theirs). */
+export const findOwnApiKey = (m: EntityManager, id: string, userId: string): Promise<ApiKey | null> =>
+  apiKeyById(m, id, userId);
+
+/** `createApiKey` in a transaction of its own (the developer settings page). */
+export const issueApiKey = (s: Services, o: CreateKeyOptions): Promise<{ key: ApiKey; token: string }> =>
+  inTransaction(s, (m) => createApiKey(m, s.now(), o));
+
+/** `revokeApiKey` of the user's own key, in a transaction of its own (the developer settings page). */
+export const revokeOwnApiKey = (s: Services, id: string, userId: string): Promise<{ runsEnded: string[] }> =>
+  inTransaction(s, (m) => revokeApiKey(m, s.now(), id, userId));
 
 export type { ApiKey };

@@ -1,11 +1,13 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { WebSession } from '../../db/entities/index.js';
+import type { User, WebSession } from '../../db/entities/index.js';
+import { inTransaction } from '../../db/transaction.js';
 import {
   deleteEndedWebSessions,
   deleteUserWebSessions,
   deleteWebSession,
   insertWebSession,
   touchWebSession,
+  userOfSession,
   webSessionByHash,
 } from '../../db/stores/webSessions.js';
 import { clearAttempts, countAttempt, giveBackAttempt } from '../../db/stores/signInAttempts.js';
@@ -87,4 +89,22 @@ export const countSignInAttempt = (ds: DataSource, key: string, at: number, wind
 export const giveBackSignInAttempt = (ds: DataSource, key: string, at: number) => giveBackAttempt(ds, key, at);
 export const clearSignInAttempts = (ds: DataSource, key: string) => clearAttempts(ds, key);
 
-export type { WebSession };
+/** Signs `userId` in, ending the session `previousId` the browser still held, in one transaction. */
+export const startWebSession = (s: Services, userId: string, previousId: string | null) =>
+  inTransaction(s, async (m) => {
+    if (previousId) await revokeWebSession(m, previousId);
+    return createWebSession(m, s.now(), userId);
+  });
+
+/** Ends one session (sign-out), in a transaction of its own. */
+export const endWebSession = (s: Services, sessionId: string): Promise<void> =>
+  inTransaction(s, (m) => revokeWebSession(m, sessionId));
+
+/** Ends every session of a user, in a transaction of its own; how many ended. */
+export const endUserWebSessions = (s: Services, userId: string): Promise<number> =>
+  inTransaction(s, (m) => revokeUserWebSessions(m, userId));
+
+/** The signed-in user of a live session, or null when the user is gone. */
+export const webSessionUser = (s: Services, userId: string): Promise<User | null> => userOfSession(s.ds, userId);
+
+export type { User, WebSession };

@@ -8,8 +8,11 @@ import {
   deleteApproval,
   deleteApprovalById,
   insertApproval,
+  organizationExists,
 } from '../../db/stores/oauth.js';
-import { validationError } from '../domain/errors.js';
+import { inTransaction } from '../../db/transaction.js';
+import { notFound, validationError } from '../domain/errors.js';
+import type { Services } from '../domain/services.js';
 import { newId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
 
@@ -120,10 +123,32 @@ export async function approvalsOfOrganization(
   return approvalsOfOrganizationRows(m, organizationId);
 }
 
+/** `approveClient` in a transaction of its own (the settings page's form). */
+export const approveClientNow = (
+  s: Services,
+  o: { pattern: string; organizationId: string | null; createdById: string | null },
+): Promise<{ approval: OAuthClientApproval; created: boolean }> =>
+  inTransaction(s, (m) => approveClient(m, s.now(), o));
+
+/**
+ * The operator's `svc client allow`: approves a pattern server-wide (null) or for an organization, which must
+ * exist (404 otherwise), in a transaction of its own.
+ */
+export const allowClient = (s: Services, o: { pattern: string; organizationId: string | null }) =>
+  inTransaction(s, async (m) => {
+    if (o.organizationId && !(await organizationExists(m, o.organizationId))) throw notFound('Organization');
+    return approveClient(m, s.now(), { ...o, createdById: null });
+  });
+
+/** `withdrawApproval` in a transaction of its own (the operator's `svc client disallow`). */
+export const disallowClient = (s: Services, o: { pattern: string; organizationId: string | null }): Promise<boolean> =>
+  inTransaction(s, (m) => withdrawApproval(m, o));
+
 /** One approval by its id (the settings page's withdraw button), or null. */
 export const findApproval = (m: EntityManager, id: string): Promise<OAuthClientApproval | null> => approvalById(m, id);
 
-/** Withdraws one approval by its id. */
-export const withdrawApprovalById = (m: EntityManager, id: string): Promise<void> => deleteApprovalById(m, id);
+/** Withdraws one approval by its id, in a transaction of its own (the settings page's `Remove`). */
+export const withdrawApprovalById = (s: Services, id: string): Promise<void> =>
+  inTransaction(s, (m) => deleteApprovalById(m, id));
 
 export type { OAuthClientApproval };

@@ -1,6 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import type { OAuthClient } from '../../db/entities/index.js';
-import { insertClient } from '../../db/stores/oauth.js';
+import { allClients, insertClient } from '../../db/stores/oauth.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { Services } from '../domain/services.js';
 import { validationError } from '../domain/errors.js';
 import { randomToken, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
@@ -104,3 +106,10 @@ export function redirectUriMatches(registered: readonly string[], presented: str
     return u.protocol === 'http:' && isLoopback(u.hostname) && u.pathname === p.pathname && u.search === p.search;
   });
 }
+
+/** `createClient` in a transaction of its own (the operator's `svc client create`). */
+export const registerClient = (s: Services, o: Parameters<typeof createClient>[2]) =>
+  inTransaction(s, (m) => createClient(m, s.now(), o));
+
+/** Every registered client, oldest first. */
+export const listClients = (s: Services): Promise<OAuthClient[]> => allClients(s.ds.manager);

@@ -1,6 +1,15 @@
 import type { EntityManager } from 'typeorm';
-import { clientsByIds, grantOfUser, liveGrantsOfUser, organizationsByIds } from '../../db/stores/oauth.js';
+import { inTransaction } from '../../db/transaction.js';
+import {
+  clientsByIds,
+  grantOfUser,
+  grantsByIds,
+  liveGrantsOfUser,
+  organizationsByIds,
+  tokensByIds,
+} from '../../db/stores/oauth.js';
 import { notFound } from '../domain/errors.js';
+import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { revokeGrant } from './tokenStore.js';
 
@@ -46,4 +55,30 @@ export async function revokeUserGrant(m: EntityManager, now: Date, userId: strin
   const grant = await grantOfUser(m, grantId, userId);
   if (!grant) throw notFound('Grant');
   await revokeGrant(m, now, grant.id);
+}
+
+/** `revokeUserGrant` in a transaction of its own (the settings page's `Revoke`). */
+export const revokeOwnGrant = (s: Services, userId: string, grantId: string): Promise<void> =>
+  inTransaction(s, (m) => revokeUserGrant(m, s.now(), userId, grantId));
+
+/** The name of the client each of `tokenIds` was issued to, for the tokens whose grant and client still exist. */
+export async function clientNamesOfTokens(m: EntityManager, tokenIds: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!tokenIds.length) return out;
+  const tokens = await tokensByIds(m, tokenIds);
+  const grants = await grantsByIds(
+    m,
+    tokens.map((t) => t.grantId),
+  );
+  const clients = await clientsByIds(
+    m,
+    grants.map((g) => g.clientId),
+  );
+  const clientName = new Map(clients.map((c) => [c.id, c.name]));
+  const grantClient = new Map(grants.map((g) => [g.id, clientName.get(g.clientId)]));
+  for (const t of tokens) {
+    const name = grantClient.get(t.grantId);
+    if (name) out.set(t.id, name);
+  }
+  return out;
 }

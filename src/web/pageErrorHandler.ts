@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
-import { isDatabaseUnavailableError, isUnstorableTextError } from '../../db/databaseErrors.js';
+import { domainErrorOf } from '../contract.js';
+import { DomainError } from '../domain/errors.js';
 import { sendErrorPage } from './layout.js';
 import { RETRY_AFTER } from '../http/headers.js';
 
@@ -23,9 +24,11 @@ export function pageErrorHandler(s: Services) {
         'Too many requests are in flight from your address. Try again in a moment.',
       );
     }
-    if ((status && status >= 400 && status < 500) || isUnstorableTextError(err))
+    // what the database said, as the API maps it: text it cannot store, or busy (a domain error is neither)
+    const stored = err instanceof DomainError ? undefined : domainErrorOf(err).code;
+    if ((status && status >= 400 && status < 500) || stored === 'validation_error')
       return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
-    if (isDatabaseUnavailableError(err)) {
+    if (stored === 'service_unavailable') {
       res.set(RETRY_AFTER, '1');
       return sendErrorPage(res, 503, 'Busy', 'The service is busy. Nothing was changed; try again in a moment.');
     }
