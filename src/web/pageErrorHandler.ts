@@ -6,6 +6,19 @@ import { sendErrorPage } from './layout.js';
 import { RETRY_AFTER } from '../http/headers.js';
 
 /**
+ * What the database said of a failure, as the API maps it (`domainErrorOf`): text it cannot store
+ * (`validation_error`) or not able to serve now (`service_unavailable`), found through the causes of domain errors
+ * too; undefined for anything else.
+ */
+function databaseVerdict(err: unknown): string | undefined {
+  let e = err;
+  while (e instanceof DomainError) e = e.cause;
+  if (e === undefined || e === null) return undefined;
+  const code = domainErrorOf(e).code;
+  return code === 'validation_error' || code === 'service_unavailable' ? code : undefined;
+}
+
+/**
  * The last handler of the page routers: a body the form parser refused is a 400 page (408 when it did not
  * arrive in time, 429 when its client has too many in flight), a busy database a 503 page, anything else a
  * generic 500 page; the cause goes to the log only.
@@ -24,8 +37,7 @@ export function pageErrorHandler(s: Services) {
         'Too many requests are in flight from your address. Try again in a moment.',
       );
     }
-    // what the database said, as the API maps it: text it cannot store, or busy (a domain error is neither)
-    const stored = err instanceof DomainError ? undefined : domainErrorOf(err).code;
+    const stored = databaseVerdict(err);
     if ((status && status >= 400 && status < 500) || stored === 'validation_error')
       return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
     if (stored === 'service_unavailable') {
