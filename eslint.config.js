@@ -29,6 +29,77 @@ const belowProcedures = [
   },
 ];
 
+/** Rules every module keeps (test/, bench/ and the scripts aside). */
+const everywhere = [
+  {
+    selector:
+      "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))",
+    message: 'Read the environment once, in src/config.ts (loadConfig).',
+  },
+  // db/sql.ts LIMIT_PARAM: SQLite compiles a kept statement again on every run when its LIMIT is a bare parameter
+  ...['Literal[value=/LIMIT \\?/]', 'TemplateElement[value.raw=/LIMIT \\?/]'].map((selector) => ({
+    selector,
+    message: 'Write LIMIT_PARAM (db/sql.ts) for a LIMIT given as a parameter.',
+  })),
+  {
+    selector: "CallExpression[callee.property.name='setRequestHandler']",
+    message:
+      'Register MCP handlers with serveMethods (mcp/server/connectionRights.ts): it decides what a connection may call.',
+  },
+];
+
+/**
+ * The start of an SQL statement, any case: the keyword and what can follow it in SQL but not in a sentence
+ * ("Update a task", "delete old rows" are text), or a template's keyword just before an interpolation.
+ */
+const SQL_START =
+  '^\\s*(?:select\\s+(?:["*(?$\\d]|distinct\\s|\\w+\\s*[,.(]|\\w+\\s+as\\s|$)' +
+  '|insert\\s+(?:or\\s+\\w+\\s+)?into\\s|delete\\s+from\\s|update\\s+(?:"|\\w+\\s+set\\s)' +
+  '|with\\s+(?:recursive\\s|"|\\w+\\s+as\\s*\\(|$))';
+/** Names a transaction or data source goes by: `m`, `manager`, `s.ds`, `s.ds.manager`, `m.queryRunner!`. */
+const MANAGER = '/^(?:m|em|manager|entityManager|tx|trx|ds|dataSource|queryRunner)$/';
+const TYPEORM_DATA_CALL =
+  '/^(?:find\\w*|save|insert|update|upsert|delete|remove|softDelete|restore|count\\w*|exist\\w*|sum|average|' +
+  'minimum|maximum|increment|decrement|clear|query)$/';
+const dataOutsideDb = 'Data access lives in db/stores/ (docs/architecture.md): call a store from the domain.';
+/** No SQL and no TypeORM data call outside db/ and src/fastpaths/ (docs/architecture.md#data-access). */
+const dataAccess = [
+  ...[`Literal[value=/${SQL_START}/i]`, `TemplateElement[value.raw=/${SQL_START}/i]`].map((selector) => ({
+    selector,
+    message: `SQL outside db/. ${dataOutsideDb}`,
+  })),
+  {
+    selector: 'CallExpression[callee.property.name=/^(?:getRepository|createQueryBuilder)$/]',
+    message: `A TypeORM data call outside db/. ${dataOutsideDb}`,
+  },
+  ...[
+    `[callee.object.name=${MANAGER}]`,
+    `[callee.object.property.name=${MANAGER}]`,
+    `[callee.object.expression.property.name=${MANAGER}]`,
+  ].map((receiver) => ({
+    selector: `CallExpression[callee.property.name=${TYPEORM_DATA_CALL}]${receiver}`,
+    message: `A TypeORM data call outside db/. ${dataOutsideDb}`,
+  })),
+];
+/** The adapters reach data through the domain: no import of db/, dynamic ones included. */
+const adapterImports = [
+  {
+    selector: 'ImportExpression[source.value=/\\/db\\//]',
+    message: 'Adapters import nothing of db/: call the domain (or a service), which exports the types.',
+  },
+];
+const noDbImport = {
+  regex: '(?:^|/)db/',
+  message: 'Adapters import nothing of db/, not even types: call the domain (or a service), which exports the types.',
+};
+/** TypeORM's values (operators, entities' classes, data sources) belong to db/; its types may be named anywhere. */
+const typeormValues = {
+  name: 'typeorm',
+  allowTypeImports: true,
+  message: 'TypeORM belongs to db/ (and src/fastpaths/, the composition): `import type` its types elsewhere.',
+};
+const ADAPTERS = ['rest/**/*.ts', 'mcp/**/*.ts', 'src/web/**/*.ts', 'src/cli/**/*.ts'];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', '.build/'] },
   js.configs.recommended,
@@ -40,24 +111,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector:
-            "MemberExpression[object.name='process'][property.name='env']:not(:has(Identifier[name='TEST_DATABASE_URL']))",
-          message: 'Read the environment once, in src/config.ts (loadConfig).',
-        },
-        // db/sql.ts LIMIT_PARAM: SQLite compiles a kept statement again on every run when its LIMIT is a bare parameter
-        ...['Literal[value=/LIMIT \\?/]', 'TemplateElement[value.raw=/LIMIT \\?/]'].map((selector) => ({
-          selector,
-          message: 'Write LIMIT_PARAM (db/sql.ts) for a LIMIT given as a parameter.',
-        })),
-        {
-          selector: "CallExpression[callee.property.name='setRequestHandler']",
-          message:
-            'Register MCP handlers with serveMethods (mcp/server/connectionRights.ts): it decides what a connection may call.',
-        },
-      ],
+      'no-restricted-syntax': ['error', ...everywhere],
     },
   },
   {
@@ -120,6 +174,33 @@ export default tseslint.config(
       'examples/**',
     ],
     rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // one way to reach the data: stores in db/ own the SQL and the TypeORM calls; src/fastpaths/ keeps its
+    // measured mirrors; the command line reads the environment (it is above the rule on process.env)
+    files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts'],
+    ignores: ['src/fastpaths/**', 'src/config.ts', 'src/main.ts', 'src/cli/**'],
+    rules: { 'no-restricted-syntax': ['error', ...everywhere, ...dataAccess] },
+  },
+  {
+    files: ['rest/**/*.ts', 'mcp/**/*.ts', 'src/web/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...everywhere, ...dataAccess, ...adapterImports] },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...dataAccess, ...adapterImports] },
+  },
+  { files: ['src/main.ts'], rules: { 'no-restricted-syntax': ['error', ...dataAccess] } },
+  {
+    files: ['src/**/*.ts', 'rest/**/*.ts', 'mcp/**/*.ts'],
+    ignores: ['src/fastpaths/**', 'src/main.ts', 'src/app.ts', 'src/runtime.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [typeormValues] }] },
+  },
+  {
+    files: ADAPTERS,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [typeormValues], patterns: [noDbImport] }],
+    },
   },
   {
     files: ['test/**', 'bench/**'],

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { User } from '../db/entities/index.js';
+import { hasUsers, lockForSeeding } from '../db/stores/seed.js';
 import { createApiKey } from './domain/apiKeys.js';
 import { createRoom } from './domain/rooms.js';
 import { SCOPES } from './domain/scopes.js';
@@ -19,13 +19,13 @@ export interface DemoData {
 
 /** On an empty database, creates a demo organization, user, room and test-mode key. */
 export async function seedDemoData(s: Services): Promise<DemoData | null> {
-  if (await s.ds.getRepository(User).count()) return null;
+  if (await hasUsers(s.ds)) return null;
   const now = s.now();
   const password = randomBytes(12).toString('base64url');
   return s.ds.transaction(async (m) => {
     // processes starting together on one PostgreSQL: one seeds, the others then see its user
-    if (s.ds.options.type === 'postgres') await m.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK]);
-    if (await m.getRepository(User).count()) return null;
+    await lockForSeeding(m, SEED_LOCK);
+    if (await hasUsers(m)) return null;
     const org = await createOrganization(m, now, 'Demo Org');
     const email = 'demo@example.com';
     const user = await createUser(m, now, {

@@ -1,7 +1,6 @@
-import { LessThan, MoreThanOrEqual, type FindOptionsWhere } from 'typeorm';
-import { AuditEntry } from '../../db/entities/index.js';
+import type { AuditEntry } from '../../db/entities/index.js';
 import { isDatabaseUnavailableError } from '../../db/databaseErrors.js';
-import { sql } from '../../db/sql.js';
+import { auditRows, auditRowValues, deleteAuditBefore, insertAuditRow } from '../../db/stores/audit.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -11,11 +10,6 @@ import { annotateActiveSpan } from '../observability/tracing.js';
 
 /** Audit retention: 7 years. */
 export const AUDIT_RETENTION_YEARS = 7;
-
-const AUDIT_INSERT =
-  'INSERT INTO "audit_log" ("id", "requestId", "surface", "method", "routePattern", "statusCode", "authMethod", "actor", ' +
-  '"delegatingUserId", "scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", "createdAt", "agentRunId") ' +
-  'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 /**
  * Appends one audit row, committed before the response is sent. Callers pass only the listed
@@ -28,32 +22,19 @@ export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
   await insertAudit(s, auditValues(s, row));
 }
 
-/** The row's values in AUDIT_INSERT's order, its id and time taken now (when the request was answered). */
+/** The row's values in the store's column order, its id and time taken now (when the request was answered). */
 function auditValues(s: Services, row: AuditInput): unknown[] {
   const now = s.now();
-  return [
-    newId('aud', now.getTime()),
-    row.requestId,
-    row.surface,
-    row.method,
-    row.routePattern,
-    row.statusCode,
-    row.authMethod,
-    row.actor,
-    row.delegatingUserId,
-    JSON.stringify(row.scopes),
-    row.organizationId,
-    row.userId,
-    row.apiKeyId,
-    row.tokenId,
-    row.units,
-    row.errorCode,
-    iso(now),
-    row.agentRunId,
-  ].map((v) => v ?? null);
+  return auditRowValues({
+    ...row,
+    id: newId('aud', now.getTime()),
+    scopes: JSON.stringify(row.scopes),
+    createdAt: iso(now),
+    agentRunId: row.agentRunId,
+  });
 }
 
-const insertAudit = (s: Services, values: unknown[]) => sql(s.ds, AUDIT_INSERT, values);
+const insertAudit = (s: Services, values: unknown[]) => insertAuditRow(s.ds, values);
 
 export interface AuditQuery {
   since?: string;
@@ -65,21 +46,22 @@ export interface AuditQuery {
 
 /** Newest first, for operators (`svc audit list`). */
 export async function listAudit(s: Services, q: AuditQuery): Promise<AuditEntry[]> {
-  const where: FindOptionsWhere<AuditEntry> = {};
-  if (q.since) where.createdAt = MoreThanOrEqual(q.since);
-  if (q.actor) where.actor = q.actor;
-  if (q.agentRunId) where.agentRunId = q.agentRunId;
-  return s.ds.getRepository(AuditEntry).find({ where, order: { createdAt: 'DESC', id: 'DESC' }, take: q.limit ?? 100 });
+  return auditRows(s.ds, { since: q.since, actor: q.actor, agentRunId: q.agentRunId }, q.limit ?? 100);
 }
+
+/** A user's own requests (their keys, and the apps and agents acting for them), newest first. */
+export const recentAuditOfUser = (s: Services, userId: string, limit: number): Promise<AuditEntry[]> =>
+  auditRows(s.ds, { userId }, limit);
 
 /** Deletes rows older than `before` (default: 7 years ago). */
 export async function purgeAudit(s: Services, before?: Date): Promise<number> {
   const now = s.now();
   const cutoff =
     before ?? new Date(Date.UTC(now.getUTCFullYear() - AUDIT_RETENTION_YEARS, now.getUTCMonth(), now.getUTCDate()));
-  const r = await s.ds.getRepository(AuditEntry).delete({ createdAt: LessThan(iso(cutoff)) });
-  return r.affected ?? 0;
+  return deleteAuditBefore(s.ds, iso(cutoff));
 }
+
+export type { AuditEntry };
 
 /** Most audit rows kept in memory while the database cannot take them; past it, new rows are dropped and counted. */
 export const AUDIT_BACKLOG_MAX = 50_000;

@@ -1,4 +1,4 @@
-import { sql } from '../../db/sql.js';
+import { apiKeyByHash, touchApiKey } from '../../db/stores/credentials.js';
 import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
@@ -72,44 +72,9 @@ export async function authenticateRequest(
   }
 }
 
-/** A column of the key's user, as a scalar subquery of the lookup below. */
-const userColumn = (column: string, as: string) =>
-  `(SELECT u."${column}" FROM "users" u WHERE u."id" = k."userId") AS "${as}"`;
-
-/**
- * The key, its user's profile, whether the user is still a member of the organization the key was installed
- * for, and that organization's plan: one statement (a request pays for it on every call), read fresh each
- * time, so a revoked key or a membership that ended fails at once in every process. Written with scalar
- * subqueries, not joins: SQLite compiles a join with a bound parameter again on every run, which made the same
- * lookup as a join several times slower (bench/README.md). A key whose user is gone has a null `userEmail` (a NOT
- * NULL column) and is refused, as the inner join refused it.
- */
-const API_KEY_LOOKUP =
-  'SELECT k."id", k."userId", k."organizationId", k."scopes", k."tokenHash", k."revokedAt", k."lastUsedAt", ' +
-  `${userColumn('email', 'userEmail')}, ${userColumn('name', 'userName')}, ${userColumn('locale', 'userLocale')}, ${userColumn('createdAt', 'userCreatedAt')}, ` +
-  '(SELECT m."id" FROM "memberships" m WHERE m."userId" = k."userId" AND m."organizationId" = k."organizationId") AS "membershipId", ' +
-  '(SELECT o."plan" FROM "organizations" o WHERE o."id" = k."organizationId") AS "plan" ' +
-  'FROM "api_keys" k WHERE k."tokenHash" = ?';
-
-interface ApiKeyRow {
-  id: string;
-  userId: string;
-  organizationId: string | null;
-  scopes: string;
-  tokenHash: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  userEmail: string | null;
-  userName: string;
-  userLocale: string;
-  userCreatedAt: string;
-  membershipId: string | null;
-  plan: string | null;
-}
-
 async function authenticateApiKey(s: Services, token: string): Promise<AuthenticatedActor> {
   const hash = sha256Hex(token);
-  const key = (await sql<ApiKeyRow>(s.ds, API_KEY_LOOKUP, [hash])).rows[0];
+  const key = await apiKeyByHash(s.ds, hash);
   if (!key || !safeEqual(key.tokenHash, hash) || key.revokedAt || key.userEmail === null) throw unauthorized();
   // a key of an organization the user has left no longer works
   if (key.organizationId && !key.membershipId) throw unauthorized();
@@ -128,8 +93,6 @@ async function authenticateApiKey(s: Services, token: string): Promise<Authentic
 
 /** `lastUsedAt` is kept to the minute (the developer settings list shows it). */
 const LAST_USED_PRECISION_MS = 60_000;
-const TOUCH_LAST_USED =
-  'UPDATE "api_keys" SET "lastUsedAt" = ? WHERE "id" = ? AND ("lastUsedAt" IS NULL OR "lastUsedAt" <= ?)';
 
 /**
  * Records that a key was used, at most once a minute per key: the lookup already read `lastUsedAt`, so most
@@ -141,7 +104,7 @@ async function touchLastUsed(s: Services, id: string, lastUsedAt: string | null)
   const staleBefore = iso(new Date(now.getTime() - LAST_USED_PRECISION_MS));
   if (lastUsedAt && lastUsedAt > staleBefore) return;
   try {
-    await sql(s.ds, TOUCH_LAST_USED, [iso(now), id, staleBefore]);
+    await touchApiKey(s.ds, id, iso(now), staleBefore);
   } catch (err) {
     s.log.warn({ err, apiKeyId: id }, 'could not record the use of an API key');
   }

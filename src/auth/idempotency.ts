@@ -1,7 +1,17 @@
 import { randomInt } from 'node:crypto';
-import { LessThan, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/transaction.js';
-import { IdempotencyRecord } from '../../db/entities/index.js';
+import {
+  claimKeyRow,
+  clearDeadKey,
+  completeKeyRow,
+  deleteExpiredKeys,
+  insertKeyIfAbsent,
+  keyRow,
+  releaseKeyRow,
+  replaceKeyResponse,
+  storeKeyOutcome,
+} from '../../db/stores/idempotency.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { sha256Hex } from '../domain/hashing.js';
@@ -72,42 +82,19 @@ export async function beginIdempotent(
 ): Promise<BeginResult> {
   const id = sha256Hex(`${scope.credentialId}\n${scope.method}\n${scope.path}\n${scope.key}`);
   const now = s.now();
-  const repo = s.ds.getRepository(IdempotencyRecord);
-  await repo.delete({ id, expiresAt: LessThan(iso(now)) });
   // a claim nobody finished (the process died, or the database failed while releasing it) is taken over
   // after IDEMPOTENCY_STALE_CLAIM_MS instead of answering 409 for 24 hours: its write, if it still runs, cannot
   // commit any more (`storeOutcome`)
-  await repo.delete({
+  await clearDeadKey(s.ds, id, iso(now), iso(new Date(now.getTime() - IDEMPOTENCY_STALE_CLAIM_MS)));
+  await insertKeyIfAbsent(s.ds, {
     id,
-    state: 'in_flight',
-    createdAt: LessThan(iso(new Date(now.getTime() - IDEMPOTENCY_STALE_CLAIM_MS))),
+    fingerprint: print,
+    createdAt: iso(now),
+    expiresAt: iso(new Date(now.getTime() + IDEMPOTENCY_TTL_MS)),
   });
-  await repo
-    .createQueryBuilder()
-    .insert()
-    .values({
-      id,
-      fingerprint: print,
-      state: 'in_flight',
-      statusCode: null,
-      createdAt: iso(now),
-      expiresAt: iso(new Date(now.getTime() + IDEMPOTENCY_TTL_MS)),
-    })
-    .orIgnore()
-    .execute();
   const token = -randomInt(1, 2 ** 31 - 1);
-  const claim = await repo
-    .createQueryBuilder()
-    .update()
-    .set({ statusCode: token })
-    .where('id = :id AND state = :st AND "statusCode" IS NULL AND fingerprint = :fp', {
-      id,
-      st: 'in_flight',
-      fp: print,
-    })
-    .execute();
-  if ((claim.affected ?? 0) === 1) return { kind: 'run', id, token };
-  const existing = await repo.findOneBy({ id });
+  if (await claimKeyRow(s.ds, id, print, token)) return { kind: 'run', id, token };
+  const existing = await keyRow(s.ds, id);
   if (existing && existing.fingerprint !== print) {
     throw new DomainError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
   }
@@ -115,21 +102,13 @@ export async function beginIdempotent(
   throw new DomainError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress');
 }
 
-const STORE_OUTCOME =
-  'UPDATE "idempotency_keys" SET "state" = \'done\', "statusCode" = $1, "response" = $2 ' +
-  'WHERE "id" = $3 AND "state" = \'in_flight\' AND "statusCode" = $4';
-const STORE_OUTCOME_SQLITE = STORE_OUTCOME.replace(/\$\d/g, '?');
-
 /**
  * Marks the key done with its answer, inside the write's transaction `m`, on the condition that the row is
  * still this claim's: otherwise (the claim was taken over, or forgotten) it throws and the write rolls back
  * with it. So a key is either done with its stored answer, or its write never committed.
  */
 async function storeOutcome(m: EntityManager, claim: KeyClaim, response: StoredResponse): Promise<void> {
-  const postgres = m.connection.options.type === 'postgres';
-  const params = [response.status, JSON.stringify(response), claim.id, claim.token];
-  const r = await m.queryRunner!.query(postgres ? STORE_OUTCOME : STORE_OUTCOME_SQLITE, params, true);
-  if (r.affected !== 1) {
+  if (!(await storeKeyOutcome(m, claim.id, claim.token, response.status, JSON.stringify(response)))) {
     throw new DomainError('idempotency_key_in_use', 'This Idempotency-Key was taken over by another request');
   }
 }
@@ -163,12 +142,7 @@ export function inWriteTransaction<T>(ctx: RequestContext, fn: (m: EntityManager
  * long as the claim is still this request's.
  */
 export async function completeIdempotent(s: Services, claim: KeyClaim, response: StoredResponse): Promise<void> {
-  await s.ds
-    .getRepository(IdempotencyRecord)
-    .update(
-      { id: claim.id, state: 'in_flight', statusCode: claim.token },
-      { state: 'done', statusCode: response.status, response },
-    );
+  await completeKeyRow(s.ds, claim.id, claim.token, response.status, response);
 }
 
 /** Releases still to retry: the database failed when a request released its key. */
@@ -194,8 +168,7 @@ export async function abortIdempotent(s: Services, claim: KeyClaim): Promise<voi
   }
 }
 
-const releaseClaim = (s: Services, claim: KeyClaim) =>
-  s.ds.getRepository(IdempotencyRecord).delete({ id: claim.id, state: 'in_flight', statusCode: claim.token });
+const releaseClaim = (s: Services, claim: KeyClaim) => releaseKeyRow(s.ds, claim.id, claim.token);
 
 let releaseTimer: NodeJS.Timeout | undefined;
 function scheduleReleases(): void {
@@ -229,8 +202,7 @@ async function retryReleases(): Promise<void> {
 }
 
 export async function purgeExpiredIdempotency(s: Services): Promise<number> {
-  const r = await s.ds.getRepository(IdempotencyRecord).delete({ expiresAt: LessThan(iso(s.now())) });
-  return r.affected ?? 0;
+  return deleteExpiredKeys(s.ds, iso(s.now()));
 }
 
 /** What the idempotency step decided: replay a stored response, or run holding the claim. */
@@ -275,9 +247,7 @@ export async function settleKey(
   // (the answer as the output schema gave it; the same as the stored one unless the schema rewrote it)
   if (claim.stored && JSON.stringify(claim.stored.body) === JSON.stringify(answer.body)) return;
   if (claim.stored) {
-    await ctx.services.ds
-      .getRepository(IdempotencyRecord)
-      .update({ id: claim.id, state: 'done' }, { response: answer });
+    await replaceKeyResponse(ctx.services.ds, claim.id, answer);
     return;
   }
   await completeIdempotent(ctx.services, claim, answer);

@@ -1,10 +1,20 @@
 import type { EntityManager } from 'typeorm';
-import { ApiKey, Membership, User } from '../../db/entities/index.js';
+import type { ApiKey } from '../../db/entities/index.js';
+import {
+  apiKeyById,
+  apiKeysFor,
+  apiKeysOfUser,
+  insertApiKey,
+  keyOwnerStanding,
+  markApiKeyRevoked,
+} from '../../db/stores/credentials.js';
+import { inTransaction } from '../../db/transaction.js';
 import { notFound, validationError } from './errors.js';
 import { randomToken, sha256Hex } from './hashing.js';
 import { newId } from './ids.js';
 import { endRunsOfRevokedStarters } from './runEnd.js';
 import { SCOPES } from './scopes.js';
+import type { Services } from './services.js';
 import { iso } from './time.js';
 
 export interface CreateKeyOptions {
@@ -28,13 +38,14 @@ export async function createApiKey(
   const unknown = o.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length || o.scopes.length === 0)
     throw validationError('Unknown or empty scopes', { field: 'scopes', unknown });
-  if (!(await m.countBy(User, { id: o.userId }))) throw notFound('User');
-  if (o.organizationId && !(await m.countBy(Membership, { userId: o.userId, organizationId: o.organizationId }))) {
+  const owner = await keyOwnerStanding(m, o.userId, o.organizationId ?? null);
+  if (!owner.user) throw notFound('User');
+  if (o.organizationId && !owner.member) {
     throw validationError('The user is not a member of that organization', { field: 'organizationId' });
   }
   const prefix = `svc_${o.mode}_`;
   const token = randomToken(prefix, 32);
-  const key = m.create(ApiKey, {
+  const key = await insertApiKey(m, {
     id: newId('key', now.getTime()),
     userId: o.userId,
     organizationId: o.organizationId ?? null,
@@ -47,7 +58,6 @@ export async function createApiKey(
     createdAt: iso(now),
     revokedAt: null,
   });
-  await m.insert(ApiKey, key);
   return { key, token };
 }
 
@@ -62,14 +72,14 @@ export async function revokeApiKey(
   id: string,
   userId?: string,
 ): Promise<{ runsEnded: string[] }> {
-  const key = await m.findOneBy(ApiKey, userId ? { id, userId } : { id });
+  const key = await apiKeyById(m, id, userId);
   if (!key) throw notFound('API key');
-  if (!key.revokedAt) await m.update(ApiKey, { id }, { revokedAt: iso(now) });
+  if (!key.revokedAt) await markApiKeyRevoked(m, id, iso(now));
   return { runsEnded: await endRunsOfRevokedStarters(m, now, { apiKeyId: id }) };
 }
 
 export async function listApiKeys(m: EntityManager, userId: string): Promise<ApiKey[]> {
-  return m.find(ApiKey, { where: { userId }, order: { id: 'ASC' } });
+  return apiKeysOfUser(m, userId);
 }
 
 /** The keys that act for `userId` and/or are installed for `organizationId`, oldest first (the operator's list). */
@@ -77,11 +87,19 @@ export async function listApiKeysFor(
   m: EntityManager,
   o: { userId?: string; organizationId?: string },
 ): Promise<ApiKey[]> {
-  return m.find(ApiKey, {
-    where: {
-      ...(o.userId ? { userId: o.userId } : {}),
-      ...(o.organizationId ? { organizationId: o.organizationId } : {}),
-    },
-    order: { createdAt: 'ASC', id: 'ASC' },
-  });
+  return apiKeysFor(m, o);
 }
+
+/** A user's own key by id, or null (another user's key is no key of theirs). */
+export const findOwnApiKey = (m: EntityManager, id: string, userId: string): Promise<ApiKey | null> =>
+  apiKeyById(m, id, userId);
+
+/** `createApiKey` in a transaction of its own (the developer settings page). */
+export const issueApiKey = (s: Services, o: CreateKeyOptions): Promise<{ key: ApiKey; token: string }> =>
+  inTransaction(s, (m) => createApiKey(m, s.now(), o));
+
+/** `revokeApiKey` of the user's own key, in a transaction of its own (the developer settings page). */
+export const revokeOwnApiKey = (s: Services, id: string, userId: string): Promise<{ runsEnded: string[] }> =>
+  inTransaction(s, (m) => revokeApiKey(m, s.now(), id, userId));
+
+export type { ApiKey };

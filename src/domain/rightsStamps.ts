@@ -1,23 +1,16 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { sql } from '../../db/sql.js';
+import {
+  apiKeyRevocations,
+  roomCountsOfUsers,
+  rolesOfUsers,
+  runStatuses,
+  tokenStandings,
+} from '../../db/stores/rightsStamps.js';
 import type { Actor } from './actor.js';
 import { iso } from './time.js';
 
 /** What a long-lived stream's rights rest on: its actor's credential, person, organization and agent run. */
 export type RightsHolder = Pick<Actor, 'credential' | 'userId' | 'organizationId' | 'agentRunId'>;
-
-/** Ids in one statement at most. */
-const CHUNK = 500;
-
-async function rowsIn<T>(db: DataSource | EntityManager, text: string, ids: string[]): Promise<T[]> {
-  const rows: T[] = [];
-  const distinct = [...new Set(ids)];
-  for (let i = 0; i < distinct.length; i += CHUNK) {
-    const chunk = distinct.slice(i, i + CHUNK);
-    rows.push(...(await sql<T>(db, text.replace('(?)', `(${chunk.map(() => '?').join(', ')})`), chunk)).rows);
-  }
-  return rows;
-}
 
 /**
  * A stamp per holder of what its rights rest on now: its credential revoked, gone or expired, the person's role in
@@ -36,31 +29,11 @@ export async function rightsStamps(
   const users = holders.map((h) => h.userId);
   const runs = holders.flatMap((h) => (h.agentRunId ? [h.agentRunId] : []));
   // one after the other: a tick of the watch holds one pooled connection at a time
-  const keys = await rowsIn<{ id: string; revokedAt: string | null }>(
-    db,
-    'SELECT "id", "revokedAt" FROM "api_keys" WHERE "id" IN (?)',
-    byMethod('api_key'),
-  );
-  const tokens = await rowsIn<{ id: string; revokedAt: string | null; expiresAt: string }>(
-    db,
-    'SELECT "id", "revokedAt", "expiresAt" FROM "oauth_tokens" WHERE "id" IN (?)',
-    byMethod('oauth_bearer'),
-  );
-  const roles = await rowsIn<{ userId: string; organizationId: string; role: string }>(
-    db,
-    'SELECT "userId", "organizationId", "role" FROM "memberships" WHERE "userId" IN (?)',
-    users,
-  );
-  const rooms = await rowsIn<{ userId: string; n: number | string }>(
-    db,
-    'SELECT "userId", COUNT(*) AS "n" FROM "room_members" WHERE "userId" IN (?) GROUP BY "userId"',
-    users,
-  );
-  const runStates = await rowsIn<{ id: string; status: string }>(
-    db,
-    'SELECT "id", "status" FROM "agent_runs" WHERE "id" IN (?)',
-    runs,
-  );
+  const keys = await apiKeyRevocations(db, byMethod('api_key'));
+  const tokens = await tokenStandings(db, byMethod('oauth_bearer'));
+  const roles = await rolesOfUsers(db, users);
+  const rooms = await roomCountsOfUsers(db, users);
+  const runStates = await runStatuses(db, runs);
   const at = iso(now);
   const credential = new Map<string, string>([
     ...keys.map((k): [string, string] => [`api_key:${k.id}`, k.revokedAt ? 'revoked' : 'ok']),

@@ -1,5 +1,12 @@
 import { inTransaction } from '../../db/transaction.js';
-import { isPostgres, sql } from '../../db/sql.js';
+import {
+  countLeases,
+  deleteExpiredLeases,
+  deleteLease,
+  insertLease,
+  lockLeaseOwner,
+  renewLease,
+} from '../../db/stores/streamLeases.js';
 import { newId } from './ids.js';
 import type { Services } from './services.js';
 import { iso } from './time.js';
@@ -38,43 +45,25 @@ export function streamLeases(services: Services, ttlMs: number): StreamLeases {
   return {
     take: (owner, caps) =>
       inTransaction(services, async (m) => {
-        const now = iso(services.now());
-        const org = owner.organizationId;
         // PostgreSQL runs two processes' transactions side by side: the counts and the insert of one organization
         // and one person are serialised by locks on them, always the organization's first (SQLite transactions
         // take the write lock when they begin)
-        if (isPostgres(services.ds)) {
-          if (org) await sql(m, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`org:${org}`]);
-          await sql(m, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`usr:${owner.userId}`]);
-        }
-        const mine = '("credential" = ? OR "userId" = ? OR "organizationId" = ?)';
-        const params = [owner.credential, owner.userId, org ?? ''];
-        await sql(m, `DELETE FROM "mcp_stream_leases" WHERE ${mine} AND "expiresAt" < ?`, [...params, now]);
-        const live = (
-          await sql<{ c: number | string | null; u: number | string | null; o: number | string | null }>(
-            m,
-            'SELECT SUM(CASE WHEN "credential" = ? THEN 1 ELSE 0 END) AS "c", ' +
-              'SUM(CASE WHEN "userId" = ? THEN 1 ELSE 0 END) AS "u", ' +
-              `SUM(CASE WHEN "organizationId" = ? THEN 1 ELSE 0 END) AS "o" FROM "mcp_stream_leases" WHERE ${mine}`,
-            [...params, ...params],
-          )
-        ).rows[0];
-        if (Number(live.c ?? 0) >= caps.credential) return { refused: 'credential', max: caps.credential };
-        if (Number(live.u ?? 0) >= caps.user) return { refused: 'user', max: caps.user };
-        if (org && Number(live.o ?? 0) >= caps.organization) return { refused: 'organization', max: caps.organization };
+        await lockLeaseOwner(m, owner);
+        await deleteExpiredLeases(m, owner, iso(services.now()));
+        const live = await countLeases(m, owner);
+        if (live.credential >= caps.credential) return { refused: 'credential', max: caps.credential };
+        if (live.user >= caps.user) return { refused: 'user', max: caps.user };
+        if (owner.organizationId && live.organization >= caps.organization)
+          return { refused: 'organization', max: caps.organization };
         const id = newId('lease');
-        await sql(
-          m,
-          'INSERT INTO "mcp_stream_leases" ("id", "credential", "userId", "organizationId", "expiresAt") VALUES (?, ?, ?, ?, ?)',
-          [id, owner.credential, owner.userId, org, expiry()],
-        );
+        await insertLease(m, id, owner, expiry());
         return { id };
       }),
     async renew(id) {
-      await sql(services.ds, 'UPDATE "mcp_stream_leases" SET "expiresAt" = ? WHERE "id" = ?', [expiry(), id]);
+      await renewLease(services.ds, id, expiry());
     },
     async drop(id) {
-      await sql(services.ds, 'DELETE FROM "mcp_stream_leases" WHERE "id" = ?', [id]);
+      await deleteLease(services.ds, id);
     },
   };
 }

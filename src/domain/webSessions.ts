@@ -1,6 +1,16 @@
-import { LessThan, type DataSource, type EntityManager } from 'typeorm';
-import { WebSession } from '../../db/entities/index.js';
-import { sql } from '../../db/sql.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { User, WebSession } from '../../db/entities/index.js';
+import { inTransaction } from '../../db/transaction.js';
+import {
+  deleteEndedWebSessions,
+  deleteUserWebSessions,
+  deleteWebSession,
+  insertWebSession,
+  touchWebSession,
+  userOfSession,
+  webSessionByHash,
+} from '../../db/stores/webSessions.js';
+import { clearAttempts, countAttempt, giveBackAttempt } from '../../db/stores/signInAttempts.js';
 import { randomToken, safeEqual, sha256Hex } from './hashing.js';
 import { newId } from './ids.js';
 import type { Services } from './services.js';
@@ -22,7 +32,7 @@ export async function createWebSession(
   userId: string,
 ): Promise<{ session: WebSession; token: string }> {
   const token = randomToken('', 32);
-  const session = m.create(WebSession, {
+  const session = await insertWebSession(m, {
     id: newId('ses', now.getTime()),
     tokenHash: sha256Hex(token),
     userId,
@@ -30,7 +40,6 @@ export async function createWebSession(
     lastSeenAt: iso(now),
     expiresAt: iso(new Date(now.getTime() + SESSION_ABSOLUTE_MS)),
   });
-  await m.insert(WebSession, session);
   return { session, token };
 }
 
@@ -44,37 +53,58 @@ const alive = (s: WebSession, now: Date) =>
 export async function findWebSession(ds: DataSource, now: Date, token: string): Promise<WebSession | null> {
   if (!TOKEN.test(token)) return null;
   const hash = sha256Hex(token);
-  const [row] = (await sql<WebSession>(ds, 'SELECT * FROM "web_sessions" WHERE "tokenHash" = ?', [hash])).rows;
+  const row = await webSessionByHash(ds, hash);
   if (!row || !safeEqual(row.tokenHash, hash) || !alive(row, now)) return null;
   if (now.getTime() - Date.parse(row.lastSeenAt) >= TOUCH_EVERY_MS) {
-    await sql(ds, 'UPDATE "web_sessions" SET "lastSeenAt" = ? WHERE "id" = ? AND "lastSeenAt" < ?', [
-      iso(now),
-      row.id,
-      iso(now),
-    ]);
+    await touchWebSession(ds, row.id, iso(now));
   }
   return row;
 }
 
 /** Ends one session (sign-out): its cookie stops working at once, in every process. */
 export async function revokeWebSession(m: EntityManager, sessionId: string): Promise<void> {
-  await m.delete(WebSession, { id: sessionId });
+  await deleteWebSession(m, sessionId);
 }
 
 /** Ends every session of a user (sign out everywhere, a password change). Returns how many ended. */
 export async function revokeUserWebSessions(m: EntityManager, userId: string): Promise<number> {
-  return (await m.delete(WebSession, { userId })).affected ?? 0;
+  return deleteUserWebSessions(m, userId);
 }
 
 /**
  * Housekeeping (daily, with the other purges): deletes sessions past their absolute end or idle past SESSION_IDLE_MS.
  */
 export async function purgeExpiredWebSessions(s: Services): Promise<number> {
-  const m = s.ds.manager;
   const now = s.now();
-  const ended = (await m.delete(WebSession, { expiresAt: LessThan(iso(now)) })).affected ?? 0;
-  const idle =
-    (await m.delete(WebSession, { lastSeenAt: LessThan(iso(new Date(now.getTime() - SESSION_IDLE_MS))) })).affected ??
-    0;
-  return ended + idle;
+  return deleteEndedWebSessions(s.ds.manager, iso(now), iso(new Date(now.getTime() - SESSION_IDLE_MS)));
 }
+
+/**
+ * The sign-in throttle's counts (src/web/loginThrottle.ts), a window per key in the rate-limit table: counts one
+ * attempt at `at` (ms), in a window ending at `windowEnd` when none is open; the window's count and end.
+ */
+export const countSignInAttempt = (ds: DataSource, key: string, at: number, windowEnd: number) =>
+  countAttempt(ds, key, at, windowEnd);
+/** Gives one attempt back to a window still open at `at` (ms). */
+export const giveBackSignInAttempt = (ds: DataSource, key: string, at: number) => giveBackAttempt(ds, key, at);
+export const clearSignInAttempts = (ds: DataSource, key: string) => clearAttempts(ds, key);
+
+/** Signs `userId` in, ending the session `previousId` the browser still held, in one transaction. */
+export const startWebSession = (s: Services, userId: string, previousId: string | null) =>
+  inTransaction(s, async (m) => {
+    if (previousId) await revokeWebSession(m, previousId);
+    return createWebSession(m, s.now(), userId);
+  });
+
+/** Ends one session (sign-out), in a transaction of its own. */
+export const endWebSession = (s: Services, sessionId: string): Promise<void> =>
+  inTransaction(s, (m) => revokeWebSession(m, sessionId));
+
+/** Ends every session of a user, in a transaction of its own; how many ended. */
+export const endUserWebSessions = (s: Services, userId: string): Promise<number> =>
+  inTransaction(s, (m) => revokeUserWebSessions(m, userId));
+
+/** The signed-in user of a live session, or null when the user is gone. */
+export const webSessionUser = (s: Services, userId: string): Promise<User | null> => userOfSession(s.ds, userId);
+
+export type { User, WebSession };

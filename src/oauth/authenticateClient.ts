@@ -1,5 +1,6 @@
 import type { Request } from 'express';
-import { OAuthClient } from '../../db/entities/index.js';
+import type { OAuthClient } from '../../db/entities/index.js';
+import { clientById } from '../../db/stores/oauth.js';
 import { safeEqual, sha256Hex } from '../domain/hashing.js';
 import type { Services } from '../domain/services.js';
 import { type ApprovedContexts, approvedContexts, approvesContext } from './clientApprovals.js';
@@ -64,7 +65,7 @@ export async function authenticateClient(s: Services, req: Request, p: FormParam
   if (!id) throw new OAuthError('invalid_client', 'Client authentication is required', challenge);
   // one identity per client: a metadata-document client by its client-id URL in normal form only
   const identity = clientIdentity(id);
-  const client = identity ? await s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
+  const client = identity ? await clientById(s.ds, identity.rowId) : null;
   if (!identity || !client) throw failed();
   // a client-id URL works only while an approval of it stands (the grants check their own context too)
   let metadata: AuthenticatedClient['metadata'] = null;

@@ -1,5 +1,6 @@
 import { jwtVerify, SignJWT } from 'jose';
-import { OAuthClient } from '../../db/entities/index.js';
+import type { OAuthClient } from '../../db/entities/index.js';
+import { clientById } from '../../db/stores/oauth.js';
 import type { Services } from '../domain/services.js';
 import { signingKey } from '../signingKey.js';
 import { redirectUriMatches } from './clientRegistry.js';
@@ -178,7 +179,7 @@ export async function verifyAuthorizationRequest(
     (!request.clientUrl || metadataClientRowId(request.clientUrl) !== request.clientId)
   )
     return null;
-  const client = await s.ds.manager.findOneBy(OAuthClient, { id: request.clientId });
+  const client = await clientById(s.ds, request.clientId);
   if (!client || !redirectUriMatches(client.redirectUris, request.redirectUri)) return null;
   if (!request.scopes.every((x) => client.scopes.includes(x))) return null;
   return { client, request };

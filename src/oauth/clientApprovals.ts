@@ -1,6 +1,18 @@
-import { IsNull, type EntityManager } from 'typeorm';
-import { OAuthClientApproval } from '../../db/entities/index.js';
-import { validationError } from '../domain/errors.js';
+import type { EntityManager } from 'typeorm';
+import type { OAuthClientApproval } from '../../db/entities/index.js';
+import {
+  approvalById,
+  approvalOf,
+  approvalsOfOrganization as approvalsOfOrganizationRows,
+  approvalsOfPatterns,
+  deleteApproval,
+  deleteApprovalById,
+  insertApproval,
+  organizationExists,
+} from '../../db/stores/oauth.js';
+import { inTransaction } from '../../db/transaction.js';
+import { notFound, validationError } from '../domain/errors.js';
+import type { Services } from '../domain/services.js';
 import { newId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
 
@@ -49,15 +61,7 @@ const patternsFor = (clientUrl: string) => [clientUrl, new URL(clientUrl).origin
 
 /** The approvals that cover a client-id URL (server-wide ones have organizationId null). */
 export async function approvalsFor(m: EntityManager, clientUrl: string): Promise<OAuthClientApproval[]> {
-  const patterns = patternsFor(clientUrl);
-  const rows = await m
-    .getRepository(OAuthClientApproval)
-    .createQueryBuilder('a')
-    .where('a.pattern IN (:...patterns)', { patterns })
-    .orderBy('a.createdAt', 'ASC')
-    .addOrderBy('a.id', 'ASC')
-    .getMany();
-  return rows;
+  return approvalsOfPatterns(m, patternsFor(clientUrl));
 }
 
 /** Where a client-id URL may act: everywhere (server-wide), or in the listed organizations (none: not approved). */
@@ -90,16 +94,15 @@ export async function approveClient(
   o: { pattern: string; organizationId: string | null; createdById: string | null },
 ): Promise<{ approval: OAuthClientApproval; created: boolean }> {
   const pattern = normalizeApprovalPattern(o.pattern);
-  const existing = await m.findOneBy(OAuthClientApproval, { pattern, organizationId: o.organizationId ?? IsNull() });
+  const existing = await approvalOf(m, pattern, o.organizationId);
   if (existing) return { approval: existing, created: false };
-  const approval = m.create(OAuthClientApproval, {
+  const approval = await insertApproval(m, {
     id: newId('cla', now.getTime()),
     pattern,
     organizationId: o.organizationId,
     createdById: o.createdById,
     createdAt: iso(now),
   });
-  await m.insert(OAuthClientApproval, approval);
   return { approval, created: true };
 }
 
@@ -109,8 +112,7 @@ export async function withdrawApproval(
   o: { pattern: string; organizationId: string | null },
 ): Promise<boolean> {
   const pattern = normalizeApprovalPattern(o.pattern);
-  const r = await m.delete(OAuthClientApproval, { pattern, organizationId: o.organizationId ?? IsNull() });
-  return (r.affected ?? 0) > 0;
+  return (await deleteApproval(m, pattern, o.organizationId)) > 0;
 }
 
 /** An organization's approvals (the settings page), oldest first. */
@@ -118,5 +120,35 @@ export async function approvalsOfOrganization(
   m: EntityManager,
   organizationId: string,
 ): Promise<OAuthClientApproval[]> {
-  return m.find(OAuthClientApproval, { where: { organizationId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  return approvalsOfOrganizationRows(m, organizationId);
 }
+
+/** `approveClient` in a transaction of its own (the settings page's form). */
+export const approveClientNow = (
+  s: Services,
+  o: { pattern: string; organizationId: string | null; createdById: string | null },
+): Promise<{ approval: OAuthClientApproval; created: boolean }> =>
+  inTransaction(s, (m) => approveClient(m, s.now(), o));
+
+/**
+ * The operator's `svc client allow`: approves a pattern server-wide (null) or for an organization, which must
+ * exist (404 otherwise), in a transaction of its own.
+ */
+export const allowClient = (s: Services, o: { pattern: string; organizationId: string | null }) =>
+  inTransaction(s, async (m) => {
+    if (o.organizationId && !(await organizationExists(m, o.organizationId))) throw notFound('Organization');
+    return approveClient(m, s.now(), { ...o, createdById: null });
+  });
+
+/** `withdrawApproval` in a transaction of its own (the operator's `svc client disallow`). */
+export const disallowClient = (s: Services, o: { pattern: string; organizationId: string | null }): Promise<boolean> =>
+  inTransaction(s, (m) => withdrawApproval(m, o));
+
+/** One approval by its id (the settings page's withdraw button), or null. */
+export const findApproval = (m: EntityManager, id: string): Promise<OAuthClientApproval | null> => approvalById(m, id);
+
+/** Withdraws one approval by its id, in a transaction of its own (the settings page's `Remove`). */
+export const withdrawApprovalById = (s: Services, id: string): Promise<void> =>
+  inTransaction(s, (m) => deleteApprovalById(m, id));
+
+export type { OAuthClientApproval };

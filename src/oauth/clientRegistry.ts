@@ -1,5 +1,8 @@
 import type { EntityManager } from 'typeorm';
-import { OAuthClient } from '../../db/entities/index.js';
+import type { OAuthClient } from '../../db/entities/index.js';
+import { allClients, insertClient } from '../../db/stores/oauth.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { Services } from '../domain/services.js';
 import { validationError } from '../domain/errors.js';
 import { randomToken, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
@@ -57,7 +60,7 @@ export async function createClient(
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length || !scopes.length) throw validationError('Unknown or empty scopes', { field: 'scopes', unknown });
   const clientSecret = o.type === 'confidential' ? randomToken(CLIENT_SECRET_PREFIX, 32) : null;
-  const client = m.create(OAuthClient, {
+  const client = await insertClient(m, {
     id: newId('cli', now.getTime()),
     name: o.name.trim(),
     type: o.type,
@@ -67,7 +70,6 @@ export async function createClient(
     secretHash: clientSecret ? sha256Hex(clientSecret) : null,
     createdAt: iso(now),
   });
-  await m.insert(OAuthClient, client);
   return { client, clientSecret };
 }
 
@@ -104,3 +106,10 @@ export function redirectUriMatches(registered: readonly string[], presented: str
     return u.protocol === 'http:' && isLoopback(u.hostname) && u.pathname === p.pathname && u.search === p.search;
   });
 }
+
+/** `createClient` in a transaction of its own (the operator's `svc client create`). */
+export const registerClient = (s: Services, o: Parameters<typeof createClient>[2]) =>
+  inTransaction(s, (m) => createClient(m, s.now(), o));
+
+/** Every registered client, oldest first. */
+export const listClients = (s: Services): Promise<OAuthClient[]> => allClients(s.ds.manager);

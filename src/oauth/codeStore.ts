@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { OAuthCode } from '../../db/entities/index.js';
-import { sql } from '../../db/sql.js';
+import type { OAuthCode } from '../../db/entities/index.js';
+import { codeByHash, insertCode, markCodeUsed } from '../../db/stores/oauth.js';
 import { randomToken, safeEqual, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
@@ -19,7 +19,7 @@ export interface NewCode {
 /** Issues a single-use authorization code valid 60 s. Only its SHA-256 is stored. */
 export async function issueCode(m: EntityManager, now: Date, c: NewCode): Promise<string> {
   const code = randomToken('', 32);
-  await m.insert(OAuthCode, {
+  await insertCode(m, {
     id: newId('cod', now.getTime()),
     codeHash: sha256Hex(code),
     ...c,
@@ -33,15 +33,11 @@ export async function issueCode(m: EntityManager, now: Date, c: NewCode): Promis
 
 export async function findCode(m: EntityManager, code: string): Promise<OAuthCode | null> {
   const hash = sha256Hex(code);
-  const row = await m.findOneBy(OAuthCode, { codeHash: hash });
+  const row = await codeByHash(m, hash);
   return row && safeEqual(row.codeHash, hash) ? row : null;
 }
 
 /** Consumes a code atomically: true for the one exchange that wins, false when it was used already. */
 export async function consumeCode(m: EntityManager, now: Date, codeId: string): Promise<boolean> {
-  const r = await sql(m, 'UPDATE "oauth_codes" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [
-    iso(now),
-    codeId,
-  ]);
-  return r.affected === 1;
+  return markCodeUsed(m, codeId, iso(now));
 }

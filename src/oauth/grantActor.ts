@@ -1,9 +1,6 @@
 import type { OAuthGrant, OAuthToken, User } from '../../db/entities/index.js';
 import { type AuthenticatedActor, billingEntityOf } from '../domain/actor.js';
 
-/** The columns of the consenting user an access token's actor carries (its profile for GET /v1/me). */
-export const ACTOR_USER_COLUMNS = { email: true, name: true, locale: true, createdAt: true } as const;
-
 /**
  * The actor of an OAuth access token, once its grant, user and plan are known: the consenting user acting in
  * the grant's organization (or personal scope), with the token's scopes and audience. Both token resolvers

@@ -1,4 +1,5 @@
-import { OAuthClient } from '../../db/entities/index.js';
+import type { OAuthClient } from '../../db/entities/index.js';
+import { clientById, insertClient, updateClient } from '../../db/stores/oauth.js';
 import { sha256Hex } from '../domain/hashing.js';
 import { SCOPES } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
@@ -45,7 +46,7 @@ export const ROW_ID_REFUSED =
  */
 export async function findClientById(s: Services, id: string): Promise<OAuthClient | null> {
   const identity = clientIdentity(id);
-  return identity ? s.ds.manager.findOneBy(OAuthClient, { id: identity.rowId }) : null;
+  return identity ? clientById(s.ds, identity.rowId) : null;
 }
 
 /** Where an organization administrator approves a client, for the error page. */
@@ -79,17 +80,17 @@ export async function resolveMetadataClient(
   const id = metadataClientRowId(url);
   const upsert = () =>
     inTransaction(s, async (m) => {
-      const existing = await m.findOneBy(OAuthClient, { id });
+      const existing = await clientById(m, id);
       const fields = { name: doc.clientName, redirectUris: doc.redirectUris, scopes: [...SCOPES] };
       if (existing) {
         const changed =
           existing.name !== fields.name ||
           JSON.stringify(existing.redirectUris) !== JSON.stringify(fields.redirectUris) ||
           JSON.stringify(existing.scopes) !== JSON.stringify(fields.scopes);
-        if (changed) await m.update(OAuthClient, { id }, fields);
+        if (changed) await updateClient(m, id, fields);
         return { ...existing, ...fields };
       }
-      const row = m.create(OAuthClient, {
+      return insertClient(m, {
         id,
         ...fields,
         type: 'public',
@@ -97,14 +98,12 @@ export async function resolveMetadataClient(
         secretHash: null,
         createdAt: iso(s.now()),
       });
-      await m.insert(OAuthClient, row);
-      return row;
     });
   try {
     return { client: await upsert() };
   } catch (err) {
     // two first authorizations at once: one inserted the row, the other now updates it
-    if (!(await s.ds.manager.findOneBy(OAuthClient, { id }))) throw err;
+    if (!(await clientById(s.ds, id))) throw err;
     return { client: await upsert() };
   }
 }

@@ -1,8 +1,8 @@
-import { Membership, OAuthClient, OAuthGrant, Organization, User } from '../../db/entities/index.js';
+import { actorUser, clientById, grantById, isMember, organizationPlan } from '../../db/stores/oauth.js';
 import type { AuthenticatedActor } from '../domain/actor.js';
 import type { Services } from '../domain/services.js';
 import { ACCESS_TOKEN_PREFIX } from './constants.js';
-import { ACTOR_USER_COLUMNS, grantActor } from './grantActor.js';
+import { grantActor } from './grantActor.js';
 import { resolveDelegatedToken } from './resolveDelegatedToken.js';
 import { findToken } from './tokenStore.js';
 
@@ -21,19 +21,16 @@ export async function resolveAccessToken(s: Services, value: string): Promise<Au
   const token = await findToken(m, value);
   if (!token || token.kind !== 'access' || token.revokedAt || Date.parse(token.expiresAt) <= s.now().getTime())
     return null;
-  const grant = await m.findOneBy(OAuthGrant, { id: token.grantId });
+  const grant = await grantById(m, token.grantId);
   if (!grant || grant.revokedAt) return null;
   // an agent run's delegated token: its own rules, no OAuth client behind it
   if (token.agentRunId) return resolveDelegatedToken(s, token, grant);
-  const [client, user] = await Promise.all([
-    m.findOneBy(OAuthClient, { id: grant.clientId }),
-    m.findOne(User, { where: { id: grant.userId }, select: ACTOR_USER_COLUMNS }),
-  ]);
+  const [client, user] = await Promise.all([clientById(m, grant.clientId), actorUser(m, grant.userId)]);
   if (!client || !user) return null;
   let plan = 'default';
   if (grant.organizationId) {
-    if (!(await m.countBy(Membership, { userId: grant.userId, organizationId: grant.organizationId }))) return null;
-    plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
+    if (!(await isMember(m, grant.userId, grant.organizationId))) return null;
+    plan = await organizationPlan(m, grant.organizationId);
   }
   return grantActor(client.kind === 'agent' ? 'agent' : 'user', token, grant, user, plan);
 }

@@ -1,10 +1,11 @@
-import { OAuthGrant, OAuthToken, Organization, User } from '../../db/entities/index.js';
+import type { OAuthGrant, OAuthToken } from '../../db/entities/index.js';
+import { actorUser, organizationPlan } from '../../db/stores/oauth.js';
 import { sql } from '../../db/sql.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { AuthenticatedActor } from '../domain/actor.js';
 import { endRunsOfRevokedStarters, REVOKED_STARTER_COLUMN, type RevokedStarter } from '../domain/runEnd.js';
 import type { Services } from '../domain/services.js';
-import { ACTOR_USER_COLUMNS, grantActor } from './grantActor.js';
+import { grantActor } from './grantActor.js';
 
 /** Run states in which a run's delegated token works: it stops the moment the run ends. */
 const LIVE_RUN = new Set(['queued', 'running']);
@@ -34,7 +35,7 @@ export async function resolveDelegatedToken(
       RUN_STANDING,
       [token.agentRunId],
     ).then((r) => r.rows[0]),
-    m.findOne(User, { where: { id: grant.userId }, select: ACTOR_USER_COLUMNS }),
+    actorUser(m, grant.userId),
   ]);
   if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId) return null;
   if (run.revoked || !user) {
@@ -46,6 +47,6 @@ export async function resolveDelegatedToken(
       );
     return null;
   }
-  const plan = (await m.findOneBy(Organization, { id: grant.organizationId }))?.plan ?? 'default';
+  const plan = await organizationPlan(m, grant.organizationId);
   return grantActor('agent', token, grant, user, plan, { roomId: token.roomId, agentRunId: run.id });
 }

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { OAuthGrant } from '../../db/entities/index.js';
+import { grantById } from '../../db/stores/oauth.js';
 import type { Services } from '../domain/services.js';
 import { inTransaction } from '../../db/transaction.js';
 import { authenticateClient } from './authenticateClient.js';
@@ -20,7 +20,7 @@ export function revokeEndpoint({ services: s }: { services: Services }) {
       const value = p.one('token');
       if (!value) throw new OAuthError('invalid_request', 'token is required');
       const token = await findToken(s.ds.manager, value);
-      const grant = token ? await s.ds.manager.findOneBy(OAuthGrant, { id: token.grantId }) : null;
+      const grant = token ? await grantById(s.ds, token.grantId) : null;
       if (token && grant) {
         if (grant.clientId !== client.id)
           throw new OAuthError('unauthorized_client', 'The token was not issued to this client');

@@ -1,6 +1,13 @@
-import { IsNull, type EntityManager } from 'typeorm';
-import { OAuthGrant, OAuthToken } from '../../db/entities/index.js';
-import { sql } from '../../db/sql.js';
+import type { EntityManager } from 'typeorm';
+import type { OAuthGrant, OAuthToken } from '../../db/entities/index.js';
+import {
+  insertGrant,
+  insertTokens,
+  markTokenUsed,
+  revokeGrantRows,
+  revokeTokenRow,
+  tokenByHash,
+} from '../../db/stores/oauth.js';
 import { randomToken, safeEqual, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
@@ -26,15 +33,13 @@ export interface NewGrant {
 
 /** Starts a refresh-token family: it and every token under it end 30 days from now. */
 export async function createGrant(m: EntityManager, now: Date, g: NewGrant): Promise<OAuthGrant> {
-  const grant = m.create(OAuthGrant, {
+  return insertGrant(m, {
     id: newId('grt', now.getTime()),
     ...g,
     createdAt: iso(now),
     expiresAt: iso(new Date(now.getTime() + REFRESH_FAMILY_TTL_MS)),
     revokedAt: null,
   });
-  await m.insert(OAuthGrant, grant);
-  return grant;
 }
 
 /**
@@ -66,7 +71,7 @@ export async function issueTokens(
     scopes: grant.scopes,
     expiresAt: grant.expiresAt,
   };
-  await m.insert(OAuthToken, [access, refresh]);
+  await insertTokens(m, [access, refresh]);
   const expiresIn = Math.round((Date.parse(access.expiresAt) - now.getTime()) / 1000);
   return { accessToken, refreshToken, scopes: accessScopes, accessTokenId: access.id, expiresIn };
 }
@@ -74,7 +79,7 @@ export async function issueTokens(
 /** The stored token for a presented value (looked up by hash, compared again in constant time), or null. */
 export async function findToken(m: EntityManager, token: string): Promise<OAuthToken | null> {
   const hash = sha256Hex(token);
-  const row = await m.findOneBy(OAuthToken, { tokenHash: hash });
+  const row = await tokenByHash(m, hash);
   return row && safeEqual(row.tokenHash, hash) ? row : null;
 }
 
@@ -83,20 +88,15 @@ export async function findToken(m: EntityManager, token: string): Promise<OAuthT
  * already (then the caller has detected reuse).
  */
 export async function markRefreshUsed(m: EntityManager, now: Date, tokenId: string): Promise<boolean> {
-  const r = await sql(m, 'UPDATE "oauth_tokens" SET "usedAt" = ? WHERE "id" = ? AND "usedAt" IS NULL', [
-    iso(now),
-    tokenId,
-  ]);
-  return r.affected === 1;
+  return markTokenUsed(m, tokenId, iso(now));
 }
 
 /** Revokes a grant and every token under it (reuse detection, RFC 7009 revocation, the settings page). */
 export async function revokeGrant(m: EntityManager, now: Date, grantId: string): Promise<void> {
-  await m.update(OAuthGrant, { id: grantId, revokedAt: IsNull() }, { revokedAt: iso(now) });
-  await m.update(OAuthToken, { grantId, revokedAt: IsNull() }, { revokedAt: iso(now) });
+  await revokeGrantRows(m, grantId, iso(now));
 }
 
 /** Revokes one token (an access token presented to /oauth/revoke). */
 export async function revokeToken(m: EntityManager, now: Date, tokenId: string): Promise<void> {
-  await m.update(OAuthToken, { id: tokenId, revokedAt: IsNull() }, { revokedAt: iso(now) });
+  await revokeTokenRow(m, tokenId, iso(now));
 }

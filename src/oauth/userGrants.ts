@@ -1,6 +1,15 @@
-import { In, IsNull, MoreThan, type EntityManager } from 'typeorm';
-import { OAuthClient, OAuthGrant, Organization } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import { inTransaction } from '../../db/transaction.js';
+import {
+  clientsByIds,
+  grantOfUser,
+  grantsByIds,
+  liveGrantsOfUser,
+  organizationsByIds,
+  tokensByIds,
+} from '../../db/stores/oauth.js';
 import { notFound } from '../domain/errors.js';
+import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { revokeGrant } from './tokenStore.js';
 
@@ -16,16 +25,18 @@ export interface GrantSummary {
 
 /** The apps and agents a user has granted and that still hold a live refresh family. */
 export async function listUserGrants(m: EntityManager, now: Date, userId: string): Promise<GrantSummary[]> {
-  const grants = await m.find(OAuthGrant, {
-    where: { userId, revokedAt: IsNull(), expiresAt: MoreThan(iso(now)) },
-    order: { createdAt: 'DESC', id: 'DESC' },
-  });
+  const grants = await liveGrantsOfUser(m, userId, iso(now));
   if (!grants.length) return [];
   const clients = new Map(
-    (await m.findBy(OAuthClient, { id: In([...new Set(grants.map((g) => g.clientId))]) })).map((c) => [c.id, c]),
+    (
+      await clientsByIds(
+        m,
+        grants.map((g) => g.clientId),
+      )
+    ).map((c) => [c.id, c]),
   );
   const orgIds = [...new Set(grants.map((g) => g.organizationId).filter((x): x is string => !!x))];
-  const orgs = new Map((orgIds.length ? await m.findBy(Organization, { id: In(orgIds) }) : []).map((o) => [o.id, o]));
+  const orgs = new Map((await organizationsByIds(m, orgIds)).map((o) => [o.id, o]));
   return grants.map((g) => ({
     grantId: g.id,
     clientName: clients.get(g.clientId)?.name ?? '(deleted client)',
@@ -41,7 +52,33 @@ export async function listUserGrants(m: EntityManager, now: Date, userId: string
 
 /** Revokes one of the user's own grants and all its tokens; another user's grant answers 404. */
 export async function revokeUserGrant(m: EntityManager, now: Date, userId: string, grantId: string): Promise<void> {
-  const grant = await m.findOneBy(OAuthGrant, { id: grantId, userId });
+  const grant = await grantOfUser(m, grantId, userId);
   if (!grant) throw notFound('Grant');
   await revokeGrant(m, now, grant.id);
+}
+
+/** `revokeUserGrant` in a transaction of its own (the settings page's `Revoke`). */
+export const revokeOwnGrant = (s: Services, userId: string, grantId: string): Promise<void> =>
+  inTransaction(s, (m) => revokeUserGrant(m, s.now(), userId, grantId));
+
+/** The name of the client each of `tokenIds` was issued to, for the tokens whose grant and client still exist. */
+export async function clientNamesOfTokens(m: EntityManager, tokenIds: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!tokenIds.length) return out;
+  const tokens = await tokensByIds(m, tokenIds);
+  const grants = await grantsByIds(
+    m,
+    tokens.map((t) => t.grantId),
+  );
+  const clients = await clientsByIds(
+    m,
+    grants.map((g) => g.clientId),
+  );
+  const clientName = new Map(clients.map((c) => [c.id, c.name]));
+  const grantClient = new Map(grants.map((g) => [g.id, clientName.get(g.clientId)]));
+  for (const t of tokens) {
+    const name = grantClient.get(t.grantId);
+    if (name) out.set(t.id, name);
+  }
+  return out;
 }

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { sql } from '../../db/sql.js';
+import { appliedMigrations, pingDatabase } from '../../db/stores/readiness.js';
 
 /** Longest a readiness probe waits for the database before calling it unreachable. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -24,15 +24,13 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 export async function checkReadiness(ds: DataSource, timeoutMs = PROBE_TIMEOUT_MS): Promise<Readiness> {
   if (!ds.isInitialized) return { ready: false, reason: 'database_unreachable' };
   try {
-    await withTimeout(sql(ds, 'SELECT 1 AS "ok"'), timeoutMs);
+    await withTimeout(pingDatabase(ds), timeoutMs);
   } catch {
     return { ready: false, reason: 'database_unreachable' };
   }
   let applied: Set<string>;
   try {
-    const table = ds.options.migrationsTableName ?? 'migrations';
-    const { rows } = await withTimeout(sql<{ name: string }>(ds, `SELECT "name" FROM "${table}"`), timeoutMs);
-    applied = new Set(rows.map((r) => r.name));
+    applied = await withTimeout(appliedMigrations(ds), timeoutMs);
   } catch {
     return { ready: false, reason: 'migrations_unreadable' };
   }

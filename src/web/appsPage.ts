@@ -2,13 +2,12 @@ import type { Request, Response } from 'express';
 import { DomainError } from '../domain/errors.js';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
-import { listUserGrants, revokeUserGrant } from '../oauth/userGrants.js';
-import { inTransaction } from '../../db/transaction.js';
+import { listUserGrants, revokeOwnGrant } from '../oauth/userGrants.js';
 import { checkCsrf, csrfToken } from './csrf.js';
 import { html } from './html.js';
 import { page, sendErrorPage, sendPage } from './layout.js';
 import { currentUser, type Session } from './session.js';
-import type { User } from '../../db/entities/index.js';
+import type { User } from '../domain/webSessions.js';
 import { confirmView } from './developer/confirmView.js';
 import { when } from './developer/viewParts.js';
 
@@ -74,7 +73,7 @@ export function appsPage({ services: s }: { services: Services }) {
       const grantId = typeof body.grant === 'string' && !body.grant.includes('\0') ? body.grant : '';
       if (body.confirm !== 'yes') return confirmRevoke(req, res, who, grantId);
       try {
-        await inTransaction(s, (m) => revokeUserGrant(m, s.now(), who.user.id, grantId));
+        await revokeOwnGrant(s, who.user.id, grantId);
       } catch (err) {
         if (err instanceof DomainError && err.code === 'not_found')
           return sendErrorPage(res, 404, 'Apps and agents', 'No such grant.');

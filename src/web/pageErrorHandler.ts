@@ -1,8 +1,22 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Services } from '../domain/services.js';
-import { isDatabaseUnavailableError, isUnstorableTextError } from '../../db/databaseErrors.js';
+import { domainErrorOf } from '../contract.js';
+import { DomainError } from '../domain/errors.js';
 import { sendErrorPage } from './layout.js';
 import { RETRY_AFTER } from '../http/headers.js';
+
+/**
+ * What the database said of a failure, as the API maps it (`domainErrorOf`): text it cannot store
+ * (`validation_error`) or not able to serve now (`service_unavailable`), found through the causes of domain errors
+ * too; undefined for anything else.
+ */
+function databaseVerdict(err: unknown): string | undefined {
+  let e = err;
+  while (e instanceof DomainError) e = e.cause;
+  if (e === undefined || e === null) return undefined;
+  const code = domainErrorOf(e).code;
+  return code === 'validation_error' || code === 'service_unavailable' ? code : undefined;
+}
 
 /**
  * The last handler of the page routers: a body the form parser refused is a 400 page (408 when it did not
@@ -23,9 +37,10 @@ export function pageErrorHandler(s: Services) {
         'Too many requests are in flight from your address. Try again in a moment.',
       );
     }
-    if ((status && status >= 400 && status < 500) || isUnstorableTextError(err))
+    const stored = databaseVerdict(err);
+    if ((status && status >= 400 && status < 500) || stored === 'validation_error')
       return sendErrorPage(res, 400, 'Bad request', 'The form could not be read.');
-    if (isDatabaseUnavailableError(err)) {
+    if (stored === 'service_unavailable') {
       res.set(RETRY_AFTER, '1');
       return sendErrorPage(res, 503, 'Busy', 'The service is busy. Nothing was changed; try again in a moment.');
     }

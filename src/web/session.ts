@@ -1,15 +1,15 @@
 import { parse as parseCookies } from 'cookie';
 import type { CookieOptions, Request, Response } from 'express';
-import { User } from '../../db/entities/index.js';
 import type { Services } from '../domain/services.js';
 import {
-  createWebSession,
+  endUserWebSessions,
+  endWebSession,
   findWebSession,
-  revokeUserWebSessions,
-  revokeWebSession,
   SESSION_ABSOLUTE_MS,
+  startWebSession,
+  webSessionUser,
+  type User,
 } from '../domain/webSessions.js';
-import { inTransaction } from '../../db/transaction.js';
 
 /** The browser session cookie of the web pages. */
 export const SESSION_COOKIE = 'svc_session';
@@ -41,10 +41,7 @@ export function readCookie(req: Request, name: string): string | undefined {
  */
 export async function startSession(s: Services, req: Request, res: Response, userId: string): Promise<Session> {
   const previous = await readSession(s, req);
-  const { session, token } = await inTransaction(s, async (m) => {
-    if (previous) await revokeWebSession(m, previous.sid);
-    return createWebSession(m, s.now(), userId);
-  });
+  const { session, token } = await startWebSession(s, userId, previous?.sid ?? null);
   res.cookie(SESSION_COOKIE, token, { ...cookieOptions(s), maxAge: SESSION_ABSOLUTE_MS });
   return { userId, sid: session.id };
 }
@@ -61,19 +58,19 @@ export async function readSession(s: Services, req: Request): Promise<Session | 
 export async function currentUser(s: Services, req: Request): Promise<{ session: Session; user: User } | null> {
   const session = await readSession(s, req);
   if (!session) return null;
-  const user = await s.ds.manager.findOneBy(User, { id: session.userId });
+  const user = await webSessionUser(s, session.userId);
   return user ? { session, user } : null;
 }
 
 /** Signs out: the stored session is deleted (a copy of the cookie stops working at once) and the cookie cleared. */
 export async function endSession(s: Services, res: Response, session: Session | null): Promise<void> {
-  if (session) await inTransaction(s, (m) => revokeWebSession(m, session.sid));
+  if (session) await endWebSession(s, session.sid);
   res.clearCookie(SESSION_COOKIE, cookieOptions(s));
 }
 
 /** Signs the user out everywhere: every stored session of theirs is deleted, and this browser's cookie cleared. */
 export async function endAllSessions(s: Services, res: Response, userId: string): Promise<number> {
-  const ended = await inTransaction(s, (m) => revokeUserWebSessions(m, userId));
+  const ended = await endUserWebSessions(s, userId);
   res.clearCookie(SESSION_COOKIE, cookieOptions(s));
   return ended;
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 
 // The import graph as docs/architecture.md draws it, read from the source text: type-only imports count too
@@ -161,5 +162,110 @@ describe('the surface paths', () => {
       }
     }
     expect(stray).toEqual([]);
+  });
+});
+
+// The lint rules that keep data access in db/ (eslint.config.js), each shown to fire on a sample and to pass a
+// clean one. The samples are linted as if they stood at the path given; the rules that need type information
+// (and the cycle rule, which reads the files on disk) are off here, they are not the ones under test.
+const RULES = new Set(['no-restricted-syntax', '@typescript-eslint/no-restricted-imports', 'no-restricted-imports']);
+const eslint = new ESLint({
+  cwd: ROOT,
+  overrideConfig: {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'off',
+      '@typescript-eslint/no-misused-promises': 'off',
+      'import-x/no-cycle': 'off',
+    },
+  },
+});
+
+/** What the data-access rules report on `source` standing at `file`: one line per message, with its line. */
+async function reported(file: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(source, { filePath: path.join(ROOT, file) });
+  expect(result.messages.filter((m) => m.fatal)).toEqual([]);
+  return result.messages.filter((m) => RULES.has(m.ruleId ?? '')).map((m) => `${m.line}: ${m.message}`);
+}
+/** Each statement (one or more lines) is reported at least once, on a line of its own. */
+const firesOnEach = async (file: string, statements: string[]) => {
+  const starts = statements.map((_, i) => 1 + statements.slice(0, i).reduce((n, st) => n + st.split('\n').length, 0));
+  const out = await reported(file, statements.join('\n') + '\n');
+  const lines = new Set(out.map((m) => Number(m.split(':')[0])));
+  expect(starts.filter((line) => !lines.has(line)).map((line) => statements[starts.indexOf(line)])).toEqual([]);
+};
+
+describe('the data-access lint rules', () => {
+  it('refuse an import of db/ in every adapter, type-only, re-exported and dynamic imports included', async () => {
+    for (const file of ['src/web/sample.ts', 'src/web/developer/sample.ts', 'src/cli/commands/sample.ts']) {
+      const up = file.split('/').length - 1;
+      const db = `${'../'.repeat(up)}db`;
+      await firesOnEach(file, [
+        `import { ApiKey } from '${db}/entities/index.js';`,
+        `import type { User } from '${db}/entities/index.js';`,
+        `export type { Room } from '${db}/entities/index.js';`,
+        `export const tx = async () => (await import('${db}/transaction.js')).inTransaction;`,
+      ]);
+    }
+    for (const file of ['mcp/sample.ts', 'rest/sample.ts'])
+      await firesOnEach(file, [
+        "import type { Message } from '../db/entities/index.js';",
+        "import { sql } from '../db/sql.js';",
+      ]);
+  });
+
+  it('refuse SQL outside db/ and src/fastpaths/, in any case, split or interpolated', async () => {
+    const statements = [
+      'export const a = \'SELECT "id" FROM "users" WHERE "email" = ?\';',
+      'export const b = `\n  select * from users`;',
+      'export const c = \'INSERT INTO "audit_log" ("id") VALUES (?)\';',
+      "export const d = 'delete from web_sessions where id = ?';",
+      'export const e = \'UPDATE "api_keys" SET "revokedAt" = ?\';',
+      'export const f = (t: string) => `UPDATE "${t}" SET "x" = 1`;',
+      'export const g = "WITH recent AS (SELECT 1) SELECT * FROM recent";',
+      'export const h = (cols: string) => `SELECT ${cols} FROM "users"`;',
+      "export const i = 'SELECT pg_advisory_xact_lock(hashtext(?))';",
+      'export const j = \'SELECT k."id", k."userId" \' + \'FROM "api_keys" k\';',
+      'export const k = \'SELECT 1 AS "ok"\';',
+    ];
+    for (const file of ['src/domain/sample.ts', 'src/auth/sample.ts', 'src/web/sample.ts', 'mcp/sample.ts'])
+      await firesOnEach(file, statements);
+    for (const file of ['db/stores/sample.ts', 'src/fastpaths/sample.ts'])
+      expect(await reported(file, statements.join('\n'))).toEqual([]);
+  });
+
+  it('refuse TypeORM data calls outside db/ and src/fastpaths/, and its values outside them and the composition', async () => {
+    const calls = [
+      'export const a = (s: any) => s.ds.getRepository(User).count();',
+      "export const b = (m: any) => m.createQueryBuilder().select('x');",
+      "export const c = (m: any) => m.query('SELECT 1', []);",
+      'export const d = (s: any) => s.ds.manager.findOneBy(User, { id: 1 });',
+      'export const e = (m: any) => m.queryRunner!.query(TEXT, [], true);',
+      'export const f = (m: any) => m.insert(User, {});',
+      'export const g = (ds: any) => ds.manager.delete(User, { id: 1 });',
+      "import { In } from 'typeorm';",
+    ];
+    for (const file of ['src/domain/sample.ts', 'src/oauth/sample.ts', 'src/seed.ts', 'src/web/sample.ts'])
+      await firesOnEach(file, calls);
+    for (const file of ['db/stores/sample.ts', 'src/fastpaths/sample.ts'])
+      expect(await reported(file, calls.join('\n'))).toEqual([]);
+    expect(await reported('src/runtime.ts', "import { DataSource } from 'typeorm';\nexport { DataSource };")).toEqual(
+      [],
+    );
+  });
+
+  it('pass a clean adapter: domain imports, type-only TypeORM, sentences that start like SQL, other .query calls', async () => {
+    const clean = [
+      "import type { EntityManager } from 'typeorm';",
+      "import { listApiKeys, type ApiKey } from '../domain/apiKeys.js';",
+      "export const labels = ['Update a task', 'Delete webhook?', 'delete old audit log rows', 'Select a room'];",
+      "export const more = ['With this key you can read', 'DELETE /v1/rooms/{roomId}', 'insert a line', 'with roomId '];",
+      'export const phrase = (n: number) => `Update ${n} tasks, delete ${n} files`;',
+      'export const proc = (t: any) => t.input({}).query(() => 1);',
+      'export const maps = (cache: Map<string, number>, list: number[]) => [cache.delete("k"), list.find((x) => x)];',
+      'export const keys = (m: EntityManager, userId: string): Promise<ApiKey[]> => listApiKeys(m, userId);',
+    ];
+    for (const file of ['src/web/sample.ts', 'src/cli/commands/sample.ts', 'src/domain/sample.ts', 'rest/sample.ts'])
+      expect(await reported(file, clean.join('\n'))).toEqual([]);
   });
 });

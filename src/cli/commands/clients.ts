@@ -1,13 +1,7 @@
-import type { EntityManager } from 'typeorm';
-import type { Runtime } from '../../runtime.js';
 import { type Command, oneOf, optional, required, UsageError } from '../command.js';
 
 // The OAuth modules are loaded when a command runs, never at start (`svc help` loads none of them).
 const approvals = () => import('../../oauth/clientApprovals.js');
-
-async function inTransaction<T>(rt: Runtime, work: (m: EntityManager) => Promise<T>): Promise<T> {
-  return (await import('../../../db/transaction.js')).inTransaction(rt.services, work);
-}
 
 /** OAuth clients: registered only by an administrator. */
 export const clientCommands: Command[] = [
@@ -39,10 +33,14 @@ export const clientCommands: Command[] = [
         .filter(Boolean);
       const redirectUris = (a['redirect-uri'] as string[] | undefined) ?? [];
       if (!redirectUris.length) throw new UsageError('--redirect-uri is required');
-      const { createClient } = await import('../../oauth/clientRegistry.js');
-      const { client, clientSecret } = await inTransaction(rt, (m) =>
-        createClient(m, rt.services.now(), { name: required(a, 'name'), redirectUris, type, kind, scopes }),
-      );
+      const { registerClient } = await import('../../oauth/clientRegistry.js');
+      const { client, clientSecret } = await registerClient(rt.services, {
+        name: required(a, 'name'),
+        redirectUris,
+        type,
+        kind,
+        scopes,
+      });
       return { clientId: client.id, clientSecret };
     },
   },
@@ -53,8 +51,8 @@ export const clientCommands: Command[] = [
     options: {},
     columns: ['clientId', 'name', 'type', 'kind', 'redirectUris', 'createdAt'],
     async run(_a, rt) {
-      const { OAuthClient } = await import('../../../db/entities/index.js');
-      const rows = await rt.services.ds.manager.find(OAuthClient, { order: { createdAt: 'ASC', id: 'ASC' } });
+      const { listClients } = await import('../../oauth/clientRegistry.js');
+      const rows = await listClients(rt.services);
       return {
         data: rows.map((c) => ({
           clientId: c.id,
@@ -82,14 +80,8 @@ export const clientCommands: Command[] = [
     },
     async run(a, rt) {
       const organizationId = optional(a, 'org') ?? null;
-      const { Organization } = await import('../../../db/entities/index.js');
-      const { notFound } = await import('../../domain/errors.js');
-      const { approveClient } = await approvals();
-      const { approval, created } = await inTransaction(rt, async (m) => {
-        if (organizationId && !(await m.findOneBy(Organization, { id: organizationId })))
-          throw notFound('Organization');
-        return approveClient(m, rt.services.now(), { pattern: required(a, 'url'), organizationId, createdById: null });
-      });
+      const { allowClient } = await approvals();
+      const { approval, created } = await allowClient(rt.services, { pattern: required(a, 'url'), organizationId });
       return { id: approval.id, url: approval.pattern, organizationId: approval.organizationId, created };
     },
   },
@@ -103,10 +95,8 @@ export const clientCommands: Command[] = [
     },
     async run(a, rt) {
       const organizationId = optional(a, 'org') ?? null;
-      const { normalizeApprovalPattern, withdrawApproval } = await approvals();
-      const removed = await inTransaction(rt, (m) =>
-        withdrawApproval(m, { pattern: required(a, 'url'), organizationId }),
-      );
+      const { normalizeApprovalPattern, disallowClient } = await approvals();
+      const removed = await disallowClient(rt.services, { pattern: required(a, 'url'), organizationId });
       return { url: normalizeApprovalPattern(required(a, 'url')), organizationId, removed };
     },
   },

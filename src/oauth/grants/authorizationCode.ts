@@ -1,4 +1,4 @@
-import { OAuthCode } from '../../../db/entities/index.js';
+import { setCodeGrant } from '../../../db/stores/oauth.js';
 import type { Services } from '../../domain/services.js';
 import { inTransaction } from '../../../db/transaction.js';
 import { type AuthenticatedClient, requireApprovedContext } from '../authenticateClient.js';
@@ -53,7 +53,7 @@ async function exchangeAuthorizationCode(
       scopes: code.scopes,
       resource: code.resource,
     });
-    await m.update(OAuthCode, { id: code.id }, { grantId: grant.id });
+    await setCodeGrant(m, code.id, grant.id);
     return { kind: 'issued' as const, tokens: await issueTokens(m, now, grant) };
   });
   if (result.kind === 'expired') throw new OAuthError('invalid_grant', 'The authorization code has expired');

@@ -1,4 +1,4 @@
-import { OAuthGrant } from '../../../db/entities/index.js';
+import { grantById } from '../../../db/stores/oauth.js';
 import type { Services } from '../../domain/services.js';
 import { inTransaction } from '../../../db/transaction.js';
 import { type AuthenticatedClient, requireApprovedContext } from '../authenticateClient.js';
@@ -25,7 +25,7 @@ async function refreshTokens(
 ): Promise<TokenResponse> {
   const value = params.refresh_token!;
   const token = await findToken(s.ds.manager, value);
-  const grant = token?.kind === 'refresh' ? await s.ds.manager.findOneBy(OAuthGrant, { id: token.grantId }) : null;
+  const grant = token?.kind === 'refresh' ? await grantById(s.ds, token.grantId) : null;
   if (!token || !grant || grant.clientId !== client.id)
     throw new OAuthError('invalid_grant', 'The refresh token is invalid');
   if (grant.revokedAt || token.revokedAt) throw new OAuthError('invalid_grant', 'The refresh token was revoked');

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { Room, Webhook, type User } from '../../../db/entities/index.js';
+import { roomOrganizationId, webhookRoomCandidates, webhookRoomId, type User } from '../../domain/developerAccess.js';
 import { requireRoom } from '../../domain/access.js';
 import { billingEntityOf, type Actor } from '../../domain/actor.js';
 import { DomainError } from '../../domain/errors.js';
@@ -44,14 +44,13 @@ export function actorFor(who: SignedIn, organizationId: string | null): Actor {
  * context, where `requireRoom` answers 404 like for any room the user cannot see.
  */
 export async function actorForRoom(m: EntityManager, who: SignedIn, roomId: string): Promise<Actor> {
-  const room = await m.findOneBy(Room, { id: roomId });
-  return actorFor(who, room?.organizationId ?? null);
+  return actorFor(who, (await roomOrganizationId(m, roomId)) ?? null);
 }
 
 /** The actor for acting on a webhook: in its room's context (unknown webhooks answer 404 later). */
 export async function actorForWebhook(m: EntityManager, who: SignedIn, webhookId: string): Promise<Actor> {
-  const w = await m.findOneBy(Webhook, { id: webhookId });
-  return w ? actorForRoom(m, who, w.roomId) : actorFor(who, null);
+  const roomId = await webhookRoomId(m, webhookId);
+  return roomId !== undefined ? actorForRoom(m, who, roomId) : actorFor(who, null);
 }
 
 /**
@@ -61,11 +60,7 @@ export async function actorForWebhook(m: EntityManager, who: SignedIn, webhookId
  */
 export async function manageableRooms(m: EntityManager, who: SignedIn, orgs: OrgChoice[]): Promise<ManagedRoom[]> {
   const adminOrgs = orgs.filter((o) => o.role === 'owner' || o.role === 'admin').map((o) => o.id);
-  const qb = m.getRepository(Room).createQueryBuilder('r').where('r.roomType = 0');
-  if (adminOrgs.length)
-    qb.andWhere('(r.createdById = :uid OR r.organizationId IN (:...orgs))', { uid: who.user.id, orgs: adminOrgs });
-  else qb.andWhere('r.createdById = :uid', { uid: who.user.id });
-  const candidates = await qb.orderBy('r.id', 'ASC').getMany();
+  const candidates = await webhookRoomCandidates(m, who.user.id, adminOrgs);
   const names = new Map(orgs.map((o) => [o.id, o.name]));
   const out: ManagedRoom[] = [];
   for (const room of candidates) {

@@ -1,4 +1,4 @@
-import type { ApiKey } from '../../../db/entities/index.js';
+import type { ApiKey } from '../../domain/apiKeys.js';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../domain/scopes.js';
 import { html, type SafeHtml } from '../html.js';
 import type { OrgChoice } from './developerAccess.js';

@@ -1,9 +1,12 @@
 import type { Request, Response } from 'express';
-import { OAuthClientApproval } from '../../../db/entities/index.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Services } from '../../domain/services.js';
-import { approveClient } from '../../oauth/clientApprovals.js';
-import { inTransaction } from '../../../db/transaction.js';
+import {
+  approveClientNow,
+  findApproval,
+  withdrawApprovalById,
+  type OAuthClientApproval,
+} from '../../oauth/clientApprovals.js';
 import { organizationsOf, type SignedIn } from './developerAccess.js';
 import { renderDeveloperPage, signedIn, signedInForm } from './developerPage.js';
 import { csrfToken } from '../csrf.js';
@@ -37,7 +40,7 @@ export function mcpClientActions({ services: s }: { services: Services }) {
   /** An approval of an organization the user administers, or null. */
   async function approvalOf(who: SignedIn, id: string): Promise<OAuthClientApproval | null> {
     const orgs = await administeredOrgs(s, who.user.id);
-    const approval = id && !id.includes('\0') ? await s.ds.manager.findOneBy(OAuthClientApproval, { id }) : null;
+    const approval = id && !id.includes('\0') ? await findApproval(s.ds.manager, id) : null;
     if (!approval || !approval.organizationId || !orgs.some((o) => o.id === approval.organizationId)) return null;
     return approval;
   }
@@ -77,9 +80,11 @@ export function mcpClientActions({ services: s }: { services: Services }) {
         );
       }
       try {
-        const { approval } = await inTransaction(s, (m) =>
-          approveClient(m, s.now(), { pattern: form.url, organizationId: form.org, createdById: who.user.id }),
-        );
+        const { approval } = await approveClientNow(s, {
+          pattern: form.url,
+          organizationId: form.org,
+          createdById: who.user.id,
+        });
         s.log.info(
           { userId: who.user.id, organizationId: form.org, pattern: approval.pattern },
           'MCP client approved in developer settings',
@@ -111,7 +116,7 @@ export function mcpClientActions({ services: s }: { services: Services }) {
         return refuse(req, res, who, 'No such approval among the organizations you administer.', 404);
       }
       if (text(body, 'confirm') !== 'yes') return confirmRemove(req, res, who, approval);
-      await inTransaction(s, (m) => m.delete(OAuthClientApproval, { id: approval.id }));
+      await withdrawApprovalById(s, approval.id);
       s.log.info(
         { userId: who.user.id, organizationId: approval.organizationId, pattern: approval.pattern },
         'MCP client approval removed in developer settings',

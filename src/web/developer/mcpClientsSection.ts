@@ -1,4 +1,4 @@
-import type { OAuthClientApproval } from '../../../db/entities/index.js';
+import type { OAuthClientApproval } from '../../oauth/clientApprovals.js';
 import { html, type SafeHtml } from '../html.js';
 import type { OrgChoice } from './developerAccess.js';
 import { csrfField, message, when } from './viewParts.js';

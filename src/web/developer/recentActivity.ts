@@ -1,5 +1,6 @@
-import { In } from 'typeorm';
-import { AuditEntry, OAuthClient, OAuthGrant, OAuthToken, type ApiKey } from '../../../db/entities/index.js';
+import { recentAuditOfUser } from '../../auth/audit.js';
+import type { ApiKey } from '../../domain/apiKeys.js';
+import { clientNamesOfTokens } from '../../oauth/userGrants.js';
 import { connectorNamesOfRuns } from '../../agents/connectorNames.js';
 import type { Services } from '../../domain/services.js';
 import type { OrgChoice } from './developerAccess.js';
@@ -36,14 +37,10 @@ export async function listRecentActivity(
   orgs: OrgChoice[],
 ): Promise<ActivityRow[]> {
   const m = s.ds.manager;
-  const rows = await m.find(AuditEntry, {
-    where: { userId },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: ACTIVITY_SHOWN,
-  });
+  const rows = await recentAuditOfUser(s, userId, ACTIVITY_SHOWN);
   const keyById = new Map(keys.map((k) => [k.id, k]));
   const clientOfToken = await clientNamesOfTokens(
-    s,
+    m,
     rows.map((r) => r.tokenId).filter((x): x is string => !!x),
   );
   const connectorOfRun = await connectorNamesOfRuns(
@@ -73,24 +70,4 @@ export async function listRecentActivity(
       units: r.units,
     };
   });
-}
-
-async function clientNamesOfTokens(s: Services, tokenIds: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (!tokenIds.length) return out;
-  const m = s.ds.manager;
-  const tokens = await m.findBy(OAuthToken, { id: In([...new Set(tokenIds)]) });
-  const grants = tokens.length
-    ? await m.findBy(OAuthGrant, { id: In([...new Set(tokens.map((t) => t.grantId))]) })
-    : [];
-  const clients = grants.length
-    ? await m.findBy(OAuthClient, { id: In([...new Set(grants.map((g) => g.clientId))]) })
-    : [];
-  const clientName = new Map(clients.map((c) => [c.id, c.name]));
-  const grantClient = new Map(grants.map((g) => [g.id, clientName.get(g.clientId)]));
-  for (const t of tokens) {
-    const name = grantClient.get(t.grantId);
-    if (name) out.set(t.id, name);
-  }
-  return out;
 }
