@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { type Webhook, WebhookDelivery } from '../../db/entities/index.js';
+import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
+import { findDelivery, findDeliveryByUuid, readDelivery } from '../../db/stores/deliveries.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
@@ -8,7 +9,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { attemptDelivery, type AttemptResult, updateAfterAttempt } from './attemptDelivery.js';
 import { TEST_EVENT_TYPE } from './constants.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
-import { finishAttempt, newDeliveryRow, releaseLease } from './deliveryStore.js';
+import { finishAttempt, insertDeliveryRows, newDeliveryRow, releaseLease } from './deliveryStore.js';
 import { type EventSnapshot, parseSnapshot } from './payload.js';
 import { loadWebhook } from './webhookConfig.js';
 
@@ -52,7 +53,7 @@ async function sendOnceNow(
       redeliveryOf,
       lease: { owner, until: new Date(now.getTime() + REDELIVER_LEASE_MS) },
     });
-    await m.insert(WebhookDelivery, row);
+    await insertDeliveryRows(m, [row]);
     return { webhook, row };
   });
   let attempt: AttemptResult;
@@ -74,7 +75,7 @@ async function sendOnceNow(
     await releaseLease(s, row.id, owner);
     throw err;
   }
-  return { delivery: await s.ds.getRepository(WebhookDelivery).findOneByOrFail({ id: row.id }), attempt };
+  return { delivery: await readDelivery(s.ds, row.id), attempt };
 }
 
 /**
@@ -92,10 +93,7 @@ export async function redeliverWebhookDelivery(
   const sent = await sendOnceNow(s, async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
     if (UUID.test(input.deliveryId)) {
-      const byUuid = await m.findOneBy(WebhookDelivery, {
-        deliveryId: input.deliveryId.toLowerCase(),
-        webhookId: webhook.id,
-      });
+      const byUuid = await findDeliveryByUuid(m, webhook.id, input.deliveryId.toLowerCase());
       throw new DomainError(
         'not_found',
         'Delivery not found: the deliveryId path parameter takes the history row id (whd_…, the "id" field of the delivery list), ' +
@@ -110,7 +108,7 @@ export async function redeliverWebhookDelivery(
         },
       );
     }
-    const original = await m.findOneBy(WebhookDelivery, { id: input.deliveryId, webhookId: webhook.id });
+    const original = await findDelivery(m, webhook.id, input.deliveryId);
     if (!original) throw notFound('Delivery');
     if (!webhook.active) throw inactive('redelivering');
     const event = parseSnapshot(original.payload);
@@ -124,6 +122,10 @@ export async function redeliverWebhookDelivery(
   });
   return sent.delivery;
 }
+
+/** One delivery row of a webhook (its history id), or null; the caller has loaded the webhook with its access. */
+export const findWebhookDelivery = (m: EntityManager, webhookId: string, id: string): Promise<WebhookDelivery | null> =>
+  findDelivery(m, webhookId, id);
 
 /** A test event's id: `evt_` and 22 characters, as every event id, never one of the event log. */
 const testEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
