@@ -8,6 +8,7 @@ import {
   insertRun,
   newestRunsOfRooms,
   readRun,
+  roomsWithRunsOf,
   runsOfRoom,
 } from '../../db/stores/agentRuns.js';
 import { requireRoom } from '../domain/access.js';
@@ -145,6 +146,9 @@ export async function recentRunsOfRooms(m: EntityManager, roomIds: string[], lim
   if (!roomIds.length) return [];
   return newestRunsOfRooms(m, roomIds, limit);
 }
+
+/** The rooms (still there) with runs of the organizations given, by room id; no access check (the caller's). */
+export const roomsWithRuns = (m: EntityManager, organizationIds: string[]) => roomsWithRunsOf(m, organizationIds);
 
 /** What a run created (messages and tasks carrying its id), in creation order. */
 export async function createdByRun(
