@@ -1,13 +1,5 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import {
-  AgentRun,
-  MeetingRecord,
-  Message,
-  OAuthGrant,
-  OAuthToken,
-  Room,
-  Task,
-} from '../entities/index.js';
+import { AgentRun, MeetingRecord, Message, OAuthGrant, OAuthToken, Room, Task } from '../entities/index.js';
 import { isPostgres, LIMIT_PARAM, sql } from '../sql.js';
 import { type KeysetBounds, keysetRows } from './keysetQuery.js';
 
@@ -68,7 +60,10 @@ export const connectorsOfRuns = (m: EntityManager, runIds: string[]): Promise<Pi
   m.find(AgentRun, { select: { id: true, connectorId: true }, where: { id: In(runIds) } });
 
 /** The ids of the messages and tasks a run created, each oldest first. */
-export async function idsCreatedByRun(m: EntityManager, runId: string): Promise<{ messages: string[]; tasks: string[] }> {
+export async function idsCreatedByRun(
+  m: EntityManager,
+  runId: string,
+): Promise<{ messages: string[]; tasks: string[] }> {
   const [msgs, tasks] = await Promise.all([
     m.find(Message, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
     m.find(Task, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
@@ -233,7 +228,10 @@ export async function revokeRunTokenRows(m: EntityManager, runId: string, now: s
     'UPDATE "oauth_grants" SET "revokedAt" = ? WHERE "revokedAt" IS NULL AND "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)',
     [now, runId],
   );
-  await sql(m, 'UPDATE "oauth_tokens" SET "revokedAt" = ? WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [now, runId]);
+  await sql(m, 'UPDATE "oauth_tokens" SET "revokedAt" = ? WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [
+    now,
+    runId,
+  ]);
 }
 
 /** Why a run's starting credential no longer stands (see `STARTER_REVOKED`). */
@@ -261,7 +259,10 @@ export const REVOKED_STARTER_COLUMN = `CASE WHEN (${KEY_REVOKED}) THEN 'api_key'
 
 /** Whether any live run's starting credential no longer stands (a read: the common answer takes no write lock). */
 export async function anyStarterRevoked(ds: DataSource): Promise<boolean> {
-  const r = await sql(ds, `SELECT ar."id" FROM "agent_runs" ar WHERE ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED} LIMIT 1`,);
+  const r = await sql(
+    ds,
+    `SELECT ar."id" FROM "agent_runs" ar WHERE ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED} LIMIT 1`,
+  );
   return r.rows.length > 0;
 }
 

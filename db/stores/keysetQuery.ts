@@ -16,7 +16,8 @@ export function keysetRows<T extends ObjectLiteral>(
   keyColumn: string,
   b: KeysetBounds,
 ): Promise<T[]> {
-  if (b.after !== undefined) qb.andWhere(`${keyColumn} ${b.order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: b.after });
+  if (b.after !== undefined)
+    qb.andWhere(`${keyColumn} ${b.order === 'desc' ? '<' : '>'} :afterKey`, { afterKey: b.after });
   return qb
     .orderBy(keyColumn, b.order === 'desc' ? 'DESC' : 'ASC')
     .limit(b.limit)

@@ -95,7 +95,12 @@ export async function listConnectors(m: EntityManager, organizationId: string): 
  * individual context (connectors belong to organizations).
  */
 export async function listOrganizationConnectors(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
-  return readKeysetPage(page, secret, (b) => connectorsPage(m, actor.organizationId, b), (r) => r.id);
+  return readKeysetPage(
+    page,
+    secret,
+    (b) => connectorsPage(m, actor.organizationId, b),
+    (r) => r.id,
+  );
 }
 
 /** Activates or deactivates a connector; `actorUserId` (the page) must be an owner/admin of its organization. */

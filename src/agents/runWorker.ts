@@ -67,7 +67,7 @@ function depsNow(w: RunWorkerState): ResolvedDeliveryDeps {
   return { ...d, timeouts: { connectMs: Math.min(d.timeouts.connectMs, Math.floor(w.leaseMs / 3)), responseMs } };
 }
 
-/** Leases the due runs (a read first: an idle poll takes no write lock; SQLite has one writer, shared with requests). */
+/** Leases the due runs; a read first: an idle poll takes no write lock (SQLite's one writer is the requests' too). */
 async function claim(w: RunWorkerState, now: Date): Promise<AgentRun[]> {
   const t = iso(now);
   if (!(await anyRunDue(w.s.ds, t))) return [];
@@ -107,9 +107,7 @@ async function endedForRevokedStarter(w: RunWorkerState, run: AgentRun, now: Dat
 }
 
 type Prepared =
-  | { gone: true }
-  | { error: string }
-  | { error: undefined; connector: AgentConnector; body: Buffer; attempts: number };
+  { gone: true } | { error: string } | { error: undefined; connector: AgentConnector; body: Buffer; attempts: number };
 
 /** Counts the attempt and mints its token in one transaction, before anything is sent. */
 function prepareAttempt(w: RunWorkerState, run: AgentRun, now: Date): Promise<Prepared> {
@@ -176,7 +174,13 @@ async function record(w: RunWorkerState, run: AgentRun, attempts: number, outcom
       return;
     case 'succeeded':
       await inTransaction(s, (m) =>
-        finishRun(m, now, run.id, { status: 'succeeded', output: outcome.output, lastStatusCode: outcome.statusCode }, owner),
+        finishRun(
+          m,
+          now,
+          run.id,
+          { status: 'succeeded', output: outcome.output, lastStatusCode: outcome.statusCode },
+          owner,
+        ),
       );
       break;
     case 'accepted':
@@ -186,7 +190,12 @@ async function record(w: RunWorkerState, run: AgentRun, attempts: number, outcom
     case 'retry': {
       const next = now.getTime() + backoffMs(s.config.webhookBackoffBaseMs, attempts);
       if (attempts >= run.maxAttempts || next >= Date.parse(run.deadlineAt)) {
-        await fail(w, run.id, `connector_unreachable: ${outcome.error} (after ${attempts} attempts)`, outcome.statusCode);
+        await fail(
+          w,
+          run.id,
+          `connector_unreachable: ${outcome.error} (after ${attempts} attempts)`,
+          outcome.statusCode,
+        );
       } else {
         await scheduleRunRetry(s.ds, run.id, owner, {
           next: iso(new Date(next)),
@@ -263,7 +272,11 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
     owner: w.owner,
     runOnce: () => runOnce(w),
     start() {
-      w.loop.start(s.wake.runs, () => turn(w), () => w.slots.drained());
+      w.loop.start(
+        s.wake.runs,
+        () => turn(w),
+        () => w.slots.drained(),
+      );
     },
     async stop() {
       await w.loop.stop();

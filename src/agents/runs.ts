@@ -86,8 +86,7 @@ export async function createAgentRun(
     );
   const scopes = delegatedScopes(actor.scopes, connector.scopes);
   refuseToolless(actor, connector, scopes);
-  if (o.input.recordId && !(await inputTargetInRoom(m, 'record', o.input.recordId, room.id)))
-    throw notFound('Record');
+  if (o.input.recordId && !(await inputTargetInRoom(m, 'record', o.input.recordId, room.id))) throw notFound('Record');
   if (o.input.taskId && !(await inputTargetInRoom(m, 'task', o.input.taskId, room.id))) throw notFound('Task');
   const t = iso(now);
   const run = Object.assign(new AgentRun(), {
@@ -138,7 +137,12 @@ export async function getAgentRun(
 
 export async function listAgentRuns(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  return readKeysetPage(page, secret, (b) => runsOfRoom(m, roomId, b), (r) => r.id);
+  return readKeysetPage(
+    page,
+    secret,
+    (b) => runsOfRoom(m, roomId, b),
+    (r) => r.id,
+  );
 }
 
 /** The newest runs of the rooms given (the developer page). */

@@ -51,7 +51,7 @@ export function newDeliveryRow(
   } satisfies WebhookDelivery);
 }
 
-/** Inserts delivery rows in the caller's transaction, as one multi-row INSERT per 500 rows (no ORM round trip per row). */
+/** Inserts delivery rows in the caller's transaction, one multi-row INSERT per 500 rows (no ORM round trip per row). */
 export async function insertDeliveryRows(m: EntityManager, rows: WebhookDelivery[]): Promise<void> {
   await insertDeliveries(m, rows);
 }
@@ -145,7 +145,9 @@ export async function settleIn(
 ): Promise<boolean[]> {
   const written: boolean[] = [];
   for (const { id, update, deferTo } of settlements)
-    written.push(update ? await writeDeliveryResult(m, id, owner, update) : await releaseDelivery(m, id, owner, deferTo));
+    written.push(
+      update ? await writeDeliveryResult(m, id, owner, update) : await releaseDelivery(m, id, owner, deferTo),
+    );
   const made = settlements.flatMap((x) => (x.made ? [x.made] : []));
   if (books && made.length) await recordAttempts(m, made, books);
   return written;

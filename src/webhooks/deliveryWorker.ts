@@ -119,7 +119,8 @@ function admit(
       now.push(c);
       continue;
     }
-    if (w.reserved.size >= 100_000) w.reserved.clear(); // rows deleted meanwhile: forget, at worst a row waits once more
+    // rows deleted meanwhile: forget, at worst a row waits once more
+    if (w.reserved.size >= 100_000) w.reserved.clear();
     w.reserved.set(c.row.id, at);
     deferred.push({ kind: 'deferred', row: c.row, until: iso(new Date(at)) });
   }
@@ -304,7 +305,11 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     owner: w.owner,
     runOnce: () => runOnce(w),
     start() {
-      loop.start(s.wake.deliveries, () => turn(w), () => drain(w));
+      loop.start(
+        s.wake.deliveries,
+        () => turn(w),
+        () => drain(w),
+      );
     },
     async stop() {
       await loop.stop(() => w.outcomes.cutShort());

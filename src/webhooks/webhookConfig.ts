@@ -236,7 +236,12 @@ export async function listRoomWebhooks(
   secret: string,
 ): Promise<Page<Webhook>> {
   await requireRoom(m, actor, roomId, 'manage');
-  return readKeysetPage(page, secret, (b) => webhooksOfRoom(m, roomId, b), (w) => w.id);
+  return readKeysetPage(
+    page,
+    secret,
+    (b) => webhooksOfRoom(m, roomId, b),
+    (w) => w.id,
+  );
 }
 
 /**
