@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, ruleViolation, validationError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
@@ -55,14 +56,18 @@ export function recoverSince(s: Services, raw: string): Date {
  * is skipped when any of its deliveries to this webhook succeeded (the receiver has it) or is still
  * pending (already on its way: a second recover, or one repeated in a loop, queues nothing twice). Test
  * events and types the webhook's filter now excludes are not queued. 409 `webhook_inactive` as redeliver.
+ * `write` runs that transaction: a procedure passes its write transaction, so an Idempotency-Key's answer is
+ * stored with the queued rows (both commit, or neither).
  */
 export async function recoverWebhookDeliveries(
   s: Services,
   actor: Actor | undefined,
   input: RecoverInput,
+  write: (fn: (m: EntityManager) => Promise<{ queued: number }>) => Promise<{ queued: number }> = (fn) =>
+    inTransaction(s, fn),
 ): Promise<{ queued: number }> {
   const since = recoverSince(s, input.since);
-  const queued = await inTransaction(s, async (m) => {
+  return write(async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
     if (!webhook.active)
       throw new DomainError(
@@ -88,7 +93,6 @@ export async function recoverWebhookDeliveries(
     }
     await insertDeliveryRows(m, rows);
     if (rows.length) afterCommit(m, () => s.wake.deliveries.notify());
-    return rows.length;
+    return { queued: rows.length };
   });
-  return { queued };
 }
