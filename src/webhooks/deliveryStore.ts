@@ -153,18 +153,6 @@ export async function settleIn(
   return written;
 }
 
-/** Writes an attempt's result (and its record) and gives the lease back, only while `owner` still holds it. */
-export async function finishAttempt(
-  s: Services,
-  id: string,
-  owner: string,
-  update: AttemptUpdate,
-  made?: MadeAttempt,
-  books?: AttemptBookkeeping,
-): Promise<boolean> {
-  return (await settleDeliveries(s, owner, [{ id, update, made }], books))[0];
-}
-
 /** Gives a lease back untouched (the worker stops before or during an attempt, which then does not count). */
 export async function releaseLease(s: Services, id: string, owner: string): Promise<void> {
   await settleDeliveries(s, owner, [{ id, update: null }]);
