@@ -1,11 +1,12 @@
-import { In, type EntityManager } from 'typeorm';
-import { AgentConnector, AgentRun } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import { connectorsOfRuns } from '../../db/stores/agentRuns.js';
+import { connectorNameRows } from '../../db/stores/connectors.js';
 
 /** The name of each connector given by id (unknown ids are left out). */
 export async function connectorNames(m: EntityManager, connectorIds: string[]): Promise<Map<string, string>> {
   const ids = [...new Set(connectorIds)];
   if (!ids.length) return new Map();
-  const rows = await m.find(AgentConnector, { select: { id: true, name: true }, where: { id: In(ids) } });
+  const rows = await connectorNameRows(m, ids);
   return new Map(rows.map((c) => [c.id, c.name]));
 }
 
@@ -13,7 +14,7 @@ export async function connectorNames(m: EntityManager, connectorIds: string[]): 
 export async function connectorNamesOfRuns(m: EntityManager, runIds: string[]): Promise<Map<string, string>> {
   const ids = [...new Set(runIds)];
   if (!ids.length) return new Map();
-  const runs = await m.find(AgentRun, { select: { id: true, connectorId: true }, where: { id: In(ids) } });
+  const runs = await connectorsOfRuns(m, ids);
   const names = await connectorNames(
     m,
     runs.map((r) => r.connectorId),

@@ -1,10 +1,17 @@
 import type { EntityManager } from 'typeorm';
 import { AgentConnector } from '../../db/entities/index.js';
+import {
+  connectorsOfOrganization,
+  connectorsPage,
+  findConnector,
+  insertConnector,
+  setConnectorActiveRow,
+} from '../../db/stores/connectors.js';
 import { orgRole } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, validationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { keysetPage, type PageInput } from '../domain/paging.js';
+import type { PageInput } from '../domain/paging.js';
 import { NEVER_DELEGATED, SCOPES, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -12,6 +19,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { deliveryDepsFor } from '../webhooks/deliveryDeps.js';
 import { encryptSecret, newWebhookSecret } from '../webhooks/secretBox.js';
 import { assertWebhookUrlAllowed } from '../webhooks/webhookConfig.js';
+import { readKeysetPage } from '../webhooks/keysetPage.js';
 
 const MAX_NAME = 100;
 
@@ -59,7 +67,7 @@ export async function createConnector(
   const key = deliveryDepsFor(s).key;
   const connector = await inTransaction(s, async (m) => {
     const now = iso(s.now());
-    const row = m.create(AgentConnector, {
+    const row = Object.assign(new AgentConnector(), {
       id: newId('acn', s.now().getTime()),
       organizationId: input.organizationId,
       name,
@@ -70,8 +78,8 @@ export async function createConnector(
       createdById: input.createdById ?? null,
       createdAt: now,
       updatedAt: now,
-    });
-    await m.insert(AgentConnector, row);
+    } satisfies AgentConnector);
+    await insertConnector(m, row);
     return row;
   });
   return { connector, secret };
@@ -79,7 +87,7 @@ export async function createConnector(
 
 /** The organization's connectors, oldest first. */
 export async function listConnectors(m: EntityManager, organizationId: string): Promise<AgentConnector[]> {
-  return m.find(AgentConnector, { where: { organizationId }, order: { id: 'ASC' } });
+  return connectorsOfOrganization(m, organizationId);
 }
 
 /**
@@ -87,12 +95,12 @@ export async function listConnectors(m: EntityManager, organizationId: string): 
  * individual context (connectors belong to organizations).
  */
 export async function listOrganizationConnectors(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
-  const qb = m
-    .getRepository(AgentConnector)
-    .createQueryBuilder('x')
-    .where('x.organizationId = :org', { org: actor.organizationId ?? '' });
-  if (actor.organizationId === null) qb.andWhere('1 = 0');
-  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+  return readKeysetPage(
+    page,
+    secret,
+    (b) => connectorsPage(m, actor.organizationId, b),
+    (r) => r.id,
+  );
 }
 
 /** Activates or deactivates a connector; `actorUserId` (the page) must be an owner/admin of its organization. */
@@ -103,9 +111,11 @@ export async function setConnectorActive(
   actorUserId?: string,
 ): Promise<void> {
   await inTransaction(s, async (m) => {
-    const c = await m.findOneBy(AgentConnector, { id });
+    const c = await findConnector(m, id);
     if (!c) throw notFound('Connector');
     if (actorUserId) await requireConnectorAdmin(m, actorUserId, c.organizationId);
-    await m.update(AgentConnector, { id }, { active, updatedAt: iso(s.now()) });
+    await setConnectorActiveRow(m, id, active, iso(s.now()));
   });
 }
+
+export type { AgentConnector, AgentRun } from '../../db/entities/index.js';

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { OAuthGrant, OAuthToken, type AgentRun } from '../../db/entities/index.js';
+import { insertDelegatedToken } from '../../db/stores/agentRuns.js';
 import { randomToken, sha256Hex } from '../domain/hashing.js';
 import { newId } from '../domain/ids.js';
 import { iso } from '../domain/time.js';
@@ -29,7 +30,7 @@ export async function mintDelegatedToken(
 ): Promise<DelegatedToken> {
   const resource = audienceOf(baseUrl, 'mcp');
   const t = iso(now);
-  const grant = m.create(OAuthGrant, {
+  const grant = Object.assign(new OAuthGrant(), {
     id: newId('grt', now.getTime()),
     clientId: run.connectorId,
     userId: run.userId,
@@ -39,10 +40,9 @@ export async function mintDelegatedToken(
     createdAt: t,
     expiresAt: run.deadlineAt,
     revokedAt: null,
-  });
-  await m.insert(OAuthGrant, grant);
+  } satisfies OAuthGrant);
   const accessToken = randomToken(ACCESS_TOKEN_PREFIX, 32);
-  const token = m.create(OAuthToken, {
+  const token = Object.assign(new OAuthToken(), {
     id: newId('tok', now.getTime()),
     grantId: grant.id,
     kind: 'access',
@@ -54,7 +54,7 @@ export async function mintDelegatedToken(
     revokedAt: null,
     roomId: run.roomId,
     agentRunId: run.id,
-  });
-  await m.insert(OAuthToken, token);
+  } satisfies OAuthToken);
+  await insertDelegatedToken(m, grant, token);
   return { accessToken, tokenId: token.id, expiresAt: run.deadlineAt, scopes: run.scopes, resource };
 }

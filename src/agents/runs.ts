@@ -1,16 +1,28 @@
 import type { EntityManager } from 'typeorm';
-import { AgentConnector, AgentRun, type AgentRunInput, MeetingRecord, Message, Task } from '../../db/entities/index.js';
+import { type AgentConnector, AgentRun, type AgentRunInput } from '../../db/entities/index.js';
+import { findConnector } from '../../db/stores/connectors.js';
+import {
+  findRun,
+  idsCreatedByRun,
+  inputTargetInRoom,
+  insertRun,
+  newestRunsOfRooms,
+  readRun,
+  roomsWithRunsOf,
+  runsOfRoom,
+} from '../../db/stores/agentRuns.js';
 import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { keysetPage, type PageInput } from '../domain/paging.js';
+import type { PageInput } from '../domain/paging.js';
 import { NEVER_DELEGATED } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 import { finishRun } from '../domain/runEnd.js';
 import { SURFACES } from '../http/surfaces.js';
+import { readKeysetPage } from '../webhooks/keysetPage.js';
 
 /** Invocation attempts of a run at most (a webhook delivery's schedule). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
@@ -64,7 +76,7 @@ export async function createAgentRun(
 ): Promise<AgentRun> {
   if (actor.agentRunId) throw new DomainError('forbidden', 'An agent run cannot start another run');
   const room = await requireRoom(m, actor, o.roomId, 'write');
-  const connector = await m.findOneBy(AgentConnector, { id: o.connectorId });
+  const connector = await findConnector(m, o.connectorId);
   if (!connector || !room.organizationId || connector.organizationId !== room.organizationId)
     throw notFound('Connector');
   if (!connector.active)
@@ -74,11 +86,10 @@ export async function createAgentRun(
     );
   const scopes = delegatedScopes(actor.scopes, connector.scopes);
   refuseToolless(actor, connector, scopes);
-  if (o.input.recordId && !(await m.countBy(MeetingRecord, { id: o.input.recordId, roomId: room.id })))
-    throw notFound('Record');
-  if (o.input.taskId && !(await m.countBy(Task, { id: o.input.taskId, roomId: room.id }))) throw notFound('Task');
+  if (o.input.recordId && !(await inputTargetInRoom(m, 'record', o.input.recordId, room.id))) throw notFound('Record');
+  if (o.input.taskId && !(await inputTargetInRoom(m, 'task', o.input.taskId, room.id))) throw notFound('Task');
   const t = iso(now);
-  const run = m.create(AgentRun, {
+  const run = Object.assign(new AgentRun(), {
     id: newId('run', now.getTime()),
     connectorId: connector.id,
     roomId: room.id,
@@ -104,8 +115,8 @@ export async function createAgentRun(
     startedAt: null,
     finishedAt: null,
     updatedAt: t,
-  });
-  await m.insert(AgentRun, run);
+  } satisfies AgentRun);
+  await insertRun(m, run);
   afterCommit(m, () => s.wake.runs.notify());
   return run;
 }
@@ -119,41 +130,39 @@ export async function getAgentRun(
   need: 'read' | 'write' = 'read',
 ): Promise<AgentRun> {
   await requireRoom(m, actor, roomId, need);
-  const run = await m.findOneBy(AgentRun, { id: runId, roomId });
+  const run = await findRun(m, runId, roomId);
   if (!run) throw notFound('Agent run');
   return run;
 }
 
 export async function listAgentRuns(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  const qb = m.getRepository(AgentRun).createQueryBuilder('x').where('x.roomId = :roomId', { roomId });
-  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+  return readKeysetPage(
+    page,
+    secret,
+    (b) => runsOfRoom(m, roomId, b),
+    (r) => r.id,
+  );
 }
 
 /** The newest runs of the rooms given (the developer page). */
 export async function recentRunsOfRooms(m: EntityManager, roomIds: string[], limit = 20): Promise<AgentRun[]> {
   if (!roomIds.length) return [];
-  return m
-    .getRepository(AgentRun)
-    .createQueryBuilder('x')
-    .where('x.roomId IN (:...roomIds)', { roomIds })
-    .orderBy('x.id', 'DESC')
-    .take(limit)
-    .getMany();
+  return newestRunsOfRooms(m, roomIds, limit);
 }
+
+/** The rooms (still there) with runs of the organizations given, by room id; no access check (the caller's). */
+export const roomsWithRuns = (m: EntityManager, organizationIds: string[]) => roomsWithRunsOf(m, organizationIds);
 
 /** What a run created (messages and tasks carrying its id), in creation order. */
 export async function createdByRun(
   m: EntityManager,
   runId: string,
 ): Promise<{ type: 'message' | 'task'; id: string }[]> {
-  const [msgs, tasks] = await Promise.all([
-    m.find(Message, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
-    m.find(Task, { where: { agentRunId: runId }, select: { id: true }, order: { id: 'ASC' } }),
-  ]);
+  const { messages, tasks } = await idsCreatedByRun(m, runId);
   return [
-    ...msgs.map((x) => ({ type: 'message' as const, id: x.id })),
-    ...tasks.map((x) => ({ type: 'task' as const, id: x.id })),
+    ...messages.map((id) => ({ type: 'message' as const, id })),
+    ...tasks.map((id) => ({ type: 'task' as const, id })),
   ].sort((a, b) => (a.id.slice(a.id.indexOf('_')) < b.id.slice(b.id.indexOf('_')) ? -1 : 1));
 }
 
@@ -171,7 +180,7 @@ export async function cancelAgentRun(
   const run = await getAgentRun(m, actor, roomId, runId, 'write');
   if (actor.agentRunId && actor.agentRunId !== run.id) throw notFound('Agent run');
   if (!(await finishRun(m, now, run.id, { status: 'canceled', error: 'canceled' }))) throw ended(run);
-  return m.findOneByOrFail(AgentRun, { id: run.id });
+  return readRun(m, run.id);
 }
 
 /** The connector finishes its own run with the run's delegated token (`complete_agent_run`). */
@@ -194,5 +203,5 @@ export async function completeAgentRun(
     }))
   )
     throw ended(run);
-  return m.findOneByOrFail(AgentRun, { id: run.id });
+  return readRun(m, run.id);
 }

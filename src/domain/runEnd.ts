@@ -1,5 +1,12 @@
 import type { EntityManager } from 'typeorm';
-import { isPostgres, LIMIT_PARAM, sql } from '../../db/sql.js';
+import {
+  endRunRow,
+  REVOKED_STARTER_COLUMN,
+  type RevokedStarter,
+  revokeRunTokenRows,
+  runsOfRevokedStarters,
+  STARTER_REVOKED,
+} from '../../db/stores/agentRuns.js';
 import { iso } from './time.js';
 
 // How an agent run ends: once, with every delegated token minted for it. In the domain, because
@@ -24,61 +31,22 @@ export async function finishRun(
   end: RunEnd,
   leaseOwner?: string,
 ): Promise<boolean> {
-  const t = iso(now);
   const output = end.output === undefined || end.output === null ? null : JSON.stringify(end.output);
-  const params: unknown[] = [end.status, end.error ?? null, output, t, t, runId];
-  let where = 'WHERE "id" = ? AND "status" IN (\'queued\', \'running\')';
-  if (leaseOwner) {
-    where += ' AND "leaseOwner" = ?';
-    params.push(leaseOwner);
-  }
-  const statusCode = end.lastStatusCode === undefined ? '' : ', "lastStatusCode" = ?';
-  if (statusCode) params.splice(5, 0, end.lastStatusCode);
-  const r = await sql(
-    m,
-    'UPDATE "agent_runs" SET "status" = ?, "error" = ?, "output" = ?, "finishedAt" = ?, "updatedAt" = ?, ' +
-      `"leaseOwner" = NULL, "leaseUntil" = NULL, "awaitingCompletion" = ${isPostgres(m.connection) ? 'false' : '0'}${statusCode} ${where}`,
-    params,
-  );
-  if (r.affected !== 1) return false;
+  const row = { status: end.status, error: end.error ?? null, output, lastStatusCode: end.lastStatusCode };
+  if (!(await endRunRow(m, runId, row, iso(now), leaseOwner))) return false;
   await revokeRunTokens(m, now, runId);
   return true;
 }
 
 /** Revokes every delegated token of a run and its grant: they stop working at once. */
 export async function revokeRunTokens(m: EntityManager, now: Date, runId: string): Promise<void> {
-  const t = iso(now);
-  await sql(
-    m,
-    'UPDATE "oauth_grants" SET "revokedAt" = ? WHERE "revokedAt" IS NULL AND "id" IN (SELECT "grantId" FROM "oauth_tokens" WHERE "agentRunId" = ?)',
-    [t, runId],
-  );
-  await sql(m, 'UPDATE "oauth_tokens" SET "revokedAt" = ? WHERE "agentRunId" = ? AND "revokedAt" IS NULL', [t, runId]);
+  await revokeRunTokenRows(m, runId, iso(now));
 }
 
-/** Why a run's starting credential no longer stands (see `STARTER_REVOKED`). */
-export type RevokedStarter = 'api_key' | 'token' | 'user';
-
-const KEY_REVOKED =
-  'ar."apiKeyId" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "api_keys" k WHERE k."id" = ar."apiKeyId" AND k."revokedAt" IS NULL)';
-// a token purged after its expiry counts as gone: purging waits a day past expiry, far beyond a run's deadline
-const TOKEN_REVOKED =
-  'ar."tokenId" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "oauth_tokens" t WHERE t."id" = ar."tokenId" AND t."revokedAt" IS NULL ' +
-  'AND EXISTS (SELECT 1 FROM "oauth_grants" g WHERE g."id" = t."grantId" AND g."revokedAt" IS NULL))';
-const USER_GONE =
-  'NOT EXISTS (SELECT 1 FROM "users" u WHERE u."id" = ar."userId") ' +
-  'OR NOT EXISTS (SELECT 1 FROM "memberships" ms WHERE ms."userId" = ar."userId" AND ms."organizationId" = ar."organizationId")';
-
-/**
- * A condition on `"agent_runs" ar`: the credential that started the run no longer stands. Its API key was
- * revoked (or deleted), its OAuth token or that token's grant was revoked (or purged), or the delegating user
- * is gone or no longer a member of the run's organization. Such a run's delegated token must not act: the
- * authority it borrowed was withdrawn (`resolveDelegatedToken` refuses it, the worker ends it).
- */
-export const STARTER_REVOKED = `((${KEY_REVOKED}) OR (${TOKEN_REVOKED}) OR (${USER_GONE}))`;
-
-/** Which of the three it is, as a column (`RevokedStarter`, or NULL while the credential stands). */
-export const REVOKED_STARTER_COLUMN = `CASE WHEN (${KEY_REVOKED}) THEN 'api_key' WHEN (${TOKEN_REVOKED}) THEN 'token' WHEN (${USER_GONE}) THEN 'user' ELSE NULL END`;
+// `STARTER_REVOKED` (a condition on `"agent_runs" ar`: the credential that started the run no longer stands) and
+// `REVOKED_STARTER_COLUMN` (which of the three) are the store's; such a run's delegated token must not act: the
+// authority it borrowed was withdrawn (`resolveDelegatedToken` refuses it, the worker ends it).
+export { REVOKED_STARTER_COLUMN, type RevokedStarter, STARTER_REVOKED };
 
 const REVOKED_REASON: Record<RevokedStarter, string> = {
   api_key: 'credential_revoked: the API key that started this run was revoked',
@@ -99,23 +67,7 @@ export async function endRunsOfRevokedStarters(
   now: Date,
   only: { runId?: string; apiKeyId?: string } = {},
 ): Promise<string[]> {
-  let where = `ar."status" IN ('queued', 'running') AND ${STARTER_REVOKED}`;
-  const params: unknown[] = [];
-  if (only.runId !== undefined) {
-    where += ' AND ar."id" = ?';
-    params.push(only.runId);
-  }
-  if (only.apiKeyId !== undefined) {
-    where += ' AND ar."apiKeyId" = ?';
-    params.push(only.apiKeyId);
-  }
-  const rows = (
-    await sql<{ id: string; why: RevokedStarter }>(
-      m,
-      `SELECT ar."id", ${REVOKED_STARTER_COLUMN} AS "why" FROM "agent_runs" ar WHERE ${where} ORDER BY ar."id" ${LIMIT_PARAM}`,
-      [...params, MAX_ENDED_AT_ONCE],
-    )
-  ).rows;
+  const rows = await runsOfRevokedStarters(m, only, MAX_ENDED_AT_ONCE);
   const ended: string[] = [];
   for (const r of rows) {
     if (await finishRun(m, now, r.id, { status: 'canceled', error: REVOKED_REASON[r.why] })) ended.push(r.id);

@@ -1,3 +1,4 @@
+import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import type { Webhook, WebhookDelivery } from '../../db/entities/index.js';
 import { API_VERSIONS } from '../webhooks/constants.js';
@@ -218,9 +219,12 @@ export const webhooksRouter = router({
     })
     .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh'), deliveryId: historyIdOrUuid }))
     .output(z.object({ delivery: WebhookDeliveryView }))
-    .mutation(async ({ ctx, input }) => ({
-      delivery: toDelivery(await redeliverWebhookDelivery(ctx.services, ctx.actor, input)),
-    })),
+    .mutation(({ ctx, input }) =>
+      // the key's answer commits with the attempt's record (inWriteTransaction)
+      redeliverWebhookDelivery(ctx.services, ctx.actor, input, (settle) =>
+        inWriteTransaction(ctx, async (m) => ({ delivery: toDelivery(await settle(m)) })),
+      ),
+    ),
 
   test: apiProcedure
     .meta({
@@ -242,18 +246,22 @@ export const webhooksRouter = router({
     })
     .input(z.strictObject({ roomId: idOf('room'), webhookId: idOf('wh') }))
     .output(z.object({ delivery: WebhookDeliveryView, outcome: TestOutcomeView }))
-    .mutation(async ({ ctx, input }) => {
-      const { delivery, attempt } = await sendTestEvent(ctx.services, ctx.actor, input);
-      return {
-        delivery: toDelivery(delivery),
-        outcome: {
-          success: delivery.state === 'succeeded',
-          statusCode: attempt.statusCode,
-          durationMs: attempt.durationMs,
-          errorClass: attempt.record?.errorClass ?? null,
-        },
-      };
-    }),
+    .mutation(({ ctx, input }) =>
+      sendTestEvent(ctx.services, ctx.actor, input, (settle) =>
+        inWriteTransaction(ctx, async (m) => {
+          const { delivery, attempt } = await settle(m);
+          return {
+            delivery: toDelivery(delivery),
+            outcome: {
+              success: delivery.state === 'succeeded',
+              statusCode: attempt.statusCode,
+              durationMs: attempt.durationMs,
+              errorClass: attempt.record?.errorClass ?? null,
+            },
+          };
+        }),
+      ),
+    ),
 
   recover: apiProcedure
     .meta({
@@ -288,5 +296,7 @@ export const webhooksRouter = router({
         .object({ queued: z.number().int().meta({ description: 'Deliveries queued', example: 12 }) })
         .meta({ id: 'WebhookRecovery' }),
     )
-    .mutation(({ ctx, input }) => recoverWebhookDeliveries(ctx.services, ctx.actor, input)),
+    .mutation(({ ctx, input }) =>
+      recoverWebhookDeliveries(ctx.services, ctx.actor, input, (write) => inWriteTransaction(ctx, write)),
+    ),
 });

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import { LessThan } from 'typeorm';
-import { sql } from '../../db/sql.js';
 import { WebhookAttempt, type WebhookAttemptKind, type WebhookDelivery } from '../../db/entities/index.js';
+import { attemptsOfDelivery, deleteAttemptsBefore, insertAttempts } from '../../db/stores/deliveries.js';
+import { clearFailingSince, disableIfFailingSince, startFailingSince } from '../../db/stores/webhooks.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -84,25 +84,6 @@ function attemptRow(a: MadeAttempt, now: Date): WebhookAttempt | null {
   return w;
 }
 
-const COLUMNS = [
-  'id',
-  'deliveryRowId',
-  'webhookId',
-  'deliveryId',
-  'attemptNumber',
-  'kind',
-  'startedAt',
-  'durationMs',
-  'statusCode',
-  'errorClass',
-  'requestUrl',
-  'requestHeaders',
-  'requestBody',
-  'responseHeaders',
-  'responseBody',
-  'createdAt',
-] as const satisfies readonly (keyof WebhookAttempt)[];
-
 /**
  * Writes the attempt records of `made` and updates each webhook's failure streak, in the caller's
  * transaction: a success ends the streak, a failure starts it (if none runs), and a webhook whose streak is
@@ -111,14 +92,7 @@ const COLUMNS = [
  */
 export async function recordAttempts(m: EntityManager, made: MadeAttempt[], o: AttemptBookkeeping): Promise<void> {
   const rows = made.map((a) => attemptRow(a, o.now)).filter((r): r is WebhookAttempt => r !== null);
-  if (rows.length) {
-    const tuple = `(${COLUMNS.map(() => '?').join(', ')})`;
-    await sql(
-      m,
-      `INSERT INTO "webhook_attempts" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
-      rows.flatMap((r) => COLUMNS.map((c) => r[c])),
-    );
-  }
+  if (rows.length) await insertAttempts(m, rows);
   // per webhook: whether a success came in this batch, and the first failure after the last success
   const health = new Map<string, { succeeded: boolean; failingSince: string | null }>();
   for (const a of made) {
@@ -131,21 +105,10 @@ export async function recordAttempts(m: EntityManager, made: MadeAttempt[], o: A
   }
   const disableBefore = iso(new Date(o.now.getTime() - o.disableAfterMs));
   for (const [webhookId, h] of [...health].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (h.succeeded)
-      await sql(m, 'UPDATE "webhooks" SET "failingSince" = NULL WHERE "id" = ? AND "failingSince" IS NOT NULL', [
-        webhookId,
-      ]);
+    if (h.succeeded) await clearFailingSince(m, webhookId);
     if (h.failingSince === null) continue;
-    await sql(m, 'UPDATE "webhooks" SET "failingSince" = ? WHERE "id" = ? AND "failingSince" IS NULL', [
-      h.failingSince,
-      webhookId,
-    ]);
-    await sql(
-      m,
-      'UPDATE "webhooks" SET "active" = ?, "disabledReason" = ?, "disabledAt" = ?, "updatedAt" = ? ' +
-        'WHERE "id" = ? AND "active" = ? AND "failingSince" IS NOT NULL AND "failingSince" <= ?',
-      [false, disabledReason(o.disableAfterMs), iso(o.now), iso(o.now), webhookId, true, disableBefore],
-    );
+    await startFailingSince(m, webhookId, h.failingSince);
+    await disableIfFailingSince(m, webhookId, disableBefore, disabledReason(o.disableAfterMs), iso(o.now));
   }
 }
 
@@ -159,12 +122,11 @@ export function disabledReason(disableAfterMs: number): string {
 
 /** Attempts of one history row, oldest first. */
 export async function listDeliveryAttempts(m: EntityManager, deliveryRowId: string): Promise<WebhookAttempt[]> {
-  return m.find(WebhookAttempt, { where: { deliveryRowId }, order: { id: 'ASC' } });
+  return attemptsOfDelivery(m, deliveryRowId);
 }
 
 /** Deletes attempt records older than `before` (default: the retention period, SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS). */
 export async function purgeWebhookAttempts(s: Services, before?: Date): Promise<number> {
   const cutoff = before ?? new Date(s.now().getTime() - s.config.webhookAttemptRetentionDays * 86_400_000);
-  const r = await s.ds.getRepository(WebhookAttempt).delete({ createdAt: LessThan(iso(cutoff)) });
-  return r.affected ?? 0;
+  return deleteAttemptsBefore(s.ds, iso(cutoff));
 }

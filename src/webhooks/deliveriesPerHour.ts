@@ -1,5 +1,5 @@
-import { MoreThanOrEqual, type EntityManager } from 'typeorm';
-import { WebhookDelivery } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import { deliveryStatesSince } from '../../db/stores/deliveries.js';
 
 /** One hour of a webhook's deliveries: the hour's start (ISO, UTC) and how they ended. */
 export interface DeliveryHour {
@@ -30,10 +30,7 @@ export async function deliveriesPerHour(
     failed: 0,
     pending: 0,
   }));
-  const rows = await m.find(WebhookDelivery, {
-    select: { state: true, createdAt: true },
-    where: { webhookId, createdAt: MoreThanOrEqual(new Date(start).toISOString()) },
-  });
+  const rows = await deliveryStatesSince(m, webhookId, new Date(start).toISOString());
   for (const r of rows) {
     const i = Math.floor((new Date(r.createdAt).getTime() - start) / HOUR_MS);
     if (i < 0 || i >= hours) continue;

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { isPostgres, LIMIT_PARAM, sql } from '../../db/sql.js';
-import { type Webhook, WebhookDelivery } from '../../db/entities/index.js';
+import { WebhookDelivery } from '../../db/entities/index.js';
+import {
+  type DeliveryResult,
+  deliveriesOfWebhook,
+  insertDeliveries,
+  leaseDueDeliveries,
+  releaseDelivery,
+  writeDeliveryResult,
+} from '../../db/stores/deliveries.js';
+import { type DeliveryWebhook, deliveryWebhooks } from '../../db/stores/webhooks.js';
 import { newId } from '../domain/ids.js';
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, type Page, type PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
@@ -13,13 +21,13 @@ import type { EventSnapshot } from './payload.js';
 
 /** A new delivery job: a fresh `deliveryId` (UUID), due at once, not leased unless `lease` is given. */
 export function newDeliveryRow(
-  m: EntityManager,
+  _m: EntityManager,
   webhookId: string,
   e: EventSnapshot,
   now: Date,
   o: { maxAttempts?: number; redeliveryOf?: string; lease?: { owner: string; until: Date } } = {},
 ): WebhookDelivery {
-  return m.create(WebhookDelivery, {
+  return Object.assign(new WebhookDelivery(), {
     id: newId('whd', now.getTime()),
     webhookId,
     roomId: e.roomId,
@@ -40,71 +48,21 @@ export function newDeliveryRow(
     finalizedAt: null,
     redeliveryOf: o.redeliveryOf ?? null,
     createdAt: iso(now),
-  });
+  } satisfies WebhookDelivery);
 }
 
-const ROW_COLUMNS = [
-  'id',
-  'webhookId',
-  'roomId',
-  'eventId',
-  'eventType',
-  'deliveryId',
-  'payload',
-  'state',
-  'attempts',
-  'maxAttempts',
-  'nextAttemptAt',
-  'leaseOwner',
-  'leaseUntil',
-  'statusCode',
-  'durationMs',
-  'responseBody',
-  'lastError',
-  'finalizedAt',
-  'redeliveryOf',
-  'createdAt',
-] as const satisfies readonly (keyof WebhookDelivery)[];
-/** Rows per INSERT statement (SQLite allows 32,766 parameters per statement). */
-const INSERT_CHUNK = 500;
-
-/**
- * Inserts delivery rows in the caller's transaction, as one multi-row INSERT per 500 rows (no ORM round trip per row).
- */
+/** Inserts delivery rows in the caller's transaction, one multi-row INSERT per 500 rows (no ORM round trip per row). */
 export async function insertDeliveryRows(m: EntityManager, rows: WebhookDelivery[]): Promise<void> {
-  const head = `INSERT INTO "webhook_deliveries" (${ROW_COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES `;
-  const tuple = `(${ROW_COLUMNS.map(() => '?').join(', ')})`;
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const chunk = rows.slice(i, i + INSERT_CHUNK);
-    await sql(
-      m,
-      head + chunk.map(() => tuple).join(', '),
-      chunk.flatMap((r) => ROW_COLUMNS.map((c) => r[c])),
-    );
-  }
+  await insertDeliveries(m, rows);
 }
 
-/** What an attempt needs of its webhook (loaded once per claimed batch, not per row). */
-export type DeliveryWebhook = Pick<
-  Webhook,
-  | 'id'
-  | 'url'
-  | 'apiVersion'
-  | 'secretEnc'
-  | 'nextSecretEnc'
-  | 'rotationEndsAt'
-  | 'headersEnc'
-  | 'active'
-  | 'maxDeliveriesPerSecond'
->;
+export type { DeliveryWebhook };
 
 /** A claimed delivery and its webhook as of the claim (null: deleted meanwhile). */
 export interface ClaimedDelivery {
   row: WebhookDelivery;
   webhook: DeliveryWebhook | null;
 }
-
-type WebhookRecord = Omit<DeliveryWebhook, 'active'> & { active: boolean | number };
 
 /**
  * Claims up to `limit` due deliveries for `owner` until `leaseUntil`, with their webhooks, in one
@@ -121,40 +79,13 @@ export async function claimDueBatch(
   limit: number,
   before?: (m: EntityManager) => Promise<unknown>,
 ): Promise<ClaimedDelivery[]> {
-  const pg = isPostgres(s.ds);
-  const t = iso(now);
   const { rows, hooks } = await inTransaction(s, async (m) => {
     await before?.(m);
-    const claimed = await sql<WebhookDelivery>(
-      m,
-      'UPDATE "webhook_deliveries" SET "leaseOwner" = ?, "leaseUntil" = ? WHERE "id" IN (' +
-        'SELECT "id" FROM "webhook_deliveries" WHERE "state" = \'pending\' AND "nextAttemptAt" <= ? ' +
-        'AND ("leaseUntil" IS NULL OR "leaseUntil" <= ?) ORDER BY "nextAttemptAt", "id" ' +
-        LIMIT_PARAM +
-        (pg ? ' FOR UPDATE SKIP LOCKED' : '') +
-        ') RETURNING *',
-      [owner, iso(leaseUntil), t, t, limit],
-    );
-    if (!claimed.rows.length) return { rows: [], hooks: [] };
-    const ids = [...new Set(claimed.rows.map((r) => r.webhookId))];
-    const found = await sql<WebhookRecord>(
-      m,
-      'SELECT "id", "url", "apiVersion", "secretEnc", "nextSecretEnc", "rotationEndsAt", "headersEnc", "active", "maxDeliveriesPerSecond" FROM "webhooks" ' +
-        `WHERE "id" IN (${ids.map(() => '?').join(', ')})`,
-      ids,
-    );
-    return { rows: claimed.rows, hooks: found.rows };
+    const claimed = await leaseDueDeliveries(m, owner, iso(now), iso(leaseUntil), limit);
+    if (!claimed.length) return { rows: [], hooks: [] };
+    return { rows: claimed, hooks: await deliveryWebhooks(m, [...new Set(claimed.map((r) => r.webhookId))]) };
   });
-  const byId = new Map(
-    hooks.map((w) => [
-      w.id,
-      {
-        ...w,
-        active: Boolean(w.active),
-        maxDeliveriesPerSecond: w.maxDeliveriesPerSecond === null ? null : Number(w.maxDeliveriesPerSecond),
-      } satisfies DeliveryWebhook,
-    ]),
-  );
+  const byId = new Map(hooks.map((w) => [w.id, w]));
   return rows
     .sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1))
     .map((row) => ({ row, webhook: byId.get(row.webhookId) ?? null }));
@@ -173,11 +104,7 @@ export async function claimDueDeliveries(
 }
 
 /** What an attempt changes on its row (updateAfterAttempt): `nextAttemptAt` when retried, `finalizedAt` when final. */
-export type AttemptUpdate = Pick<
-  WebhookDelivery,
-  'state' | 'attempts' | 'statusCode' | 'durationMs' | 'responseBody' | 'lastError'
-> &
-  Partial<Pick<WebhookDelivery, 'nextAttemptAt' | 'finalizedAt'>>;
+export type AttemptUpdate = DeliveryResult;
 
 /** One row to settle: an attempt's result, or (`update` null) a lease given back untouched or deferred. */
 export interface Settlement {
@@ -188,15 +115,6 @@ export interface Settlement {
   /** The attempt itself, for its record and the webhook's failure streak (attemptLog.ts). */
   made?: MadeAttempt;
 }
-
-const FINISH =
-  'UPDATE "webhook_deliveries" SET "state" = ?, "attempts" = ?, "nextAttemptAt" = COALESCE(?, "nextAttemptAt"), ' +
-  '"statusCode" = ?, "durationMs" = ?, "responseBody" = ?, "lastError" = ?, "finalizedAt" = COALESCE(?, "finalizedAt"), ' +
-  '"leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
-const RELEASE =
-  'UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
-const DEFER =
-  'UPDATE "webhook_deliveries" SET "nextAttemptAt" = ?, "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "leaseOwner" = ?';
 
 /**
  * Writes the results of several attempts (and gives back untouched leases) in ONE transaction, each row
@@ -226,40 +144,13 @@ export async function settleIn(
   books?: AttemptBookkeeping,
 ): Promise<boolean[]> {
   const written: boolean[] = [];
-  for (const { id, update: u, deferTo } of settlements) {
-    const r = u
-      ? await sql(m, FINISH, [
-          u.state,
-          u.attempts,
-          u.nextAttemptAt ?? null,
-          u.statusCode,
-          u.durationMs,
-          u.responseBody,
-          u.lastError,
-          u.finalizedAt ?? null,
-          id,
-          owner,
-        ])
-      : deferTo
-        ? await sql(m, DEFER, [deferTo, id, owner])
-        : await sql(m, RELEASE, [id, owner]);
-    written.push(r.affected > 0);
-  }
+  for (const { id, update, deferTo } of settlements)
+    written.push(
+      update ? await writeDeliveryResult(m, id, owner, update) : await releaseDelivery(m, id, owner, deferTo),
+    );
   const made = settlements.flatMap((x) => (x.made ? [x.made] : []));
   if (books && made.length) await recordAttempts(m, made, books);
   return written;
-}
-
-/** Writes an attempt's result (and its record) and gives the lease back, only while `owner` still holds it. */
-export async function finishAttempt(
-  s: Services,
-  id: string,
-  owner: string,
-  update: AttemptUpdate,
-  made?: MadeAttempt,
-  books?: AttemptBookkeeping,
-): Promise<boolean> {
-  return (await settleDeliveries(s, owner, [{ id, update, made }], books))[0];
 }
 
 /** Gives a lease back untouched (the worker stops before or during an attempt, which then does not count). */
@@ -275,12 +166,12 @@ export async function listWebhookDeliveries(
   secret: string,
 ): Promise<Page<WebhookDelivery>> {
   const limit = page.limit ?? DEFAULT_LIMIT;
-  const qb = m.getRepository(WebhookDelivery).createQueryBuilder('d').where('d.webhookId = :webhookId', { webhookId });
-  if (page.cursor) qb.andWhere('d.id < :before', { before: decodeCursor(secret, page.cursor) });
-  const rows = await qb
-    .orderBy('d.id', 'DESC')
-    .limit(limit + 1)
-    .getMany();
+  const rows = await deliveriesOfWebhook(
+    m,
+    webhookId,
+    page.cursor ? decodeCursor(secret, page.cursor) : undefined,
+    limit + 1,
+  );
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   return { data, nextCursor: more ? encodeCursor(secret, data[data.length - 1].id) : null };

@@ -15,7 +15,7 @@ export { configureWebhookDelivery, type WebhookDeliveryDeps } from './deliveryDe
 export { listWebhookDeliveries } from './deliveryStore.js';
 export { createWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './deliveryWorker.js';
 export { registerWebhookOutbox } from './outbox.js';
-export { redeliverWebhookDelivery, sendTestEvent, type SentNow } from './redeliver.js';
+export { findWebhookDelivery, redeliverWebhookDelivery, sendTestEvent, type SentNow } from './redeliver.js';
 export { disabledReason, listDeliveryAttempts, purgeWebhookAttempts } from './attemptLog.js';
 export { HIDDEN_HEADER_VALUE } from './attemptDelivery.js';
 export { completeWebhookRotation, isRotating, rotateWebhookSecret } from './rotation.js';
@@ -24,8 +24,11 @@ export {
   createWebhook,
   deleteWebhook,
   FILTERABLE_EVENT_TYPES,
+  listAllWebhooks,
   listRoomWebhooks,
+  listWebhooksOfRooms,
   loadWebhook,
+  loadWebhookWithRoom,
   MAX_DELIVERIES_PER_SECOND,
   setWebhookActive,
   updateWebhook,
@@ -34,3 +37,5 @@ export {
 export { recoverWebhookDeliveries } from './recover.js';
 export { standardSecret } from './signing.js';
 export { verifyWebhook, verifyLegacyWebhookSignature, WEBHOOK_REPLAY_WINDOW_SECONDS } from './verifyWebhook.js';
+export { deliveriesPerHour, type DeliveryHour } from './deliveriesPerHour.js';
+export type { Webhook, WebhookApiVersion, WebhookAttempt, WebhookDelivery } from '../../db/entities/index.js';

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { sql } from '../../db/sql.js';
+import { activeWebhookFilters } from '../../db/stores/webhooks.js';
 import type { EventRow, Room } from '../../db/entities/index.js';
 import { activeWebhooksOf } from '../domain/access.js';
 import { STABLE_EVENT_TYPES } from '../domain/catalog.js';
@@ -41,13 +41,9 @@ export async function enqueueWebhookDeliveries(
 ): Promise<void> {
   // a room whose access check for this change counted no active webhook has none to look up
   if (!DELIVERED_EVENT_TYPES.has(event.type) || activeWebhooksOf(room) === 0) return;
-  const found = await sql<{ id: string; eventTypes: string | null }>(
-    m,
-    'SELECT "id", "eventTypes" FROM "webhooks" WHERE "roomId" = ? AND "active" = ? ORDER BY "id"',
-    [event.roomId, true],
-  );
+  const found = await activeWebhookFilters(m, event.roomId);
   // a webhook limited to other types gets no row at all: nothing to send, nothing to count as a failure
-  const hooks = found.rows.filter((h) => webhookTakes(parseEventTypes(h.eventTypes), event.type));
+  const hooks = found.filter((h) => webhookTakes(parseEventTypes(h.eventTypes), event.type));
   if (!hooks.length) return;
   const now = new Date(event.createdAt);
   const snapshot = snapshotOf(event);

@@ -1,8 +1,10 @@
+import type { EntityManager } from 'typeorm';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, ruleViolation, validationError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { sql } from '../../db/sql.js';
+import { failedUndelivered } from '../../db/stores/deliveries.js';
+import { lockWebhook } from '../../db/stores/webhooks.js';
 import { afterCommit, inTransaction } from '../../db/transaction.js';
 import type { WebhookDelivery } from '../../db/entities/index.js';
 import { TEST_EVENT_TYPE } from './constants.js';
@@ -54,14 +56,18 @@ export function recoverSince(s: Services, raw: string): Date {
  * is skipped when any of its deliveries to this webhook succeeded (the receiver has it) or is still
  * pending (already on its way: a second recover, or one repeated in a loop, queues nothing twice). Test
  * events and types the webhook's filter now excludes are not queued. 409 `webhook_inactive` as redeliver.
+ * `write` runs that transaction: a procedure passes its write transaction, so an Idempotency-Key's answer is
+ * stored with the queued rows (both commit, or neither).
  */
 export async function recoverWebhookDeliveries(
   s: Services,
   actor: Actor | undefined,
   input: RecoverInput,
+  write: (fn: (m: EntityManager) => Promise<{ queued: number }>) => Promise<{ queued: number }> = (fn) =>
+    inTransaction(s, fn),
 ): Promise<{ queued: number }> {
   const since = recoverSince(s, input.since);
-  const queued = await inTransaction(s, async (m) => {
+  return write(async (m) => {
     const webhook = await loadWebhook(m, input.webhookId, actor, input.roomId);
     if (!webhook.active)
       throw new DomainError(
@@ -70,17 +76,11 @@ export async function recoverWebhookDeliveries(
       );
     // a write to the webhook first: two recovers of one webhook then run one after the other (both
     // engines lock the row), so the second sees the rows the first queued
-    await sql(m, 'UPDATE "webhooks" SET "updatedAt" = "updatedAt" WHERE "id" = ?', [webhook.id]);
-    const failed = await sql<WebhookDelivery>(
-      m,
-      'SELECT * FROM "webhook_deliveries" d WHERE d."webhookId" = ? AND d."state" = \'failed\' AND d."finalizedAt" >= ? ' +
-        'AND d."eventType" <> ? AND NOT EXISTS (SELECT 1 FROM "webhook_deliveries" o WHERE o."webhookId" = d."webhookId" ' +
-        'AND o."eventId" = d."eventId" AND o."state" IN (\'pending\', \'succeeded\')) ORDER BY d."finalizedAt", d."id"',
-      [webhook.id, iso(since), TEST_EVENT_TYPE],
-    );
+    await lockWebhook(m, webhook.id);
+    const failed = await failedUndelivered(m, webhook.id, iso(since), TEST_EVENT_TYPE);
     // the latest failed row of each event, in the order the events failed
     const byEvent = new Map<string, WebhookDelivery>();
-    for (const row of failed.rows) {
+    for (const row of failed) {
       byEvent.delete(row.eventId);
       byEvent.set(row.eventId, row);
     }
@@ -93,7 +93,6 @@ export async function recoverWebhookDeliveries(
     }
     await insertDeliveryRows(m, rows);
     if (rows.length) afterCommit(m, () => s.wake.deliveries.notify());
-    return rows.length;
+    return { queued: rows.length };
   });
-  return { queued };
 }

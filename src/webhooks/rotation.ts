@@ -1,9 +1,10 @@
-import { Webhook } from '../../db/entities/index.js';
+import type { EntityManager } from 'typeorm';
+import type { Webhook } from '../../db/entities/index.js';
+import { promoteRotationsEndedBy, updateWebhookRow } from '../../db/stores/webhooks.js';
 import type { Actor } from '../domain/actor.js';
 import { validationError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
-import { sql } from '../../db/sql.js';
 import { inTransaction } from '../../db/transaction.js';
 import { DEFAULT_ROTATION_DAYS, MAX_ROTATION_DAYS } from './constants.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
@@ -58,11 +59,11 @@ export async function rotateWebhookSecret(
     const w = await loadWebhook(m, id, o.actor);
     if (isRotating(w, now)) throw invalidState('A rotation is already in progress; complete it first');
     const rotationEndsAt = iso(new Date(now.getTime() + days * DAY_MS));
-    await m.update(
-      Webhook,
-      { id },
-      { nextSecretEnc: encryptSecret(key, nextSecret), rotationEndsAt, updatedAt: iso(now) },
-    );
+    await updateWebhookRow(m, id, {
+      nextSecretEnc: encryptSecret(key, nextSecret),
+      rotationEndsAt,
+      updatedAt: iso(now),
+    });
     return { nextSecret, rotationEndsAt };
   });
 }
@@ -72,24 +73,17 @@ export async function completeWebhookRotation(s: Services, id: string, actor?: A
   await inTransaction(s, async (m) => {
     const w = await loadWebhook(m, id, actor);
     if (!w.nextSecretEnc) throw invalidState('No rotation is in progress');
-    await m.update(
-      Webhook,
-      { id },
-      { secretEnc: w.nextSecretEnc, nextSecretEnc: null, rotationEndsAt: null, updatedAt: iso(s.now()) },
-    );
+    await updateWebhookRow(m, id, {
+      secretEnc: w.nextSecretEnc,
+      nextSecretEnc: null,
+      rotationEndsAt: null,
+      updatedAt: iso(s.now()),
+    });
   });
 }
 
 /** Writes the automatic promotion of every rotation whose period has ended (one atomic statement). */
-export async function promoteEndedRotations(s: Services, at: Date, m?: Parameters<typeof sql>[0]): Promise<number> {
+export async function promoteEndedRotations(s: Services, at: Date, m?: EntityManager): Promise<number> {
   const now = iso(at);
-  const run = (db: Parameters<typeof sql>[0]) =>
-    sql(
-      db,
-      'UPDATE "webhooks" SET "secretEnc" = "nextSecretEnc", "nextSecretEnc" = NULL, "rotationEndsAt" = NULL, "updatedAt" = ? ' +
-        'WHERE "rotationEndsAt" IS NOT NULL AND "nextSecretEnc" IS NOT NULL AND "rotationEndsAt" <= ?',
-      [now, now],
-    );
-  const r = m ? await run(m) : await inTransaction(s, (tx) => run(tx));
-  return r.affected;
+  return m ? promoteRotationsEndedBy(m, now) : inTransaction(s, (tx) => promoteRotationsEndedBy(tx, now));
 }

@@ -1,17 +1,22 @@
 import type { EntityManager } from 'typeorm';
+import { type Room, Webhook, type WebhookApiVersion } from '../../db/entities/index.js';
+import { deleteDeliveriesOfWebhook } from '../../db/stores/deliveries.js';
 import {
-  Room,
-  User,
-  Webhook,
-  WebhookAttempt,
-  WebhookDelivery,
-  type WebhookApiVersion,
-} from '../../db/entities/index.js';
+  creatorExists,
+  deleteWebhookRow,
+  findWebhook,
+  insertWebhook,
+  roomOfWebhook,
+  updateWebhookRow,
+  webhooksOfRoom,
+  webhooksOfRooms,
+  allWebhooks,
+} from '../../db/stores/webhooks.js';
 import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, roomNotFound, validationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { keysetPage, type Page, type PageInput } from '../domain/paging.js';
+import type { Page, PageInput } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -19,6 +24,7 @@ import { EVENT_CATALOG, STABLE_EVENT_TYPES } from '../domain/catalog.js';
 import { API_V2, API_VERSIONS, MAX_DELIVERIES_PER_SECOND } from './constants.js';
 import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
+import { readKeysetPage } from './keysetPage.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
 import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 
@@ -59,7 +65,7 @@ export async function assertWebhookUrlAllowed(s: Services, url: string): Promise
 
 async function roomFor(m: EntityManager, roomId: string, actor?: Actor): Promise<Room> {
   if (actor) return requireRoom(m, actor, roomId, 'manage');
-  const room = await m.findOneBy(Room, { id: roomId });
+  const room = await roomOfWebhook(m, roomId);
   if (!room) throw notFound('Room');
   if (room.roomType === 1) throw roomNotFound();
   return room;
@@ -87,9 +93,9 @@ export async function createWebhook(
   const webhook = await inTransaction(s, async (m) => {
     const room = await roomFor(m, input.roomId, input.actor); // again, in the transaction that writes
     const createdById = input.actor?.userId ?? input.createdById ?? null;
-    if (createdById && !input.actor && !(await m.countBy(User, { id: createdById }))) throw notFound('User');
+    if (createdById && !input.actor && !(await creatorExists(m, createdById))) throw notFound('User');
     const now = iso(s.now());
-    const w = m.create(Webhook, {
+    const w = Object.assign(new Webhook(), {
       id: newId('wh', s.now().getTime()),
       roomId: room.id,
       organizationId: room.organizationId,
@@ -109,8 +115,8 @@ export async function createWebhook(
       createdById,
       createdAt: now,
       updatedAt: now,
-    });
-    await m.insert(Webhook, w);
+    } satisfies Webhook);
+    await insertWebhook(m, w);
     return w;
   });
   return { webhook, secret };
@@ -190,7 +196,7 @@ export async function updateWebhook(
     const w = await loadWebhook(m, id, actor);
     if (!Object.keys(change).length) return w;
     const updatedAt = iso(s.now());
-    await m.update(Webhook, { id }, { ...change, updatedAt });
+    await updateWebhookRow(m, id, { ...change, updatedAt });
     return Object.assign(w, change, { updatedAt });
   });
 }
@@ -198,10 +204,27 @@ export async function updateWebhook(
 /** Loads a webhook the caller may manage (operator: any), or 404 `not_found`. */
 export async function loadWebhook(m: EntityManager, id: string, actor?: Actor, roomId?: string): Promise<Webhook> {
   if (actor && roomId !== undefined) await requireRoom(m, actor, roomId, 'manage');
-  const w = await m.findOneBy(Webhook, { id });
+  const w = await findWebhook(m, id);
   if (!w || (roomId !== undefined && w.roomId !== roomId)) throw notFound('Webhook');
   if (actor && roomId === undefined) await requireRoom(m, actor, w.roomId, 'manage');
   return w;
+}
+
+/** Every webhook of the rooms given, oldest first (the developer pages list the rooms the user manages). */
+export const listWebhooksOfRooms = (m: EntityManager, roomIds: string[]): Promise<Webhook[]> =>
+  webhooksOfRooms(m, roomIds);
+
+/** Every webhook, or one room's, by creation time: the operator's list (no access check). */
+export const listAllWebhooks = (m: EntityManager, roomId?: string): Promise<Webhook[]> => allWebhooks(m, roomId);
+
+/** A webhook the actor may manage with its room (the pages name the room), or the errors of loadWebhook. */
+export async function loadWebhookWithRoom(
+  m: EntityManager,
+  id: string,
+  actor: Actor,
+): Promise<{ webhook: Webhook; room: Room }> {
+  const webhook = await loadWebhook(m, id, actor);
+  return { webhook, room: await requireRoom(m, actor, webhook.roomId, 'manage') };
 }
 
 /** Webhooks of a room (room `manage` access), oldest first, in pages. */
@@ -213,8 +236,12 @@ export async function listRoomWebhooks(
   secret: string,
 ): Promise<Page<Webhook>> {
   await requireRoom(m, actor, roomId, 'manage');
-  const qb = m.getRepository(Webhook).createQueryBuilder('w').where('w.roomId = :roomId', { roomId });
-  return keysetPage(qb, 'w.id', (w) => w.id, page, secret);
+  return readKeysetPage(
+    page,
+    secret,
+    (b) => webhooksOfRoom(m, roomId, b),
+    (w) => w.id,
+  );
 }
 
 /**
@@ -226,7 +253,7 @@ export async function setWebhookActive(s: Services, id: string, active: boolean,
   await inTransaction(s, async (m) => {
     await loadWebhook(m, id, actor);
     const cleared = active ? { failingSince: null, disabledReason: null, disabledAt: null } : {};
-    await m.update(Webhook, { id }, { active, ...cleared, updatedAt: iso(s.now()) });
+    await updateWebhookRow(m, id, { active, ...cleared, updatedAt: iso(s.now()) });
   });
 }
 
@@ -234,9 +261,8 @@ export async function setWebhookActive(s: Services, id: string, active: boolean,
 export async function deleteWebhook(s: Services, id: string, actor?: Actor): Promise<void> {
   await inTransaction(s, async (m) => {
     await loadWebhook(m, id, actor);
-    await m.delete(WebhookAttempt, { webhookId: id });
-    await m.delete(WebhookDelivery, { webhookId: id });
-    await m.delete(Webhook, { id });
+    await deleteDeliveriesOfWebhook(m, id);
+    await deleteWebhookRow(m, id);
   });
 }
 

@@ -105,12 +105,8 @@ export const webhookCommands: Command[] = [
     options: { room: { type: 'string', description: 'only the webhooks of this room (room_…)' } },
     columns: ['id', 'roomId', 'url', 'active', 'eventTypes', 'createdAt'],
     async run(a, { services: s }) {
-      const { Webhook } = await import('../../../db/entities/index.js');
-      const room = optional(a, 'room');
-      const rows = await s.ds.manager.find(Webhook, {
-        where: room ? { roomId: room } : {},
-        order: { createdAt: 'ASC', id: 'ASC' },
-      });
+      const { listAllWebhooks } = await config();
+      const rows = await listAllWebhooks(s.ds.manager, optional(a, 'room'));
       return {
         data: rows.map((w) => ({
           id: w.id,

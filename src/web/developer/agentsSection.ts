@@ -1,4 +1,4 @@
-import type { AgentConnector, AgentRun } from '../../../db/entities/index.js';
+import type { AgentConnector, AgentRun } from '../../agents/connectors.js';
 import { SCOPES } from '../../domain/scopes.js';
 import { html, type SafeHtml } from '../html.js';
 import type { OrgChoice } from './developerAccess.js';

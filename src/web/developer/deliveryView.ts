@@ -1,4 +1,4 @@
-import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../../db/entities/index.js';
+import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../webhooks/index.js';
 import { html, type SafeHtml } from '../html.js';
 import { page } from '../layout.js';
 import { developerNav, webhookPath } from './developerNav.js';

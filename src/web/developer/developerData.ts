@@ -1,9 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import { In } from 'typeorm';
-import { AgentRun, Room, Webhook, type ApiKey, type WebhookDelivery } from '../../../db/entities/index.js';
 import { connectorNames } from '../../agents/connectorNames.js';
 import { listConnectors } from '../../agents/connectors.js';
-import { recentRunsOfRooms } from '../../agents/runs.js';
+import { recentRunsOfRooms, roomsWithRuns } from '../../agents/runs.js';
 import { chargeUnits } from '../../auth/units.js';
 import { requireRoom } from '../../domain/access.js';
 import { billingEntityOf } from '../../domain/actor.js';
@@ -13,8 +11,15 @@ import { DomainError } from '../../domain/errors.js';
 import { nextMonthStart } from '../../domain/time.js';
 import type { OrgConnectors, RoomRuns } from './agentsSection.js';
 import type { Services } from '../../domain/services.js';
-import { listWebhookDeliveries, loadWebhook } from '../../webhooks/index.js';
-import { deliveriesPerHour, type DeliveryHour } from '../../webhooks/deliveriesPerHour.js';
+import {
+  deliveriesPerHour,
+  type DeliveryHour,
+  listWebhookDeliveries,
+  listWebhooksOfRooms,
+  loadWebhookWithRoom,
+  type Webhook,
+  type WebhookDelivery,
+} from '../../webhooks/index.js';
 import { listRecentActivity, type ActivityRow } from './recentActivity.js';
 import {
   actorFor,
@@ -26,6 +31,9 @@ import {
   type SignedIn,
 } from './developerAccess.js';
 import type { OrgApprovals } from './mcpClientsSection.js';
+
+/** An API key as the pages show it (never its secret: only its hash is stored). */
+export type ApiKey = Awaited<ReturnType<typeof listApiKeys>>[number];
 
 /** Deliveries shown per webhook (newest first). */
 export const DELIVERIES_SHOWN = 10;
@@ -71,9 +79,10 @@ export async function loadWebhooks(s: Services, who: SignedIn, deliveries = 1): 
   const m = s.ds.manager;
   const orgs = await organizationsOf(m, who.user.id);
   const rooms = await manageableRooms(m, who, orgs);
-  const hooks = rooms.length
-    ? await m.find(Webhook, { where: { roomId: In(rooms.map((r) => r.id)) }, order: { id: 'ASC' } })
-    : [];
+  const hooks = await listWebhooksOfRooms(
+    m,
+    rooms.map((r) => r.id),
+  );
   const withHistory = await Promise.all(
     hooks.map(async (webhook) => {
       const page = await listWebhookDeliveries(m, webhook.id, { limit: deliveries }, s.secret);
@@ -87,9 +96,7 @@ export async function loadWebhooks(s: Services, who: SignedIn, deliveries = 1): 
 export async function loadWebhookPage(s: Services, who: SignedIn, webhookId: string): Promise<WebhookPageData> {
   const m = s.ds.manager;
   const actor = await actorForWebhook(m, who, webhookId);
-  const webhook = await loadWebhook(m, webhookId, actor);
-  await requireRoom(m, actor, webhook.roomId, 'manage');
-  const room = await m.findOneByOrFail(Room, { id: webhook.roomId });
+  const { webhook, room } = await loadWebhookWithRoom(m, webhookId, actor);
   const orgs = await organizationsOf(m, who.user.id);
   const org = room.organizationId ? orgs.find((o) => o.id === room.organizationId) : undefined;
   const page = await listWebhookDeliveries(m, webhook.id, { limit: DELIVERIES_SHOWN }, s.secret);
@@ -173,19 +180,14 @@ export const RUNS_SHOWN = 10;
  */
 async function runsOfRooms(m: EntityManager, who: SignedIn, orgs: OrgChoice[]): Promise<RoomRuns[]> {
   if (!orgs.length) return [];
-  const withRuns = await m
-    .getRepository(AgentRun)
-    .createQueryBuilder('x')
-    .select('DISTINCT x.roomId', 'roomId')
-    .where('x.organizationId IN (:...orgs)', { orgs: orgs.map((o) => o.id) })
-    .getRawMany<{ roomId: string }>();
   const out: RoomRuns[] = [];
-  for (const { roomId } of withRuns.sort((a, b) => (a.roomId < b.roomId ? -1 : 1))) {
-    const candidate = await m.findOneBy(Room, { id: roomId });
-    if (!candidate) continue;
+  for (const candidate of await roomsWithRuns(
+    m,
+    orgs.map((o) => o.id),
+  )) {
     try {
       // in the room's own organization, through the one place of room RBAC
-      const room = await requireRoom(m, actorFor(who, candidate.organizationId), roomId, 'read');
+      const room = await requireRoom(m, actorFor(who, candidate.organizationId), candidate.id, 'read');
       out.push({ room: { id: room.id, name: room.name }, runs: await recentRunsOfRooms(m, [room.id], RUNS_SHOWN) });
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;

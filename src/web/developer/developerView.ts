@@ -1,10 +1,9 @@
-import type { ApiKey } from '../../../db/entities/index.js';
 import { html, type SafeHtml } from '../html.js';
 import { page } from '../layout.js';
 import { activitySection } from './activitySection.js';
 import { agentsSection, type AgentsSectionOptions, type OrgConnectors, type RoomRuns } from './agentsSection.js';
 import { COPY_SCRIPT_PATH } from './copyScript.js';
-import type { ContextUsage, RoomWebhooks, WebhookPageData } from './developerData.js';
+import type { ApiKey, ContextUsage, RoomWebhooks, WebhookPageData } from './developerData.js';
 import { DEVELOPER_PAGES, developerNav, type DeveloperPageName } from './developerNav.js';
 import type { OrgChoice } from './developerAccess.js';
 import { keysSection, type KeysSectionOptions } from './keysSection.js';

@@ -1,8 +1,7 @@
-import type { ApiKey } from '../../../db/entities/index.js';
 import { html, type SafeHtml } from '../html.js';
 import type { OrgConnectors } from './agentsSection.js';
 import { usageMeter } from './charts.js';
-import type { ContextUsage, RoomWebhooks } from './developerData.js';
+import type { ApiKey, ContextUsage, RoomWebhooks } from './developerData.js';
 import { DEVELOPER_PAGES } from './developerNav.js';
 import type { OrgApprovals } from './mcpClientsSection.js';
 

@@ -1,4 +1,4 @@
-import type { AgentRun } from '../../../db/entities/index.js';
+import type { AgentRun } from '../../agents/connectors.js';
 import { html, type SafeHtml } from '../html.js';
 import type { RoomRuns } from './agentsSection.js';
 import { when } from './viewParts.js';

@@ -1,5 +1,4 @@
-import type { WebhookDelivery } from '../../../db/entities/index.js';
-import { standardSecret } from '../../webhooks/index.js';
+import { standardSecret, type WebhookDelivery } from '../../webhooks/index.js';
 import { html, type SafeHtml } from '../html.js';
 import { secretOnce } from './viewParts.js';
 
