@@ -249,6 +249,26 @@ describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { 
     const late = await attach(fresh.body.id, 'minutes-final.md');
     await frame.waitForSelector(`li[data-message="${fresh.body.id}"] li[data-file="${late}"]`, { timeout: 60_000 });
     expect(await frame.textContent(`li[data-message="${fresh.body.id}"] .filename`)).toBe('minutes-final.md');
+
+    // the owner posts from the view (create_message through the host): it shows, and svc records the owner
+    await frame.fill('#compose', 'Sent from the conversation view');
+    await frame.click('.compose button');
+    await frame.waitForSelector('#status[data-kind="ok"]');
+    await frame.waitForSelector('#messages li .body:text-is("Sent from the conversation view")');
+    const [row] = await auditRows('create_message');
+    expect(row).toMatchObject({
+      statusCode: 201,
+      actor: 'user',
+      authMethod: 'oauth_bearer',
+      userId: w.owner.id,
+      agentRunId: null,
+    });
+    const listed = await call(t, 'GET', `/v1/rooms/${w.roomId}/messages?order=desc&limit=1`, { key: w.key });
+    expect(listed.body.data[0]).toMatchObject({ body: 'Sent from the conversation view', authorId: w.owner.id });
+    const events = await call(t, 'GET', `/v1/events?type=message.created&roomId=${w.roomId}`, { key: w.key });
+    expect(events.body.data.find((e: any) => e.data.object.id === listed.body.data[0].id)).toMatchObject({
+      actor: 'user',
+    });
   });
 
   it("refuses a view's write on a read-only connection, as it refuses the model's", async () => {
