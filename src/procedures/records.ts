@@ -100,7 +100,8 @@ const listApprovalsProcedure = apiProcedure
     },
     summary: "List a record's approvals",
     description:
-      'The approval requests of a record, oldest first: each with its requester, its state (pending, approved, rejected, withdrawn), who decided it, the comment and the times.',
+      'The approval requests of a record, oldest first: each with its requester, its state (pending, approved, ' +
+      'rejected, withdrawn), who decided it, the comment and the times.',
     tags: ['records'],
     scope: 'records:read',
     units: 1,

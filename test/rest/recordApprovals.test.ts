@@ -26,7 +26,7 @@ const approvalsPath = (w: World, recordId: string, roomId = w.roomId) =>
   `/v1/rooms/${roomId}/records/${recordId}/approvals`;
 
 describe('GET /v1/rooms/{roomId}/records/{recordId}/approvals (list_record_approvals)', () => {
-  it('lists every request of a record oldest first, with who asked, who decided, the decision and the comment', async () => {
+  it('lists every request oldest first: who asked, who decided, the decision and the comment', async () => {
     await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const memberKey = (
@@ -105,7 +105,7 @@ describe('GET /v1/rooms/{roomId}/records/{recordId}/approvals (list_record_appro
     expect(limit.status).toBe(400);
   });
 
-  it("answers 404 for another organization's record, a record asked through another room, and an unknown one; 403 without records:read", async () => {
+  it("404 for another organization's record, another room or an unknown id; 403 without records:read", async () => {
     await using t = await sharedTestServer();
     const w = await createWorld(t.rt);
     const other = await createWorld(t.rt, 'Other');
