@@ -73,7 +73,7 @@ async function openView(
   tool: string,
   args: Record<string, unknown>,
   o: { token?: string; headers?: Record<string, string> } = {},
-): Promise<{ page: Page; frame: Frame; resourceUri: string; csp: unknown }> {
+): Promise<{ page: Page; frame: Frame; resourceUri: string; csp: unknown; appOnly: string[] }> {
   const { page } = browser;
   await page.goto(hostUrl);
   await page.waitForFunction(() => typeof (globalThis as any).openView === 'function');
@@ -133,8 +133,10 @@ describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { 
     const title = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">Q3 plan';
     const earlier = '<img src=x onerror="window.pwned=5">Add the Q2 figures';
     const id = await pendingRecord(title, earlier);
-    const { frame, resourceUri, csp } = await openView('get_record', { roomId: w.roomId, recordId: id });
+    const { frame, resourceUri, csp, appOnly } = await openView('get_record', { roomId: w.roomId, recordId: id });
     expect(resourceUri).toBe('ui://svc/record');
+    // the SDK client declared the extension: its list holds the view's own tool, marked for the app alone
+    expect(appOnly).toEqual(['list_record_approvals']);
     expect(csp).toEqual({ connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] });
     await frame.waitForSelector('#title');
     // a record title with script: shown as the characters it is, nothing of it runs
