@@ -73,20 +73,24 @@ export function serverCard(baseUrl: string, catalog: ToolCatalog) {
   };
 }
 
+/** What a publisher of its own registry entry changes: its namespace, and the address of its deployment. */
+export interface RegistryEntryOptions {
+  /** The name under a namespace the publisher owns (`io.github.<user>/svc`, `com.example/svc`). */
+  name?: string;
+  /** The deployment's BASE_URL: the entry names its `/mcp` alone, instead of the `{host}` template. */
+  baseUrl?: string;
+}
+
 /**
  * `server.json` for the official MCP registry (the repository's server.json is this, a test holds it so): the same
  * name, version, description and endpoint as the server card, in the registry's schema. svc runs where its operator
- * deploys it, so the remote's URL is a template: a host fills in the deployment's address.
+ * deploys it, so the remote's URL is a template: a host fills in the deployment's address. An operator publishing
+ * an entry of its own gives its name and its deployment's address instead (scripts/server-json.ts).
  */
-export function registryServerJson() {
-  return {
-    $schema: SERVER_JSON_SCHEMA,
-    name: REGISTRY_NAME,
-    title: SERVER_INFO.title,
-    description: DESCRIPTION,
-    version: SERVER_INFO.version,
-    remotes: [
-      {
+export function registryServerJson(o: RegistryEntryOptions = {}) {
+  const remote = o.baseUrl
+    ? remoteOf(o.baseUrl.replace(/\/+$/, ''))
+    : {
         ...remoteOf('https://{host}'),
         variables: {
           host: {
@@ -95,8 +99,14 @@ export function registryServerJson() {
             placeholder: 'svc.example.com',
           },
         },
-      },
-    ],
+      };
+  return {
+    $schema: SERVER_JSON_SCHEMA,
+    name: o.name ?? REGISTRY_NAME,
+    title: SERVER_INFO.title,
+    description: DESCRIPTION,
+    version: SERVER_INFO.version,
+    remotes: [remote],
   };
 }
 

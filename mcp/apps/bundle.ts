@@ -53,6 +53,9 @@ q{display:block;margin-top:2px}
 .column{border:1px solid #8884;border-radius:6px;padding:6px}
 .card{border:1px solid #8884;border-radius:6px;padding:6px;margin:6px 0}.card .title{font-weight:600}
 .messages .body{white-space:pre-wrap;overflow-wrap:anywhere}
+ul.attachments{list-style:none;margin:4px 0 0;padding:0;font-size:12px}
+ul.attachments li{padding:0;border:0}ul.attachments li::before{content:"\\1F4CE  "}
+.filename{overflow-wrap:anywhere}
 #status{min-height:1.2em;font-size:12px}#status[data-kind=error]{color:crimson}#status[data-kind=ok]{color:green}
 `;
 

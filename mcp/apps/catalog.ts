@@ -61,22 +61,44 @@ export function declaresApps(clientCapabilities: unknown): boolean {
 }
 
 /**
- * The tool list with each view's link (`_meta.ui.resourceUri`) on its tool. Only the link: the tool's text,
- * schemas and results stay as they are, so a host without Apps, and the model, see the same tool.
+ * Tools a view calls and the model is not offered (`_meta.ui.visibility: ["app"]`): the record view's approval
+ * history. Listed only to a client that declared the extension; any connection whose scopes and selection allow
+ * it may still call it (it reads what REST reads), so a host that forwards a view's calls unlisted works too.
+ */
+export const APP_ONLY_TOOLS: ReadonlySet<string> = new Set(['list_record_approvals']);
+export const isAppOnly = (tool: string): boolean => APP_ONLY_TOOLS.has(tool);
+
+/**
+ * The tool list with each view's link (`_meta.ui.resourceUri`) on its tool, and the app-only tools marked so.
+ * Only that: the tool's text, schemas and results stay as they are, so a host without Apps, and the model, see
+ * the same tool.
  */
 export function withViews(tools: Tool[]): Tool[] {
   return tools.map((tool) => {
     const view = byTool.get(tool.name);
-    return view ? { ...tool, _meta: { ...tool._meta, ui: { resourceUri: view.uri } } } : tool;
+    if (view) return { ...tool, _meta: { ...tool._meta, ui: { resourceUri: view.uri } } };
+    return isAppOnly(tool.name) ? { ...tool, _meta: { ...tool._meta, ui: { visibility: ['app'] } } } : tool;
   });
 }
 
 /**
- * Whether a request's tool list links the views. A 2026-07-28 request declares its client's capabilities in its
- * envelope: the links go to a client that declared the extension, and to no other. A 2025 request carries no
- * capabilities (this server is stateless: what `initialize` declared is gone by the next request), so its list
- * links them always; the link is one short `_meta` field that a client without Apps ignores.
+ * A request's tool list as MCP Apps shapes it. A 2026-07-28 request declares its client's capabilities in its
+ * envelope: a client that declared the extension gets the views' links and the app-only tools, any other the
+ * list as without Apps. A 2025 request carries no capabilities (this server is stateless: what `initialize`
+ * declared is gone by the next request): its list links the views (one short `_meta` field that a client without
+ * Apps ignores) and leaves the app-only tools out, since such a client would offer them to its model.
  */
-export function linksViews(envelope: Record<string, unknown> | undefined, capabilitiesKey: string): boolean {
-  return envelope ? declaresApps(envelope[capabilitiesKey]) : true;
+export function appsToolList(
+  tools: Tool[],
+  envelope: Record<string, unknown> | undefined,
+  capabilitiesKey: string,
+): Tool[] {
+  if (envelope && declaresApps(envelope[capabilitiesKey])) return withViews(tools);
+  const offered = tools.filter((t) => !isAppOnly(t.name));
+  return envelope ? offered : withViews(offered);
+}
+
+/** Whether a request's resource list names the views: a 2026-07-28 request whose client declared the extension. */
+export function listsViews(envelope: Record<string, unknown> | undefined, capabilitiesKey: string): boolean {
+  return !!envelope && declaresApps(envelope[capabilitiesKey]);
 }

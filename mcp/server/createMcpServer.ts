@@ -13,7 +13,7 @@ import { complete } from '../resources/completions.js';
 import { clientCapabilitiesOf, serveMethods, type ConnectionRights } from './connectionRights.js';
 import { confirm, confirmCodec, needsConfirmation } from '../tools/confirm.js';
 import { cancelTask, declaresTasks, getTask, TASK_TOOL, TaskParams, taskIdOf, taskOf, updateTask } from '../tasks/tasks.js';
-import { isViewUri, linksViews, withViews } from '../apps/catalog.js';
+import { appsToolList, isViewUri, listsViews } from '../apps/catalog.js';
 import { readView, viewResources } from '../apps/resources.js';
 import { invokeTool, type ToolCallOptions } from '../tools/invokeTool.js';
 import { listResources, readResource, resourceTemplates } from '../resources/resources.js';
@@ -96,9 +96,9 @@ export function createMcpServer({
   // sorted by name: a 2026-07-28 client may cache the list, and the same credential gets the same text
   serve('tools/list', async (_request, ctx) => {
     const list = toolsFor(tools, actor.scopes, actor.agentRunId).sort(byName);
-    // MCP Apps (mcp/apps/): each view's link on its tool, for a client of the extension
+    // MCP Apps (mcp/apps/): each view's link on its tool, and the app-only tools, for a client of the extension
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-    return { tools: linksViews(envelope, CLIENT_CAPABILITIES_META_KEY) ? withViews(list) : list };
+    return { tools: appsToolList(list, envelope, CLIENT_CAPABILITIES_META_KEY) };
   });
 
   serve('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
@@ -148,7 +148,7 @@ export function createMcpServer({
     const page = await listResources(catalog, { ...call, signal: ctx.mcpReq.signal }, request.params?.cursor);
     // MCP Apps: the views, on the first page, for a 2026-07-28 client that declared the extension
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-    const views = envelope && !request.params?.cursor && linksViews(envelope, CLIENT_CAPABILITIES_META_KEY);
+    const views = !request.params?.cursor && listsViews(envelope, CLIENT_CAPABILITIES_META_KEY);
     return views ? { ...page, resources: [...viewResources(), ...page.resources] } : page;
   });
   serve('resources/read', async (request, ctx) =>

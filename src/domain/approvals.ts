@@ -6,6 +6,7 @@ import type { Actor } from './actor.js';
 import { DomainError } from './errors.js';
 import { emitEvent, type EventType } from './events.js';
 import { newId } from './ids.js';
+import { keysetPage, type PageInput } from './paging.js';
 import { getRecord } from './records.js';
 import { iso } from './time.js';
 
@@ -81,4 +82,21 @@ export async function actOnApproval(
     await emitEvent(m, { type, room, object: { type: 'record', id: record.id }, actor, now });
   }
   return { record, approval };
+}
+
+/**
+ * The approval history of a record, oldest first: every request and its decision (approved, rejected, withdrawn)
+ * or its pending state, with who asked, who decided and the comment. Read under the record's own rights.
+ */
+export async function listApprovals(
+  m: EntityManager,
+  actor: Actor,
+  roomId: string,
+  recordId: string,
+  page: PageInput,
+  secret: string,
+) {
+  await getRecord(m, actor, roomId, recordId);
+  const qb = m.getRepository(Approval).createQueryBuilder('x').where('x.recordId = :recordId', { recordId });
+  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
 }

@@ -1,6 +1,6 @@
 import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
-import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
+import { actOnApproval, type ApprovalAction, listApprovals } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
 import type { ProcedureMeta } from './meta.js';
 import { forModel, idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
@@ -88,6 +88,40 @@ const approvalProcedure = (action: ApprovalAction) =>
         return { record: toRecord(r.record), approval: toApproval(r.approval) };
       });
     });
+
+/** A record's approval history: who asked, who decided what, with which comment, when. */
+const listApprovalsProcedure = apiProcedure
+  .meta({
+    http: { method: 'GET', path: `${recordPath}/approvals` },
+    tool: {
+      name: 'list_record_approvals',
+      title: "List a record's approvals",
+      description: "A record's approval requests and decisions, oldest first.",
+    },
+    summary: "List a record's approvals",
+    description:
+      'The approval requests of a record, oldest first: each with its requester, its state (pending, approved, ' +
+      'rejected, withdrawn), who decided it, the comment and the times.',
+    tags: ['records'],
+    scope: 'records:read',
+    units: 1,
+    kind: 'read',
+    errors: ['not_found', 'room_not_found'],
+  })
+  .input(z.strictObject({ roomId: idOf('room'), recordId: idOf('rec'), ...pageInput }))
+  .output(listOf(ApprovalView))
+  .query(async ({ ctx, input }) => {
+    const { roomId, recordId, ...page } = input;
+    const approvals = await listApprovals(
+      ctx.services.ds.manager,
+      ctx.actor,
+      roomId,
+      recordId,
+      page,
+      ctx.services.secret,
+    );
+    return { data: approvals.data.map(toApproval), nextCursor: approvals.nextCursor };
+  });
 
 export const recordsRouter = router({
   list: apiProcedure
@@ -215,4 +249,5 @@ export const recordsRouter = router({
   approve: approvalProcedure('approve'),
   reject: approvalProcedure('reject'),
   withdrawApproval: approvalProcedure('withdraw'),
+  listApprovals: listApprovalsProcedure,
 });

@@ -54,7 +54,8 @@ beforeAll(async () => {
   hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/`;
   t = await startTestServer();
   w = await createWorld(t.rt);
-  const scope = 'mcp:tools rooms:read records:read records:write tasks:read tasks:write messages:read messages:write';
+  const scope =
+    'mcp:tools rooms:read records:read records:write tasks:read tasks:write messages:read messages:write files:read';
   ownerToken = (await obtainTokens(t, w, await registerClient(t), { resource: `${t.baseUrl}/mcp`, scope }))
     .access_token;
   memberKey = (await issueKey(t.rt, { userId: w.member.id, organizationId: w.orgId, scopes: [...ALL_SCOPES] })).token;
@@ -72,7 +73,7 @@ async function openView(
   tool: string,
   args: Record<string, unknown>,
   o: { token?: string; headers?: Record<string, string> } = {},
-): Promise<{ page: Page; frame: Frame; resourceUri: string; csp: unknown }> {
+): Promise<{ page: Page; frame: Frame; resourceUri: string; csp: unknown; appOnly: string[] }> {
   const { page } = browser;
   await page.goto(hostUrl);
   await page.waitForFunction(() => typeof (globalThis as any).openView === 'function');
@@ -90,18 +91,37 @@ async function openView(
 const recordOf = async (id: string) =>
   (await call(t, 'GET', `/v1/rooms/${w.roomId}/records/${id}`, { key: w.key })).body as { approvalState: string };
 
-/** A record by the member, with approval requested by the member: the owner may approve it. */
-async function pendingRecord(title: string): Promise<string> {
+/**
+ * A record by the member, with approval requested by the member: the owner may approve it. With `rejectedWith`,
+ * an earlier request of the member's was rejected by the owner with that comment first.
+ */
+async function pendingRecord(title: string, rejectedWith?: string): Promise<string> {
   const rec = await call(t, 'POST', `/v1/rooms/${w.roomId}/records`, {
     key: memberKey,
     body: { title, body: 'minutes' },
   });
-  const asked = await call(t, 'POST', `/v1/rooms/${w.roomId}/records/${rec.body.id}/approval/request`, {
-    key: memberKey,
-    body: {},
-  });
-  expect(asked.status).toBe(200);
+  const step = async (action: string, key: string, body: Record<string, string> = {}) => {
+    const r = await call(t, 'POST', `/v1/rooms/${w.roomId}/records/${rec.body.id}/approval/${action}`, { key, body });
+    expect(r.status).toBe(200);
+  };
+  if (rejectedWith !== undefined) {
+    await step('request', memberKey);
+    await step('reject', w.key, { comment: rejectedWith });
+  }
+  await step('request', memberKey);
   return rec.body.id as string;
+}
+
+/** Uploads a small file attached to a message, as the member; returns its id. */
+async function attach(messageId: string, filename: string): Promise<string> {
+  const up = await call(
+    t,
+    'POST',
+    `/v1/rooms/${w.roomId}/files?filename=${encodeURIComponent(filename)}&messageId=${messageId}`,
+    { key: memberKey, body: 'notes', headers: { 'content-type': 'text/plain' } },
+  );
+  expect(up.status).toBe(201);
+  return up.body.id as string;
 }
 
 /** The MCP audit rows of a tool, newest first. */
@@ -111,9 +131,12 @@ const auditRows = async (tool: string) =>
 describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { timeout: 180_000 }, () => {
   it('approves a record from its view: the title shows as text, and svc records the owner acting through the host', async () => {
     const title = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">Q3 plan';
-    const id = await pendingRecord(title);
-    const { frame, resourceUri, csp } = await openView('get_record', { roomId: w.roomId, recordId: id });
+    const earlier = '<img src=x onerror="window.pwned=5">Add the Q2 figures';
+    const id = await pendingRecord(title, earlier);
+    const { frame, resourceUri, csp, appOnly } = await openView('get_record', { roomId: w.roomId, recordId: id });
     expect(resourceUri).toBe('ui://svc/record');
+    // the SDK client declared the extension: its list holds the view's own tool, marked for the app alone
+    expect(appOnly).toEqual(['list_record_approvals']);
     expect(csp).toEqual({ connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] });
     await frame.waitForSelector('#title');
     // a record title with script: shown as the characters it is, nothing of it runs
@@ -121,11 +144,33 @@ describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { 
     expect(await frame.locator('img').count()).toBe(0);
     expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
     expect(await frame.textContent('#state')).toBe('pending');
+    // its approvers and their decisions (list_record_approvals through the host): the earlier request, rejected
+    // by the owner with a comment holding markup, shown as text; the pending one, asked by the member
+    await frame.waitForSelector('#decisions li[data-status="rejected"]');
+    const rejected = '#decisions li[data-status="rejected"]';
+    expect(await frame.textContent(`${rejected} .decider`)).toMatch(/^ by owner · /);
+    expect(await frame.textContent(`${rejected} .meta`)).toMatch(/^requested by member · /);
+    expect(await frame.textContent(`${rejected} q`)).toBe(earlier);
+    expect(await frame.textContent('#decisions li[data-status="pending"] .meta')).toMatch(/^requested by member/);
+    expect(await frame.locator('#decisions li').count()).toBe(2);
+    expect(await frame.locator('img').count()).toBe(0);
 
     await frame.fill('#comment', 'Looks right to me');
     await frame.click('button[data-action="approve_record"]');
     await frame.waitForSelector('#state:text("approved")');
-    expect(await frame.textContent('#decisions')).toContain('Looks right to me');
+    // the view reads the history again: the decision on top, by the owner, with its comment; the earlier one kept
+    await frame.waitForSelector('#decisions li[data-status="approved"]');
+    expect(await frame.locator('#decisions li[data-status="pending"]').count()).toBe(0);
+    const approved = '#decisions li[data-status="approved"]';
+    expect(await frame.textContent(`${approved} q`)).toBe('Looks right to me');
+    expect(await frame.textContent(`${approved} .decider`)).toMatch(/^ by owner · /);
+    expect(await frame.getAttribute('#decisions li:first-child', 'data-status')).toBe('approved');
+    expect(await frame.locator('#decisions li').count()).toBe(2);
+    expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
+    // the history was read as the owner, through the host: an audit row of the app-only tool for each reading
+    const reads = await auditRows('list_record_approvals');
+    expect(reads.length).toBeGreaterThanOrEqual(2);
+    for (const r of reads) expect(r).toMatchObject({ statusCode: 200, actor: 'user', userId: w.owner.id });
 
     expect((await recordOf(id)).approvalState).toBe('approved');
     const [row] = await auditRows('approve_record');
@@ -179,11 +224,18 @@ describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { 
 
   it('shows the conversation with hostile bodies as text, and a new message appears without reloading', async () => {
     const hostile = '<img src=x onerror="window.pwned=3"><b>bold?</b></div><script>window.pwned=4</script>';
-    await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: memberKey, body: { body: hostile } });
+    const posted = await call(t, 'POST', `/v1/rooms/${w.roomId}/messages`, { key: memberKey, body: { body: hostile } });
+    // an attachment whose name holds markup
+    const filename = '<img src=x onerror="window.pwned=6">plan.txt';
+    const file = await attach(posted.body.id, filename);
     const { frame } = await openView('list_messages', { roomId: w.roomId, order: 'desc', limit: 20 });
     await frame.waitForSelector('#messages li');
     const bodies = await frame.locator('#messages li .body').allTextContents();
     expect(bodies).toContain(hostile);
+    // the message's attachments (list_files through the host), by file name, as text
+    const attached = `li[data-message="${posted.body.id}"] .attachments li[data-file="${file}"] .filename`;
+    await frame.waitForSelector(attached);
+    expect(await frame.textContent(attached)).toBe(filename);
     expect(await frame.locator('#messages img, #messages b, #messages script').count()).toBe(0);
     expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
     expect(await frame.locator('#messages .author').first().textContent()).toBe('member');
@@ -195,6 +247,30 @@ describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { 
     // the view polls list_messages through the host and shows it
     await frame.waitForSelector(`li[data-message="${fresh.body.id}"]`, { timeout: 30_000 });
     expect(await frame.textContent(`li[data-message="${fresh.body.id}"] .body`)).toBe('Posted while the view is open');
+    // a file attached to it afterwards follows, on a later reading of the room's files
+    const late = await attach(fresh.body.id, 'minutes-final.md');
+    await frame.waitForSelector(`li[data-message="${fresh.body.id}"] li[data-file="${late}"]`, { timeout: 60_000 });
+    expect(await frame.textContent(`li[data-message="${fresh.body.id}"] .filename`)).toBe('minutes-final.md');
+
+    // the owner posts from the view (create_message through the host): it shows, and svc records the owner
+    await frame.fill('#compose', 'Sent from the conversation view');
+    await frame.click('.compose button');
+    await frame.waitForSelector('#status[data-kind="ok"]');
+    await frame.waitForSelector('#messages li .body:text-is("Sent from the conversation view")');
+    const [row] = await auditRows('create_message');
+    expect(row).toMatchObject({
+      statusCode: 201,
+      actor: 'user',
+      authMethod: 'oauth_bearer',
+      userId: w.owner.id,
+      agentRunId: null,
+    });
+    const listed = await call(t, 'GET', `/v1/rooms/${w.roomId}/messages?order=desc&limit=1`, { key: w.key });
+    expect(listed.body.data[0]).toMatchObject({ body: 'Sent from the conversation view', authorId: w.owner.id });
+    const events = await call(t, 'GET', `/v1/events?type=message.created&roomId=${w.roomId}`, { key: w.key });
+    expect(events.body.data.find((e: any) => e.data.object.id === listed.body.data[0].id)).toMatchObject({
+      actor: 'user',
+    });
   });
 
   it("refuses a view's write on a read-only connection, as it refuses the model's", async () => {
@@ -210,7 +286,10 @@ describe('MCP Apps views in Chromium, hosted through the ext-apps AppBridge', { 
     await frame.waitForSelector('#status[data-kind="error"]');
     expect(await frame.textContent('#status')).toMatch(/approve_record/);
     const calls = (await page.evaluate(() => (globalThis as any).viewCalls)) as { name: string; error?: string }[];
-    expect(calls.at(-1)).toMatchObject({ name: 'approve_record', error: expect.stringMatching(/approve_record/) });
+    // (after it the view reads the history again, which a read-only connection may)
+    expect(calls.filter((c) => c.name === 'approve_record')).toEqual([
+      { name: 'approve_record', error: expect.stringMatching(/approve_record/) },
+    ]);
     expect((await recordOf(id)).approvalState).toBe('pending');
     expect((await auditRows('approve_record')).length).toBe(before);
   });

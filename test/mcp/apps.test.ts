@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { APPS_EXTENSION, VIEW_MIME_TYPE, VIEWS } from '../../mcp/apps/catalog.js';
+import { APP_ONLY_TOOLS, APPS_EXTENSION, isAppOnly, VIEW_MIME_TYPE, VIEWS } from '../../mcp/apps/catalog.js';
 import { VIEW_MAX_BYTES } from '../../mcp/apps/bundle.js';
 import { call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { ENVELOPE_2026, post2026, postMcp, toolCall } from './mcpClient.js';
@@ -35,9 +35,16 @@ describe('MCP Apps (io.modelcontextprotocol/ui)', () => {
     expect(discover.body.result.capabilities.extensions).toHaveProperty([APPS_EXTENSION]);
 
     const plain = (await post2026(t, 'tools/list', {}, { token: w.key })).body.result.tools as any[];
-    const apps = (await post2026(t, 'tools/list', withApps, { token: w.key })).body.result.tools as any[];
-    // without the extension: no tool carries a view, not one byte differs from the catalog's tools
+    const listed = (await post2026(t, 'tools/list', withApps, { token: w.key })).body.result.tools as any[];
+    // without the extension: no tool carries a view, no app-only tool is offered
     expect(plain.filter((x) => x._meta?.ui)).toEqual([]);
+    expect(plain.filter((x) => isAppOnly(x.name))).toEqual([]);
+    // with it: the app-only tools too, marked so that the host does not offer them to the model
+    const appOnly = listed.filter((x) => isAppOnly(x.name));
+    expect(appOnly.map((x) => x.name)).toEqual([...APP_ONLY_TOOLS].sort());
+    for (const tool of appOnly) expect(tool._meta.ui).toEqual({ visibility: ['app'] });
+    // every other tool the same, to the byte, but for its view's link
+    const apps = listed.filter((x) => !isAppOnly(x.name));
     expect(apps.map((x) => x.name)).toEqual(plain.map((x) => x.name));
     for (const [i, tool] of apps.entries()) {
       const view = VIEWS.find((v) => v.tool === tool.name);
@@ -54,10 +61,12 @@ describe('MCP Apps (io.modelcontextprotocol/ui)', () => {
     const legacy = (await postMcp(t, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { token: w.key })).body.result
       .tools as any[];
     expect(legacy.filter((x) => x._meta?.ui).map((x) => x.name)).toEqual([...VIEW_TOOLS].sort());
+    // and no app-only tool: a 2025 client without Apps would offer it to its model
+    expect(legacy.filter((x) => isAppOnly(x.name))).toEqual([]);
 
     // resources/list names the views for a client of the extension only
-    const listed = (await post2026(t, 'resources/list', withApps, { token: w.key })).body.result.resources as any[];
-    expect(listed.filter((r) => r.uri.startsWith('ui://')).map((r) => r.mimeType)).toEqual(
+    const viewList = (await post2026(t, 'resources/list', withApps, { token: w.key })).body.result.resources as any[];
+    expect(viewList.filter((r) => r.uri.startsWith('ui://')).map((r) => r.mimeType)).toEqual(
       VIEWS.map(() => VIEW_MIME_TYPE),
     );
     const bare = (await post2026(t, 'resources/list', {}, { token: w.key })).body.result.resources as any[];
@@ -162,5 +171,47 @@ describe('MCP Apps (io.modelcontextprotocol/ui)', () => {
     );
     expect(scoped.text).toContain('insufficient_scope');
     expect(scoped.text).not.toContain('"Ours"');
+  });
+
+  it("the record view's app-only history tool obeys the same rights: rooms, scopes and toolsets", async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const other = await createWorld(t.rt, 'Other');
+    const rec = (await call(t, 'POST', `/v1/rooms/${other.roomId}/records`, { key: other.key, body: { title: 'T' } }))
+      .body.id as string;
+    await call(t, 'POST', `/v1/rooms/${other.roomId}/records/${rec}/approval/request`, {
+      key: other.key,
+      body: { comment: 'secret reasons' },
+    });
+    const history = (token: string, headers?: Record<string, string>, roomId = other.roomId) =>
+      post2026(
+        t,
+        'tools/call',
+        { name: 'list_record_approvals', arguments: { roomId, recordId: rec }, ...withApps },
+        { token, headers },
+      );
+    // the owner's own view reads it, with the requester's name in the text (the view names people from it)
+    const own = await history(other.key);
+    expect(own.body.result.structuredContent.data).toMatchObject([{ status: 'pending', comment: 'secret reasons' }]);
+    expect(own.body.result.content[0].text).toMatch(/users: .*owner.*=usr_/);
+    // another organization's view: not found, nothing of the history
+    const foreign = await history(w.key);
+    expect(foreign.body.result.isError).toBe(true);
+    expect(foreign.text).not.toContain('secret reasons');
+    // asked through a room of the caller's own: not found either
+    expect((await history(w.key, {}, w.roomId)).body.result.isError).toBe(true);
+    // a credential without records:read
+    const narrow = (
+      await issueKey(t.rt, { userId: other.owner.id, organizationId: other.orgId, scopes: ['mcp:tools'] })
+    ).token;
+    const scoped = await history(narrow);
+    expect(scoped.text).toContain('insufficient_scope');
+    expect(scoped.text).not.toContain('secret reasons');
+    // a connection whose toolsets leave records out: an unknown tool, as for any tool outside them
+    const narrowed = await history(other.key, { 'x-mcp-toolsets': 'messages' });
+    expect(narrowed.body.error.code).toBe(-32602);
+    // it only reads: a read-only connection lists and calls it
+    const readOnly = await history(other.key, { 'x-mcp-readonly': 'true' });
+    expect(readOnly.body.result.structuredContent.data).toHaveLength(1);
   });
 });

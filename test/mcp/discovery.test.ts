@@ -1,6 +1,7 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
+import { isAppOnly } from '../../mcp/apps/catalog.js';
 import { ALL_SCOPES, createWorld, issueKey, sharedTestServer } from '../helpers/harness.js';
 import { connectMcp, postMcp } from './mcpClient.js';
 
@@ -52,7 +53,8 @@ describe('MCP discovery: initialize and tools/list', () => {
     await using c = await connectMcp(t, { token: all });
     const { tools } = await c.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    const procs = listProcedures().filter((p) => !p.meta.restOnly && !p.meta.runOnly);
+    // (an MCP Apps view's own tool is listed to a client of the extension only: test/mcp/apps.test.ts)
+    const procs = listProcedures().filter((p) => !p.meta.restOnly && !p.meta.runOnly && !isAppOnly(p.meta.tool.name));
     expect(new Set(byName.keys())).toEqual(new Set(procs.map((p) => p.meta.tool.name)));
     for (const p of procs) {
       const tool = byName.get(p.meta.tool.name)!;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/index.js';
 import { buildToolCatalog } from '../../mcp/tools/toolCatalog.js';
+import { isAppOnly } from '../../mcp/apps/catalog.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer } from '../helpers/harness.js';
 import { bodyOf, connectMcp } from './mcpClient.js';
 
@@ -23,9 +24,11 @@ describe('REST and MCP parity: one procedure, two surfaces', () => {
     ).token;
     await using c = await connectMcp(t, { token: all });
     const tools = new Map((await c.listTools()).tools.map((tool) => [tool.name, tool]));
-    // (completing an agent run is listed to the run's own delegated token only: there, from the catalog)
+    // (completing an agent run is listed to the run's own delegated token only, an MCP Apps view's own tool to a
+    // client of the extension only: those from the catalog)
     const catalog = buildToolCatalog();
-    for (const tool of catalog.values()) if (tool.proc.meta.runOnly) tools.set(tool.tool.name, tool.tool as never);
+    for (const tool of catalog.values())
+      if (tool.proc.meta.runOnly || isAppOnly(tool.tool.name)) tools.set(tool.tool.name, tool.tool as never);
     // a stream is REST only (text/event-stream; MCP has subscriptions/listen): the only operations without a tool
     const streams = new Set(listProcedures().flatMap((p) => (p.meta.restOnly ? [p.meta.tool.name] : [])));
     for (const op of operations) {

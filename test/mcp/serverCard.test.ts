@@ -22,7 +22,7 @@ function validator() {
 describe('discovery: server.json for the MCP registry and the server card', () => {
   it("the repository's server.json is the generated one and valid in the registry's schema", () => {
     const file = JSON.parse(fs.readFileSync(path.join(ROOT, 'server.json'), 'utf8'));
-    // (regenerate: write JSON.stringify(registryServerJson(), null, 2) to server.json)
+    // (regenerate: npx tsx scripts/server-json.ts > server.json)
     expect(file).toEqual(registryServerJson());
     const validate = validator();
     expect(validate(file), JSON.stringify(validate.errors)).toBe(true);
@@ -30,6 +30,18 @@ describe('discovery: server.json for the MCP registry and the server card', () =
     // the schema refuses what the registry refuses
     expect(validate({ ...file, name: 'svc' })).toBe(false);
     expect(validate({ ...file, remotes: [{ type: 'streamable-http', url: 'ftp://x/mcp' }] })).toBe(false);
+  });
+
+  it("writes an operator's own entry: its name and its deployment's /mcp, valid in the registry's schema", () => {
+    const own = registryServerJson({ name: 'com.example/svc', baseUrl: 'https://svc.example.com/' });
+    const validate = validator();
+    expect(validate(own), JSON.stringify(validate.errors)).toBe(true);
+    expect(own.name).toBe('com.example/svc');
+    expect(own.remotes).toEqual([
+      { type: 'streamable-http', url: 'https://svc.example.com/mcp', headers: registryServerJson().remotes[0].headers },
+    ]);
+    // a name outside the registry's namespace form is refused by its schema
+    expect(validate(registryServerJson({ name: 'svc', baseUrl: 'https://svc.example.com' }))).toBe(false);
   });
 
   it('serves the server card from the same catalog and capabilities as /mcp, public and cacheable', async () => {

@@ -8,6 +8,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { listProcedures } from '../../src/procedures/index.js';
 import { buildToolCatalog } from '../../mcp/tools/toolCatalog.js';
 import { TOOLSETS, toolsetOf } from '../../mcp/tools/toolsets.js';
+import { isAppOnly } from '../../mcp/apps/catalog.js';
 import { ALL_SCOPES, call, createWorld, issueKey, startTestServer, type TestServer } from '../helpers/harness.js';
 import { consentInBrowser } from './browserConsent.js';
 import { postMcp, toolCall } from './mcpClient.js';
@@ -35,7 +36,8 @@ const names = async (c: Client) => (await c.listTools()).tools.map((x) => x.name
 const everyScope = [...ALL_SCOPES, 'agent:invoke'];
 const expected = (pred: (p: ReturnType<typeof listProcedures>[number]) => boolean) =>
   listProcedures()
-    .filter((p) => !p.meta.restOnly && !p.meta.runOnly && pred(p))
+    // (an MCP Apps view's own tool is listed to a client of the extension only: test/mcp/apps.test.ts)
+    .filter((p) => !p.meta.restOnly && !p.meta.runOnly && !isAppOnly(p.meta.tool.name) && pred(p))
     .map((p) => p.meta.tool.name)
     .sort();
 

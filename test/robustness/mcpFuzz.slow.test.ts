@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildToolCatalog, IDEMPOTENCY_KEY_RULES } from '../../mcp/tools/toolCatalog.js';
+import { isAppOnly } from '../../mcp/apps/catalog.js';
 import { toToolSchema } from '../../mcp/tools/toolSchema.js';
 import { listFieldsOf } from '../../mcp/tools/toolText.js';
 import { buildOpenApiDocument } from '../../rest/openapi.js';
@@ -123,11 +124,14 @@ describe('MCP tools/call fuzzing', () => {
     for (const tool of list.messages[0].result.tools)
       schemas.set(tool.name, withFullSchema(tool.name, tool.inputSchema));
     listed.push(...schemas.keys());
-    // tools listed to an agent run's own delegated token only (complete_agent_run): called all the same
+    // tools listed to an agent run's own delegated token only (complete_agent_run), or to a client of MCP Apps
+    // only (a view's own tool): called all the same
     for (const tool of runOnly) schemas.set(tool.name, withFullSchema(tool.name, tool.inputSchema));
   });
   const listed: string[] = [];
-  const runOnly = [...buildToolCatalog().values()].filter((e) => e.proc.meta.runOnly).map((e) => e.tool);
+  const runOnly = [...buildToolCatalog().values()]
+    .filter((e) => e.proc.meta.runOnly || isAppOnly(e.tool.name))
+    .map((e) => e.tool);
   // the listed schema is compact for a model (no patterns nor examples); arguments are generated from the full one,
   // whose id patterns name real objects, with the tool's own arguments (idempotencyKey, fields) beside
   const catalog = buildToolCatalog();

@@ -386,6 +386,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/records/{recordId}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a record's approvals
+         * @description The approval requests of a record, oldest first: each with its requester, its state (pending, approved, rejected, withdrawn), who decided it, the comment and the times.
+         *
+         *     Scope: `records:read`. Cost: 1 API unit(s). MCP tool: `list_record_approvals`.
+         */
+        get: operations["list_record_approvals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/files": {
         parameters: {
             query?: never;
@@ -1239,6 +1261,11 @@ export interface components {
         WithdrawRecordApprovalRequest: {
             /** @description Recorded with the approval step */
             comment?: string;
+        };
+        ListRecordApprovalsResponse: {
+            data: components["schemas"]["Approval"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
         };
         ListFilesResponse: {
             data: components["schemas"]["FileMetadata"][];
@@ -3583,6 +3610,54 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    list_record_approvals: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a room (`room_…`) */
+                roomId: components["parameters"]["RoomId"];
+                /** @description Identifier of a meeting record (`rec_…`) */
+                recordId: components["parameters"]["RecordId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List a record's approvals */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListRecordApprovalsResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

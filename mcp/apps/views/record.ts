@@ -1,6 +1,7 @@
-// The meeting record view (get_record): the record, its approval state and the decisions taken here; an
-// approver approves or rejects with a comment through approve_record / reject_record, called through the host
-// like any tool call of the model (same token, scopes, read-only mode and confirmation).
+// The meeting record view (get_record): the record, its approval state, and its approvers and their decisions
+// (list_record_approvals, an app-only tool); an approver approves or rejects with a comment through
+// approve_record / reject_record, called through the host like any tool call of the model (same token, scopes,
+// read-only mode and confirmation), and the view reads the history again once the decision is recorded.
 import { el, errorOf, later, nameOf, namesOf, show, startView, when, type ToolResult, type ViewContext } from './ui.js';
 
 interface Rec {
@@ -25,9 +26,39 @@ interface Approval {
 
 const root = document.getElementById('app')!;
 const names = new Map<string, string>();
-const decisions: Approval[] = [];
+/** The record's approval history (list_record_approvals), oldest first; null until read, or when it cannot be. */
+let history: Approval[] | null = null;
+/** Why the history could not be read (a connection without the tool or its scope), shown once. */
+let historyError: string | null = null;
+/** The decisions taken in this view, shown when the history cannot be read. */
+const taken: Approval[] = [];
 let record: Rec | null = null;
 let busy = false;
+
+/** The most history pages the view reads (200 requests each): a record is asked for approval a few times. */
+const HISTORY_PAGES = 5;
+
+const LABELS: Record<string, string> = {
+  pending: 'Pending',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  withdrawn: 'Withdrawn',
+};
+
+/** One approval request: its decision, who took it and when, who asked and when, and the comment. */
+function approvalItem(a: Approval): HTMLElement {
+  const decided = a.decidedById !== null;
+  return el(
+    'li',
+    { 'data-approval': a.id, 'data-status': a.status },
+    el('span', { class: `badge state-${a.status}` }, LABELS[a.status] ?? a.status),
+    decided
+      ? el('span', { class: 'decider' }, ` by ${nameOf(names, a.decidedById)} · ${when(a.decidedAt)}`)
+      : el('span', { class: 'decider muted' }, ' awaiting a decision'),
+    el('div', { class: 'meta' }, `requested by ${nameOf(names, a.requestedById)} · ${when(a.createdAt)}`),
+    a.comment ? el('q', { class: 'comment' }, a.comment) : null,
+  );
+}
 
 function render(ctx: ViewContext): void {
   if (!record) return show(root, el('p', { class: 'muted' }, 'Waiting for the record…'));
@@ -39,6 +70,8 @@ function render(ctx: ViewContext): void {
     b.addEventListener('click', () => later(decide(ctx, tool, (comment as HTMLTextAreaElement).value)));
     return b;
   };
+  // newest first: the request that decides the record's state on top
+  const shown = [...(history ?? taken)].reverse();
   show(
     root,
     el('h1', { id: 'title' }, r.title),
@@ -70,23 +103,45 @@ function render(ctx: ViewContext): void {
             { class: 'row' },
             r.approvalState === 'approved' ? null : act('request_record_approval', 'Request approval', ''),
           ),
-      decisions.length
-        ? el(
-            'ul',
-            { id: 'decisions', class: 'list' },
-            ...decisions.map((a) =>
-              el(
-                'li',
-                { 'data-status': a.status },
-                el('strong', {}, a.status),
-                ` by ${nameOf(names, a.decidedById ?? a.requestedById)} · ${when(a.decidedAt ?? a.createdAt)}`,
-                a.comment ? el('q', {}, a.comment) : null,
-              ),
-            ),
-          )
-        : null,
+      el('h2', {}, 'Approvers and decisions'),
+      shown.length
+        ? el('ul', { id: 'decisions', class: 'list' }, ...shown.map(approvalItem))
+        : el('p', { id: 'no-decisions', class: 'muted' }, history ? 'Never sent for approval.' : 'Reading…'),
+      historyError ? el('p', { id: 'history-error', class: 'muted' }, `History unavailable: ${historyError}`) : null,
     ),
   );
+}
+
+/** Reads the record's whole approval history through the host (list_record_approvals, app-only). */
+async function loadHistory(ctx: ViewContext): Promise<void> {
+  if (!record) return;
+  const { roomId, id: recordId } = record;
+  const rows: Approval[] = [];
+  let cursor: string | null = null;
+  try {
+    for (let page = 0; page < HISTORY_PAGES; page++) {
+      const result = await ctx.call('list_record_approvals', {
+        roomId,
+        recordId,
+        limit: 200,
+        ...(cursor ? { cursor } : {}),
+      });
+      const error = errorOf(result);
+      if (error) throw new Error(error);
+      namesOf(result, names);
+      const out = result.structuredContent as { data: Approval[]; nextCursor: string | null };
+      rows.push(...out.data);
+      cursor = out.nextCursor;
+      if (!cursor) break;
+    }
+    history = rows;
+    historyError = null;
+  } catch (err) {
+    // a connection without the tool (toolsets, scopes, a host that forwards listed tools only): the decisions
+    // taken here are shown instead
+    historyError = err instanceof Error ? err.message : String(err);
+  }
+  render(ctx);
 }
 
 async function decide(ctx: ViewContext, tool: string, comment: string): Promise<void> {
@@ -104,7 +159,8 @@ async function decide(ctx: ViewContext, tool: string, comment: string): Promise<
       const out = result.structuredContent as { record: Rec; approval: Approval };
       namesOf(result, names);
       record = out.record;
-      decisions.unshift(out.approval);
+      taken.push(out.approval);
+      if (history) history = [...history.filter((a) => a.id !== out.approval.id), out.approval];
       ctx.status(`Recorded: ${out.approval.status}`, 'ok');
     }
   } catch (err) {
@@ -113,6 +169,8 @@ async function decide(ctx: ViewContext, tool: string, comment: string): Promise<
     busy = false;
     render(ctx);
   }
+  // the history as svc holds it now (another approver may have acted meanwhile)
+  await loadHistory(ctx);
 }
 
 startView('record', {
@@ -122,5 +180,6 @@ startView('record', {
     namesOf(result, names);
     record = result.structuredContent as unknown as Rec;
     render(ctx);
+    later(loadHistory(ctx));
   },
 });

@@ -19,7 +19,7 @@ interface OpenOptions {
 /** The tools/call requests the views sent through this host, and their outcomes (the test reads them). */
 const calls: { name: string; error?: string }[] = [];
 
-async function openView(o: OpenOptions): Promise<{ resourceUri: string; csp: unknown }> {
+async function openView(o: OpenOptions): Promise<{ resourceUri: string; csp: unknown; appOnly: string[] }> {
   const client = new Client(
     { name: 'svc-test-host', version: '1.0.0' },
     { capabilities: { extensions: { [APPS]: { mimeTypes: [MIME] } } }, versionNegotiation: { mode: 'auto' } },
@@ -33,6 +33,13 @@ async function openView(o: OpenOptions): Promise<{ resourceUri: string; csp: unk
   const tool = tools.find((t) => t.name === o.tool);
   const resourceUri = (tool?._meta?.ui as { resourceUri?: string } | undefined)?.resourceUri;
   if (!resourceUri) throw new Error(`${o.tool} links no view`);
+  // the tools this host would not offer its model (`_meta.ui.visibility: ["app"]`)
+  const appOnly = tools
+    .filter((t) => {
+      const visibility = (t._meta?.ui as { visibility?: string[] } | undefined)?.visibility;
+      return visibility !== undefined && !visibility.includes('model');
+    })
+    .map((t) => t.name);
   const read = await client.readResource({ uri: resourceUri });
   const content = read.contents[0] as { text: string; mimeType: string; _meta?: { ui?: { csp?: unknown } } };
   if (content.mimeType !== MIME) throw new Error(`unexpected view type ${content.mimeType}`);
@@ -63,7 +70,7 @@ async function openView(o: OpenOptions): Promise<{ resourceUri: string; csp: unk
   await bridge.sendToolInput({ arguments: o.args });
   const result = await client.callTool({ name: o.tool, arguments: o.args });
   await bridge.sendToolResult(result as Parameters<typeof bridge.sendToolResult>[0]);
-  return { resourceUri, csp: content._meta?.ui?.csp };
+  return { resourceUri, csp: content._meta?.ui?.csp, appOnly };
 }
 
 Object.assign(window, { openView, viewCalls: calls });
