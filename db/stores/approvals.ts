@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { Approval } from '../entities/index.js';
+import { keysetEntities, type KeysetBounds } from './paging.js';
 
 /** Approvals of records: through TypeORM's entity (its columns are the list), a few rows per record. */
 export async function pendingApproval(m: EntityManager, recordId: string): Promise<Approval | null> {
@@ -29,4 +30,10 @@ export async function withdrawPendingApproval(
 
 export async function deleteApprovalsOf(m: EntityManager, recordId: string): Promise<void> {
   await m.delete(Approval, { recordId });
+}
+
+/** A record's approvals, a keyset page in id order (oldest first). */
+export async function approvalsPage(m: EntityManager, recordId: string, bounds: KeysetBounds): Promise<Approval[]> {
+  const qb = m.getRepository(Approval).createQueryBuilder('x').where('x.recordId = :recordId', { recordId });
+  return keysetEntities(qb, 'x.id', bounds);
 }

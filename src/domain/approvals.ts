@@ -1,12 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import type { Approval } from '../../db/entities/index.js';
-import { insertApproval, pendingApproval, saveApproval } from '../../db/stores/approvals.js';
+import { approvalsPage, insertApproval, pendingApproval, saveApproval } from '../../db/stores/approvals.js';
 import { setRecordApprovalState } from '../../db/stores/records.js';
 import type { Actor } from './actor.js';
 import { DomainError } from './errors.js';
 import { emitEvent, type EventType } from './events.js';
 import { newId } from './ids.js';
-import { keysetPage, type PageInput } from './paging.js';
+import { readPage, type PageInput } from './paging.js';
 import { getRecord } from './records.js';
 import { iso } from './time.js';
 
@@ -97,6 +97,10 @@ export async function listApprovals(
   secret: string,
 ) {
   await getRecord(m, actor, roomId, recordId);
-  const qb = m.getRepository(Approval).createQueryBuilder('x').where('x.recordId = :recordId', { recordId });
-  return keysetPage(qb, 'x.id', (r) => r.id, page, secret);
+  return readPage<Approval>(
+    page,
+    secret,
+    (r) => r.id,
+    (bounds) => approvalsPage(m, recordId, bounds),
+  );
 }
