@@ -295,3 +295,17 @@ export async function runsOfRevokedStarters(
   );
   return rows.rows;
 }
+
+/** A run and whether the credential that started it still stands, in one read (a delegated token's check). */
+export async function runStanding(
+  ds: DataSource,
+  runId: string,
+): Promise<{ id: string; status: string; roomId: string; userId: string; revoked: RevokedStarter | null } | undefined> {
+  const r = await sql<{ id: string; status: string; roomId: string; userId: string; revoked: RevokedStarter | null }>(
+    ds,
+    RUN_STANDING,
+    [runId],
+  );
+  return r.rows[0];
+}
+const RUN_STANDING = `SELECT ar."id", ar."status", ar."roomId", ar."userId", ${REVOKED_STARTER_COLUMN} AS "revoked" FROM "agent_runs" ar WHERE ar."id" = ?`;

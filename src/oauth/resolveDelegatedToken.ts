@@ -1,17 +1,14 @@
 import type { OAuthGrant, OAuthToken } from '../../db/entities/index.js';
 import { actorUser, organizationPlan } from '../../db/stores/oauth.js';
-import { sql } from '../../db/sql.js';
+import { runStanding } from '../../db/stores/agentRuns.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { AuthenticatedActor } from '../domain/actor.js';
-import { endRunsOfRevokedStarters, REVOKED_STARTER_COLUMN, type RevokedStarter } from '../domain/runEnd.js';
+import { endRunsOfRevokedStarters } from '../domain/runEnd.js';
 import type { Services } from '../domain/services.js';
 import { grantActor } from './grantActor.js';
 
 /** Run states in which a run's delegated token works: it stops the moment the run ends. */
 const LIVE_RUN = new Set(['queued', 'running']);
-
-/** The run, and whether the credential that started it still stands (runEnd.ts `STARTER_REVOKED`), in one read. */
-const RUN_STANDING = `SELECT ar."id", ar."status", ar."roomId", ar."userId", ${REVOKED_STARTER_COLUMN} AS "revoked" FROM "agent_runs" ar WHERE ar."id" = ?`;
 
 /**
  * The actor of an agent run's delegated token: `agent`, acting for the delegating
@@ -29,14 +26,7 @@ export async function resolveDelegatedToken(
 ): Promise<AuthenticatedActor | null> {
   const m = s.ds.manager;
   if (!token.agentRunId || !token.roomId || !grant.organizationId) return null;
-  const [run, user] = await Promise.all([
-    sql<{ id: string; status: string; roomId: string; userId: string; revoked: RevokedStarter | null }>(
-      s.ds,
-      RUN_STANDING,
-      [token.agentRunId],
-    ).then((r) => r.rows[0]),
-    actorUser(m, grant.userId),
-  ]);
+  const [run, user] = await Promise.all([runStanding(s.ds, token.agentRunId), actorUser(m, grant.userId)]);
   if (!run || !LIVE_RUN.has(run.status) || run.roomId !== token.roomId || run.userId !== grant.userId) return null;
   if (run.revoked || !user) {
     const ended = await inTransaction(s, (tx) => endRunsOfRevokedStarters(tx, s.now(), { runId: run.id }));
