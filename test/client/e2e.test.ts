@@ -160,6 +160,8 @@ describe('the TypeScript client against a running server', () => {
       (await unwrap(api.POST('/v1/rooms/{roomId}/records/{recordId}/approval/withdraw', recPath(rec.id)))).approval
         .status,
     ).toBe('withdrawn');
+    const history = await unwrap(api.GET('/v1/rooms/{roomId}/records/{recordId}/approvals', recPath(rec.id)));
+    expect(history.data.map((a) => a.status)).toEqual(['approved', 'rejected', 'withdrawn']);
     expect(await unwrap(api.DELETE('/v1/rooms/{roomId}/records/{recordId}', recPath(rec.id)))).toEqual({
       id: rec.id,
       deleted: true,
