@@ -3,7 +3,7 @@ import net from 'node:net';
 import { purgeAudit } from './auth/audit.js';
 import { purgeExpiredIdempotency } from './auth/idempotency.js';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { purgeExpiredOAuth } from './oauth/purgeExpiredOAuth.js';
 import { openRuntime } from './runtime.js';
 import { seedDemoData } from './seed.js';
@@ -14,22 +14,12 @@ import { purgeWebhookAttempts } from './webhooks/attemptLog.js';
 import { createWebhookWorker } from './webhooks/deliveryWorker.js';
 import { createAgentRunWorker } from './agents/runWorker.js';
 import { CONNECTION_HEADER } from './http/headers.js';
+import type { Services } from './domain/services.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    // `npm start -- --no-worker` serves without delivering webhooks (run `svc worker` elsewhere)
-    const noWorker = process.argv.slice(2).includes('--no-worker');
-    config = loadConfig(noWorker ? { ...process.env, SVC_WORKER: 'off' } : process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`${e.message}\n`);
-      process.exit(1);
-    }
-    throw e;
-  }
+  const config = configOrExit();
   // a port already taken fails the start before anything is written (the demo data is seeded, and its key
   // printed, only by a start that will serve it)
   const portProblem = await probePort(config.port, config.host);
@@ -43,25 +33,7 @@ async function main(): Promise<void> {
   const { services } = runtime;
   const log = services.log;
 
-  if (config.env !== 'production') {
-    const demo = await seedDemoData(services);
-    if (demo) {
-      process.stdout.write(
-        [
-          '',
-          'Demo data created (empty database):',
-          `  organization  ${demo.organizationId}`,
-          `  user          ${demo.userId}  ${demo.email} / password: ${demo.password}`,
-          `  room          ${demo.roomId}`,
-          `  API key       ${demo.apiKey}  (test mode, shown once)`,
-          '',
-          'Try it:',
-          `  curl -H "Authorization: Bearer ${demo.apiKey}" ${config.baseUrl}/v1/rooms`,
-          '',
-        ].join('\n'),
-      );
-    }
-  }
+  if (config.env !== 'production') await announceDemo(services, config.baseUrl);
 
   // fail fast on a bad SVC_SSRF_ALLOWLIST or an unreadable webhook key file
   deliveryDepsFor(services);
@@ -112,44 +84,7 @@ async function main(): Promise<void> {
   const runWorker = config.worker ? createAgentRunWorker({ services }) : null;
   runWorker?.start();
 
-  // Housekeeping: audit retention (7 years), expired idempotency keys, OAuth rows and sessions, webhook attempt
-  // records past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of
-  // uploads a crash cut off before their row committed, at start and daily.
-  const sweepUploads = async () => {
-    try {
-      const orphans = await sweepOrphanedUploads(services.ds.manager, config.dataDir, services.now());
-      if (orphans) log.info({ orphanedUploadsRemoved: orphans }, 'removed bytes of unfinished uploads');
-    } catch (err) {
-      log.error({ err }, 'sweeping unfinished uploads failed');
-    }
-  };
-  const housekeeping = async () => {
-    try {
-      const audit = await purgeAudit(services);
-      const keys = await purgeExpiredIdempotency(services);
-      const oauth = await purgeExpiredOAuth(services);
-      const attempts = await purgeWebhookAttempts(services);
-      const sessions = await purgeExpiredWebSessions(services);
-      log.info(
-        {
-          auditDeleted: audit,
-          idempotencyDeleted: keys,
-          oauthDeleted: oauth,
-          webhookAttemptsDeleted: attempts,
-          sessionsDeleted: sessions,
-        },
-        'housekeeping done',
-      );
-    } catch (err) {
-      log.error({ err }, 'housekeeping failed');
-    }
-    await sweepUploads();
-  };
-  sweepUploads().catch(() => undefined); // (it logs its own failures)
-  const timer = setInterval(() => {
-    housekeeping().catch(() => undefined); // (it logs its own failures)
-  }, DAY_MS);
-  timer.unref();
+  const timer = startHousekeeping(services, config.dataDir);
 
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -182,6 +117,87 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stopOn('SIGTERM'));
   process.on('SIGINT', stopOn('SIGINT'));
+}
+
+/** The configuration from the environment, or the process ends with the reason. */
+function configOrExit(): Config {
+  try {
+    // `npm start -- --no-worker` serves without delivering webhooks (run `svc worker` elsewhere)
+    const noWorker = process.argv.slice(2).includes('--no-worker');
+    return loadConfig(noWorker ? { ...process.env, SVC_WORKER: 'off' } : process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+}
+
+/** Seeds the demo data into an empty database and prints how to use it. */
+async function announceDemo(services: Services, baseUrl: string): Promise<void> {
+  const demo = await seedDemoData(services);
+  if (demo) {
+    process.stdout.write(
+      [
+        '',
+        'Demo data created (empty database):',
+        `  organization  ${demo.organizationId}`,
+        `  user          ${demo.userId}  ${demo.email} / password: ${demo.password}`,
+        `  room          ${demo.roomId}`,
+        `  API key       ${demo.apiKey}  (test mode, shown once)`,
+        '',
+        'Try it:',
+        `  curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/v1/rooms`,
+        '',
+      ].join('\n'),
+    );
+  }
+}
+
+/**
+ * Housekeeping: audit retention (7 years), expired idempotency keys, OAuth rows and sessions, webhook attempt
+ * records past SVC_WEBHOOK_ATTEMPT_RETENTION_DAYS, daily; bytes of uploads a crash cut off before their row
+ * committed, at start and daily. Returns the daily timer.
+ */
+function startHousekeeping(services: Services, dataDir: string): NodeJS.Timeout {
+  const log = services.log;
+  const sweepUploads = async () => {
+    try {
+      const orphans = await sweepOrphanedUploads(services.ds.manager, dataDir, services.now());
+      if (orphans) log.info({ orphanedUploadsRemoved: orphans }, 'removed bytes of unfinished uploads');
+    } catch (err) {
+      log.error({ err }, 'sweeping unfinished uploads failed');
+    }
+  };
+  const housekeeping = async () => {
+    try {
+      const audit = await purgeAudit(services);
+      const keys = await purgeExpiredIdempotency(services);
+      const oauth = await purgeExpiredOAuth(services);
+      const attempts = await purgeWebhookAttempts(services);
+      const sessions = await purgeExpiredWebSessions(services);
+      log.info(
+        {
+          auditDeleted: audit,
+          idempotencyDeleted: keys,
+          oauthDeleted: oauth,
+          webhookAttemptsDeleted: attempts,
+          sessionsDeleted: sessions,
+        },
+        'housekeeping done',
+      );
+    } catch (err) {
+      log.error({ err }, 'housekeeping failed');
+    }
+    await sweepUploads();
+  };
+  sweepUploads().catch(() => undefined); // (it logs its own failures)
+  const timer = setInterval(() => {
+    housekeeping().catch(() => undefined); // (it logs its own failures)
+  }, DAY_MS);
+  timer.unref();
+  return timer;
 }
 
 /** A listen error as one line that says what to do: a port in use or not allowed; else the error's own words. */

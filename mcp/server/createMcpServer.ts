@@ -12,7 +12,16 @@ import { serverCapabilities } from './capabilities.js';
 import { complete } from '../resources/completions.js';
 import { clientCapabilitiesOf, serveMethods, type ConnectionRights } from './connectionRights.js';
 import { confirm, confirmCodec, needsConfirmation } from '../tools/confirm.js';
-import { cancelTask, declaresTasks, getTask, TASK_TOOL, TaskParams, taskIdOf, taskOf, updateTask } from '../tasks/tasks.js';
+import {
+  cancelTask,
+  declaresTasks,
+  getTask,
+  TASK_TOOL,
+  TaskParams,
+  taskIdOf,
+  taskOf,
+  updateTask,
+} from '../tasks/tasks.js';
 import { appsToolList, isViewUri, listsViews } from '../apps/catalog.js';
 import { readView, viewResources } from '../apps/resources.js';
 import { invokeTool, type ToolCallOptions } from '../tools/invokeTool.js';

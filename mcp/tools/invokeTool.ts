@@ -5,7 +5,12 @@ import { DomainError } from '../../src/domain/errors.js';
 import { newId } from '../../src/domain/ids.js';
 import type { Services } from '../../src/domain/services.js';
 import type { ResponseState } from '../../src/procedures/context.js';
-import { newResponseState, toDomainError, type ProcedureInfo, type RequestContext } from '../../src/procedures/index.js';
+import {
+  newResponseState,
+  toDomainError,
+  type ProcedureInfo,
+  type RequestContext,
+} from '../../src/procedures/index.js';
 import { explainValidation } from '../../src/procedures/validationHint.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
 import { visibleUserNames } from '../../src/domain/access.js';

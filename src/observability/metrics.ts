@@ -112,69 +112,8 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
   });
 
-  // the outbox backlog, read once per scrape (both gauges share the query)
-  let backlog: Promise<{ pending: number; oldestSeconds: number }> | null = null;
-  const readBacklog = () =>
-    (backlog ??= sql<{ n: number | string; oldest: string | null }>(
-      ds,
-      'SELECT COUNT(*) AS "n", MIN("createdAt") AS "oldest" FROM "webhook_deliveries" WHERE "state" = \'pending\'',
-    )
-      .then(({ rows: [r] }) => ({
-        pending: Number(r?.n ?? 0),
-        oldestSeconds: r?.oldest ? Math.max(0, (now().getTime() - new Date(r.oldest).getTime()) / 1000) : 0,
-      }))
-      .finally(() => setImmediate(() => (backlog = null))));
-  new Gauge({
-    name: 'svc_webhook_backlog_pending',
-    help: 'Webhook deliveries waiting to be sent or retried (the outbox)',
-    registers,
-    async collect() {
-      // (a database that fails the query leaves the gauge as it was: /readyz reports the database)
-      if (ds.isInitialized)
-        await readBacklog().then(
-          (b) => this.set(b.pending),
-          () => undefined,
-        );
-    },
-  });
-  new Gauge({
-    name: 'svc_webhook_backlog_oldest_age_seconds',
-    help: 'Age of the oldest pending webhook delivery (0 when none)',
-    registers,
-    async collect() {
-      if (ds.isInitialized)
-        await readBacklog().then(
-          (b) => this.set(b.oldestSeconds),
-          () => undefined,
-        );
-    },
-  });
-
-  if (ds.options.type === 'postgres') {
-    const pool = () =>
-      driverPostgresPool<{ totalCount: number; idleCount: number; waitingCount: number } | undefined>(ds);
-    new Gauge({
-      name: 'svc_db_pool_connections',
-      help: 'PostgreSQL pool connections by state',
-      registers,
-      labelNames: ['state'] as const,
-      collect() {
-        const p = pool();
-        if (!p) return;
-        this.set({ state: 'total' }, p.totalCount);
-        this.set({ state: 'idle' }, p.idleCount);
-      },
-    });
-    new Gauge({
-      name: 'svc_db_pool_waiting',
-      help: 'Queries waiting for a PostgreSQL pool connection',
-      registers,
-      collect() {
-        const p = pool();
-        if (p) this.set(p.waitingCount);
-      },
-    });
-  }
+  backlogGauges(ds, now, registers);
+  if (ds.options.type === 'postgres') poolGauges(ds, registers);
 
   const bound = new Map<Surface, Map<string, Bound[]>>();
   const bind = (surface: Surface, operation: string, statusClass: string): Bound => ({
@@ -211,4 +150,71 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
     },
     scrape: () => registry.metrics(),
   };
+}
+
+/** The outbox backlog's gauges, read once per scrape (both share the query). */
+function backlogGauges(ds: DataSource, now: () => Date, registers: Registry[]): void {
+  let backlog: Promise<{ pending: number; oldestSeconds: number }> | null = null;
+  const readBacklog = () =>
+    (backlog ??= sql<{ n: number | string; oldest: string | null }>(
+      ds,
+      'SELECT COUNT(*) AS "n", MIN("createdAt") AS "oldest" FROM "webhook_deliveries" WHERE "state" = \'pending\'',
+    )
+      .then(({ rows: [r] }) => ({
+        pending: Number(r?.n ?? 0),
+        oldestSeconds: r?.oldest ? Math.max(0, (now().getTime() - new Date(r.oldest).getTime()) / 1000) : 0,
+      }))
+      .finally(() => setImmediate(() => (backlog = null))));
+  new Gauge({
+    name: 'svc_webhook_backlog_pending',
+    help: 'Webhook deliveries waiting to be sent or retried (the outbox)',
+    registers,
+    async collect() {
+      // (a database that fails the query leaves the gauge as it was: /readyz reports the database)
+      if (ds.isInitialized)
+        await readBacklog().then(
+          (b) => this.set(b.pending),
+          () => undefined,
+        );
+    },
+  });
+  new Gauge({
+    name: 'svc_webhook_backlog_oldest_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (0 when none)',
+    registers,
+    async collect() {
+      if (ds.isInitialized)
+        await readBacklog().then(
+          (b) => this.set(b.oldestSeconds),
+          () => undefined,
+        );
+    },
+  });
+}
+
+/** The PostgreSQL pool's gauges. */
+function poolGauges(ds: DataSource, registers: Registry[]): void {
+  const pool = () =>
+    driverPostgresPool<{ totalCount: number; idleCount: number; waitingCount: number } | undefined>(ds);
+  new Gauge({
+    name: 'svc_db_pool_connections',
+    help: 'PostgreSQL pool connections by state',
+    registers,
+    labelNames: ['state'] as const,
+    collect() {
+      const p = pool();
+      if (!p) return;
+      this.set({ state: 'total' }, p.totalCount);
+      this.set({ state: 'idle' }, p.idleCount);
+    },
+  });
+  new Gauge({
+    name: 'svc_db_pool_waiting',
+    help: 'Queries waiting for a PostgreSQL pool connection',
+    registers,
+    collect() {
+      const p = pool();
+      if (p) this.set(p.waitingCount);
+    },
+  });
 }
