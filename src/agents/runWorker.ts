@@ -18,6 +18,8 @@ export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
   batchSize?: number;
   /** Pause between rounds when nothing was due (commits of this process wake it at once). */
   pollMs?: number;
+  /** The longest pause an idle worker backs off to (claims that found nothing double it from pollMs). */
+  maxIdleMs?: number;
 }
 
 export interface AgentRunWorker {
@@ -59,7 +61,7 @@ const parsed = (r: RunRow): AgentRun =>
  * handles it or sweeps for such runs.
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
-  const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
+  const { services: s, batchSize = 10, pollMs = 200, maxIdleMs, ...overrides } = o;
   const owner = newLeaseOwner('run');
   const loop = new WorkerLoop();
   const leaseMs = s.config.agentLeaseMs;
@@ -220,6 +222,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
             '"lastStatusCode" = ?, "updatedAt" = ? WHERE "id" = ? AND "leaseOwner" = ? AND "status" = \'running\'',
           [outcome.statusCode, t, run.id, owner],
         );
+        loop.dueAt(Date.parse(run.deadlineAt));
         break;
       case 'retry': {
         const next = now.getTime() + backoffMs(s.config.webhookBackoffBaseMs, attempts);
@@ -236,6 +239,7 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
               'WHERE "id" = ? AND "leaseOwner" = ? AND "status" = \'running\'',
             [iso(new Date(next)), outcome.statusCode, outcome.error, t, run.id, owner],
           );
+          loop.dueAt(next);
         }
         break;
       }
@@ -273,7 +277,8 @@ export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
         s.log.error({ err }, 'agent run worker round failed');
       }
     }
-    if (!got) await loop.idle(pollMs);
+    if (!got) await loop.idle(pollMs, 0, maxIdleMs);
+    else loop.worked();
   }
 
   return {

@@ -32,6 +32,8 @@ export interface WebhookWorkerOptions extends Partial<WebhookDeliveryDeps> {
   /** Pause between rounds when nothing was due. Commits of this process wake the worker at once; the poll
    * finds retries that fell due, expired leases and other processes' commits. */
   pollMs?: number;
+  /** The longest pause an idle worker backs off to (claims that found nothing double it from pollMs). */
+  maxIdleMs?: number;
 }
 
 export interface WebhookWorker {
@@ -83,7 +85,7 @@ const settlementsOf = (outcomes: Outcome[]): Settlement[] =>
  * resolver and the HTTP sender are injectable, so tests drive it with runOnce() and move the clock.
  */
 export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
-  const { services: s, batchSize = 25, leaseMs = 60_000, pollMs = 100, ...overrides } = o;
+  const { services: s, batchSize = 25, leaseMs = 60_000, pollMs = 100, maxIdleMs, ...overrides } = o;
   const maxInFlight = Math.max(1, o.maxInFlight ?? 2 * batchSize);
   const owner = newLeaseOwner();
   const loop = new WorkerLoop();
@@ -245,9 +247,13 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
       const claimed = await claim(deps, want, settle);
       got = claimed.length;
       const admitted = admit(deps, claimed);
-      for (const d of admitted.deferred) outcomes.add(d);
+      for (const d of admitted.deferred) {
+        if (d.kind === 'deferred') loop.dueAt(Date.parse(d.until));
+        outcomes.add(d);
+      }
       for (const c of admitted.now) {
         slots.occupy(attempt(deps, c), (out) => {
+          if (out?.kind === 'attempted' && out.update.nextAttemptAt) loop.dueAt(Date.parse(out.update.nextAttemptAt));
           if (out) outcomes.add(out);
         });
       }
@@ -256,7 +262,8 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
       // nothing of that transaction was written: record those outcomes on their own
       outcomes.giveBack(settle);
     }
-    if (got < want) await loop.idle(pollMs);
+    if (got < want) await loop.idle(pollMs, got, maxIdleMs);
+    else loop.worked();
   }
 
   async function drain(): Promise<void> {
