@@ -16,6 +16,7 @@ import { measureWebhooks, type WebhookFigures } from './webhookBench.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 import { measureTokens, printTokens } from './tokens.js';
 import { measureCli, printCli } from './cli.js';
+import { measureLimit } from './limit/compare.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -32,7 +33,9 @@ async function main(): Promise<void> {
   if (want('tokens')) printTokens(await measureTokens());
   // how fast the operator CLI answers, beside a bare `node -e 0` (subprocesses, seconds); alone with BENCH_ONLY=cli
   if (want('cli')) printCli(measureCli());
-  if (opts.only.length && opts.only.every((n) => n === 'tokens' || n === 'cli')) return;
+  // svc against the limit of the same work (bench/limit/): servers of its own; alone with BENCH_ONLY=limit
+  if (want('limit')) await measureLimit(opts);
+  if (opts.only.length && opts.only.every((n) => n === 'tokens' || n === 'cli' || n === 'limit')) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   const [port, barePort] = [await freePort(), await freePort()];
   // the delivery worker as the product runs it (on, unless this environment says otherwise): the webhook

@@ -29,6 +29,8 @@ export interface AgentRunWorkerOptions extends Partial<WebhookDeliveryDeps> {
   batchSize?: number;
   /** Pause between rounds when nothing was due (commits of this process wake it at once). */
   pollMs?: number;
+  /** The longest pause an idle worker backs off to (claims that found nothing double it from pollMs). */
+  maxIdleMs?: number;
 }
 
 export interface AgentRunWorker {
@@ -49,6 +51,7 @@ interface RunWorkerState {
   overrides: Partial<WebhookDeliveryDeps>;
   batchSize: number;
   pollMs: number;
+  maxIdleMs: number | undefined;
   owner: string;
   leaseMs: number;
   loop: WorkerLoop;
@@ -186,6 +189,7 @@ async function record(w: RunWorkerState, run: AgentRun, attempts: number, outcom
     case 'accepted':
       // the connector finishes it later (complete_agent_run); the worker looks again at the deadline
       await awaitRunCompletion(s.ds, run.id, owner, outcome.statusCode, t);
+      w.loop.dueAt(Date.parse(run.deadlineAt));
       break;
     case 'retry': {
       const next = now.getTime() + backoffMs(s.config.webhookBackoffBaseMs, attempts);
@@ -203,6 +207,7 @@ async function record(w: RunWorkerState, run: AgentRun, attempts: number, outcom
           error: outcome.error,
           now: t,
         });
+        w.loop.dueAt(next);
       }
       break;
     }
@@ -241,7 +246,8 @@ async function turn(w: RunWorkerState): Promise<void> {
       w.s.log.error({ err }, 'agent run worker round failed');
     }
   }
-  if (!got) await w.loop.idle(w.pollMs);
+  if (!got) await w.loop.idle(w.pollMs, 0, w.maxIdleMs);
+  else w.loop.worked();
 }
 
 /**
@@ -256,12 +262,13 @@ async function turn(w: RunWorkerState): Promise<void> {
  * handles it or sweeps for such runs.
  */
 export function createAgentRunWorker(o: AgentRunWorkerOptions): AgentRunWorker {
-  const { services: s, batchSize = 10, pollMs = 200, ...overrides } = o;
+  const { services: s, batchSize = 10, pollMs = 200, maxIdleMs, ...overrides } = o;
   const w: RunWorkerState = {
     s,
     overrides,
     batchSize,
     pollMs,
+    maxIdleMs,
     owner: newLeaseOwner('run'),
     leaseMs: s.config.agentLeaseMs,
     loop: new WorkerLoop(),

@@ -32,6 +32,8 @@ export interface WebhookWorkerOptions extends Partial<WebhookDeliveryDeps> {
   /** Pause between rounds when nothing was due. Commits of this process wake the worker at once; the poll
    * finds retries that fell due, expired leases and other processes' commits. */
   pollMs?: number;
+  /** The longest pause an idle worker backs off to (claims that found nothing double it from pollMs). */
+  maxIdleMs?: number;
 }
 
 export interface WebhookWorker {
@@ -80,6 +82,7 @@ interface DeliveryWorkerState {
   maxInFlight: number;
   leaseMs: number;
   pollMs: number;
+  maxIdleMs: number | undefined;
   owner: string;
   loop: WorkerLoop;
   pool: ReturnType<typeof createPooledSender>;
@@ -244,9 +247,13 @@ async function turn(w: DeliveryWorkerState): Promise<void> {
     const claimed = await claim(w, deps, want, settle);
     got = claimed.length;
     const admitted = admit(w, deps, claimed);
-    for (const d of admitted.deferred) w.outcomes.add(d);
+    for (const d of admitted.deferred) {
+      if (d.kind === 'deferred') w.loop.dueAt(Date.parse(d.until));
+      w.outcomes.add(d);
+    }
     for (const c of admitted.now) {
       w.slots.occupy(attempt(w, deps, c), (out) => {
+        if (out?.kind === 'attempted' && out.update.nextAttemptAt) w.loop.dueAt(Date.parse(out.update.nextAttemptAt));
         if (out) w.outcomes.add(out);
       });
     }
@@ -255,7 +262,8 @@ async function turn(w: DeliveryWorkerState): Promise<void> {
     // nothing of that transaction was written: record those outcomes on their own
     w.outcomes.giveBack(settle);
   }
-  if (got < want) await w.loop.idle(w.pollMs);
+  if (got < want) await w.loop.idle(w.pollMs, got, w.maxIdleMs);
+  else w.loop.worked();
 }
 
 async function drain(w: DeliveryWorkerState): Promise<void> {
@@ -274,7 +282,7 @@ async function drain(w: DeliveryWorkerState): Promise<void> {
  * resolver and the HTTP sender are injectable, so tests drive it with runOnce() and move the clock.
  */
 export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
-  const { services: s, batchSize = 25, leaseMs = 60_000, pollMs = 100, ...overrides } = o;
+  const { services: s, batchSize = 25, leaseMs = 60_000, pollMs = 100, maxIdleMs, ...overrides } = o;
   const maxInFlight = Math.max(1, o.maxInFlight ?? 2 * batchSize);
   const loop = new WorkerLoop();
   // every attempt in flight (the loop's and runOnce's) listens to it until it ends
@@ -286,6 +294,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     maxInFlight,
     leaseMs,
     pollMs,
+    maxIdleMs,
     owner: newLeaseOwner(),
     loop,
     pool: createPooledSender(),

@@ -95,6 +95,46 @@ describe('outbox machinery', () => {
     expect(turns).toHaveLength(4);
   });
 
+  it('WorkerLoop backs off while idle: doubling from the poll interval to its maximum, never past dueAt, reset by a commit or work', async () => {
+    vi.useFakeTimers();
+    const committed = new WakeSignal();
+    const loop = new WorkerLoop();
+    const at: number[] = [];
+    let found = 0;
+    const t0 = Date.now();
+    loop.start(
+      committed,
+      async () => {
+        loop.claiming();
+        at.push(Date.now() - t0);
+        await loop.idle(100, found, 1000);
+      },
+      async () => undefined,
+    );
+    await vi.advanceTimersByTimeAsync(3000);
+    // claims at 0, then sleeps of 100, 200, 400, 800 and the maximum, 1000
+    expect(at).toEqual([0, 100, 300, 700, 1500, 2500]);
+    // a commit of this process: a claim at once, and the poll interval again
+    committed.notify();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(at.slice(6)).toEqual([3000]);
+    await vi.advanceTimersByTimeAsync(150);
+    expect(at.slice(6)).toEqual([3000, 3100]);
+    // work this process scheduled for later ends a longer sleep at its time
+    await vi.advanceTimersByTimeAsync(200); // a sleep of 200: to 3300
+    expect(at.slice(6)).toEqual([3000, 3100, 3300]);
+    loop.dueAt(t0 + 3750);
+    await vi.advanceTimersByTimeAsync(500);
+    // after the sleep of 400 (to 3700), the next (800) ends at the due time instead
+    expect(at.slice(6)).toEqual([3000, 3100, 3300, 3700, 3750]);
+    // a claim that found work: the poll interval again (after the sleep from 3750, the maximum)
+    found = 1;
+    await vi.advanceTimersByTimeAsync(1050); // to 4900
+    expect(at.slice(11)).toEqual([4750, 4850]);
+    await loop.stop();
+    vi.useRealTimers();
+  });
+
   it('lease owners are unique and name their host, process and kind', () => {
     const a = newLeaseOwner();
     const b = newLeaseOwner('run');

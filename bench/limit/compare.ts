@@ -1,0 +1,276 @@
+// `npx tsx bench/limit/compare.ts` (also `npm run bench`, scenario `limit`): svc against the limit of the same work
+// (bench/limit/limitServer.ts). Seeds one SQLite file the bench's way, gives each server a copy of it, checks that
+// both answer the same bytes to a set of requests (statuses, header names and values, bodies, the audit rows they
+// write), then drives both alternately, round after round, with autocannon: `GET /v1/me`, the first page of 50
+// messages and, on svc only, MCP `tools/call get_me`. Prints req/s, the server's CPU per request and the ratios,
+// with the load average. Exits non-zero only when it could not run or the answers differ.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { newId } from '../../src/domain/ids.js';
+import { sha256Hex } from '../../src/domain/hashing.js';
+import { readBenchOptions, type BenchOptions } from '../benchOptions.js';
+import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from '../childServer.js';
+import { MCP_GET_ME_BODY, mcpHeaders } from '../httpScenarios.js';
+import { median, runLoad, type LoadTarget } from '../runLoad.js';
+import { seedBench, type BenchWorld } from '../seedBench.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
+/** A key of the same user holding `me:read` only: the missing-scope refusal. */
+function insertNarrowKey(file: string, w: BenchWorld): string {
+  const token = `svc_test_${randomBytes(32).toString('base64url')}`;
+  const db = new Database(file);
+  db.prepare(
+    'INSERT INTO "api_keys" ("id", "userId", "organizationId", "name", "mode", "scopes", "tokenHash", "prefix", ' +
+      '"last4", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  ).run(
+    newId('key'),
+    w.userId,
+    w.organizationId,
+    'narrow',
+    'test',
+    JSON.stringify(['me:read']),
+    sha256Hex(token),
+    'svc_test_',
+    token.slice(-4),
+    new Date().toISOString(),
+  );
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return token;
+}
+
+interface Answer {
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+/** One request, its answer with the header names in the order sent and the values that vary evened out. */
+function ask(baseUrl: string, p: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(baseUrl + p, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const out: [string, string][] = [];
+        const raw = res.rawHeaders;
+        for (let i = 0; i < raw.length; i += 2) {
+          const [k, v] = [raw[i], raw[i + 1]];
+          if (k === 'Date' || k === 'Keep-Alive' || k === 'Connection') continue;
+          // the window's reset counts down in seconds: equal within one
+          out.push([k, k === 'RateLimit-Reset' ? 'n' : v.replaceAll(baseUrl, '<base>')]);
+        }
+        const body = Buffer.concat(chunks).toString('utf8').replaceAll(baseUrl, '<base>');
+        resolve({ status: res.statusCode ?? 0, headers: out, body });
+      });
+    });
+    req.on('error', reject);
+  });
+}
+
+const AUDIT_COLUMNS =
+  '"requestId", "surface", "method", "routePattern", "statusCode", "authMethod", "actor", "delegatingUserId", ' +
+  '"scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", "agentRunId"';
+
+function auditRows(file: string, requestIds: string[]): unknown[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    const get = db.prepare(`SELECT ${AUDIT_COLUMNS} FROM "audit_log" WHERE "requestId" = ?`);
+    return requestIds.map((id) => get.all(id));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The same requests to both servers, one at a time and in the same order (each on a copy of the same file, so the
+ * same counts): every answer and every audit row must be equal. Returns the differences.
+ */
+async function checkSameAnswers(
+  svc: ChildServer,
+  limit: ChildServer,
+  files: [string, string],
+  w: BenchWorld,
+  narrowKey: string,
+): Promise<string[]> {
+  const bearer = (k: string) => ({ authorization: `Bearer ${k}` });
+  const page = `/v1/rooms/${w.smallRoomId}/messages?limit=50`;
+  const requests: [string, Record<string, string>][] = [
+    ['/v1/me', bearer(w.apiKey)],
+    [page, bearer(w.apiKey)],
+    ['/v1/me', { 'x-api-key': w.apiKey }],
+    [`/v1/rooms/${w.smallRoomId}/messages?limit=20`, bearer(w.apiKey)],
+    ['/v1/me', bearer('svc_test_not-a-key')],
+    ['/v1/me', {}],
+    [page, bearer(narrowKey)],
+    ['/v1/me', bearer(narrowKey)],
+    [`/v1/rooms/room_01JZ00000000000000000000ZZ/messages?limit=50`, bearer(w.apiKey)],
+    [`/v1/rooms/${w.largeRoomId}/messages?limit=50`, bearer(w.apiKey)],
+  ];
+  const diffs: string[] = [];
+  const ids: string[] = [];
+  let cursorPath: string | undefined;
+  for (let i = 0; i <= requests.length; i++) {
+    // last: the second page, through the first page's cursor
+    const [p, h] = i < requests.length ? requests[i] : [cursorPath!, bearer(w.apiKey)];
+    const requestId = `limit-check-${i}-${randomBytes(4).toString('hex')}`;
+    ids.push(requestId);
+    const [a, b] = [
+      await ask(svc.baseUrl, p, { ...h, 'x-request-id': requestId }),
+      await ask(limit.baseUrl, p, { ...h, 'x-request-id': requestId }),
+    ];
+    const label = `${p} (${Object.keys(h).join(', ') || 'no credential'})`;
+    if (a.status !== b.status) diffs.push(`${label}: status ${a.status} (svc) vs ${b.status} (limit)`);
+    if (JSON.stringify(a.headers) !== JSON.stringify(b.headers))
+      diffs.push(`${label}: headers\n    svc   ${JSON.stringify(a.headers)}\n    limit ${JSON.stringify(b.headers)}`);
+    if (a.body !== b.body)
+      diffs.push(`${label}: body\n    svc   ${a.body.slice(0, 400)}\n    limit ${b.body.slice(0, 400)}`);
+    if (i === 1) {
+      const next = (JSON.parse(a.body) as { nextCursor: string }).nextCursor;
+      cursorPath = `${page}&cursor=${encodeURIComponent(next)}`;
+    }
+  }
+  const [ra, rb] = files.map((f) => auditRows(f, ids));
+  ids.forEach((id, i) => {
+    const [x, y] = [JSON.stringify(ra[i]), JSON.stringify(rb[i])];
+    if ((ra[i] as unknown[]).length !== 1) diffs.push(`svc wrote ${(ra[i] as unknown[]).length} audit rows for ${id}`);
+    if (x !== y) diffs.push(`audit row of ${id}\n    svc   ${x}\n    limit ${y}`);
+  });
+  console.log(
+    `  ${ids.length} requests, ${ids.length} audit rows compared: ${diffs.length ? 'DIFFERENT' : 'identical'}`,
+  );
+  return diffs;
+}
+
+/** Runs the check and the alternating rounds; returns the medians (req/s, CPU µs per request) by scenario. */
+export async function measureLimit(opts: BenchOptions): Promise<Record<string, { rps: number; cpuUs: number }>> {
+  const connections = process.env.BENCH_CONNECTIONS ? opts.connections : 50;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-limit-'));
+  const servers: ChildServer[] = [];
+  try {
+    const [svcPort, limitPort] = [await freePort(), await freePort()];
+    const env = productEnv(dir, svcPort);
+    console.log(`\nthe limit of the same work (bench/limit): seeding, ${connections} connections`);
+    const world = await seedBench({ env, largeMessages: 1001, extraRooms: 0, webhooks: null });
+    const svcFile = path.join(dir, 'svc.sqlite');
+    const narrowKey = insertNarrowKey(svcFile, world);
+    const limitFile = path.join(dir, 'limit.sqlite');
+    fs.copyFileSync(svcFile, limitFile);
+    const svc = await startChildServer({ name: 'svc', args: productArgs(ROOT), env, port: svcPort, cwd: ROOT });
+    servers.push(svc);
+    const limitEnv = {
+      ...env,
+      PORT: String(limitPort),
+      BASE_URL: `http://127.0.0.1:${limitPort}`,
+      DATABASE_URL: `sqlite:${limitFile}`,
+    };
+    const limit = await startChildServer({
+      name: 'limit',
+      args: ['--import', 'tsx', 'bench/limit/limitServer.ts'],
+      env: limitEnv,
+      port: limitPort,
+      cwd: ROOT,
+    });
+    servers.push(limit);
+
+    const diffs = await checkSameAnswers(svc, limit, [svcFile, limitFile], world, narrowKey);
+    if (diffs.length) {
+      for (const d of diffs) console.log(`  DIFFERENT: ${d}`);
+      throw new Error('svc and the limit do not answer the same bytes: not measured');
+    }
+
+    const auth = { authorization: `Bearer ${world.apiKey}` };
+    const scenarios: { name: string; label: string; on: ChildServer; target: LoadTarget }[] = [
+      {
+        name: 'limit-me',
+        label: 'limit GET /v1/me',
+        on: limit,
+        target: { method: 'GET', path: '/v1/me', headers: auth },
+      },
+      { name: 'me', label: 'svc GET /v1/me', on: svc, target: { method: 'GET', path: '/v1/me', headers: auth } },
+      {
+        name: 'limit-page',
+        label: 'limit messages, first page of 50',
+        on: limit,
+        target: { method: 'GET', path: `/v1/rooms/${world.smallRoomId}/messages?limit=50`, headers: auth },
+      },
+      {
+        name: 'page',
+        label: 'svc messages, first page of 50',
+        on: svc,
+        target: { method: 'GET', path: `/v1/rooms/${world.smallRoomId}/messages?limit=50`, headers: auth },
+      },
+      {
+        name: 'mcp-get-me',
+        label: 'svc MCP tools/call get_me',
+        on: svc,
+        target: { method: 'POST', path: '/mcp', headers: mcpHeaders(world.apiKey), body: MCP_GET_ME_BODY },
+      },
+    ];
+    const rps = new Map<string, number[]>();
+    const cpu = new Map<string, number[]>();
+    if (opts.warmup)
+      for (const s of scenarios) await runLoad(s.on.baseUrl, s.target, { seconds: opts.warmup, connections });
+    for (let round = 1; round <= opts.rounds; round++) {
+      console.log(`  round ${round}/${opts.rounds}  (load average ${loadavg()})`);
+      // pairs alternate which side goes first, so neither always runs on the warmer machine
+      const order = round % 2 ? scenarios : [scenarios[1], scenarios[0], scenarios[3], scenarios[2], scenarios[4]];
+      for (const s of order) {
+        const c0 = s.on.cpuMs();
+        const r = await runLoad(s.on.baseUrl, s.target, { seconds: opts.seconds, connections });
+        const us = r.total ? ((s.on.cpuMs() - c0) * 1000) / r.total : 0;
+        rps.set(s.name, [...(rps.get(s.name) ?? []), r.rps]);
+        cpu.set(s.name, [...(cpu.get(s.name) ?? []), us]);
+        const bad = r.failures ? `  ${r.failures} failed ${JSON.stringify(r.statusCodes)}` : '';
+        console.log(
+          `    ${s.label.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${us.toFixed(0)} µs/request${bad}`,
+        );
+      }
+    }
+    const m = Object.fromEntries(
+      scenarios.map((s) => [s.name, { rps: median(rps.get(s.name)!), cpuUs: median(cpu.get(s.name)!) }]),
+    );
+    const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)} %`;
+    console.log(`  medians of ${opts.rounds} rounds (load average now ${loadavg()}):`);
+    for (const [svcName, limitName, target] of [
+      ['me', 'limit-me', 0.75],
+      ['page', 'limit-page', 0.75],
+    ] as const) {
+      const [a, b] = [m[svcName], m[limitName]];
+      const ratio = a.rps / b.rps;
+      console.log(
+        `    ${svcName.padEnd(5)} svc ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU; limit ${b.rps.toFixed(0)} req/s, ` +
+          `${b.cpuUs.toFixed(0)} µs CPU: ${pct(a.rps, b.rps)} of the limit's req/s, ${(a.cpuUs / b.cpuUs).toFixed(2)}x its CPU ` +
+          `per request  [${ratio >= target ? 'PASS' : 'FAIL'}: >= ${target * 100} %]`,
+      );
+    }
+    const mcp = m['mcp-get-me'].rps / m.me.rps;
+    console.log(
+      `    MCP tools/call get_me ${m['mcp-get-me'].rps.toFixed(0)} req/s, ${m['mcp-get-me'].cpuUs.toFixed(0)} µs CPU: ` +
+        `${pct(m['mcp-get-me'].rps, m.me.rps)} of REST GET /v1/me  [${mcp >= 0.85 ? 'PASS' : 'FAIL'}: >= 85 %]`,
+    );
+    return m;
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    if (!opts.keep) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  measureLimit(readBenchOptions()).catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,397 @@
+// The limit of the same work (`npx tsx bench/limit/compare.ts`): a bare `node:http` server that does only what
+// the spec requires of `GET /v1/me` and of a page of messages (`GET /v1/rooms/{roomId}/messages`), on the SQLite
+// file svc uses, with better-sqlite3 and prepared statements, and answers the same bytes:
+//
+//   - the API key found by its hash, live (not revoked, its user still a member of its organization), its scope,
+//     the billing entity; `lastUsedAt` kept to the minute as svc keeps it;
+//   - the request counted in its 60 s window and the month's units charged (in memory: one process; the units
+//     start from the database's balance);
+//   - for a page: room access, the page query, the same JSON and cursor;
+//   - the audit row written and committed before the answer (a group commit per turn of the event loop, as svc);
+//   - the same status, headers (security, rate limit, units, request id) and body.
+//
+// Nothing else: no framework, no router, no schema library, no logger, no metrics, no background work. Run as its
+// own process: `node --import tsx bench/limit/limitServer.ts` with svc's DATABASE_URL (sqlite:), PORT, BASE_URL,
+// SVC_SECRET, SVC_RATE_LIMIT and SVC_MONTHLY_UNITS.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import Database from 'better-sqlite3';
+import { newId } from '../../src/domain/ids.js';
+
+const env = process.env;
+const file = (env.DATABASE_URL ?? '').replace(/^sqlite:/, '');
+if (!file || file === env.DATABASE_URL) throw new Error('limitServer: DATABASE_URL must be sqlite:<file>');
+const port = Number(env.PORT);
+const baseUrl = (env.BASE_URL ?? `http://127.0.0.1:${port}`).replace(/\/$/, '');
+const secret = env.SVC_SECRET ?? '';
+const rateLimit = Number(env.SVC_RATE_LIMIT ?? 600);
+const monthlyUnits = Number(env.SVC_MONTHLY_UNITS ?? 100_000);
+const WINDOW_MS = 60_000;
+
+const db = new Database(file, { timeout: 10_000 });
+// svc's connection settings (db/dataSource.ts)
+db.pragma('journal_mode = WAL');
+db.pragma('busy_timeout = 10000');
+db.pragma('foreign_keys = ON');
+db.pragma('synchronous = NORMAL');
+db.pragma('wal_autocheckpoint = 10000');
+db.pragma('cache_size = -8000');
+
+interface KeyRow {
+  id: string;
+  userId: string;
+  organizationId: string | null;
+  scopes: string;
+  tokenHash: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  email: string | null;
+  name: string;
+  locale: string;
+  createdAt: string;
+  member: string | null;
+}
+// svc's own statements and their forms (db/sql.ts): `= +?` and `LIMIT CAST(? AS INTEGER)`, which SQLite does not
+// compile again for each new value bound; scalar subqueries rather than a join (src/auth/authenticate.ts)
+const userColumn = (column: string) => `(SELECT u."${column}" FROM "users" u WHERE u."id" = k."userId") AS "${column}"`;
+const keyLookup = db.prepare<[string], KeyRow>(
+  'SELECT k."id", k."userId", k."organizationId", k."scopes", k."tokenHash", k."revokedAt", k."lastUsedAt", ' +
+    `${['email', 'name', 'locale', 'createdAt'].map(userColumn).join(', ')}, ` +
+    '(SELECT m."id" FROM "memberships" m WHERE m."userId" = k."userId" AND m."organizationId" = k."organizationId") ' +
+    'AS "member" FROM "api_keys" k WHERE k."tokenHash" = +?',
+);
+const touchKey = db.prepare(
+  'UPDATE "api_keys" SET "lastUsedAt" = +? WHERE "id" = +? AND ("lastUsedAt" IS NULL OR "lastUsedAt" <= ?)',
+);
+const unitsRow = db.prepare<[string, string], { used: number }>(
+  'SELECT "used" FROM "unit_usage" WHERE "billingEntity" = +? AND "period" = +?',
+);
+interface RoomRow {
+  organizationId: string | null;
+  roomType: number;
+  role: string | null;
+  member: number;
+}
+const roomAccess = db.prepare<[string, string, string], RoomRow>(
+  'SELECT r."organizationId", r."roomType", ' +
+    '(SELECT ms."role" FROM "memberships" ms WHERE ms."userId" = +? AND ms."organizationId" = r."organizationId") AS "role", ' +
+    '(SELECT COUNT(*) FROM "room_members" rm WHERE rm."roomId" = r."id" AND rm."userId" = +?) AS "member" ' +
+    'FROM "rooms" r WHERE r."id" = +?',
+);
+interface MessageRow {
+  id: string;
+  roomId: string;
+  authorId: string;
+  postedBy: string;
+  body: string;
+  createdAt: string;
+  agentRunId: string | null;
+}
+const COLUMNS = '"id", "roomId", "authorId", "postedBy", "body", "createdAt", "agentRunId"';
+const firstPage = db.prepare<[string, number], MessageRow>(
+  `SELECT ${COLUMNS} FROM "messages" WHERE "roomId" = +? ORDER BY "id" ASC LIMIT CAST(? AS INTEGER)`,
+);
+const pageAfter = db.prepare<[string, string, number], MessageRow>(
+  `SELECT ${COLUMNS} FROM "messages" WHERE "roomId" = +? AND "id" > ? ORDER BY "id" ASC LIMIT CAST(? AS INTEGER)`,
+);
+const auditInsert = db.prepare(
+  'INSERT INTO "audit_log" ("id", "requestId", "surface", "method", "routePattern", "statusCode", "authMethod", ' +
+    '"actor", "delegatingUserId", "scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", ' +
+    '"createdAt", "agentRunId") VALUES (?, ?, \'rest\', \'GET\', ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?, ?, ?, NULL)',
+);
+
+const begin = db.prepare('BEGIN IMMEDIATE');
+const commit = db.prepare('COMMIT');
+const rollback = db.prepare('ROLLBACK');
+
+/**
+ * Group commit, as svc does it (db/sql.ts): the audit rows of one turn of the event loop are written in one
+ * transaction at the next turn, and each answer goes out only after that commit.
+ */
+let pending: { values: unknown[]; then: () => void }[] = [];
+function flush(): void {
+  const group = pending;
+  pending = [];
+  if (group.length > 1) begin.run();
+  try {
+    for (const w of group) auditInsert.run(...w.values);
+    if (group.length > 1) commit.run();
+  } catch (err) {
+    if (db.inTransaction) rollback.run();
+    throw err;
+  }
+  for (const w of group) w.then();
+}
+function writeAudit(values: unknown[], then: () => void): void {
+  if (!pending.length) setImmediate(flush);
+  pending.push({ values, then });
+}
+
+const SECURITY: Record<string, string> = {
+  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Referrer-Policy': 'no-referrer',
+};
+const CHALLENGE = `Bearer realm="svc", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource/v1"`;
+
+/** The 60 s windows, as rate-limiter-flexible counts them: a window starts with its first request. */
+const windows = new Map<string, { points: number; expire: number }>();
+/** The month's units per billing entity and period, read once from the database. */
+const units = new Map<string, number>();
+
+interface Actor {
+  keyId: string;
+  userId: string;
+  organizationId: string | null;
+  billingEntity: string;
+  scopes: string[];
+  scopesText: string;
+  row: KeyRow;
+}
+
+/** What the answer carries: the window, the balance, the units charged. */
+interface Outcome {
+  headers: Record<string, string>;
+  units: number;
+}
+
+function count(subject: string, now: number, out: Outcome): boolean {
+  let w = windows.get(subject);
+  if (!w || w.expire <= now) windows.set(subject, (w = { points: 0, expire: now + WINDOW_MS }));
+  w.points++;
+  const h = out.headers;
+  h['RateLimit-Limit'] = String(rateLimit);
+  h['RateLimit-Remaining'] = String(Math.max(rateLimit - w.points, 0));
+  h['RateLimit-Reset'] = String(Math.max(1, Math.ceil((w.expire - now) / 1000)));
+  h['RateLimit-Policy'] = `${rateLimit};w=60`;
+  h['Svc-RateLimit-Scope'] = subject.startsWith('ip:') ? 'ip' : 'api_key';
+  return w.points <= rateLimit;
+}
+
+/** Charges `cost` units (0: reads the balance); false when the month's units are spent. */
+function charge(actor: Actor, d: Date, cost: number, out: Outcome): boolean {
+  const iso = d.toISOString();
+  const period = iso.slice(0, 7);
+  const k = `${actor.billingEntity} ${period}`;
+  let used = units.get(k);
+  if (used === undefined) used = unitsRow.get(actor.billingEntity, period)?.used ?? 0;
+  const ok = cost === 0 || used + cost <= monthlyUnits;
+  if (cost > 0 && ok) used += cost;
+  units.set(k, used);
+  const h = out.headers;
+  h['Svc-Api-Units-Limit'] = String(monthlyUnits);
+  h['Svc-Api-Units-Remaining'] = String(Math.max(0, monthlyUnits - used));
+  h['Svc-Api-Units-Used'] = String(used);
+  h['Svc-Api-Units-Cost'] = String(ok ? cost : 0);
+  const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
+  h['Svc-Api-Units-Reset'] = `${next.slice(0, 19)}+00:00`;
+  if (ok) out.units = cost;
+  return ok;
+}
+
+function authenticate(req: http.IncomingMessage, now: Date): Actor | null | 'malformed' {
+  const authorization = req.headers.authorization;
+  let token: string | null = null;
+  if (authorization !== undefined) token = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization)?.[1] ?? null;
+  else if (typeof req.headers['x-api-key'] === 'string') token = req.headers['x-api-key'].trim() || null;
+  if (!token) return 'malformed';
+  if (!(token.startsWith('svc_live_') || token.startsWith('svc_test_'))) return null;
+  const hash = createHash('sha256').update(token).digest('hex');
+  const row = keyLookup.get(hash);
+  if (!row || !timingSafeEqual(Buffer.from(row.tokenHash), Buffer.from(hash)) || row.revokedAt || row.email === null)
+    return null;
+  if (row.organizationId && !row.member) return null;
+  const staleBefore = new Date(now.getTime() - 60_000).toISOString();
+  if (!row.lastUsedAt || row.lastUsedAt <= staleBefore) touchKey.run(now.toISOString(), row.id, staleBefore);
+  return {
+    keyId: row.id,
+    userId: row.userId,
+    organizationId: row.organizationId,
+    billingEntity: row.organizationId ? `org:${row.organizationId}` : `user:${row.userId}`,
+    scopes: JSON.parse(row.scopes) as string[],
+    scopesText: row.scopes,
+    row,
+  };
+}
+
+function send(res: http.ServerResponse, status: number, text: string, out: Outcome, requestId: string): void {
+  const h: Record<string, string> = {};
+  for (const k in SECURITY) h[k] = SECURITY[k];
+  for (const k in out.headers) h[k] = out.headers[k];
+  h['X-Request-Id'] = requestId;
+  h['Cache-Control'] = 'no-store';
+  h['Content-Type'] = 'application/json; charset=utf-8';
+  h['Content-Length'] = String(Buffer.byteLength(text));
+  res.writeHead(status, h);
+  res.end(text);
+}
+
+const envelope = (code: string, message: string, requestId: string, details: unknown = {}) =>
+  JSON.stringify({ error: { code, message, requestId, details } });
+
+const cursorOf = (key: string) => {
+  const body = Buffer.from(JSON.stringify({ k: key })).toString('base64url');
+  return `${body}.${createHmac('sha256', secret).update(`cursor:${body}`).digest('hex').slice(0, 22)}`;
+};
+
+function keyOfCursor(cursor: string): string | null {
+  const [body, sig, extra] = cursor.split('.');
+  if (!body || !sig || extra !== undefined) return null;
+  const want = createHmac('sha256', secret).update(`cursor:${body}`).digest('hex').slice(0, 22);
+  if (sig.length !== want.length || !timingSafeEqual(Buffer.from(sig), Buffer.from(want))) return null;
+  try {
+    const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { k?: unknown; o?: unknown };
+    return typeof parsed.k === 'string' && parsed.o === undefined ? parsed.k : null;
+  } catch {
+    return null;
+  }
+}
+
+const ROOM_ID = /^room_[0-9A-Za-z]{1,64}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const ME = '/v1/me';
+const MESSAGES = '/v1/rooms/{roomId}/messages';
+
+/** The page's answer, or the refusal's status, code and message; `null` when the room is not readable. */
+function page(actor: Actor, roomId: string, query: URLSearchParams): { status: number; text: string } {
+  const notFound = { status: 404, text: '' };
+  if (!ROOM_ID.test(roomId)) return notFound;
+  const limitText = query.get('limit');
+  const limit = limitText === null ? 50 : Number(limitText);
+  const cursor = query.get('cursor');
+  const room = roomAccess.get(actor.userId, actor.userId, roomId);
+  if (!room || room.organizationId !== actor.organizationId) return notFound;
+  if ((room.organizationId && !room.role) || room.roomType === 1) return notFound;
+  if (room.member === 0 && room.role !== 'owner' && room.role !== 'admin') return notFound;
+  const after = cursor ? keyOfCursor(cursor) : null;
+  const rows = after ? pageAfter.all(roomId, after, limit + 1) : firstPage.all(roomId, limit + 1);
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  let text = '{"data":[';
+  for (let i = 0; i < rows.length; i++) {
+    const m = rows[i];
+    if (i) text += ',';
+    text += JSON.stringify({
+      id: m.id,
+      roomId: m.roomId,
+      authorId: m.authorId,
+      postedBy: m.postedBy,
+      body: m.body,
+      createdAt: m.createdAt,
+      agentRunId: m.agentRunId ?? null,
+    });
+  }
+  text += `],"nextCursor":${more ? JSON.stringify(cursorOf(rows[rows.length - 1].id)) : 'null'}}`;
+  return { status: 200, text };
+}
+
+function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = req.url ?? '/';
+  if (url === '/healthz') {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{"status":"ok"}');
+    return;
+  }
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const parts = path.split('/');
+  const isMe = path === ME;
+  const isPage = parts.length === 5 && parts[1] === 'v1' && parts[2] === 'rooms' && parts[4] === 'messages';
+  if (req.method !== 'GET' || (!isMe && !isPage)) {
+    res.writeHead(404, { 'Content-Type': 'application/json' });
+    res.end('{"error":"not part of the limit"}');
+    return;
+  }
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
+  const now = new Date();
+  const ms = now.getTime();
+  const route = isMe ? ME : MESSAGES;
+  const out: Outcome = { headers: {}, units: 0 };
+  const answer = (status: number, a: Actor | null, errorCode: string | null, text: string) =>
+    writeAudit(
+      [
+        newId('aud', Date.now()),
+        requestId,
+        route,
+        status,
+        a ? 'api_key' : null,
+        a ? 'app' : null,
+        a ? a.scopesText : '[]',
+        a?.organizationId ?? null,
+        a?.userId ?? null,
+        a?.keyId ?? null,
+        out.units,
+        errorCode,
+        new Date().toISOString(),
+      ],
+      () => send(res, status, text, out, requestId),
+    );
+  const refuse = (status: number, a: Actor | null, code: string, message: string, details?: unknown) =>
+    answer(status, a, code, envelope(code, message, requestId, details));
+
+  const actor = authenticate(req, now);
+  if (!actor || actor === 'malformed') {
+    if (!count(`ip:${req.socket.remoteAddress ?? ''}`, ms, out)) return refuseRate(refuse, out, null);
+    out.headers['WWW-Authenticate'] = CHALLENGE;
+    const message = actor ? 'Missing or malformed credential' : 'Missing, invalid or revoked credential';
+    return refuse(401, null, 'unauthorized', message);
+  }
+  const scope = isMe ? 'me:read' : 'messages:read';
+  const allowed = actor.scopes.includes(scope);
+  if (!count(`key:${actor.keyId}`, ms, out)) {
+    charge(actor, now, 0, out);
+    return refuseRate(refuse, out, actor);
+  }
+  if (!allowed) {
+    charge(actor, now, 0, out);
+    return refuse(403, actor, 'insufficient_scope', `Missing scope: ${scope}`, {
+      required: [scope],
+      granted: actor.scopes,
+    });
+  }
+  if (!charge(actor, now, 1, out)) {
+    return refuse(429, actor, 'api_units_exhausted', 'Monthly API units are exhausted', {
+      limit: monthlyUnits,
+      used: Number(out.headers['Svc-Api-Units-Used']),
+      cost: 1,
+      resetsAt: out.headers['Svc-Api-Units-Reset'],
+    });
+  }
+  if (isMe) {
+    const r = actor.row;
+    const text = JSON.stringify({
+      id: actor.userId,
+      email: r.email,
+      name: r.name,
+      locale: r.locale,
+      organizationId: actor.organizationId,
+      billingContext: actor.organizationId ? 'organization' : 'individual',
+      createdAt: r.createdAt,
+    });
+    return answer(200, actor, null, text);
+  }
+  const p = page(actor, decodeURIComponent(parts[3]), new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
+  if (p.status === 404) return refuse(404, actor, 'not_found', 'Room not found');
+  answer(200, actor, null, p.text);
+}
+
+function refuseRate(
+  refuse: (status: number, a: Actor | null, code: string, message: string, details?: unknown) => void,
+  out: Outcome,
+  actor: Actor | null,
+): void {
+  const retryAfter = Number(out.headers['RateLimit-Reset']);
+  out.headers['Retry-After'] = String(retryAfter);
+  refuse(429, actor, 'rate_limited', 'Rate limit exceeded; retry after the window resets', {
+    retryAfterSeconds: retryAfter,
+  });
+}
+
+const server = http.createServer({ keepAliveTimeout: 5000 }, handle);
+server.listen(port, env.HOST ?? '127.0.0.1');
+const stop = () => server.close(() => (db.close(), process.exit(0)));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
