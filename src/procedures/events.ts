@@ -7,7 +7,7 @@ import { apiProcedure, router } from './trpc.js';
 import { requireRoom } from '../domain/access.js';
 import { LAST_EVENT_ID_HEADER } from '../http/headers.js';
 import { notFound, ruleViolation } from '../domain/errors.js';
-import { checkedListOf } from './views.js';
+import { checkedListOf } from './checkedListOf.js';
 
 export const EventTypeView = z
   .object({ type: z.string().meta({ example: 'record.created' }), description: z.string(), stable: z.boolean() })

@@ -4,9 +4,38 @@ import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import { discardUpload, filePath, getFile, listFiles, uploadFile } from '../domain/files.js';
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
-import { forModel, idOf, listOf, pageInput } from './schemas.js';
+import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { FileView, toFile } from './views.js';
+import type { StoredFile } from '../../db/entities/index.js';
+
+// The public shape of a file's metadata, and the one mapping from the entity to it.
+export const FileView = z
+  .object({
+    id: idOf('file'),
+    roomId: idOf('room'),
+    messageId: idOf('msg').nullable(),
+    taskId: idOf('task').nullable(),
+    filename: z.string(),
+    contentType: z.string(),
+    size: z.number().int(),
+    sha256: z.string(),
+    uploadedById: idOf('usr'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'FileMetadata' });
+/** (the content type as a download serves it: a stored one that is not a strict media type reads as octet-stream) */
+export const toFile = (f: StoredFile): z.infer<typeof FileView> => ({
+  id: f.id,
+  roomId: f.roomId,
+  messageId: f.messageId,
+  taskId: f.taskId,
+  filename: f.filename,
+  contentType: servableMediaType(f.contentType),
+  size: f.size,
+  sha256: f.sha256,
+  uploadedById: f.uploadedById,
+  createdAt: f.createdAt,
+});
 
 /** Largest image the MCP tool returns inline (an image block) and largest file `resources/read` returns as a blob. */
 export const MCP_INLINE_MAX = 1024 * 1024;

@@ -3,9 +3,57 @@ import { z } from 'zod';
 import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
 import type { ProcedureMeta } from './meta.js';
-import { forModel, idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
+import { forModel, idOf, listOf, pageInput, text, timestamp, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
+import type { Approval, MeetingRecord } from '../../db/entities/index.js';
+
+// The public shapes of a record and an approval, and the one mapping from each entity to it.
+export const ApprovalState = z.enum(['none', 'pending', 'approved', 'rejected', 'withdrawn']);
+export const RecordView = z
+  .object({
+    id: idOf('rec'),
+    roomId: idOf('room'),
+    title: z.string(),
+    body: z.string(),
+    approvalState: ApprovalState,
+    createdById: idOf('usr'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'MeetingRecord' });
+export const toRecord = (r: MeetingRecord): z.infer<typeof RecordView> => ({
+  id: r.id,
+  roomId: r.roomId,
+  title: r.title,
+  body: r.body,
+  approvalState: r.approvalState,
+  createdById: r.createdById,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+export const ApprovalView = z
+  .object({
+    id: idOf('apr'),
+    recordId: idOf('rec'),
+    status: z.enum(['pending', 'approved', 'rejected', 'withdrawn']),
+    requestedById: idOf('usr'),
+    decidedById: idOf('usr').nullable(),
+    comment: z.string().nullable(),
+    createdAt: timestamp,
+    decidedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Approval' });
+export const toApproval = (a: Approval): z.infer<typeof ApprovalView> => ({
+  id: a.id,
+  recordId: a.recordId,
+  status: a.status,
+  requestedById: a.requestedById,
+  decidedById: a.decidedById,
+  comment: a.comment,
+  createdAt: a.createdAt,
+  decidedAt: a.decidedAt,
+});
 
 const title = forModel(
   trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' }),

@@ -4,7 +4,8 @@ import { search, type SearchType } from '../domain/search.js';
 import type { Scope } from '../domain/scopes.js';
 import { idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { MessageView, TaskView, toMessage, toTask } from './views.js';
+import { MessageView, toMessage } from './messages.js';
+import { TaskView, toTask } from './tasks.js';
 
 const SEARCH_TYPES = ['messages', 'tasks'] as const satisfies readonly SearchType[];
 /** The scope each type of result needs; the operation itself needs `messages:read`. */
