@@ -195,6 +195,11 @@ export interface ProcedureMeta {
   errors?: (ErrorCode | { code: ErrorCode; status: number })[];
   /** Not exposed as an MCP tool (only `openapi.json`). */
   restOnly?: boolean;
+  /**
+   * Its row of the REST guide's operations table (docs/rest-api.md, written by `npm run generate`) where a cell
+   * says more than the fields above: the tool, scope and units cells as Markdown, `what` in place of the summary.
+   */
+  docs?: { tool?: string; scope?: string; units?: string; what?: string };
 }
 
 export interface RateLimitResult {

@@ -6,6 +6,7 @@ import { discardUpload, filePath, getFile, listFiles, uploadFile } from '../doma
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
 import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
 import type { StoredFile } from '../../db/entities/index.js';
 
 // The public shape of a file's metadata, and the one mapping from the entity to it.
@@ -45,6 +46,17 @@ export const MCP_TEXT_MAX = 256 * 1024;
  * Half of a surrogate pair on its own: not Unicode, and `encodeURIComponent` (the download's filename*) throws on it.
  */
 const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const fileEvents = [
+  {
+    type: 'file.uploaded',
+    objectType: 'file',
+    description: 'A file attached to a message or task was finalized',
+    stable: true,
+    v1: false,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const filesRouter = router({
   list: apiProcedure

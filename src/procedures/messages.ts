@@ -4,6 +4,7 @@ import { createMessage, listMessages } from '../domain/messages.js';
 import { idOf, nonBlankText, normalizedSince, pageInput, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { checkedListOf } from './checkedListOf.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
 import type { Message } from '../../db/entities/index.js';
 
 // The public shape of a message, and the one mapping from the entity to it.
@@ -27,6 +28,11 @@ export const toMessage = (m: Message): z.infer<typeof MessageView> => ({
   createdAt: m.createdAt,
   agentRunId: m.agentRunId ?? null,
 });
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const messageEvents = [
+  { type: 'message.created', objectType: 'message', description: 'A message was posted', stable: true, v1: false },
+] as const satisfies readonly CatalogEntry[];
 
 export const messagesRouter = router({
   list: apiProcedure

@@ -2,6 +2,7 @@ import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
 import type { ProcedureMeta } from './meta.js';
 import { forModel, idOf, listOf, pageInput, text, timestamp, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
@@ -136,6 +137,43 @@ const approvalProcedure = (action: ApprovalAction) =>
         return { record: toRecord(r.record), approval: toApproval(r.approval) };
       });
     });
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const recordEvents = [
+  { type: 'record.created', objectType: 'record', description: 'A record was created', stable: true, v1: true },
+  { type: 'record.updated', objectType: 'record', description: 'A record was updated', stable: true, v1: true },
+  { type: 'record.deleted', objectType: 'record', description: 'A record was deleted', stable: true, v1: true },
+  {
+    type: 'approval.requested',
+    objectType: 'record',
+    description: 'Approval of a record was requested',
+    stable: true,
+    v1: true,
+  },
+  { type: 'approval.approved', objectType: 'record', description: 'A record was approved', stable: true, v1: true },
+  { type: 'approval.rejected', objectType: 'record', description: 'A record was rejected', stable: true, v1: true },
+  {
+    type: 'approval.withdrawn',
+    objectType: 'record',
+    description: 'An approval request was withdrawn',
+    stable: true,
+    v1: true,
+  },
+  {
+    type: 'record.approval_requested',
+    objectType: 'record',
+    description: 'v2 alias of approval.requested; data.object is the record',
+    stable: true,
+    v1: false,
+  },
+  {
+    type: 'record.approved',
+    objectType: 'record',
+    description: 'v2 alias of approval.approved; data.object is the record',
+    stable: true,
+    v1: false,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const recordsRouter = router({
   list: apiProcedure

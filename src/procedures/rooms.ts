@@ -5,6 +5,7 @@ import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../
 import { forModel, idOf, pageInput, timestamp, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { checkedListOf } from './checkedListOf.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
 import type { Room, RoomMember } from '../../db/entities/index.js';
 
 // The public shapes of a room and a member, and the one mapping from each entity to it.
@@ -42,6 +43,24 @@ const roomName = forModel(
   trimmedName(200).meta({ description: "The room's name (trimmed)", example: 'Design review' }),
   null,
 );
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const roomEvents = [
+  {
+    type: 'room.member.added',
+    objectType: 'room',
+    description: 'A member was added to a room',
+    stable: true,
+    v1: true,
+  },
+  {
+    type: 'room.created',
+    objectType: 'room',
+    description: 'A room was created (preview: never delivered, a new room has no subscriber)',
+    stable: false,
+    v1: false,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const roomsRouter = router({
   list: apiProcedure

@@ -36,6 +36,7 @@ export const searchRouter = router({
           'Finds messages and tasks containing `q` (case-insensitive) across rooms you can read, newest first.',
       },
       summary: 'Search messages and tasks',
+      docs: { scope: '`messages:read` (and `tasks:read` for tasks)' },
       description:
         'Messages (body) and tasks (title, description) containing `q` (case-insensitive substring) in the rooms the caller can read, newest first. ' +
         '`types` is a comma-separated list of `messages` and `tasks` (default: both, or only messages when the credential lacks tasks:read); tasks need tasks:read.',

@@ -14,6 +14,7 @@ import {
 } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { checkedListOf } from './checkedListOf.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
 import type { Task } from '../../db/entities/index.js';
 
 // The public shape of a task, and the one mapping from the entity to it.
@@ -64,6 +65,18 @@ const fields = {
     'Last day',
   ),
 };
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const taskEvents = [
+  { type: 'task.created', objectType: 'task', description: 'A task was created', stable: true, v1: false },
+  {
+    type: 'task.updated',
+    objectType: 'task',
+    description: 'A task was updated (including a period change)',
+    stable: true,
+    v1: true,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const tasksRouter = router({
   list: apiProcedure

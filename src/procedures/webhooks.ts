@@ -265,6 +265,9 @@ export const webhooksRouter = router({
           'After a receiver outage: sends again, once each, every event whose delivery finally failed since `since`.',
       },
       summary: 'Recover failed deliveries',
+      docs: {
+        what: 'Recover failed deliveries: every event whose delivery finally failed since `since`, once each (`202 {"queued":N}`)',
+      },
       description:
         'Queues again each event whose delivery finally failed since `since` (same event id, new deliveryId); skips events delivered or pending. 400 rule_violation: since in the future or past the attempt retention.',
       tags: ['webhooks'],
