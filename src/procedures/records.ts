@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { actOnApproval, type ApprovalAction } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
 import type { CatalogEntry } from '../domain/catalogEntry.js';
-import type { ProcedureMeta } from './meta.js';
+import type { ConfirmTargetOf, ProcedureMeta } from './meta.js';
+import { textArg, unlessNotFound } from './confirmTarget.js';
+import { requireRoom } from '../domain/access.js';
 import { forModel, idOf, listOf, pageInput, text, timestamp, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import type { Approval, MeetingRecord } from '../../db/entities/index.js';
@@ -65,6 +67,19 @@ const body = text(200_000).meta({
   example: '## Decisions\n- Ship on Monday',
 });
 const recordPath = '/v1/rooms/{roomId}/records/{recordId}';
+/** What a person confirms before a record is deleted or decided on over MCP: its title and approval state. */
+const recordTarget: ConfirmTargetOf = async (m, actor, a) => {
+  await requireRoom(m, actor, textArg(a.roomId), 'read');
+  const found = await unlessNotFound(getRecord(m, actor, textArg(a.roomId), textArg(a.recordId)));
+  if (!found) return null;
+  const r = found.record;
+  return {
+    id: r.id,
+    version: `${r.updatedAt}|${r.approvalState}`,
+    shown: `the record "${r.title}" (approval: ${r.approvalState}, last changed ${r.updatedAt})`,
+  };
+};
+
 const recordErrors: ProcedureMeta['errors'] = ['not_found', 'room_not_found', 'forbidden'];
 
 const approvalDocs: Record<ApprovalAction, { tool: string; title: string; description: string; forModel: string }> = {
@@ -113,6 +128,7 @@ const approvalProcedure = (action: ApprovalAction) =>
       units: 2,
       kind: 'write',
       destructive: action !== 'request',
+      confirmTarget: recordTarget,
       errors: [...recordErrors!, 'invalid_state'],
     })
     .input(
@@ -285,6 +301,7 @@ export const recordsRouter = router({
       units: 2,
       kind: 'write',
       destructive: true,
+      confirmTarget: recordTarget,
       idempotent: true,
       errors: recordErrors,
     })

@@ -8,6 +8,10 @@ import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
 import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { textArg } from './confirmTarget.js';
+import type { ConfirmTargetOf } from './meta.js';
+import { requireRoom } from '../domain/access.js';
+import { findDeliveryWithRedeliveries } from '../webhooks/deliveryTarget.js';
 import { AUTHORIZATION_HEADER } from '../http/headers.js';
 
 // Webhooks on /v1: list, delivery history, redeliver. Creation, rotation and deletion
@@ -139,6 +143,19 @@ const TestOutcomeView = z
   })
   .meta({ id: 'WebhookTestOutcome' });
 
+/** What a person confirms before a delivery is sent again over MCP: its event type, state and redeliveries so far. */
+const deliveryTarget: ConfirmTargetOf = async (m, actor, a) => {
+  await requireRoom(m, actor, textArg(a.roomId), 'read');
+  const found = await findDeliveryWithRedeliveries(m, textArg(a.roomId), textArg(a.webhookId), textArg(a.deliveryId));
+  if (!found) return null;
+  const { delivery: d, redeliveries } = found;
+  return {
+    id: d.id,
+    version: `${d.state}|${d.attempts}|${redeliveries}`,
+    shown: `the ${d.eventType} delivery ${d.id} (state: ${d.state}, ${redeliveries} redeliveries so far)`,
+  };
+};
+
 export const webhooksRouter = router({
   list: apiProcedure
     .meta({
@@ -208,6 +225,7 @@ export const webhooksRouter = router({
       units: 2,
       kind: 'write',
       destructive: true,
+      confirmTarget: deliveryTarget,
       errors: [
         'not_found',
         'room_not_found',
