@@ -2,6 +2,7 @@
 // back (the response state), what each operation declares about itself (its metadata), the audit row's input and
 // the mapping of anything thrown to the one domain error. It sits below the pipeline (src/auth/) and the
 // procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
+import type { EntityManager } from 'typeorm';
 import type { AuditEntry } from '../db/entities/index.js';
 import { isDatabaseUnavailableError, isUnstorableTextError } from '../db/databaseErrors.js';
 import type { Actor, AuthenticatedActor } from './domain/actor.js';
@@ -136,6 +137,26 @@ export const newResponseState = (): ResponseState => ({ units: 0 });
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** What a destructive operation acts on, as its caller sees it now: what a person confirms, and what binds it. */
+export interface ConfirmTarget {
+  id: string;
+  /** A digest of what a change to the target changes (its `updatedAt`, state, counts). */
+  version: string;
+  /** The target's name and current state, for the human. */
+  shown: string;
+}
+
+/**
+ * Reads a destructive operation's target from the call's raw arguments, in the caller's rights, through domain
+ * functions: null when there is none to show, or a refusal of the room check; the call then runs as it would and
+ * answers its own refusal.
+ */
+export type ConfirmTargetOf = (
+  m: EntityManager,
+  actor: Actor,
+  args: Record<string, unknown>,
+) => Promise<ConfirmTarget | null>;
+
 /**
  * What each procedure declares about itself; the REST and MCP adapters and the pipeline read nothing else.
  */
@@ -180,9 +201,11 @@ export interface ProcedureMeta {
   kind: 'read' | 'write';
   /**
    * MCP annotations beyond read/write (`destructiveHint`); over MCP a person confirms such a call first
-   * (mcp/tools/confirm.ts).
+   * (mcp/tools/confirm.ts), shown what `confirmTarget` reads.
    */
   destructive?: boolean;
+  /** The target a person confirms before a destructive call over MCP. */
+  confirmTarget?: ConfirmTargetOf;
   /**
    * Only an agent run's own delegated token may call it (`complete_agent_run`): `tools/list` shows it to no one else.
    */
@@ -195,6 +218,11 @@ export interface ProcedureMeta {
   errors?: (ErrorCode | { code: ErrorCode; status: number })[];
   /** Not exposed as an MCP tool (only `openapi.json`). */
   restOnly?: boolean;
+  /**
+   * Its row of the REST guide's operations table (docs/rest-api.md, written by `npm run generate`) where a cell
+   * says more than the fields above: the tool, scope and units cells as Markdown, `what` in place of the summary.
+   */
+  docs?: { tool?: string; scope?: string; units?: string; what?: string };
 }
 
 export interface RateLimitResult {

@@ -8,15 +8,13 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { EntityManager } from 'typeorm';
-import { sql } from '../../db/sql.js';
 import type { Actor, AuthenticatedActor } from '../../src/domain/actor.js';
-import { requireRoom } from '../../src/domain/access.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { hmacHex, safeEqual } from '../../src/domain/hashing.js';
 import type { Services } from '../../src/domain/services.js';
 import { errorEnvelope } from '../../src/http/envelope.js';
 import type { ProcedureInfo } from '../../src/procedures/index.js';
+import type { ConfirmTarget } from '../../src/procedures/meta.js';
 import { IDEMPOTENCY_ARGUMENT } from './toolCatalog.js';
 
 /** The `inputRequests` key of the confirmation form, and its one field. */
@@ -33,89 +31,7 @@ interface ConfirmState {
   version: string;
 }
 
-/** A destructive tool's target as the caller sees it now: what the form shows, and what the state binds. */
-interface Target {
-  id: string;
-  /** A digest of what a change to the target changes (its `updatedAt`, state, counts). */
-  version: string;
-  /** The target's name and current state, for the human. */
-  shown: string;
-}
-
 type Args = Record<string, unknown>;
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-/** The record a record tool acts on, if the caller can read its room. */
-async function record(m: EntityManager, actor: Actor, a: Args): Promise<Target | null> {
-  await requireRoom(m, actor, str(a.roomId), 'read');
-  const r = (
-    await sql<{ id: string; title: string; approvalState: string; updatedAt: string }>(
-      m,
-      'SELECT "id", "title", "approvalState", "updatedAt" FROM "records" WHERE "id" = ? AND "roomId" = ?',
-      [str(a.recordId), str(a.roomId)],
-    )
-  ).rows[0];
-  return (
-    r && {
-      id: r.id,
-      version: `${r.updatedAt}|${r.approvalState}`,
-      shown: `the record "${r.title}" (approval: ${r.approvalState}, last changed ${r.updatedAt})`,
-    }
-  );
-}
-
-/**
- * The target of each tool marked `destructive` (src/procedures/meta.ts), read in the caller's rights
- * (`requireRoom` first): null, or a refusal of `requireRoom`, when there is none to show; the tool then runs
- * as it would and answers its own not found.
- */
-const TARGETS: Record<string, (m: EntityManager, actor: Actor, a: Args) => Promise<Target | null>> = {
-  delete_record: record,
-  approve_record: record,
-  reject_record: record,
-  withdraw_record_approval: record,
-  async cancel_agent_run(m, actor, a) {
-    await requireRoom(m, actor, str(a.roomId), 'read');
-    const r = (
-      await sql<{ id: string; status: string; updatedAt: string; createdAt: string }>(
-        m,
-        'SELECT "id", "status", "updatedAt", "createdAt" FROM "agent_runs" WHERE "id" = ? AND "roomId" = ?',
-        [str(a.runId), str(a.roomId)],
-      )
-    ).rows[0];
-    return (
-      r && {
-        id: r.id,
-        version: `${r.updatedAt}|${r.status}`,
-        shown: `the agent run ${r.id} started ${r.createdAt} (status: ${r.status})`,
-      }
-    );
-  },
-  async redeliver_webhook_delivery(m, actor, a) {
-    await requireRoom(m, actor, str(a.roomId), 'read');
-    const r = (
-      await sql<{
-        id: string;
-        eventType: string;
-        state: string;
-        attempts: number | string;
-        redeliveries: number | string;
-      }>(
-        m,
-        'SELECT d."id", d."eventType", d."state", d."attempts", (SELECT COUNT(*) FROM "webhook_deliveries" x WHERE x."redeliveryOf" = d."id") AS "redeliveries" ' +
-          'FROM "webhook_deliveries" d WHERE (d."id" = ? OR d."deliveryId" = ?) AND d."webhookId" = ? AND d."roomId" = ?',
-        [str(a.deliveryId), str(a.deliveryId), str(a.webhookId), str(a.roomId)],
-      )
-    ).rows[0];
-    return (
-      r && {
-        id: r.id,
-        version: `${r.state}|${r.attempts}|${r.redeliveries}`,
-        shown: `the ${r.eventType} delivery ${r.id} (state: ${r.state}, ${Number(r.redeliveries)} redeliveries so far)`,
-      }
-    );
-  },
-};
 
 /**
  * Whether a call is confirmed by the human first (docs/mcp.md "Confirmation before destructive tools"): a tool
@@ -128,7 +44,7 @@ export function needsConfirmation(
   actor: AuthenticatedActor | undefined,
   clientCapabilities: unknown,
 ): boolean {
-  if (proc.meta.destructive !== true || !TARGETS[proc.meta.tool.name]) return false;
+  if (proc.meta.destructive !== true || !proc.meta.confirmTarget) return false;
   if (!actor || actor.credential.method !== 'oauth_bearer' || actor.agentRunId !== undefined) return false;
   const elicitation = (clientCapabilities as { elicitation?: { form?: unknown; url?: unknown } } | undefined)
     ?.elicitation;
@@ -187,9 +103,11 @@ export async function confirm(
   o: { services: Services; actor: Actor; codec: RequestStateCodec<ConfirmState> },
 ): Promise<Confirmation> {
   const tool = proc.meta.tool.name;
-  let target: Target | null;
+  const read = proc.meta.confirmTarget;
+  if (!read) return { kind: 'run' };
+  let target: ConfirmTarget | null;
   try {
-    target = await TARGETS[tool](o.services.ds.manager, o.actor, args);
+    target = await read(o.services.ds.manager, o.actor, args);
   } catch (err) {
     if (err instanceof DomainError && err.status < 500) return { kind: 'run' }; // the tool answers its own refusal
     throw err;
@@ -242,7 +160,7 @@ export async function confirm(
 
 async function ask(
   tool: string,
-  target: Target,
+  target: ConfirmTarget,
   args: Args,
   ctx: ServerContext,
   codec: RequestStateCodec<ConfirmState>,

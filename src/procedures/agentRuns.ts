@@ -12,6 +12,9 @@ import {
 import { encodeCursor } from '../domain/paging.js';
 import { idOf, listOf, pageInput, text, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { textArg, unlessNotFound } from './confirmTarget.js';
+import type { ConfirmTargetOf } from './meta.js';
+import { requireRoom } from '../domain/access.js';
 
 // The agent route: run an agent through a connector, as a delegate of the invoking human. A run
 // is created queued (202), invoked by the worker with a delegated token, and ends succeeded, failed or canceled.
@@ -86,6 +89,19 @@ const toRun = (r: AgentRun, created: z.infer<typeof CreatedObject>[]): z.infer<t
 
 const runPath = '/v1/rooms/{roomId}/agent-runs';
 const runIds = { roomId: idOf('room'), runId: idOf('run') };
+
+/** What a person confirms before a run is cancelled over MCP: the run, when it started, its status. */
+const runTarget: ConfirmTargetOf = async (m, actor, a) => {
+  await requireRoom(m, actor, textArg(a.roomId), 'read');
+  const r = await unlessNotFound(getAgentRun(m, actor, textArg(a.roomId), textArg(a.runId)));
+  return (
+    r && {
+      id: r.id,
+      version: `${r.updatedAt}|${r.status}`,
+      shown: `the agent run ${r.id} started ${r.createdAt} (status: ${r.status})`,
+    }
+  );
+};
 
 export const agentRunsRouter = router({
   create: apiProcedure
@@ -195,12 +211,13 @@ export const agentRunsRouter = router({
       summary: 'Cancel an agent run',
       description:
         'Cancels a queued or running run: its delegated token stops working at once. 409 invalid_state when the run has already ended.',
-      // a cancelled run cannot be resumed: a person confirms it over MCP (mcp/confirm.ts)
+      // a cancelled run cannot be resumed: a person confirms it over MCP (mcp/tools/confirm.ts)
       tags: ['agents'],
       scope: 'agent:invoke',
       units: 1,
       kind: 'write',
       destructive: true,
+      confirmTarget: runTarget,
       errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
     })
     .input(z.strictObject(runIds))

@@ -37,6 +37,9 @@ export const connectorsRouter = router({
         description: "Your organization's agent connectors: the connectorId of create_agent_run.",
       },
       summary: 'List agent connectors',
+      docs: {
+        what: 'The agent connectors of the organization (the `connectorId` of a run; never their URLs or secrets)',
+      },
       description:
         "The agent connectors of the caller's organization, oldest first, with the scopes each may be delegated (their URLs and secrets are never shown); empty in the individual context.",
       tags: ['agents'],

@@ -7,7 +7,7 @@ import { apiProcedure, router } from './trpc.js';
 import { requireRoom } from '../domain/access.js';
 import { LAST_EVENT_ID_HEADER } from '../http/headers.js';
 import { notFound, ruleViolation } from '../domain/errors.js';
-import { checkedListOf } from './views.js';
+import { checkedListOf } from './checkedListOf.js';
 
 export const EventTypeView = z
   .object({ type: z.string().meta({ example: 'record.created' }), description: z.string(), stable: z.boolean() })
@@ -106,6 +106,11 @@ export const eventsRouter = router({
         description: 'REST only: the event log as server-sent events.',
       },
       summary: 'The event log as a stream',
+      docs: {
+        tool: '`stream_events` (REST only: no MCP tool; MCP has `subscriptions/listen`)',
+        units: '1 when it opens',
+        what: 'The event log as server-sent events (`Last-Event-ID` resumes)',
+      },
       description: `Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with \`${LAST_EVENT_ID_HEADER}\`: the 5 s before that event come again (skip by id). At most \`SVC_MCP_MAX_STREAMS\` open per credential (429).`,
       tags: ['events'],
       scope: 'events:read',

@@ -4,9 +4,39 @@ import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import { discardUpload, filePath, getFile, listFiles, uploadFile } from '../domain/files.js';
 import { isMediaType, MAX_MEDIA_TYPE, servableMediaType } from '../domain/mediaType.js';
-import { forModel, idOf, listOf, pageInput } from './schemas.js';
+import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { FileView, toFile } from './views.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
+import type { StoredFile } from '../../db/entities/index.js';
+
+// The public shape of a file's metadata, and the one mapping from the entity to it.
+export const FileView = z
+  .object({
+    id: idOf('file'),
+    roomId: idOf('room'),
+    messageId: idOf('msg').nullable(),
+    taskId: idOf('task').nullable(),
+    filename: z.string(),
+    contentType: z.string(),
+    size: z.number().int(),
+    sha256: z.string(),
+    uploadedById: idOf('usr'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'FileMetadata' });
+/** (the content type as a download serves it: a stored one that is not a strict media type reads as octet-stream) */
+export const toFile = (f: StoredFile): z.infer<typeof FileView> => ({
+  id: f.id,
+  roomId: f.roomId,
+  messageId: f.messageId,
+  taskId: f.taskId,
+  filename: f.filename,
+  contentType: servableMediaType(f.contentType),
+  size: f.size,
+  sha256: f.sha256,
+  uploadedById: f.uploadedById,
+  createdAt: f.createdAt,
+});
 
 /** Largest image the MCP tool returns inline (an image block) and largest file `resources/read` returns as a blob. */
 export const MCP_INLINE_MAX = 1024 * 1024;
@@ -16,6 +46,17 @@ export const MCP_TEXT_MAX = 256 * 1024;
  * Half of a surrogate pair on its own: not Unicode, and `encodeURIComponent` (the download's filename*) throws on it.
  */
 const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const fileEvents = [
+  {
+    type: 'file.uploaded',
+    objectType: 'file',
+    description: 'A file attached to a message or task was finalized',
+    stable: true,
+    v1: false,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const filesRouter = router({
   list: apiProcedure

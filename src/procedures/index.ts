@@ -3,17 +3,18 @@ import { connectorsRouter } from './connectors.js';
 import { eventsRouter } from './events.js';
 import type { AnyTRPCProcedure } from '@trpc/server';
 import { type InvokeOptions, invokeProcedure, procedureDefOf } from '../fastpaths/invokeProcedure.js';
-import { filesRouter } from './files.js';
+import { fileEvents, filesRouter } from './files.js';
 import { meRouter, organizationsRouter } from './me.js';
-import { messagesRouter } from './messages.js';
-import { recordsRouter } from './records.js';
-import { roomsRouter } from './rooms.js';
+import { messageEvents, messagesRouter } from './messages.js';
+import { recordEvents, recordsRouter } from './records.js';
+import { roomEvents, roomsRouter } from './rooms.js';
 import { searchRouter } from './search.js';
-import { tasksRouter } from './tasks.js';
+import { taskEvents, tasksRouter } from './tasks.js';
 import { router } from './trpc.js';
 import { webhooksRouter } from './webhooks.js';
 import type { ProcedureMeta } from './meta.js';
 import type { z } from 'zod';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
 
 /** The app router: one router per resource. Adding an operation here adds it to REST, OpenAPI and MCP. */
 export const appRouter = router({
@@ -32,6 +33,22 @@ export const appRouter = router({
 });
 
 export type AppRouter = typeof appRouter;
+
+/**
+ * The event catalog as the operation modules declare it: each module's events in this order, the stable types first
+ * and the previews (never delivered) last. `npm run generate` writes it to src/domain/eventCatalog.generated.ts,
+ * the table the domain emits from; the order is that of `GET /v1/event-types`.
+ */
+export function catalogEntries(): CatalogEntry[] {
+  const declared: readonly CatalogEntry[] = [
+    ...recordEvents,
+    ...roomEvents,
+    ...messageEvents,
+    ...taskEvents,
+    ...fileEvents,
+  ];
+  return [...declared.filter((e) => e.stable), ...declared.filter((e) => !e.stable)];
+}
 
 /** A procedure as the adapters see it: its path in the router, type, metadata and schemas. */
 export interface ProcedureInfo {

@@ -109,6 +109,9 @@ export const organizationsRouter = router({
         description: "Your organization's members: the userId of add_room_member.",
       },
       summary: 'Members of the organization',
+      docs: {
+        what: "Members of the acting organization, with names and roles (the `userId` to add to a room); an agent run's token sees its room's members only",
+      },
       description:
         "The members of the organization the credential acts in (its id from GET /v1/organizations), oldest membership first, with their names and roles: who can be added to its rooms. Another organization answers 404 not_found. An agent run's delegated token sees the members of its run's room only.",
       tags: ['organizations'],

@@ -1,9 +1,38 @@
 import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
-import { idOf, nonBlankText, normalizedSince, pageInput, timeListInput } from './schemas.js';
+import { idOf, nonBlankText, normalizedSince, pageInput, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { checkedListOf, MessageView, toMessage } from './views.js';
+import { checkedListOf } from './checkedListOf.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
+import type { Message } from '../../db/entities/index.js';
+
+// The public shape of a message, and the one mapping from the entity to it.
+export const MessageView = z
+  .object({
+    id: idOf('msg'),
+    roomId: idOf('room'),
+    authorId: idOf('usr'),
+    postedBy: z.enum(['user', 'app', 'agent']).meta({ description: 'Actor that posted it for the author' }),
+    body: z.string(),
+    createdAt: timestamp,
+    agentRunId: idOf('run').nullable().meta({ description: 'The agent run that posted it; null when none did' }),
+  })
+  .meta({ id: 'Message' });
+export const toMessage = (m: Message): z.infer<typeof MessageView> => ({
+  id: m.id,
+  roomId: m.roomId,
+  authorId: m.authorId,
+  postedBy: m.postedBy as 'user',
+  body: m.body,
+  createdAt: m.createdAt,
+  agentRunId: m.agentRunId ?? null,
+});
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const messageEvents = [
+  { type: 'message.created', objectType: 'message', description: 'A message was posted', stable: true, v1: false },
+] as const satisfies readonly CatalogEntry[];
 
 export const messagesRouter = router({
   list: apiProcedure

@@ -2,10 +2,61 @@ import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { actOnApproval, type ApprovalAction, listApprovals } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
-import type { ProcedureMeta } from './meta.js';
-import { forModel, idOf, listOf, pageInput, text, trimmedName } from './schemas.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
+import type { ConfirmTargetOf, ProcedureMeta } from './meta.js';
+import { textArg, unlessNotFound } from './confirmTarget.js';
+import { requireRoom } from '../domain/access.js';
+import { forModel, idOf, listOf, pageInput, text, timestamp, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { ApprovalView, RecordView, toApproval, toRecord } from './views.js';
+import type { Approval, MeetingRecord } from '../../db/entities/index.js';
+
+// The public shapes of a record and an approval, and the one mapping from each entity to it.
+export const ApprovalState = z.enum(['none', 'pending', 'approved', 'rejected', 'withdrawn']);
+export const RecordView = z
+  .object({
+    id: idOf('rec'),
+    roomId: idOf('room'),
+    title: z.string(),
+    body: z.string(),
+    approvalState: ApprovalState,
+    createdById: idOf('usr'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'MeetingRecord' });
+export const toRecord = (r: MeetingRecord): z.infer<typeof RecordView> => ({
+  id: r.id,
+  roomId: r.roomId,
+  title: r.title,
+  body: r.body,
+  approvalState: r.approvalState,
+  createdById: r.createdById,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+export const ApprovalView = z
+  .object({
+    id: idOf('apr'),
+    recordId: idOf('rec'),
+    status: z.enum(['pending', 'approved', 'rejected', 'withdrawn']),
+    requestedById: idOf('usr'),
+    decidedById: idOf('usr').nullable(),
+    comment: z.string().nullable(),
+    createdAt: timestamp,
+    decidedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Approval' });
+export const toApproval = (a: Approval): z.infer<typeof ApprovalView> => ({
+  id: a.id,
+  recordId: a.recordId,
+  status: a.status,
+  requestedById: a.requestedById,
+  decidedById: a.decidedById,
+  comment: a.comment,
+  createdAt: a.createdAt,
+  decidedAt: a.decidedAt,
+});
 
 const title = forModel(
   trimmedName(500).meta({ description: 'Title (trimmed)', example: 'Weekly sync, 2026-11-20' }),
@@ -16,6 +67,19 @@ const body = text(200_000).meta({
   example: '## Decisions\n- Ship on Monday',
 });
 const recordPath = '/v1/rooms/{roomId}/records/{recordId}';
+/** What a person confirms before a record is deleted or decided on over MCP: its title and approval state. */
+const recordTarget: ConfirmTargetOf = async (m, actor, a) => {
+  await requireRoom(m, actor, textArg(a.roomId), 'read');
+  const found = await unlessNotFound(getRecord(m, actor, textArg(a.roomId), textArg(a.recordId)));
+  if (!found) return null;
+  const r = found.record;
+  return {
+    id: r.id,
+    version: `${r.updatedAt}|${r.approvalState}`,
+    shown: `the record "${r.title}" (approval: ${r.approvalState}, last changed ${r.updatedAt})`,
+  };
+};
+
 const recordErrors: ProcedureMeta['errors'] = ['not_found', 'room_not_found', 'forbidden'];
 
 const approvalDocs: Record<ApprovalAction, { tool: string; title: string; description: string; forModel: string }> = {
@@ -58,12 +122,13 @@ const approvalProcedure = (action: ApprovalAction) =>
       },
       summary: approvalDocs[action].title,
       description: approvalDocs[action].description,
-      // approving, rejecting or withdrawing decides a record's fate: a person confirms it over MCP (mcp/confirm.ts)
+      // approving, rejecting or withdrawing decides a record's fate: a person confirms it over MCP (mcp/tools/confirm.ts)
       tags: ['records'],
       scope: 'records:write',
       units: 2,
       kind: 'write',
       destructive: action !== 'request',
+      confirmTarget: recordTarget,
       errors: [...recordErrors!, 'invalid_state'],
     })
     .input(
@@ -122,6 +187,43 @@ const listApprovalsProcedure = apiProcedure
     );
     return { data: approvals.data.map(toApproval), nextCursor: approvals.nextCursor };
   });
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const recordEvents = [
+  { type: 'record.created', objectType: 'record', description: 'A record was created', stable: true, v1: true },
+  { type: 'record.updated', objectType: 'record', description: 'A record was updated', stable: true, v1: true },
+  { type: 'record.deleted', objectType: 'record', description: 'A record was deleted', stable: true, v1: true },
+  {
+    type: 'approval.requested',
+    objectType: 'record',
+    description: 'Approval of a record was requested',
+    stable: true,
+    v1: true,
+  },
+  { type: 'approval.approved', objectType: 'record', description: 'A record was approved', stable: true, v1: true },
+  { type: 'approval.rejected', objectType: 'record', description: 'A record was rejected', stable: true, v1: true },
+  {
+    type: 'approval.withdrawn',
+    objectType: 'record',
+    description: 'An approval request was withdrawn',
+    stable: true,
+    v1: true,
+  },
+  {
+    type: 'record.approval_requested',
+    objectType: 'record',
+    description: 'v2 alias of approval.requested; data.object is the record',
+    stable: true,
+    v1: false,
+  },
+  {
+    type: 'record.approved',
+    objectType: 'record',
+    description: 'v2 alias of approval.approved; data.object is the record',
+    stable: true,
+    v1: false,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const recordsRouter = router({
   list: apiProcedure
@@ -233,6 +335,7 @@ export const recordsRouter = router({
       units: 2,
       kind: 'write',
       destructive: true,
+      confirmTarget: recordTarget,
       idempotent: true,
       errors: recordErrors,
     })

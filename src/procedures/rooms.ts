@@ -2,14 +2,65 @@ import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { requireRoom } from '../domain/access.js';
 import { addMember, createRoomAs, listMembers, listRooms, updateRoom } from '../domain/rooms.js';
-import { forModel, idOf, pageInput, trimmedName } from './schemas.js';
+import { forModel, idOf, pageInput, timestamp, trimmedName } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { checkedListOf, MemberView, RoomView, toMember, toRoom } from './views.js';
+import { checkedListOf } from './checkedListOf.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
+import type { Room, RoomMember } from '../../db/entities/index.js';
+
+// The public shapes of a room and a member, and the one mapping from each entity to it.
+export const RoomView = z
+  .object({
+    id: idOf('room'),
+    name: z.string(),
+    roomType: z.literal(0).meta({ description: '0: ordinary room (direct messages are never shown)' }),
+    organizationId: idOf('org').nullable(),
+    createdById: idOf('usr'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Room' });
+export const toRoom = (r: Room): z.infer<typeof RoomView> => ({
+  id: r.id,
+  name: r.name,
+  roomType: 0,
+  organizationId: r.organizationId,
+  createdById: r.createdById,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+export const MemberView = z
+  .object({ roomId: idOf('room'), userId: idOf('usr'), addedAt: timestamp })
+  .meta({ id: 'RoomMember' });
+export const toMember = (m: RoomMember): z.infer<typeof MemberView> => ({
+  roomId: m.roomId,
+  userId: m.userId,
+  addedAt: m.createdAt,
+});
 
 const roomName = forModel(
   trimmedName(200).meta({ description: "The room's name (trimmed)", example: 'Design review' }),
   null,
 );
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const roomEvents = [
+  {
+    type: 'room.member.added',
+    objectType: 'room',
+    description: 'A member was added to a room',
+    stable: true,
+    v1: true,
+  },
+  {
+    type: 'room.created',
+    objectType: 'room',
+    description: 'A room was created (preview: never delivered, a new room has no subscriber)',
+    stable: false,
+    v1: false,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const roomsRouter = router({
   list: apiProcedure

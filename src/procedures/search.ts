@@ -4,7 +4,8 @@ import { search, type SearchType } from '../domain/search.js';
 import type { Scope } from '../domain/scopes.js';
 import { idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { MessageView, TaskView, toMessage, toTask } from './views.js';
+import { MessageView, toMessage } from './messages.js';
+import { TaskView, toTask } from './tasks.js';
 
 const SEARCH_TYPES = ['messages', 'tasks'] as const satisfies readonly SearchType[];
 /** The scope each type of result needs; the operation itself needs `messages:read`. */
@@ -35,6 +36,7 @@ export const searchRouter = router({
           'Finds messages and tasks containing `q` (case-insensitive) across rooms you can read, newest first.',
       },
       summary: 'Search messages and tasks',
+      docs: { scope: '`messages:read` (and `tasks:read` for tasks)' },
       description:
         'Messages (body) and tasks (title, description) containing `q` (case-insensitive substring) in the rooms the caller can read, newest first. ' +
         '`types` is a comma-separated list of `messages` and `tasks` (default: both, or only messages when the credential lacks tasks:read); tasks need tasks:read.',

@@ -1,9 +1,54 @@
 import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { createTask, getTask, listTasks, updateTask } from '../domain/tasks.js';
-import { date, forModel, idOf, normalizedSince, pageInput, text, timeListInput, trimmedName } from './schemas.js';
+import {
+  date,
+  forModel,
+  idOf,
+  normalizedSince,
+  pageInput,
+  text,
+  timeListInput,
+  timestamp,
+  trimmedName,
+} from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
-import { checkedListOf, TaskStatus, TaskView, toTask } from './views.js';
+import { checkedListOf } from './checkedListOf.js';
+import type { CatalogEntry } from '../domain/catalogEntry.js';
+import type { Task } from '../../db/entities/index.js';
+
+// The public shape of a task, and the one mapping from the entity to it.
+export const TaskStatus = z.enum(['todo', 'in_progress', 'done']);
+export const TaskView = z
+  .object({
+    id: idOf('task'),
+    roomId: idOf('room'),
+    title: z.string(),
+    description: z.string(),
+    status: TaskStatus,
+    assigneeId: idOf('usr').nullable(),
+    startDate: z.string().nullable(),
+    dueDate: z.string().nullable(),
+    createdById: idOf('usr'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    agentRunId: idOf('run').nullable().meta({ description: 'The agent run that created it; null when none did' }),
+  })
+  .meta({ id: 'Task' });
+export const toTask = (t: Task): z.infer<typeof TaskView> => ({
+  id: t.id,
+  roomId: t.roomId,
+  title: t.title,
+  description: t.description,
+  status: t.status,
+  assigneeId: t.assigneeId,
+  startDate: t.startDate,
+  dueDate: t.dueDate,
+  createdById: t.createdById,
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
+  agentRunId: t.agentRunId ?? null,
+});
 
 const fields = {
   // (their names say it all to a model; OpenAPI keeps the descriptions)
@@ -20,6 +65,18 @@ const fields = {
     'Last day',
   ),
 };
+
+/** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+export const taskEvents = [
+  { type: 'task.created', objectType: 'task', description: 'A task was created', stable: true, v1: false },
+  {
+    type: 'task.updated',
+    objectType: 'task',
+    description: 'A task was updated (including a period change)',
+    stable: true,
+    v1: true,
+  },
+] as const satisfies readonly CatalogEntry[];
 
 export const tasksRouter = router({
   list: apiProcedure

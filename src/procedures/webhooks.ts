@@ -9,6 +9,10 @@ import { isRotating } from '../webhooks/rotation.js';
 import { listRoomWebhooks, loadWebhook } from '../webhooks/webhookConfig.js';
 import { forModel, idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
+import { textArg } from './confirmTarget.js';
+import type { ConfirmTargetOf } from './meta.js';
+import { requireRoom } from '../domain/access.js';
+import { findDeliveryWithRedeliveries } from '../webhooks/deliveryTarget.js';
 import { AUTHORIZATION_HEADER } from '../http/headers.js';
 
 // Webhooks on /v1: list, delivery history, redeliver. Creation, rotation and deletion
@@ -140,6 +144,19 @@ const TestOutcomeView = z
   })
   .meta({ id: 'WebhookTestOutcome' });
 
+/** What a person confirms before a delivery is sent again over MCP: its event type, state and redeliveries so far. */
+const deliveryTarget: ConfirmTargetOf = async (m, actor, a) => {
+  await requireRoom(m, actor, textArg(a.roomId), 'read');
+  const found = await findDeliveryWithRedeliveries(m, textArg(a.roomId), textArg(a.webhookId), textArg(a.deliveryId));
+  if (!found) return null;
+  const { delivery: d, redeliveries } = found;
+  return {
+    id: d.id,
+    version: `${d.state}|${d.attempts}|${redeliveries}`,
+    shown: `the ${d.eventType} delivery ${d.id} (state: ${d.state}, ${redeliveries} redeliveries so far)`,
+  };
+};
+
 export const webhooksRouter = router({
   list: apiProcedure
     .meta({
@@ -203,12 +220,13 @@ export const webhooksRouter = router({
       summary: 'Redeliver a webhook delivery',
       description:
         "Sends the delivery's event once more, now, with the same event id (Svc-Webhook-Id) and a new deliveryId, as a new history row. A failed HTTP delivery answers 200 with success=false. 404 not_found without the original delivery, and for a Svc-Webhook-Delivery UUID given in place of the whd_ history id (the message names the id the path takes, and the history id when the UUID belongs to this webhook), 409 webhook_inactive, 422 validation_error when its stored payload cannot be interpreted.",
-      // a redelivery reaches another system again: a person confirms it over MCP (mcp/confirm.ts)
+      // a redelivery reaches another system again: a person confirms it over MCP (mcp/tools/confirm.ts)
       tags: ['webhooks'],
       scope: 'webhooks:write',
       units: 2,
       kind: 'write',
       destructive: true,
+      confirmTarget: deliveryTarget,
       errors: [
         'not_found',
         'room_not_found',
@@ -273,6 +291,9 @@ export const webhooksRouter = router({
           'After a receiver outage: sends again, once each, every event whose delivery finally failed since `since`.',
       },
       summary: 'Recover failed deliveries',
+      docs: {
+        what: 'Recover failed deliveries: every event whose delivery finally failed since `since`, once each (`202 {"queued":N}`)',
+      },
       description:
         'Queues again each event whose delivery finally failed since `since` (same event id, new deliveryId); skips events delivered or pending. 400 rule_violation: since in the future or past the attempt retention.',
       tags: ['webhooks'],

@@ -2,12 +2,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { listProcedures, type ProcedureInfo } from '../../src/procedures/index.js';
-import { COMPILED_CHECK } from '../../src/procedures/views.js';
+import { COMPILED_CHECK } from '../../src/procedures/checkedListOf.js';
 import { call, createWorld, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { flawedObject, junkJson, valueFor, type Schema } from '../robustness/fuzzValues.js';
 
 // The list operations of rooms, messages and tasks check their output with a validator compiled from
-// the list's JSON Schema instead of zod's parse (views.ts `checkedListOf`). The check must still be a check: what
+// the list's JSON Schema instead of zod's parse (checkedListOf.ts). The check must still be a check: what
 // it accepts zod accepts, and comes out byte for byte as zod would make it; what it refuses goes to zod (its
 // answer, or its error: a 500 "Output validation failed" as before).
 

@@ -1,0 +1,24 @@
+/**
+ * What an event's `data.object` can be, in the order the wire enum lists them (OpenAPI `EventObject`,
+ * MCP `list_events`). Every entry is the object type of at least one catalog event (checked in catalog.ts).
+ */
+export const OBJECT_TYPES = ['record', 'message', 'task', 'file', 'room'] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+
+/**
+ * One event type of the catalog, as the operation module that fires it declares it (its `…Events` list in
+ * src/procedures/); `npm run generate` assembles the lists into eventCatalog.generated.ts.
+ */
+export interface CatalogEntry {
+  type: string;
+  /** What `data.object` of this event is. */
+  objectType: ObjectType;
+  description: string;
+  /** false: a preview type, listed but never delivered. */
+  stable: boolean;
+  /**
+   * In the v1 enumeration (docs/webhooks.md#what-a-receiver-gets): a v1 webhook gets the legacy headers for it until
+   * the sunset.
+   */
+  v1: boolean;
+}
