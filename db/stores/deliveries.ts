@@ -222,3 +222,31 @@ export async function deleteDeliveriesOfWebhook(m: EntityManager, webhookId: str
   await m.delete(WebhookAttempt, { webhookId });
   await m.delete(WebhookDelivery, { webhookId });
 }
+
+/** A delivery of a room's webhook by its history id or its delivery UUID, with how many redeliveries it had. */
+export async function deliveryWithRedeliveries(
+  m: EntityManager,
+  roomId: string,
+  webhookId: string,
+  deliveryId: string,
+): Promise<{ delivery: WebhookDelivery; redeliveries: number } | null> {
+  const delivery = await m.findOne(WebhookDelivery, {
+    where: [
+      { id: deliveryId, webhookId, roomId },
+      { deliveryId, webhookId, roomId },
+    ],
+  });
+  if (!delivery) return null;
+  return { delivery, redeliveries: await m.countBy(WebhookDelivery, { redeliveryOf: delivery.id }) };
+}
+
+/** The outbox backlog: deliveries waiting to be sent or retried, and the oldest one's creation time. */
+export async function pendingBacklog(
+  ds: DataSource,
+): Promise<{ n: number | string; oldest: string | null } | undefined> {
+  const { rows } = await sql<{ n: number | string; oldest: string | null }>(
+    ds,
+    'SELECT COUNT(*) AS "n", MIN("createdAt") AS "oldest" FROM "webhook_deliveries" WHERE "state" = \'pending\'',
+  );
+  return rows[0];
+}

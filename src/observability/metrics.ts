@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import { sql } from '../../db/sql.js';
+import { pendingBacklog } from '../../db/stores/deliveries.js';
 import { driverPostgresPool } from '../fastpaths/typeormDriver.js';
 
 /** Where a request came in: the four surfaces an operator tells apart. */
@@ -156,11 +156,8 @@ export function createMetrics({ ds, now, instanceId }: MetricsOptions): Metrics 
 function backlogGauges(ds: DataSource, now: () => Date, registers: Registry[]): void {
   let backlog: Promise<{ pending: number; oldestSeconds: number }> | null = null;
   const readBacklog = () =>
-    (backlog ??= sql<{ n: number | string; oldest: string | null }>(
-      ds,
-      'SELECT COUNT(*) AS "n", MIN("createdAt") AS "oldest" FROM "webhook_deliveries" WHERE "state" = \'pending\'',
-    )
-      .then(({ rows: [r] }) => ({
+    (backlog ??= pendingBacklog(ds)
+      .then((r) => ({
         pending: Number(r?.n ?? 0),
         oldestSeconds: r?.oldest ? Math.max(0, (now().getTime() - new Date(r.oldest).getTime()) / 1000) : 0,
       }))

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Organization } from '../../db/entities/index.js';
+import { organizationById } from '../../db/stores/organizations.js';
+import { membership } from '../../db/stores/memberships.js';
 import { listOrganizationMembers } from '../domain/memberships.js';
 import { idOf, listOf, pageInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
@@ -87,15 +88,10 @@ export const organizationsRouter = router({
       const orgId = ctx.actor.organizationId;
       if (!orgId) return { data: [], nextCursor: null };
       const m = ctx.services.ds.manager;
-      const [org, membership] = await Promise.all([
-        m.findOneBy(Organization, { id: orgId }),
-        m.findOneBy('memberships', { organizationId: orgId, userId: ctx.actor.userId }) as Promise<{
-          role: 'owner';
-        } | null>,
-      ]);
-      if (!org || !membership) return { data: [], nextCursor: null };
+      const [org, member] = await Promise.all([organizationById(m, orgId), membership(m, orgId, ctx.actor.userId)]);
+      if (!org || !member) return { data: [], nextCursor: null };
       return {
-        data: [{ id: org.id, name: org.name, role: membership.role, createdAt: org.createdAt }],
+        data: [{ id: org.id, name: org.name, role: member.role, createdAt: org.createdAt }],
         nextCursor: null,
       };
     }),

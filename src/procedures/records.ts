@@ -122,7 +122,8 @@ const approvalProcedure = (action: ApprovalAction) =>
       },
       summary: approvalDocs[action].title,
       description: approvalDocs[action].description,
-      // approving, rejecting or withdrawing decides a record's fate: a person confirms it over MCP (mcp/tools/confirm.ts)
+      // approving, rejecting or withdrawing decides a record's fate: a person confirms it over MCP
+      // (mcp/tools/confirm.ts)
       tags: ['records'],
       scope: 'records:write',
       units: 2,
