@@ -109,7 +109,7 @@ export const eventsRouter = router({
       docs: {
         tool: '`stream_events` (REST only: no MCP tool; MCP has `subscriptions/listen`)',
         units: '1 when it opens',
-        what: 'The event log as server-sent events (`Last-Event-ID` resumes)',
+        what: 'The event log as server-sent events (a reconnect resumes after the last event)',
       },
       description: `Server-sent events of the rooms the caller can read, as they are committed. One unit when it opens; waiting costs nothing. Resume with \`${LAST_EVENT_ID_HEADER}\`: the 5 s before that event come again (skip by id). At most \`SVC_MCP_MAX_STREAMS\` open per credential (429).`,
       tags: ['events'],
