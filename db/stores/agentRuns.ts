@@ -1,7 +1,7 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { AgentRun, MeetingRecord, Message, OAuthGrant, OAuthToken, Room, Task } from '../entities/index.js';
 import { isPostgres, LIMIT_PARAM, sql } from '../sql.js';
-import { type KeysetBounds, keysetRows } from './keysetQuery.js';
+import { type KeysetBounds, keysetEntities } from './paging.js';
 
 // The `agent_runs` table (a run is the outbox row of its invocation: lease, attempts, outcome) and the delegated
 // tokens minted for runs. TypeORM for the reads of the procedures and pages (entity rows with their JSON
@@ -23,7 +23,7 @@ export const readRun = (m: EntityManager, id: string): Promise<AgentRun> => m.fi
 
 /** A keyset page of a room's runs. */
 export const runsOfRoom = (m: EntityManager, roomId: string, b: KeysetBounds): Promise<AgentRun[]> =>
-  keysetRows(m.getRepository(AgentRun).createQueryBuilder('x').where('x.roomId = :roomId', { roomId }), 'x.id', b);
+  keysetEntities(m.getRepository(AgentRun).createQueryBuilder('x').where('x.roomId = :roomId', { roomId }), 'x.id', b);
 
 /** The newest runs of the rooms given. */
 export const newestRunsOfRooms = (m: EntityManager, roomIds: string[], limit: number): Promise<AgentRun[]> =>

@@ -1,6 +1,6 @@
 import { In, type EntityManager } from 'typeorm';
 import { AgentConnector } from '../entities/index.js';
-import { type KeysetBounds, keysetRows } from './keysetQuery.js';
+import { type KeysetBounds, keysetEntities } from './paging.js';
 
 // The `agent_connectors` table: an organization's registered agent endpoints with their sealed secrets. TypeORM
 // throughout (entity rows with their JSON scopes); nothing here is on a hot path.
@@ -31,7 +31,7 @@ export function connectorsPage(
     .createQueryBuilder('x')
     .where('x.organizationId = :org', { org: organizationId ?? '' });
   if (organizationId === null) qb.andWhere('1 = 0');
-  return keysetRows(qb, 'x.id', b);
+  return keysetEntities(qb, 'x.id', b);
 }
 
 /** The id and name of each connector given by id (unknown ids are left out). */

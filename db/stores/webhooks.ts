@@ -1,7 +1,7 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { Room, User, Webhook } from '../entities/index.js';
 import { sql } from '../sql.js';
-import { type KeysetBounds, keysetRows } from './keysetQuery.js';
+import { type KeysetBounds, keysetEntities } from './paging.js';
 
 // The `webhooks` table: a subscription's configuration, its sealed secrets and its failure streak. TypeORM for
 // the configuration (entity rows with their JSON columns), raw statements (`sql()`) for what the delivery worker
@@ -28,7 +28,7 @@ export async function deleteWebhookRow(m: EntityManager, id: string): Promise<vo
 
 /** A keyset page of a room's webhooks. */
 export const webhooksOfRoom = (m: EntityManager, roomId: string, b: KeysetBounds): Promise<Webhook[]> =>
-  keysetRows(m.getRepository(Webhook).createQueryBuilder('w').where('w.roomId = :roomId', { roomId }), 'w.id', b);
+  keysetEntities(m.getRepository(Webhook).createQueryBuilder('w').where('w.roomId = :roomId', { roomId }), 'w.id', b);
 
 /** Every webhook of the rooms given, oldest first. */
 export const webhooksOfRooms = (m: EntityManager, roomIds: string[]): Promise<Webhook[]> =>

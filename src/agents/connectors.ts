@@ -11,7 +11,7 @@ import { orgRole } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, validationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { PageInput } from '../domain/paging.js';
+import { type PageInput, readPage } from '../domain/paging.js';
 import { NEVER_DELEGATED, SCOPES, type Scope } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -19,7 +19,6 @@ import { inTransaction } from '../../db/transaction.js';
 import { deliveryDepsFor } from '../webhooks/deliveryDeps.js';
 import { encryptSecret, newWebhookSecret } from '../webhooks/secretBox.js';
 import { assertWebhookUrlAllowed } from '../webhooks/webhookConfig.js';
-import { readKeysetPage } from '../webhooks/keysetPage.js';
 
 const MAX_NAME = 100;
 
@@ -95,11 +94,11 @@ export async function listConnectors(m: EntityManager, organizationId: string): 
  * individual context (connectors belong to organizations).
  */
 export async function listOrganizationConnectors(m: EntityManager, actor: Actor, page: PageInput, secret: string) {
-  return readKeysetPage(
+  return readPage<AgentConnector>(
     page,
     secret,
-    (b) => connectorsPage(m, actor.organizationId, b),
     (r) => r.id,
+    (b) => connectorsPage(m, actor.organizationId, b),
   );
 }
 

@@ -15,14 +15,13 @@ import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { PageInput } from '../domain/paging.js';
+import { type PageInput, readPage } from '../domain/paging.js';
 import { NEVER_DELEGATED } from '../domain/scopes.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { afterCommit } from '../../db/transaction.js';
 import { finishRun } from '../domain/runEnd.js';
 import { SURFACES } from '../http/surfaces.js';
-import { readKeysetPage } from '../webhooks/keysetPage.js';
 
 /** Invocation attempts of a run at most (a webhook delivery's schedule). */
 export const MAX_INVOCATION_ATTEMPTS = 4;
@@ -137,11 +136,11 @@ export async function getAgentRun(
 
 export async function listAgentRuns(m: EntityManager, actor: Actor, roomId: string, page: PageInput, secret: string) {
   await requireRoom(m, actor, roomId, 'read');
-  return readKeysetPage(
+  return readPage<AgentRun>(
     page,
     secret,
-    (b) => runsOfRoom(m, roomId, b),
     (r) => r.id,
+    (b) => runsOfRoom(m, roomId, b),
   );
 }
 

@@ -16,7 +16,7 @@ import { requireRoom } from '../domain/access.js';
 import type { Actor } from '../domain/actor.js';
 import { DomainError, notFound, roomNotFound, validationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { Page, PageInput } from '../domain/paging.js';
+import { type Page, type PageInput, readPage } from '../domain/paging.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -24,7 +24,6 @@ import { EVENT_CATALOG, STABLE_EVENT_TYPES } from '../domain/catalog.js';
 import { API_V2, API_VERSIONS, MAX_DELIVERIES_PER_SECOND } from './constants.js';
 import { type CustomHeader, validateCustomHeaders } from './customHeaders.js';
 import { deliveryDepsFor } from './deliveryDeps.js';
-import { readKeysetPage } from './keysetPage.js';
 import { decryptSecret, encryptSecret, newWebhookSecret } from './secretBox.js';
 import { checkOutboundUrl, UrlRefusedError } from '../outbound/ssrfGuard.js';
 
@@ -236,11 +235,11 @@ export async function listRoomWebhooks(
   secret: string,
 ): Promise<Page<Webhook>> {
   await requireRoom(m, actor, roomId, 'manage');
-  return readKeysetPage(
+  return readPage<Webhook>(
     page,
     secret,
-    (b) => webhooksOfRoom(m, roomId, b),
     (w) => w.id,
+    (b) => webhooksOfRoom(m, roomId, b),
   );
 }
 
