@@ -5,7 +5,7 @@ import { fileInRoom, filesByPrefix } from '../../db/stores/files.js';
 import { messageInRoom } from '../../db/stores/messages.js';
 import { recordInRoom, recordsByPrefix } from '../../db/stores/records.js';
 import { taskInRoom } from '../../db/stores/tasks.js';
-import { roomIdsInScope, roomsByPrefix, roomScopeWhere, type RoomScope } from '../../db/stores/rooms.js';
+import { roomIdsInScope, roomsByPrefix, type RoomScope } from '../../db/stores/rooms.js';
 import type { Actor } from './actor.js';
 import { DomainError, notFound, roomNotFound } from './errors.js';
 
@@ -83,14 +83,6 @@ export async function readableRooms(m: EntityManager, actor: Actor): Promise<Roo
     scope.rooms = !role ? 'none' : role === 'member' ? 'member' : 'all';
   }
   return scope;
-}
-
-/** `readableRooms` as a condition on `"rooms" r` and its `?` parameters. */
-export async function readableRoomsWhere(
-  m: EntityManager,
-  actor: Actor,
-): Promise<{ where: string; params: unknown[] }> {
-  return roomScopeWhere(await readableRooms(m, actor));
 }
 
 /** The ids of the rooms the actor can read (`readableRooms`), in id order. */

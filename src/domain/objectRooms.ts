@@ -1,9 +1,11 @@
 import type { EntityManager } from 'typeorm';
-import { objectInRoom, roomIdsWhere, type RoomObjectKind } from '../../db/stores/objectRooms.js';
-import { readableRoomsWhere, requireRoom } from './access.js';
+import { requireRoom, roomHolds } from './access.js';
 import type { Actor } from './actor.js';
 
-export type { RoomObjectKind };
+export { readableRoomIds } from './access.js';
+
+/** The objects a resource URI can name below its room. */
+export type RoomObjectKind = 'record' | 'file';
 
 /**
  * Whether the actor may read the room and, when one is named, the object (a record or a file) lies in it: what a
@@ -21,11 +23,5 @@ export async function readableInRoom(
   } catch {
     return false;
   }
-  return !object || objectInRoom(m, object.kind, roomId, object.id);
-}
-
-/** The ids of the rooms the actor can read, in order (`readableRoomsWhere`): what `resources/list` lists. */
-export async function readableRoomIds(m: EntityManager, actor: Actor): Promise<string[]> {
-  const rooms = await readableRoomsWhere(m, actor);
-  return roomIdsWhere(m, rooms.where, rooms.params);
+  return !object || roomHolds(m, roomId, object.kind, object.id);
 }
