@@ -51,7 +51,9 @@ beforeAll(async () => {
   });
   server.stdout!.on('data', (c: Buffer) => (serverLog += c.toString()));
   server.stderr!.on('data', (c: Buffer) => (serverLog += c.toString()));
-  for (let i = 0; i < 2400 && !serverLog.includes('svc listening'); i++) {
+  // the development-setup line is logged just after 'svc listening' and may come in a later chunk: wait for it too
+  const started = () => serverLog.includes('svc listening') && serverLog.includes('development setup');
+  for (let i = 0; i < 2400 && !started(); i++) {
     if (server.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
   }
