@@ -65,8 +65,8 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
 
 /**
  * `errorCodesOf` without the codes every call can answer (EVERY_CALL_CODES), for a write the idempotency answers
- * every write can give, and for a tool of a room (`roomId`) the 404 `not_found` and `room_not_found` every such tool
- * can give: what sets this operation apart, as an MCP tool lists it (a model's context pays for each repetition;
+ * every write can give, for a tool of a room (`roomId`) the 404 `not_found` and `room_not_found` every such tool
+ * can give, and for a write in a room the 403 `forbidden` every such write can give: what sets this operation apart, as an MCP tool lists it (a model's context pays for each repetition;
  * the MCP guide names the common codes once). A common code stays where the operation answers it at another status
  * than the catalog's (422 validation_error of a stored payload).
  */
@@ -76,6 +76,8 @@ export function ownErrorCodesOf(meta: ProcedureMeta, surface: Surface): ErrorCod
     'idempotency_key_in_use',
     'idempotency_key_reused',
     ...(inRoom(meta) ? ROOM_CODES : []),
+    // every write in a room checks the caller's role there
+    ...(inRoom(meta) && meta.kind === 'write' ? (['forbidden'] as const) : []),
   ]);
   const out: ErrorCodesByStatus = {};
   for (const [status, codes] of Object.entries(errorCodesOf(meta, surface))) {

@@ -188,7 +188,10 @@ describe('GET /v1/openapi.json', () => {
           .sort();
       // and, for a tool of a room, the 404s every such tool answers; one of these codes stays where the operation
       // gives it another status than the catalog's, and a body-read code where the operation declares it
-      const roomCodes = p.meta.http.path.startsWith('/v1/rooms/{roomId}') ? ['not_found', 'room_not_found'] : [];
+      const inRoom = p.meta.http.path.startsWith('/v1/rooms/{roomId}');
+      const roomCodes = inRoom ? ['not_found', 'room_not_found'] : [];
+      // and, for a write in a room, the 403 every such write answers (its role in the room)
+      if (inRoom && p.meta.kind === 'write') roomCodes.push('forbidden');
       const declared = (p.meta.errors ?? []).map((e) =>
         typeof e === 'string' ? `${ERROR_STATUS[e]} ${e}` : `${e.status} ${e.code}`,
       );
