@@ -120,18 +120,47 @@ const guide = (file: string, parts: Record<string, () => string>): Derived => ({
     Object.entries(parts).reduce((text, [name, body]) => replacePart(file, text, name, body()), current),
 });
 
-/** The tool count and the `tools/list` tokens for a key holding every scope, as docs/mcp.md gives them. */
-const mcpFigures: Derived = {
+/** `a`, `b` and `c`: tool names as the guides list them. */
+const namesList = (names: string[]) => {
+  const quoted = names.map((n) => `\`${n}\``);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]}`;
+};
+
+/** A passage of docs/mcp.md rewritten by `pattern`, refused when the passage is missing. */
+function rewrite(current: string, pattern: RegExp, replacement: string, what: string): string {
+  if (!pattern.test(current)) throw new Error(`docs/mcp.md: ${what} is missing`);
+  return current.replace(pattern, replacement);
+}
+
+/**
+ * The MCP guide's figures and tool lists: the tool count and the `tools/list` tokens for a key holding every scope,
+ * the destructive tools and the idempotent writes, from the tools' annotations.
+ */
+const mcpGuide: Derived = {
   file: 'docs/mcp.md',
   expected: async (current) => {
     // an MCP Apps view's own tool is listed to a client of the extension only, never to a model
     const tools = toolsFor(buildToolCatalog(), SCOPES).filter((t) => !isAppOnly(t.name));
     const tokens = Math.round(encode(JSON.stringify({ tools })).length / 100) * 100;
-    const figure = /sees all of them \(\d+, about [\d,]+ tokens of/;
-    if (!figure.test(current)) throw new Error('docs/mcp.md: "sees all of them (N, about T tokens of" is missing');
-    return current.replace(
-      figure,
+    const named = (keep: (a: NonNullable<(typeof tools)[number]['annotations']>) => boolean) =>
+      namesList(tools.filter((t) => t.annotations && keep(t.annotations)).map((t) => t.name));
+    let text = rewrite(
+      current,
+      /sees all of them \(\d+, about [\d,]+ tokens of/,
       `sees all of them (${tools.length}, about ${tokens.toLocaleString('en-US')} tokens of`,
+      '"sees all of them (N, about T tokens of"',
+    );
+    text = rewrite(
+      text,
+      /(the idempotent writes\n\s*)[^(]*?(\n\s*\(a repeat changes nothing more\))/,
+      `$1${named((a) => !a.readOnlyHint && a.idempotentHint === true)}$2`,
+      '"the idempotent writes", a line of names, "(a repeat changes nothing more)"',
+    );
+    return rewrite(
+      text,
+      /(The tools marked destructive \(`destructiveHint` true in `tools\/list`\):\n)[^.]*?(\.\nWhen a)/,
+      `$1${named((a) => a.destructiveHint === true)}$2`,
+      '"The tools marked destructive (`destructiveHint` true in `tools/list`):", a line of names, "When a"',
     );
   },
 };
@@ -143,7 +172,7 @@ export const DERIVED: Derived[] = [
   clientSchema,
   guide('docs/rest-api.md', { operations: operationsTable }),
   guide('docs/webhooks.md', { 'event catalog': eventTable }),
-  mcpFigures,
+  mcpGuide,
 ];
 
 /** The derived files whose text differs from what it must be, with that text. */
