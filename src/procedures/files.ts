@@ -131,15 +131,12 @@ export const filesRouter = router({
               }),
             'Media type, e.g. text/markdown',
           ),
-          contentBase64: z
-            .base64()
-            .optional()
-            .meta({ description: 'The bytes, base64 (MCP; give this or `text`); REST sends the raw body instead' }),
+          contentBase64: z.base64().optional().meta({ description: 'The bytes, base64' }),
           text: z
             .string()
             .max(16 * 1024 * 1024)
             .optional()
-            .meta({ description: 'The content as text, stored as UTF-8 (MCP; give this or `contentBase64`)' }),
+            .meta({ description: 'The content as text, stored as UTF-8' }),
           messageId: idOf('msg')
             .optional()
             .meta({ description: 'Attach to this message of the room (not with taskId)' }),
