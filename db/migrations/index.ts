@@ -14,6 +14,7 @@ import { OrderedListIndexes1764000009000 } from './1764000009000-OrderedListInde
 import { WebhookFiltersThrottle1764000010700 } from './1764000010700-WebhookFiltersThrottle.js';
 import { McpStreamLeases1764000011000 } from './1764000011000-McpStreamLeases.js';
 import { McpStreamLeaseOwners1764000011500 } from './1764000011500-McpStreamLeaseOwners.js';
+import { MessagePins1764000012000 } from './1764000012000-MessagePins.js';
 
 /** Every migration, in order. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   WebhookFiltersThrottle1764000010700,
   McpStreamLeases1764000011000,
   McpStreamLeaseOwners1764000011500,
+  MessagePins1764000012000,
 ];

@@ -45,6 +45,8 @@ export const EVENT_CATALOG = [
     v1: true,
   },
   { type: 'message.created', objectType: 'message', description: 'A message was posted', stable: true, v1: false },
+  { type: 'message.pinned', objectType: 'message', description: 'A message was pinned', stable: true, v1: false },
+  { type: 'message.unpinned', objectType: 'message', description: 'A message was unpinned', stable: true, v1: false },
   { type: 'task.created', objectType: 'task', description: 'A task was created', stable: true, v1: false },
   {
     type: 'task.updated',

@@ -1,7 +1,8 @@
 import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { createMessage, listMessages } from '../domain/messages.js';
-import { idOf, nonBlankText, normalizedSince, pageInput, timeListInput, timestamp } from './schemas.js';
+import { listPinnedMessages, pinMessage, unpinMessage, type PinnedMessage } from '../domain/pins.js';
+import { idOf, listOf, nonBlankText, normalizedSince, pageInput, timeListInput, timestamp } from './schemas.js';
 import { apiProcedure, router } from './trpc.js';
 import { checkedListOf } from './checkedListOf.js';
 import type { CatalogEntry } from '../domain/catalogEntry.js';
@@ -29,10 +30,28 @@ export const toMessage = (m: Message): z.infer<typeof MessageView> => ({
   agentRunId: m.agentRunId ?? null,
 });
 
+// A message's pin, and a pinned message as a room's list of pins shows it: the message, who pinned it and when.
+const pinnedBy = {
+  pinnedById: idOf('usr').meta({ description: 'Who pinned it' }),
+  pinnedAt: timestamp.meta({ description: 'When it was pinned' }),
+};
+export const PinView = z.object({ messageId: idOf('msg'), ...pinnedBy }).meta({ id: 'Pin' });
+export const PinnedMessageView = MessageView.extend(pinnedBy).meta({ id: 'PinnedMessage' });
+export const toPinnedMessage = (p: PinnedMessage): z.infer<typeof PinnedMessageView> => ({
+  ...toMessage(p),
+  pinnedById: p.pinnedById,
+  pinnedAt: p.pinnedAt,
+});
+
 /** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
 export const messageEvents = [
   { type: 'message.created', objectType: 'message', description: 'A message was posted', stable: true, v1: false },
+  { type: 'message.pinned', objectType: 'message', description: 'A message was pinned', stable: true, v1: false },
+  { type: 'message.unpinned', objectType: 'message', description: 'A message was unpinned', stable: true, v1: false },
 ] as const satisfies readonly CatalogEntry[];
+
+const pinPath = '/v1/rooms/{roomId}/messages/{messageId}/pin';
+const pinInput = z.strictObject({ roomId: idOf('room'), messageId: idOf('msg') });
 
 export const messagesRouter = router({
   list: apiProcedure
@@ -87,7 +106,7 @@ export const messagesRouter = router({
       z.strictObject({
         roomId: idOf('room'),
         body: nonBlankText(10_000).meta({
-          description: 'The message text, kept as sent; it holds a non-space character',
+          description: 'The message text, kept as sent (not blank)',
           example: 'Minutes are up for review.',
         }),
       }),
@@ -98,4 +117,78 @@ export const messagesRouter = router({
         toMessage(await createMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.body)),
       ),
     ),
+
+  pin: apiProcedure
+    .meta({
+      http: { method: 'POST', path: pinPath },
+      tool: {
+        name: 'pin_message',
+        title: 'Pin a message',
+        description: 'Pins a message (again: no change).',
+      },
+      summary: 'Pin a message',
+      description:
+        'Pins a message of the room; any member who may write in the room may. Pinning a pinned message changes nothing and answers its pin. A room holds at most 50 pinned messages: 409 invalid_state (`details.reason` `pin_limit_reached`) past that. Fires message.pinned.',
+      tags: ['messages'],
+      scope: 'messages:write',
+      units: 2,
+      kind: 'write',
+      idempotent: true,
+      errors: ['not_found', 'room_not_found', 'forbidden', 'invalid_state'],
+    })
+    .input(pinInput)
+    .output(PinView)
+    .mutation(async ({ ctx, input }) =>
+      inWriteTransaction(ctx, (m) => pinMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.messageId)),
+    ),
+
+  unpin: apiProcedure
+    .meta({
+      http: { method: 'DELETE', path: pinPath },
+      tool: {
+        name: 'unpin_message',
+        title: 'Unpin a message',
+        description: 'Unpins a message (again: no change).',
+      },
+      summary: 'Unpin a message',
+      description:
+        'Unpins a message of the room, whoever pinned it; any member who may write in the room may. A message that is not pinned stays so. Fires message.unpinned when a pin is removed.',
+      tags: ['messages'],
+      scope: 'messages:write',
+      units: 2,
+      kind: 'write',
+      idempotent: true,
+      errors: ['not_found', 'room_not_found', 'forbidden'],
+    })
+    .input(pinInput)
+    .output(z.object({ messageId: idOf('msg'), pinned: z.literal(false) }))
+    .mutation(async ({ ctx, input }) =>
+      inWriteTransaction(ctx, (m) => unpinMessage(m, ctx.services.now(), ctx.actor, input.roomId, input.messageId)),
+    ),
+
+  listPins: apiProcedure
+    .meta({
+      http: { method: 'GET', path: '/v1/rooms/{roomId}/pins' },
+      tool: { name: 'list_pinned_messages', title: 'List pinned messages', description: "A room's pinned messages." },
+      summary: 'List pinned messages',
+      description:
+        'The pinned messages of a room in the order they were pinned (at most 50, so the first page of the default size holds them all), each with who pinned it and when.',
+      tags: ['messages'],
+      scope: 'messages:read',
+      units: 1,
+      kind: 'read',
+      errors: ['not_found', 'room_not_found'],
+    })
+    .input(z.strictObject({ roomId: idOf('room'), ...pageInput }))
+    .output(listOf(PinnedMessageView))
+    .query(async ({ ctx, input }) => {
+      const page = await listPinnedMessages(
+        ctx.services.ds.manager,
+        ctx.actor,
+        input.roomId,
+        input,
+        ctx.services.secret,
+      );
+      return { data: page.data.map(toPinnedMessage), nextCursor: page.nextCursor };
+    }),
 });

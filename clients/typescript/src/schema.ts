@@ -180,6 +180,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/messages/{messageId}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a message
+         * @description Pins a message of the room; any member who may write in the room may. Pinning a pinned message changes nothing and answers its pin. A room holds at most 50 pinned messages: 409 invalid_state (`details.reason` `pin_limit_reached`) past that. Fires message.pinned.
+         *
+         *     Scope: `messages:write`. Cost: 2 API unit(s). MCP tool: `pin_message`.
+         */
+        post: operations["pin_message"];
+        /**
+         * Unpin a message
+         * @description Unpins a message of the room, whoever pinned it; any member who may write in the room may. A message that is not pinned stays so. Fires message.unpinned when a pin is removed.
+         *
+         *     Scope: `messages:write`. Cost: 2 API unit(s). MCP tool: `unpin_message`.
+         */
+        delete: operations["unpin_message"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pinned messages
+         * @description The pinned messages of a room in the order they were pinned (at most 50, so the first page of the default size holds them all), each with who pinned it and when.
+         *
+         *     Scope: `messages:read`. Cost: 1 API unit(s). MCP tool: `list_pinned_messages`.
+         */
+        get: operations["list_pinned_messages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/tasks": {
         parameters: {
             query?: never;
@@ -1009,10 +1059,87 @@ export interface components {
         };
         CreateMessageRequest: {
             /**
-             * @description The message text, kept as sent; it holds a non-space character
+             * @description The message text, kept as sent (not blank)
              * @example Minutes are up for review.
              */
             body: string;
+        };
+        Pin: {
+            /**
+             * @description Identifier of a message (`msg_…`)
+             * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            messageId: string;
+            /**
+             * @description Who pinned it
+             * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            pinnedById: string;
+            /**
+             * Format: date-time
+             * @description When it was pinned
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            pinnedAt: string;
+        };
+        UnpinMessageResponse: {
+            /**
+             * @description Identifier of a message (`msg_…`)
+             * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            messageId: string;
+            /** @enum {boolean} */
+            pinned: false;
+        };
+        ListPinnedMessagesResponse: {
+            data: components["schemas"]["PinnedMessage"][];
+            /** @description The next page's cursor; null on the last page */
+            nextCursor: string | null;
+        };
+        PinnedMessage: {
+            /**
+             * @description Identifier of a message (`msg_…`)
+             * @example msg_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            id: string;
+            /**
+             * @description Identifier of a room (`room_…`)
+             * @example room_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            roomId: string;
+            /**
+             * @description Identifier of a user (`usr_…`)
+             * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            authorId: string;
+            /**
+             * @description Actor that posted it for the author
+             * @enum {string}
+             */
+            postedBy: "user" | "app" | "agent";
+            body: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description The agent run that posted it; null when none did
+             * @example run_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            agentRunId: string | null;
+            /**
+             * @description Who pinned it
+             * @example usr_01KAR3V6X5Q2Z8N4M7P9W1T3YB
+             */
+            pinnedById: string;
+            /**
+             * Format: date-time
+             * @description When it was pinned
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            pinnedAt: string;
         };
         ListTasksResponse: {
             data: components["schemas"]["Task"][];
@@ -2376,6 +2503,8 @@ export interface components {
         OrderQuery: "asc" | "desc";
         /** @description Only items created at or after this ISO 8601 time */
         SinceQuery: string;
+        /** @description Identifier of a message (`msg_…`) */
+        MessageId: string;
         /** @description Identifier of a task (`task_…`) */
         TaskId: string;
         /** @description Identifier of a meeting record (`rec_…`) */
@@ -2932,6 +3061,156 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pin_message: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a room (`room_…`) */
+                roomId: components["parameters"]["RoomId"];
+                /** @description Identifier of a message (`msg_…`) */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pin a message */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pin"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["InvalidStateOrIdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unpin_message: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-255 printable ASCII characters, not all spaces (HTTP trims a header value's ends); the quoted form `"key"` is accepted. A retry with the same key and body replays the first response for 24 hours; another body answers 422 idempotency_key_reused, a retry while the first runs 409 idempotency_key_in_use. Anything else: 400 validation_error. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a room (`room_…`) */
+                roomId: components["parameters"]["RoomId"];
+                /** @description Identifier of a message (`msg_…`) */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unpin a message */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnpinMessageResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudienceOrForbidden"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    list_pinned_messages: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50) */
+                limit?: components["parameters"]["LimitQuery"];
+                /** @description Opaque cursor: the nextCursor of the previous page, unchanged. Any other value answers 400 validation_error. */
+                cursor?: components["parameters"]["CursorQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a room (`room_…`) */
+                roomId: components["parameters"]["RoomId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List pinned messages */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Svc-RateLimit-Scope": components["headers"]["Svc-RateLimit-Scope"];
+                    "Svc-Api-Units-Limit": components["headers"]["Svc-Api-Units-Limit"];
+                    "Svc-Api-Units-Remaining": components["headers"]["Svc-Api-Units-Remaining"];
+                    "Svc-Api-Units-Used": components["headers"]["Svc-Api-Units-Used"];
+                    "Svc-Api-Units-Cost": components["headers"]["Svc-Api-Units-Cost"];
+                    "Svc-Api-Units-Reset": components["headers"]["Svc-Api-Units-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListPinnedMessagesResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScopeOrInvalidAudience"];
+            404: components["responses"]["NotFoundOrRoomNotFound"];
             429: components["responses"]["RateLimitedOrApiUnitsExhausted"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
