@@ -10,6 +10,7 @@ import { buildToolCatalog, toolsFor } from '../mcp/tools/toolCatalog.js';
 import { isAppOnly } from '../mcp/apps/catalog.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { SCOPES } from '../src/domain/scopes.js';
+import type { CatalogEntry } from '../src/domain/catalogEntry.js';
 import { catalogEntries, listProcedures } from '../src/procedures/index.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -56,7 +57,28 @@ const eventCatalog: Derived = {
 // \`catalogEntries\` (the order of \`GET /v1/event-types\`).
 import type { CatalogEntry } from './catalogEntry.js';
 
-export const EVENT_CATALOG = ${JSON.stringify(catalogEntries())} as const satisfies readonly CatalogEntry[];
+export const EVENT_CATALOG = ${JSON.stringify(
+        catalogEntries().map(({ trigger: _, ...entry }) => entry),
+      )} as const satisfies readonly CatalogEntry[];
+`,
+    ),
+};
+
+/** What `svc trigger` sends for each event type that can be triggered, or why it cannot: the modules' recipes. */
+const triggerRecipes: Derived = {
+  file: 'src/cli/remote/triggers.generated.ts',
+  expected: () =>
+    formatted(
+      'src/cli/remote/triggers.generated.ts',
+      `${HEADER}
+// The \`trigger\` of each event the operation modules of src/procedures/ declare, in catalog order.
+import type { ObjectType, TriggerRecipe } from '../../domain/catalogEntry.js';
+
+export const TRIGGER_RECIPES: Record<string, TriggerRecipe & { objectType: ObjectType }> = ${JSON.stringify(
+        Object.fromEntries(
+          catalogEntries().flatMap((e) => (e.trigger ? [[e.type, { objectType: e.objectType, ...e.trigger }]] : [])),
+        ),
+      )};
 `,
     ),
 };
@@ -107,11 +129,17 @@ export function operationsTable(): string {
 
 /** The webhook guide's event catalog: every type, whether it is delivered, whether v1 webhooks were defined for it. */
 export function eventTable(): string {
+  const triggered = (t: CatalogEntry['trigger']) =>
+    !t || 'cannot' in t ? 'no' : t.needsUser ? 'yes, with `--user`' : 'yes';
   const rows = catalogEntries().map(
     (e) =>
-      `| \`${e.type}\` | ${e.objectType} | ${cell(e.description)} | ${e.stable ? 'yes' : 'no (preview)'} | ${e.v1 ? 'yes' : 'no'} |`,
+      `| \`${e.type}\` | ${e.objectType} | ${cell(e.description)} | ${e.stable ? 'yes' : 'no (preview)'} | ${e.v1 ? 'yes' : 'no'} | ${triggered(e.trigger)} |`,
   );
-  return ['| Type | `data.object` | What happened | Delivered | v1 |', '|---|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| Type | `data.object` | What happened | Delivered | v1 | `svc trigger` |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 const guide = (file: string, parts: Record<string, () => string>): Derived => ({
@@ -168,6 +196,7 @@ const mcpGuide: Derived = {
 /** Everything derived, in the order it is written (the guides' tables read the catalog and the procedures). */
 export const DERIVED: Derived[] = [
   eventCatalog,
+  triggerRecipes,
   migrationsIndex,
   clientSchema,
   guide('docs/rest-api.md', { operations: operationsTable }),

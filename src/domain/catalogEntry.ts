@@ -21,4 +21,23 @@ export interface CatalogEntry {
    * the sunset.
    */
   v1: boolean;
+  /** How `svc trigger` fires it through the public API, or why it cannot (a preview needs neither). */
+  trigger?: TriggerRecipe;
 }
+
+/** One call of a trigger recipe. */
+export interface TriggerCall {
+  method: 'POST' | 'PATCH' | 'DELETE';
+  /** Under `/v1/rooms/{room}`; `{name}` is an id an earlier call saved (`{room}`: the room's). */
+  path: string;
+  /** String values; `{now}` is the time of the call, `{user}` the `--user` given. */
+  body?: Record<string, string>;
+  /** The name the answer's `id` is saved under; the event's object is the id saved under its object type. */
+  saves?: string;
+}
+
+/**
+ * What `svc trigger <type>` sends, in order (src/cli/remote/trigger.ts reads the recipes `npm run generate` collects),
+ * and, when it needs `--user`, what that user must be; or why the type cannot be triggered there.
+ */
+export type TriggerRecipe = { calls: readonly TriggerCall[]; needsUser?: string } | { cannot: string };

@@ -66,9 +66,10 @@ export function errorCodesOf(meta: ProcedureMeta, surface: Surface = 'rest'): Er
 /**
  * `errorCodesOf` without the codes every call can answer (EVERY_CALL_CODES), for a write the idempotency answers
  * every write can give, for a tool of a room (`roomId`) the 404 `not_found` and `room_not_found` every such tool
- * can give, and for a write in a room the 403 `forbidden` every such write can give: what sets this operation apart, as an MCP tool lists it (a model's context pays for each repetition;
- * the MCP guide names the common codes once). A common code stays where the operation answers it at another status
- * than the catalog's (422 validation_error of a stored payload).
+ * can give, and for a write in a room the 403 `forbidden` every such write can give: what sets this operation
+ * apart, as an MCP tool lists it (a model's context pays for each repetition; the MCP guide names the common codes
+ * once). A common code stays where the operation answers it at another status than the catalog's (422
+ * validation_error of a stored payload).
  */
 export function ownErrorCodesOf(meta: ProcedureMeta, surface: Surface): ErrorCodesByStatus {
   const common = new Set<ErrorCode>([

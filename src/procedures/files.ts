@@ -55,6 +55,7 @@ export const fileEvents = [
     description: 'A file attached to a message or task was finalized',
     stable: true,
     v1: false,
+    trigger: { cannot: 'it needs an upload attached to a message or task (POST /v1/rooms/{roomId}/files)' },
   },
 ] as const satisfies readonly CatalogEntry[];
 

@@ -44,10 +44,35 @@ export const toPinnedMessage = (p: PinnedMessage): z.infer<typeof PinnedMessageV
 });
 
 /** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+// how `svc trigger` fires them: a message posted, then pinned and unpinned
+const newMessage = { method: 'POST', path: 'messages', body: { body: 'svc trigger {now}' }, saves: 'message' } as const;
+const pin = (method: 'POST' | 'DELETE') => ({ method, path: 'messages/{message}/pin' });
+
 export const messageEvents = [
-  { type: 'message.created', objectType: 'message', description: 'A message was posted', stable: true, v1: false },
-  { type: 'message.pinned', objectType: 'message', description: 'A message was pinned', stable: true, v1: false },
-  { type: 'message.unpinned', objectType: 'message', description: 'A message was unpinned', stable: true, v1: false },
+  {
+    type: 'message.created',
+    objectType: 'message',
+    description: 'A message was posted',
+    stable: true,
+    v1: false,
+    trigger: { calls: [newMessage] },
+  },
+  {
+    type: 'message.pinned',
+    objectType: 'message',
+    description: 'A message was pinned',
+    stable: true,
+    v1: false,
+    trigger: { calls: [newMessage, pin('POST')] },
+  },
+  {
+    type: 'message.unpinned',
+    objectType: 'message',
+    description: 'A message was unpinned',
+    stable: true,
+    v1: false,
+    trigger: { calls: [newMessage, pin('POST'), pin('DELETE')] },
+  },
 ] as const satisfies readonly CatalogEntry[];
 
 const pinPath = '/v1/rooms/{roomId}/messages/{messageId}/pin';

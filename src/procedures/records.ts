@@ -2,7 +2,7 @@ import { inWriteTransaction } from '../auth/idempotency.js';
 import { z } from 'zod';
 import { actOnApproval, type ApprovalAction, listApprovals } from '../domain/approvals.js';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../domain/records.js';
-import type { CatalogEntry } from '../domain/catalogEntry.js';
+import type { CatalogEntry, TriggerCall } from '../domain/catalogEntry.js';
 import type { ConfirmTargetOf, ProcedureMeta } from './meta.js';
 import { textArg, unlessNotFound } from './confirmTarget.js';
 import { requireRoom } from '../domain/access.js';
@@ -190,25 +190,81 @@ const listApprovalsProcedure = apiProcedure
   });
 
 /** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+// how `svc trigger` fires them: a record created, then the change
+const newRecord = {
+  method: 'POST',
+  path: 'records',
+  body: { title: 'svc trigger {now}', body: 'Created by svc trigger to fire a webhook event.' },
+  saves: 'record',
+} as const satisfies TriggerCall;
+const approval = (step: string): TriggerCall => ({
+  method: 'POST',
+  path: `records/{record}/approval/${step}`,
+  body: {},
+});
+const requested = { calls: [newRecord, approval('request')] };
+const needsAnother = (doing: string, verb: string) => ({
+  cannot: `${doing} needs a room member other than the requester; request with this key and ${verb} with another user's key`,
+});
+
 export const recordEvents = [
-  { type: 'record.created', objectType: 'record', description: 'A record was created', stable: true, v1: true },
-  { type: 'record.updated', objectType: 'record', description: 'A record was updated', stable: true, v1: true },
-  { type: 'record.deleted', objectType: 'record', description: 'A record was deleted', stable: true, v1: true },
+  {
+    type: 'record.created',
+    objectType: 'record',
+    description: 'A record was created',
+    stable: true,
+    v1: true,
+    trigger: { calls: [newRecord] },
+  },
+  {
+    type: 'record.updated',
+    objectType: 'record',
+    description: 'A record was updated',
+    stable: true,
+    v1: true,
+    trigger: {
+      calls: [newRecord, { method: 'PATCH', path: 'records/{record}', body: { title: 'svc trigger (updated) {now}' } }],
+    },
+  },
+  {
+    type: 'record.deleted',
+    objectType: 'record',
+    description: 'A record was deleted',
+    stable: true,
+    v1: true,
+    trigger: { calls: [newRecord, { method: 'DELETE', path: 'records/{record}' }] },
+  },
   {
     type: 'approval.requested',
     objectType: 'record',
     description: 'Approval of a record was requested',
     stable: true,
     v1: true,
+    trigger: requested,
   },
-  { type: 'approval.approved', objectType: 'record', description: 'A record was approved', stable: true, v1: true },
-  { type: 'approval.rejected', objectType: 'record', description: 'A record was rejected', stable: true, v1: true },
+  {
+    type: 'approval.approved',
+    objectType: 'record',
+    description: 'A record was approved',
+    stable: true,
+    v1: true,
+    trigger: needsAnother('approving', 'approve'),
+  },
+  {
+    type: 'approval.rejected',
+    objectType: 'record',
+    description: 'A record was rejected',
+    stable: true,
+    v1: true,
+    trigger: needsAnother('rejecting', 'reject'),
+  },
   {
     type: 'approval.withdrawn',
     objectType: 'record',
     description: 'An approval request was withdrawn',
     stable: true,
     v1: true,
+    trigger: { calls: [...requested.calls, approval('withdraw')] },
   },
   {
     type: 'record.approval_requested',
@@ -216,6 +272,7 @@ export const recordEvents = [
     description: 'v2 alias of approval.requested; data.object is the record',
     stable: true,
     v1: false,
+    trigger: requested,
   },
   {
     type: 'record.approved',
@@ -223,6 +280,7 @@ export const recordEvents = [
     description: 'v2 alias of approval.approved; data.object is the record',
     stable: true,
     v1: false,
+    trigger: needsAnother('approving', 'approve'),
   },
 ] as const satisfies readonly CatalogEntry[];
 

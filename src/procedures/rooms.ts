@@ -52,6 +52,10 @@ export const roomEvents = [
     description: 'A member was added to a room',
     stable: true,
     v1: true,
+    trigger: {
+      calls: [{ method: 'POST', path: 'members', body: { userId: '{user}' } }],
+      needsUser: "a user of the room's organization who is not a member yet",
+    },
   },
   {
     type: 'room.created',

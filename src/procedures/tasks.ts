@@ -67,14 +67,27 @@ const fields = {
 };
 
 /** The events these operations fire: their entries of the event catalog (src/domain/catalog.ts). */
+// how `svc trigger` fires them: a task created, then changed
+const newTask = { method: 'POST', path: 'tasks', body: { title: 'svc trigger {now}' }, saves: 'task' } as const;
+
 export const taskEvents = [
-  { type: 'task.created', objectType: 'task', description: 'A task was created', stable: true, v1: false },
+  {
+    type: 'task.created',
+    objectType: 'task',
+    description: 'A task was created',
+    stable: true,
+    v1: false,
+    trigger: { calls: [newTask] },
+  },
   {
     type: 'task.updated',
     objectType: 'task',
     description: 'A task was updated (including a period change)',
     stable: true,
     v1: true,
+    trigger: {
+      calls: [newTask, { method: 'PATCH', path: 'tasks/{task}', body: { title: 'svc trigger (updated) {now}' } }],
+    },
   },
 ] as const satisfies readonly CatalogEntry[];
 

@@ -189,7 +189,13 @@ describe('svc listen and svc trigger against a server', { timeout: 120_000 }, ()
 
   it('trigger: covers the documented types, refuses the others clearly, and reports API refusals', async () => {
     const auth = ['--url', t.baseUrl, '--key', w.key, '--room', w.roomId, '--json'];
-    for (const type of ['record.updated', 'record.deleted', 'approval.requested', 'approval.withdrawn']) {
+    for (const type of [
+      'record.updated',
+      'record.deleted',
+      'approval.requested',
+      'approval.withdrawn',
+      'message.unpinned',
+    ]) {
       const r = await run(['trigger', type, ...auth]);
       expect(r.code, `${type}: ${r.stderr}`).toBe(0);
       expect(JSON.parse(r.stdout).eventType).toBe(type);
@@ -204,6 +210,8 @@ describe('svc listen and svc trigger against a server', { timeout: 120_000 }, ()
       'approval.requested',
       'record.approval_requested',
       'approval.withdrawn',
+      'message.pinned',
+      'message.unpinned',
     ])
       expect(types).toContain(type);
 
@@ -212,7 +220,9 @@ describe('svc listen and svc trigger against a server', { timeout: 120_000 }, ()
     expect(approve.stderr).toMatch(/cannot be triggered here: approving needs a room member other than the requester/);
     const unknown = await run(['trigger', 'nothing.happened', ...auth]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown event type "nothing\.happened"; supported: message\.created/);
+    expect(unknown.stderr).toMatch(
+      /unknown event type "nothing\.happened"; supported: record\.created, record\.updated/,
+    );
     const dm = await run(['trigger', 'message.created', '--url', t.baseUrl, '--key', w.key, '--room', w.dmRoomId]);
     expect(dm.code).toBe(1);
     expect(dm.stderr).toMatch(/^error: POST \/v1\/rooms\/room_\w+\/messages answered 404 room_not_found/);

@@ -1,6 +1,6 @@
 import { type Command, optional, required, UsageError } from '../command.js';
 import { remoteTarget } from '../remote/apiClient.js';
-import { TRIGGERS, trigger } from '../remote/trigger.js';
+import { TRIGGERABLE, trigger } from '../remote/trigger.js';
 
 const remoteOptions = {
   url: {
@@ -87,7 +87,7 @@ export const remoteCommands: Command[] = [
   },
   {
     name: 'trigger',
-    usage: `svc trigger <event-type> --room ROOM [--user USR] [--url BASE] [--key KEY]   (event types: ${Object.keys(TRIGGERS).join(', ')})`,
+    usage: `svc trigger <event-type> --room ROOM [--user USR] [--url BASE] [--key KEY]   (event types: ${TRIGGERABLE.join(', ')})`,
     summary: 'make the server emit one event of a type, through the public API',
     options: {
       ...remoteOptions,
