@@ -1,34 +1,10 @@
-import type { DataSource } from 'typeorm';
 import { describe, expect, it } from 'vitest';
+import { failKeyCompletion } from '../helpers/faults.js';
 import { call, type TestServer } from '../helpers/harness.js';
 import { addWebhook, deliveryRows, startWebhookWorld, testClock } from './helpers.js';
 
 // The three webhook writes that send or queue (test, redeliver, recover) store an Idempotency-Key's answer in
 // the transaction that records what they did, as every other write does: both commit, or neither.
-
-/** Makes every update that marks an idempotency key done fail, as a database lost at that moment would. */
-async function failKeyCompletion(ds: DataSource): Promise<() => Promise<void>> {
-  if (ds.options.type === 'postgres') {
-    await ds.query(
-      `CREATE FUNCTION svc_fail_done() RETURNS trigger AS $$ BEGIN IF NEW.state = 'done' THEN ` +
-        `RAISE EXCEPTION 'injected fault'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
-    );
-    await ds.query(
-      'CREATE TRIGGER svc_fail_done BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION svc_fail_done()',
-    );
-    return async () => {
-      await ds.query('DROP TRIGGER svc_fail_done ON idempotency_keys');
-      await ds.query('DROP FUNCTION svc_fail_done()');
-    };
-  }
-  await ds.query(
-    `CREATE TRIGGER svc_fail_done BEFORE UPDATE ON idempotency_keys WHEN NEW.state = 'done' ` +
-      `BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
-  );
-  return async () => {
-    await ds.query('DROP TRIGGER svc_fail_done');
-  };
-}
 
 const attemptCount = async (t: TestServer, webhookId: string) =>
   Number((await t.rt.ds.query(`SELECT count(*) AS n FROM webhook_attempts WHERE "webhookId" = '${webhookId}'`))[0].n);
