@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { DomainError } from '../src/domain/errors.js';
 import { jsonTextBoundsError } from '../src/http/inputBounds.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../src/readLimited.js';
@@ -10,7 +10,10 @@ import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN } from '../src/http/headers.js';
  * so are a body that did not arrive in time (408) and one over its client's limit of bodies in flight (429).
  * A client gone mid-body rejects with `ClientGoneError` (nobody to answer).
  */
-export async function readBody(req: Request, limit: number): Promise<{ bytes: Buffer } | { error: DomainError }> {
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+): Promise<{ bytes: Buffer } | { error: DomainError }> {
   const declared = Number(req.headers[CONTENT_LENGTH_IN]);
   const tooLarge = () =>
     new DomainError('payload_too_large', `Request body is limited to ${limit} bytes`, { details: { maxBytes: limit } });
@@ -48,7 +51,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * bounded before it is parsed (src/http/inputBounds.ts), its values by the pipeline's input step.
  */
 export function parseJsonBody(
-  req: Request,
+  req: IncomingMessage,
   bytes: Buffer,
 ): { value: Record<string, unknown> } | { error: DomainError } {
   if (bytes.length === 0) return { value: {} };

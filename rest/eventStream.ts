@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { authenticate } from '../src/auth/authenticate.js';
 import { authorize } from '../src/auth/authorize.js';
 import type { Credentials } from '../src/contract.js';
@@ -26,7 +26,7 @@ const REMEMBER_MS = 60_000;
 export interface EventStreams {
   /** Serves an authorized stream on `res` until the client leaves, its credential fails, or `closeAll`. */
   serve(
-    res: Response,
+    res: ServerResponse,
     start: EventStreamStart,
     actor: Actor,
     credentials: Credentials,
@@ -65,7 +65,7 @@ interface Streams {
 /** One open stream: whom it serves, what it has sent, and its work in order. */
 interface Stream {
   readonly streams: Streams;
-  readonly res: Response;
+  readonly res: ServerResponse;
   readonly start: EventStreamStart;
   readonly actor: Actor;
   readonly credentials: Credentials;
@@ -105,7 +105,7 @@ export function createEventStreams(services: Services, openFeed: () => EventFeed
 
 function serve(
   streams: Streams,
-  res: Response,
+  res: ServerResponse,
   start: EventStreamStart,
   actor: Actor,
   credentials: Credentials,

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
 import { z } from 'zod';
@@ -57,7 +59,7 @@ const UNDER_V1 = new RegExp(`${surfacePattern('rest')}(\\/.*)?$`);
 const OPENAPI_PATH = new RegExp(`^${OPENAPI_JSON_PATH.replace(/[/.]/g, '\\$&')}\\/?$`, 'i');
 const OPENAPI_OPERATION = 'GET /v1/openapi.json';
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
-const header = (req: Request, name: string) => {
+const header = (req: IncomingMessage, name: string) => {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 };
@@ -93,6 +95,41 @@ interface RouterState extends RestRouterOptions {
   readonly openapiEtag: string;
 }
 
+/**
+ * What an operation's handler reads of its request besides the headers and the body: the path, the query as
+ * Express's "simple" parser reads it, the client's address (`req.ip`), the path parameters. Express's
+ * request and the plain one of the direct route (`RestRouter.direct`) both give it.
+ */
+interface RestCall {
+  req: IncomingMessage;
+  path: string;
+  query: Record<string, unknown>;
+  ip: string;
+  params: Record<string, string>;
+}
+
+/**
+ * The REST adapter as a middleware of the app (every path; what is not its own is passed on), and its direct
+ * route for the server's listener: an operation's request answered without Express (`direct`).
+ */
+export type RestRouter = RequestHandler & {
+  /**
+   * Answers the request when its URL is an operation's path of the plain form (no character that would make
+   * Express's URL parser take another way) and its method is the operation's; returns false, touching nothing,
+   * for anything else (the OpenAPI document, unknown paths, malformed escapes), which the app answers. `guard`
+   * runs first on a request it takes (the body guard); `fail` gets what the handler does not answer itself.
+   */
+  direct(req: IncomingMessage, res: ServerResponse, guard: Listener, fail: Fail): boolean;
+};
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+type Fail = (err: unknown, req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * A URL that Express's `parseurl` splits into path and query by its first `?` (a path beginning with `/` and
+ * holding no whitespace, `#`, U+00A0 or U+FEFF); any other goes through Express.
+ */
+const PLAIN_URL = /^\/[^\t\n\f\r #\u00a0\ufeff]*$/;
+
 const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
 
 /**
@@ -121,7 +158,9 @@ function buildRoutes(procedures: ProcedureInfo[]): Map<string, Route[]> {
  * The REST adapter: mounts every procedure at its `http` metadata under /v1, translating path, query and
  * body into the procedure's input and its result or error into HTTP. It adds no rule of its own.
  */
-export function createRestRouter(options: RestRouterOptions): RequestHandler {
+export function createRestRouter(
+  options: RestRouterOptions & { clientIp: (req: IncomingMessage) => string },
+): RestRouter {
   const procedures = listProcedures();
   const routes = buildRoutes(procedures);
   const openapi = JSON.stringify(buildOpenApiDocument(options.services.config.baseUrl));
@@ -143,7 +182,7 @@ export function createRestRouter(options: RestRouterOptions): RequestHandler {
   // One dispatching middleware instead of a route per operation, and not an Express Router: every request of the
   // app passes through it, and a nested router costs each of them its own layer walk. HEAD is answered by the GET
   // route.
-  return (req: Request, res: Response, next: NextFunction) => {
+  const middleware = (req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const candidates = routes.get(routeKey(method, path));
@@ -157,10 +196,16 @@ export function createRestRouter(options: RestRouterOptions): RequestHandler {
         return;
       }
       if (m) {
-        req.params = m.params;
         setOperation(res, c.operation);
+        const call = {
+          req,
+          path,
+          query: req.query as Record<string, unknown>,
+          ip: req.ip ?? 'unknown',
+          params: m.params,
+        };
         // (a failure the handler does not answer itself goes to the app's error path, never unhandled)
-        handle(state, c.proc, req, res).catch(next);
+        handle(state, c.proc, call, res).catch(next);
         return;
       }
     }
@@ -172,6 +217,32 @@ export function createRestRouter(options: RestRouterOptions): RequestHandler {
     if (!UNDER_V1.test(path)) return next();
     answerUnmatched(state, req, res).catch(next);
   };
+  const direct: RestRouter['direct'] = (req, res, guard, fail) => {
+    const url = req.url!;
+    if (!PLAIN_URL.test(url)) return false;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const candidates = routes.get(routeKey(req.method === 'HEAD' ? 'GET' : req.method!, path));
+    if (!candidates) return false;
+    for (const c of candidates) {
+      let m: ReturnType<typeof c.match>;
+      try {
+        m = c.match(path);
+      } catch {
+        return false;
+      }
+      if (!m) continue;
+      guard(req, res);
+      setOperation(res, c.operation);
+      // Express's "simple" query parser is `querystring.parse` of what follows the first `?`
+      const query = querystring.parse(q < 0 ? '' : url.slice(q + 1)) as Record<string, unknown>;
+      const call = { req, path, query, ip: options.clientIp(req), params: m.params };
+      handle(state, c.proc, call, res).catch((err: unknown) => fail(err, req, res));
+      return true;
+    }
+    return false;
+  };
+  return Object.assign(middleware, { direct });
 }
 
 function sendOpenApi({ openapi, openapiEtag }: RouterState, res: Response): void {
@@ -182,8 +253,9 @@ function sendOpenApi({ openapi, openapiEtag }: RouterState, res: Response): void
 }
 
 /** One operation's request: its input from path, query and body, the procedure called, its answer. */
-async function handle(state: RouterState, proc: ProcedureInfo, req: Request, res: Response) {
+async function handle(state: RouterState, proc: ProcedureInfo, call: RestCall, res: ServerResponse) {
   const { services, rateLimiter, eventStreams } = state;
+  const { req } = call;
   const requestId = requestIdOf(header(req, REQUEST_ID_IN));
   const { http } = proc.meta;
   const ctx: RequestContext = {
@@ -191,20 +263,20 @@ async function handle(state: RouterState, proc: ProcedureInfo, req: Request, res
     rateLimiter,
     surface: 'rest',
     requestId,
-    method: req.method,
-    path: req.path,
+    method: req.method!,
+    path: call.path,
     routePattern: http.path,
-    clientIp: req.ip ?? 'unknown',
+    clientIp: call.ip,
     credentials: { authorization: header(req, AUTHORIZATION_IN), apiKey: header(req, API_KEY_IN) },
     idempotencyKey: header(req, IDEMPOTENCY_KEY_IN),
     out: newResponseState(),
   };
-  const query = req.query as Record<string, unknown>;
+  const query = call.query;
   // a query parameter the document does not name is refused, as an unknown body field is (never silently
   // ignored, nor taken for a body field or a path parameter)
   const unknownKeys = Object.keys(query).filter((k) => !state.queryKeys.get(proc)!.has(k));
   if (unknownKeys.length) ctx.inputError = unknownQueryParameters(unknownKeys);
-  else ctx.inputError = queryProblem(req.url, query, state.integerQueryKeys.get(proc)!);
+  else ctx.inputError = queryProblem(req.url!, query, state.integerQueryKeys.get(proc)!);
   let input: Record<string, unknown> = {};
   for (const k in query) if (!unknownKeys.includes(k)) input[k] = query[k];
   // an integer parameter travels as its decimal digits (checked above): the schema reads a number
@@ -229,7 +301,7 @@ async function handle(state: RouterState, proc: ProcedureInfo, req: Request, res
       else input = { ...parsed.value, ...input };
     }
   }
-  Object.assign(input, req.params);
+  Object.assign(input, call.params);
   // an event stream resumes where the client's EventSource says it left off
   const lastEventId = http.stream ? header(req, LAST_EVENT_ID_IN) : undefined;
   if (lastEventId !== undefined && input.lastEventId === undefined) input.lastEventId = lastEventId;
@@ -397,7 +469,11 @@ const safeDecode = (s: string) => {
   }
 };
 
-function streamFile(res: Response, f: NonNullable<RequestContext['out']['download']>, headers: Record<string, string>) {
+function streamFile(
+  res: ServerResponse,
+  f: NonNullable<RequestContext['out']['download']>,
+  headers: Record<string, string>,
+) {
   res.writeHead(
     200,
     mergeHeaders(API_SECURITY_HEADERS, headers, {

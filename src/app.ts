@@ -1,10 +1,11 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { apiReference } from '@scalar/express-api-reference';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import proxyaddr from 'proxy-addr';
 import { createMcpRouter } from '../mcp/transport/createMcpRouter.js';
 import { createEventStreams } from '../rest/eventStream.js';
 import { createEventFeed } from '../mcp/subscriptions/eventFeed.js';
@@ -86,7 +87,11 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   // both pass everything else on. (OAuth access tokens authenticate on both: `services.resolveAccessToken`,
   // src/runtime.ts.)
   const eventStreams = createEventStreams(services, () => createEventFeed(services));
-  const rest = createRestRouter({ services, rateLimiter, eventStreams });
+  // the client's address exactly as Express's `req.ip` reads it (the same library and trust function), for the
+  // requests the REST router answers without Express
+  const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
+  const clientIp = (req: IncomingMessage) => proxyaddr(req, trust) ?? 'unknown';
+  const rest = createRestRouter({ services, rateLimiter, eventStreams, clientIp });
   const mcp = createMcpRouter({ services, rateLimiter });
   const api = (req: Request, res: Response, next: NextFunction) =>
     rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
@@ -94,7 +99,7 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   const guardBody = createBodyGuard({
     timeoutMs: services.config.bodyTimeoutMs,
     maxPendingPerClient: services.config.maxPendingBodies,
-    clientOf: (req) => (req as Request).ip ?? req.socket.remoteAddress ?? 'unknown',
+    clientOf: clientIp,
   });
   app.use((req, res, next) => {
     guardBody(req, res);
@@ -142,7 +147,7 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   app.use(createWebRouter({ services }));
 
   // Last resort: nothing escapes as a stack trace or an HTML error page.
-  const lastResort = (err: unknown, req: Request, res: Response) => {
+  const lastResort = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers[REQUEST_ID_IN] as string | undefined);
     // a client gone mid-request: nobody to answer, nothing went wrong here
     if (err instanceof ClientGoneError || res.destroyed) return res.destroy();
@@ -160,7 +165,13 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   };
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
-  const listener = observeRequests(app, { metrics: services.metrics });
+  // An operation of /v1 is answered straight from the server's listener, without Express's router and its
+  // middleware walk (the REST router's `direct`: the same handler, body guard and last resort as through Express);
+  // everything else, and any /v1 request it does not take, goes to the app as before.
+  const front = (req: IncomingMessage, res: ServerResponse) => {
+    if (!rest.direct(req, res, guardBody, lastResort)) app(req, res);
+  };
+  const listener = observeRequests(front, { metrics: services.metrics });
   // shutdown ends the long-lived streams first: MCP subscriptions and REST event streams
   const closeStreams = async () => {
     await Promise.all([mcp.closeStreams(), eventStreams.closeAll()]);
