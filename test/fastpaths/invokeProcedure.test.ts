@@ -41,7 +41,9 @@ const appRouter = t.router({
   // two inputs, each parsed by its own schema and merged; a middleware between them swaps the raw input
   merged: t.procedure
     .input(z.object({ a: z.string() }))
-    .use(({ next, getRawInput }) => next({ getRawInput: async () => ({ ...(await getRawInput()), b: 'swapped' }) }))
+    .use(({ next, getRawInput }) =>
+      next({ getRawInput: async () => ({ ...((await getRawInput()) as object), b: 'swapped' }) }),
+    )
     .input(z.object({ b: z.string().max(7) }))
     .output(z.object({ both: z.string() }))
     .query(({ input }) => ({ both: `${input.a}+${input.b}` })),
