@@ -1,9 +1,11 @@
 // `npx tsx bench/limit/compare.ts` (also `npm run bench`, scenario `limit`): svc against the limit of the same work
-// (bench/limit/limitServer.ts). Seeds one SQLite file the bench's way, gives each server a copy of it, checks that
-// both answer the same bytes to a set of requests (statuses, header names and values, bodies, the audit rows they
-// write), then drives both alternately, round after round, with autocannon: `GET /v1/me`, the first page of 50
-// messages and, on svc only, MCP `tools/call get_me`. Prints req/s, the server's CPU per request and the ratios,
-// with the load average. Exits non-zero only when it could not run or the answers differ.
+// (bench/limit/limitServer.ts), twice: with the 60 s window and the month's units in memory (one process), and with
+// them committed in the same SQLite file by svc's statements (`LIMIT_COUNTS=db`, as svc must keep them, shared by
+// every process). Seeds one SQLite file the bench's way, gives each server a copy of it, checks that both limits
+// answer svc's bytes to a set of requests (statuses, header names and values, bodies, the audit rows they write),
+// then drives the three in turn, round after round, with autocannon: `GET /v1/me`, the first page of 50 messages
+// and, on svc only, MCP `tools/call get_me`. Prints req/s, the server's CPU per request and the ratios to each
+// limit, with the load average. Exits non-zero only when it could not run or the answers differ.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -95,13 +97,12 @@ function auditRows(file: string, requestIds: string[]): unknown[] {
 }
 
 /**
- * The same requests to both servers, one at a time and in the same order (each on a copy of the same file, so the
- * same counts): every answer and every audit row must be equal. Returns the differences.
+ * The same requests to svc and to each limit, one at a time and in the same order (each on a copy of the same file,
+ * so the same counts): every answer and every audit row of a limit must equal svc's. Returns the differences.
  */
 async function checkSameAnswers(
-  svc: ChildServer,
-  limit: ChildServer,
-  files: [string, string],
+  svc: { server: ChildServer; file: string },
+  limits: { name: string; server: ChildServer; file: string }[],
   w: BenchWorld,
   narrowKey: string,
 ): Promise<string[]> {
@@ -127,29 +128,36 @@ async function checkSameAnswers(
     const [p, h] = i < requests.length ? requests[i] : [cursorPath!, bearer(w.apiKey)];
     const requestId = `limit-check-${i}-${randomBytes(4).toString('hex')}`;
     ids.push(requestId);
-    const [a, b] = [
-      await ask(svc.baseUrl, p, { ...h, 'x-request-id': requestId }),
-      await ask(limit.baseUrl, p, { ...h, 'x-request-id': requestId }),
-    ];
+    const a = await ask(svc.server.baseUrl, p, { ...h, 'x-request-id': requestId });
     const label = `${p} (${Object.keys(h).join(', ') || 'no credential'})`;
-    if (a.status !== b.status) diffs.push(`${label}: status ${a.status} (svc) vs ${b.status} (limit)`);
-    if (JSON.stringify(a.headers) !== JSON.stringify(b.headers))
-      diffs.push(`${label}: headers\n    svc   ${JSON.stringify(a.headers)}\n    limit ${JSON.stringify(b.headers)}`);
-    if (a.body !== b.body)
-      diffs.push(`${label}: body\n    svc   ${a.body.slice(0, 400)}\n    limit ${b.body.slice(0, 400)}`);
+    for (const limit of limits) {
+      const b = await ask(limit.server.baseUrl, p, { ...h, 'x-request-id': requestId });
+      const who = `${label} [${limit.name}]`;
+      if (a.status !== b.status) diffs.push(`${who}: status ${a.status} (svc) vs ${b.status} (limit)`);
+      if (JSON.stringify(a.headers) !== JSON.stringify(b.headers))
+        diffs.push(`${who}: headers\n    svc   ${JSON.stringify(a.headers)}\n    limit ${JSON.stringify(b.headers)}`);
+      if (a.body !== b.body)
+        diffs.push(`${who}: body\n    svc   ${a.body.slice(0, 400)}\n    limit ${b.body.slice(0, 400)}`);
+    }
     if (i === 1) {
       const next = (JSON.parse(a.body) as { nextCursor: string }).nextCursor;
       cursorPath = `${page}&cursor=${encodeURIComponent(next)}`;
     }
   }
-  const [ra, rb] = files.map((f) => auditRows(f, ids));
+  const ra = auditRows(svc.file, ids);
   ids.forEach((id, i) => {
-    const [x, y] = [JSON.stringify(ra[i]), JSON.stringify(rb[i])];
     if ((ra[i] as unknown[]).length !== 1) diffs.push(`svc wrote ${(ra[i] as unknown[]).length} audit rows for ${id}`);
-    if (x !== y) diffs.push(`audit row of ${id}\n    svc   ${x}\n    limit ${y}`);
   });
+  for (const limit of limits) {
+    const rb = auditRows(limit.file, ids);
+    ids.forEach((id, i) => {
+      const [x, y] = [JSON.stringify(ra[i]), JSON.stringify(rb[i])];
+      if (x !== y) diffs.push(`audit row of ${id} [${limit.name}]\n    svc   ${x}\n    limit ${y}`);
+    });
+  }
   console.log(
-    `  ${ids.length} requests, ${ids.length} audit rows compared: ${diffs.length ? 'DIFFERENT' : 'identical'}`,
+    `  ${ids.length} requests to svc and ${limits.map((l) => l.name).join(' and ')}, ${ids.length} audit rows ` +
+      `compared: ${diffs.length ? 'DIFFERENT' : 'identical'}`,
   );
   return diffs;
 }
@@ -160,73 +168,90 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-limit-'));
   const servers: ChildServer[] = [];
   try {
-    const [svcPort, limitPort] = [await freePort(), await freePort()];
+    const [svcPort, limitPort, limitDbPort] = [await freePort(), await freePort(), await freePort()];
     const env = productEnv(dir, svcPort);
     console.log(`\nthe limit of the same work (bench/limit): seeding, ${connections} connections`);
     const world = await seedBench({ env, largeMessages: 1001, extraRooms: 0, webhooks: null });
     const svcFile = path.join(dir, 'svc.sqlite');
     const narrowKey = insertNarrowKey(svcFile, world);
     const limitFile = path.join(dir, 'limit.sqlite');
+    const limitDbFile = path.join(dir, 'limit-db.sqlite');
     fs.copyFileSync(svcFile, limitFile);
+    fs.copyFileSync(svcFile, limitDbFile);
     const svc = await startChildServer({ name: 'svc', args: productArgs(ROOT), env, port: svcPort, cwd: ROOT });
     servers.push(svc);
-    const limitEnv = {
-      ...env,
-      PORT: String(limitPort),
-      BASE_URL: `http://127.0.0.1:${limitPort}`,
-      DATABASE_URL: `sqlite:${limitFile}`,
+    const startLimit = async (name: string, file: string, port: number, extra: Record<string, string>) => {
+      const server = await startChildServer({
+        name,
+        args: ['--import', 'tsx', 'bench/limit/limitServer.ts'],
+        env: {
+          ...env,
+          PORT: String(port),
+          BASE_URL: `http://127.0.0.1:${port}`,
+          DATABASE_URL: `sqlite:${file}`,
+          ...extra,
+        },
+        port,
+        cwd: ROOT,
+      });
+      servers.push(server);
+      return server;
     };
-    const limit = await startChildServer({
-      name: 'limit',
-      args: ['--import', 'tsx', 'bench/limit/limitServer.ts'],
-      env: limitEnv,
-      port: limitPort,
-      cwd: ROOT,
-    });
-    servers.push(limit);
+    const limit = await startLimit('limit', limitFile, limitPort, {});
+    const limitDb = await startLimit('limit-db', limitDbFile, limitDbPort, { LIMIT_COUNTS: 'db' });
 
-    const diffs = await checkSameAnswers(svc, limit, [svcFile, limitFile], world, narrowKey);
+    const diffs = await checkSameAnswers(
+      { server: svc, file: svcFile },
+      [
+        { name: 'limit', server: limit, file: limitFile },
+        { name: 'limit-db', server: limitDb, file: limitDbFile },
+      ],
+      world,
+      narrowKey,
+    );
     if (diffs.length) {
       for (const d of diffs) console.log(`  DIFFERENT: ${d}`);
       throw new Error('svc and the limit do not answer the same bytes: not measured');
     }
 
     const auth = { authorization: `Bearer ${world.apiKey}` };
-    const scenarios: { name: string; label: string; on: ChildServer; target: LoadTarget }[] = [
-      {
-        name: 'limit-me',
-        label: 'limit GET /v1/me',
-        on: limit,
-        target: { method: 'GET', path: '/v1/me', headers: auth },
-      },
-      { name: 'me', label: 'svc GET /v1/me', on: svc, target: { method: 'GET', path: '/v1/me', headers: auth } },
-      {
-        name: 'limit-page',
-        label: 'limit messages, first page of 50',
-        on: limit,
-        target: { method: 'GET', path: `/v1/rooms/${world.smallRoomId}/messages?limit=50`, headers: auth },
-      },
-      {
-        name: 'page',
-        label: 'svc messages, first page of 50',
-        on: svc,
-        target: { method: 'GET', path: `/v1/rooms/${world.smallRoomId}/messages?limit=50`, headers: auth },
-      },
-      {
-        name: 'mcp-get-me',
-        label: 'svc MCP tools/call get_me',
-        on: svc,
-        target: { method: 'POST', path: '/mcp', headers: mcpHeaders(world.apiKey), body: MCP_GET_ME_BODY },
-      },
+    const me: LoadTarget = { method: 'GET', path: '/v1/me', headers: auth };
+    const firstPage: LoadTarget = {
+      method: 'GET',
+      path: `/v1/rooms/${world.smallRoomId}/messages?limit=50`,
+      headers: auth,
+    };
+    type Scenario = { name: string; label: string; on: ChildServer; target: LoadTarget };
+    // one group per request: the two limits and svc, in an order that turns each round
+    const groups: Scenario[][] = [
+      [
+        { name: 'limit-me', label: 'limit GET /v1/me', on: limit, target: me },
+        { name: 'limit-db-me', label: 'limit (counts in db) GET /v1/me', on: limitDb, target: me },
+        { name: 'me', label: 'svc GET /v1/me', on: svc, target: me },
+      ],
+      [
+        { name: 'limit-page', label: 'limit messages, page of 50', on: limit, target: firstPage },
+        { name: 'limit-db-page', label: 'limit (counts in db) page of 50', on: limitDb, target: firstPage },
+        { name: 'page', label: 'svc messages, page of 50', on: svc, target: firstPage },
+      ],
+      [
+        {
+          name: 'mcp-get-me',
+          label: 'svc MCP tools/call get_me',
+          on: svc,
+          target: { method: 'POST', path: '/mcp', headers: mcpHeaders(world.apiKey), body: MCP_GET_ME_BODY },
+        },
+      ],
     ];
+    const scenarios = groups.flat();
     const rps = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
     if (opts.warmup)
       for (const s of scenarios) await runLoad(s.on.baseUrl, s.target, { seconds: opts.warmup, connections });
     for (let round = 1; round <= opts.rounds; round++) {
       console.log(`  round ${round}/${opts.rounds}  (load average ${loadavg()})`);
-      // pairs alternate which side goes first, so neither always runs on the warmer machine
-      const order = round % 2 ? scenarios : [scenarios[1], scenarios[0], scenarios[3], scenarios[2], scenarios[4]];
+      // the servers of a group take turns going first, so none always runs on the warmer machine
+      const order = groups.flatMap((g) => g.map((_, k) => g[(k + round - 1) % g.length]));
       for (const s of order) {
         const c0 = s.on.cpuMs();
         const r = await runLoad(s.on.baseUrl, s.target, { seconds: opts.seconds, connections });
@@ -246,14 +271,16 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
     console.log(`  medians of ${opts.rounds} rounds (load average now ${loadavg()}):`);
     for (const [svcName, limitName, target] of [
       ['me', 'limit-me', 0.75],
+      ['me', 'limit-db-me', 0.75],
       ['page', 'limit-page', 0.75],
+      ['page', 'limit-db-page', 0.75],
     ] as const) {
       const [a, b] = [m[svcName], m[limitName]];
       const ratio = a.rps / b.rps;
       console.log(
-        `    ${svcName.padEnd(5)} svc ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU; limit ${b.rps.toFixed(0)} req/s, ` +
-          `${b.cpuUs.toFixed(0)} µs CPU: ${pct(a.rps, b.rps)} of the limit's req/s, ${(a.cpuUs / b.cpuUs).toFixed(2)}x its CPU ` +
-          `per request  [${ratio >= target ? 'PASS' : 'FAIL'}: >= ${target * 100} %]`,
+        `    ${svcName.padEnd(5)} svc ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU; ${limitName} ` +
+          `${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(0)} µs CPU: ${pct(a.rps, b.rps)} of its req/s, ` +
+          `${(a.cpuUs / b.cpuUs).toFixed(2)}x its CPU per request  [${ratio >= target ? 'PASS' : 'FAIL'}: >= ${target * 100} %]`,
       );
     }
     const mcp = m['mcp-get-me'].rps / m.me.rps;

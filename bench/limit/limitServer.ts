@@ -4,8 +4,10 @@
 //
 //   - the API key found by its hash, live (not revoked, its user still a member of its organization), its scope,
 //     the billing entity; `lastUsedAt` kept to the minute as svc keeps it;
-//   - the request counted in its 60 s window and the month's units charged (in memory: one process; the units
-//     start from the database's balance);
+//   - the request counted in its 60 s window and the month's units charged: in memory by default (one process; the
+//     units start from the database's balance), or with `LIMIT_COUNTS=db` committed in the same SQLite file, shared
+//     with every other process, by svc's own statements (the window's upsert of src/fastpaths/sqliteRateLimiter.ts,
+//     the conditional charge of db/stores/units.ts), written with the audit row in one commit per group;
 //   - for a page: room access, the page query, the same JSON and cursor;
 //   - the audit row written and committed before the answer (a group commit per turn of the event loop, as svc);
 //   - the same status, headers (security, rate limit, units, request id) and body.
@@ -27,6 +29,8 @@ const secret = env.SVC_SECRET ?? '';
 const rateLimit = Number(env.SVC_RATE_LIMIT ?? 600);
 const monthlyUnits = Number(env.SVC_MONTHLY_UNITS ?? 100_000);
 const WINDOW_MS = 60_000;
+/** `db`: the window and the units committed in the database as svc must keep them; otherwise in memory. */
+const countsInDb = env.LIMIT_COUNTS === 'db';
 
 const db = new Database(file, { timeout: 10_000 });
 // svc's connection settings (db/dataSource.ts)
@@ -100,31 +104,62 @@ const auditInsert = db.prepare(
     '"createdAt", "agentRunId") VALUES (?, ?, \'rest\', \'GET\', ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?, ?, ?, NULL)',
 );
 
+// svc's statements for the window and the units (LIMIT_COUNTS=db), in the form db/sql.ts prepares them
+const windowUpsert = db.prepare<unknown[], { points: number; expire: number | null }>(
+  'INSERT INTO "rate_limits" ("key", "points", "expire") VALUES (?, ?, ?) ON CONFLICT("key") DO UPDATE SET ' +
+    '"points" = CASE WHEN "expire" IS NULL OR "expire" > ? THEN "points" + excluded."points" ELSE excluded."points" END, ' +
+    '"expire" = CASE WHEN "expire" IS NULL OR "expire" > ? THEN "expire" ELSE excluded."expire" END ' +
+    'RETURNING "points", "expire"',
+);
+const chargeIfCounted = db.prepare<unknown[], { used: number }>(
+  'INSERT INTO "unit_usage" ("billingEntity", "period", "used") SELECT ?, ?, ? ' +
+    'WHERE (SELECT "points" FROM "rate_limits" WHERE "key" = +?) <= ? ' +
+    'ON CONFLICT ("billingEntity", "period") DO UPDATE SET "used" = "unit_usage"."used" + excluded."used" ' +
+    'WHERE "unit_usage"."used" + excluded."used" <= ? RETURNING "used"',
+);
+
 const begin = db.prepare('BEGIN IMMEDIATE');
 const commit = db.prepare('COMMIT');
 const rollback = db.prepare('ROLLBACK');
 
 /**
- * Group commit, as svc does it (db/sql.ts): the audit rows of one turn of the event loop are written in one
- * transaction at the next turn, and each answer goes out only after that commit.
+ * Group commit, as svc does it (db/sql.ts): the work of one turn of the event loop (the audit rows; with
+ * LIMIT_COUNTS=db the window, the units and the answer too) runs in one transaction at the next turn, and each
+ * answer goes out only after that commit.
  */
-let pending: { values: unknown[]; then: () => void }[] = [];
+let pending: (() => void)[] = [];
+/** Inside a group's transaction: the answers to send once it commits. */
+let committing: (() => void)[] | null = null;
 function flush(): void {
   const group = pending;
   pending = [];
-  if (group.length > 1) begin.run();
+  const sends: (() => void)[] = (committing = []);
+  const own = group.length > 1 || countsInDb;
+  if (own) begin.run();
   try {
-    for (const w of group) auditInsert.run(...w.values);
-    if (group.length > 1) commit.run();
+    for (const work of group) work();
+    if (own) commit.run();
   } catch (err) {
     if (db.inTransaction) rollback.run();
     throw err;
+  } finally {
+    committing = null;
   }
-  for (const w of group) w.then();
+  for (const send of sends) send();
+}
+function inGroup(work: () => void): void {
+  if (!pending.length) setImmediate(flush);
+  pending.push(work);
 }
 function writeAudit(values: unknown[], then: () => void): void {
-  if (!pending.length) setImmediate(flush);
-  pending.push({ values, then });
+  if (committing) {
+    auditInsert.run(...values);
+    committing.push(then);
+  } else
+    inGroup(() => {
+      auditInsert.run(...values);
+      committing!.push(then);
+    });
 }
 
 const SECURITY: Record<string, string> = {
@@ -158,6 +193,7 @@ interface Outcome {
 }
 
 function count(subject: string, now: number, out: Outcome): boolean {
+  if (countsInDb) return countInDb(subject, now, out);
   let w = windows.get(subject);
   if (!w || w.expire <= now) windows.set(subject, (w = { points: 0, expire: now + WINDOW_MS }));
   w.points++;
@@ -170,16 +206,54 @@ function count(subject: string, now: number, out: Outcome): boolean {
   return w.points <= rateLimit;
 }
 
-/** Charges `cost` units (0: reads the balance); false when the month's units are spent. */
+/** rate-limiter-flexible's key of a subject's window, as svc writes it. */
+const windowKey = (subject: string) => `rl${rateLimit}:${subject}`;
+
+/** The window counted in the database: svc's upsert and its answer (src/fastpaths/sqliteRateLimiter.ts). */
+function countInDb(subject: string, now: number, out: Outcome): boolean {
+  const { points, expire } = windowUpsert.get(windowKey(subject), 1, now + WINDOW_MS, now, now)!;
+  const msBeforeNext = expire ? Math.max(Number(expire) - now, 0) : -1;
+  const allowed = points <= rateLimit;
+  const h = out.headers;
+  h['RateLimit-Limit'] = String(rateLimit);
+  h['RateLimit-Remaining'] = String(allowed ? Math.max(rateLimit - points, 0) : 0);
+  const reset = Math.ceil(msBeforeNext / 1000);
+  h['RateLimit-Reset'] = String(allowed ? reset : Math.max(1, reset));
+  h['RateLimit-Policy'] = `${rateLimit};w=60`;
+  h['Svc-RateLimit-Scope'] = subject.startsWith('ip:') ? 'ip' : 'api_key';
+  return allowed;
+}
+
+/**
+ * Charges `cost` units (0: reads the balance); false when the month's units are spent. In the database, the
+ * charge holds only while the window counted just before allows it, as svc's count and charge in one commit.
+ */
 function charge(actor: Actor, d: Date, cost: number, out: Outcome): boolean {
   const iso = d.toISOString();
   const period = iso.slice(0, 7);
-  const k = `${actor.billingEntity} ${period}`;
-  let used = units.get(k);
-  if (used === undefined) used = unitsRow.get(actor.billingEntity, period)?.used ?? 0;
-  const ok = cost === 0 || used + cost <= monthlyUnits;
-  if (cost > 0 && ok) used += cost;
-  units.set(k, used);
+  let used: number;
+  let ok: boolean;
+  if (countsInDb) {
+    const charged =
+      cost > 0 && cost <= monthlyUnits
+        ? chargeIfCounted.get(
+            actor.billingEntity,
+            period,
+            cost,
+            windowKey(`key:${actor.keyId}`),
+            rateLimit,
+            monthlyUnits,
+          )
+        : undefined;
+    ok = cost === 0 || charged !== undefined;
+    used = charged?.used ?? unitsRow.get(actor.billingEntity, period)?.used ?? 0;
+  } else {
+    const k = `${actor.billingEntity} ${period}`;
+    used = units.get(k) ?? unitsRow.get(actor.billingEntity, period)?.used ?? 0;
+    ok = cost === 0 || used + cost <= monthlyUnits;
+    if (cost > 0 && ok) used += cost;
+    units.set(k, used);
+  }
   const h = out.headers;
   h['Svc-Api-Units-Limit'] = String(monthlyUnits);
   h['Svc-Api-Units-Remaining'] = String(Math.max(0, monthlyUnits - used));
@@ -333,49 +407,54 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     answer(status, a, code, envelope(code, message, requestId, details));
 
   const actor = authenticate(req, now);
-  if (!actor || actor === 'malformed') {
-    if (!count(`ip:${req.socket.remoteAddress ?? ''}`, ms, out)) return refuseRate(refuse, out, null);
-    out.headers['WWW-Authenticate'] = CHALLENGE;
-    const message = actor ? 'Missing or malformed credential' : 'Missing, invalid or revoked credential';
-    return refuse(401, null, 'unauthorized', message);
-  }
-  const scope = isMe ? 'me:read' : 'messages:read';
-  const allowed = actor.scopes.includes(scope);
-  if (!count(`key:${actor.keyId}`, ms, out)) {
-    charge(actor, now, 0, out);
-    return refuseRate(refuse, out, actor);
-  }
-  if (!allowed) {
-    charge(actor, now, 0, out);
-    return refuse(403, actor, 'insufficient_scope', `Missing scope: ${scope}`, {
-      required: [scope],
-      granted: actor.scopes,
-    });
-  }
-  if (!charge(actor, now, 1, out)) {
-    return refuse(429, actor, 'api_units_exhausted', 'Monthly API units are exhausted', {
-      limit: monthlyUnits,
-      used: Number(out.headers['Svc-Api-Units-Used']),
-      cost: 1,
-      resetsAt: out.headers['Svc-Api-Units-Reset'],
-    });
-  }
-  if (isMe) {
-    const r = actor.row;
-    const text = JSON.stringify({
-      id: actor.userId,
-      email: r.email,
-      name: r.name,
-      locale: r.locale,
-      organizationId: actor.organizationId,
-      billingContext: actor.organizationId ? 'organization' : 'individual',
-      createdAt: r.createdAt,
-    });
-    return answer(200, actor, null, text);
-  }
-  const p = page(actor, decodeURIComponent(parts[3]), new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
-  if (p.status === 404) return refuse(404, actor, 'not_found', 'Room not found');
-  answer(200, actor, null, p.text);
+  // with the counts in the database, the rest runs inside the next group's transaction
+  const decide = () => {
+    if (!actor || actor === 'malformed') {
+      if (!count(`ip:${req.socket.remoteAddress ?? ''}`, ms, out)) return refuseRate(refuse, out, null);
+      out.headers['WWW-Authenticate'] = CHALLENGE;
+      const message = actor ? 'Missing or malformed credential' : 'Missing, invalid or revoked credential';
+      return refuse(401, null, 'unauthorized', message);
+    }
+    const scope = isMe ? 'me:read' : 'messages:read';
+    const allowed = actor.scopes.includes(scope);
+    if (!count(`key:${actor.keyId}`, ms, out)) {
+      charge(actor, now, 0, out);
+      return refuseRate(refuse, out, actor);
+    }
+    if (!allowed) {
+      charge(actor, now, 0, out);
+      return refuse(403, actor, 'insufficient_scope', `Missing scope: ${scope}`, {
+        required: [scope],
+        granted: actor.scopes,
+      });
+    }
+    if (!charge(actor, now, 1, out)) {
+      return refuse(429, actor, 'api_units_exhausted', 'Monthly API units are exhausted', {
+        limit: monthlyUnits,
+        used: Number(out.headers['Svc-Api-Units-Used']),
+        cost: 1,
+        resetsAt: out.headers['Svc-Api-Units-Reset'],
+      });
+    }
+    if (isMe) {
+      const r = actor.row;
+      const text = JSON.stringify({
+        id: actor.userId,
+        email: r.email,
+        name: r.name,
+        locale: r.locale,
+        organizationId: actor.organizationId,
+        billingContext: actor.organizationId ? 'organization' : 'individual',
+        createdAt: r.createdAt,
+      });
+      return answer(200, actor, null, text);
+    }
+    const p = page(actor, decodeURIComponent(parts[3]), new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
+    if (p.status === 404) return refuse(404, actor, 'not_found', 'Room not found');
+    answer(200, actor, null, p.text);
+  };
+  if (countsInDb) inGroup(decide);
+  else decide();
 }
 
 function refuseRate(

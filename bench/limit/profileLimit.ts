@@ -2,7 +2,8 @@
 // (bench/limit/limitServer.ts). Both run under `node --cpu-prof` on copies of one seeded file, each driven for
 // BENCH_SECONDS (50 connections unless BENCH_CONNECTIONS) after a warm-up; every sample of the measured window is
 // put in the stage of the innermost frame of its stack that belongs to one, and each stage's CPU is divided by the
-// requests answered. Prints both columns and keeps the .cpuprofile files (for Chrome DevTools).
+// requests answered. Prints both columns and keeps the .cpuprofile files (for Chrome DevTools). With
+// `LIMIT_COUNTS=db` the limit is the one that commits the window and the units in the database (limitServer.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +30,10 @@ const STAGES: [string, RegExp][] = [
     /^(auditCall|recordAudit|auditValues|writeAudit|insertAudit|auditRow) |^(audit|answer|writeAudit) bench\/limit/,
   ],
   ['database writes: group commit', /^(flushWrites|queueWrite) db\/sql|^flush bench\/limit/],
-  ['rate limit (60 s window)', /^(consume|count|countAddress|recordRate) src\/(fastpaths|auth)|^count bench\/limit/],
+  [
+    'rate limit (60 s window)',
+    /^(consume|count|countAddress|recordRate) src\/(fastpaths|auth)|^(count|countInDb) bench\/limit/,
+  ],
   [
     'units (month)',
     /^(chargeUnits|charge|requireUnits|recordBalance|recordUnchargedBalance|refundIfNothingDone) |^charge bench\/limit/,

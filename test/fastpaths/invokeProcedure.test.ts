@@ -38,12 +38,22 @@ const appRouter = t.router({
       return { text: `hello ${input.name}, ${ctx.role}` };
     }),
   change: t.procedure.input(z.object({ n: z.number() })).mutation(({ input }) => ({ doubled: input.n * 2 })),
+  // two inputs, each parsed by its own schema and merged; a middleware between them swaps the raw input
+  merged: t.procedure
+    .input(z.object({ a: z.string() }))
+    .use(({ next, getRawInput }) =>
+      next({ getRawInput: async () => ({ ...((await getRawInput()) as object), b: 'swapped' }) }),
+    )
+    .input(z.object({ b: z.string().max(7) }))
+    .output(z.object({ both: z.string() }))
+    .query(({ input }) => ({ both: `${input.a}+${input.b}` })),
 });
 
-const defOf = (path: 'greet' | 'change') => (appRouter._def.procedures[path] as unknown as { _def: ProcedureDef })._def;
+const defOf = (path: 'greet' | 'change' | 'merged') =>
+  (appRouter._def.procedures[path] as unknown as { _def: ProcedureDef })._def;
 
 /** Runs one call both ways and returns both outcomes, with what the middlewares saw. */
-async function both(path: 'greet' | 'change', user: string, raw: unknown, signal?: AbortSignal) {
+async function both(path: 'greet' | 'change' | 'merged', user: string, raw: unknown, signal?: AbortSignal) {
   const run = async (f: (ctx: Ctx) => Promise<unknown>) => {
     const ctx: Ctx = { user, seen: [] };
     const outcome = await f(ctx).then(
@@ -80,6 +90,12 @@ describe('invokeProcedure runs a procedure exactly as callTRPCProcedure does', (
     const m = await both('change', 'ada', { n: 21 });
     expect(m.ours.outcome).toEqual({ ok: true, data: { doubled: 42 } });
     expect(m.ours).toEqual(m.theirs);
+    const j = await both('merged', 'ada', { a: 'x', b: 'y' });
+    expect(j.ours.outcome).toEqual({ ok: true, data: { both: 'x+swapped' } });
+    expect(j.ours).toEqual(j.theirs);
+    const bad = await both('merged', 'ada', { b: 'y' });
+    expect(bad.ours.outcome).toMatchObject({ ok: false, code: 'BAD_REQUEST', cause: 'ZodError' });
+    expect(bad.ours).toEqual(bad.theirs);
   });
 
   it('fails alike: bad input, a refusing middleware, a throwing resolver, bad output, a middleware without next', async () => {
