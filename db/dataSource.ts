@@ -64,11 +64,24 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
   });
 }
 
+/** The part of node-postgres's pool that announces each new client. */
+interface PgPoolEvents {
+  on(
+    event: 'connect',
+    listener: (client: { on(event: 'error', listener: (err: unknown) => void): void }) => void,
+  ): void;
+}
+
 /** Opens the data source and applies pending migrations. */
 export async function openDatabase(opts: DataSourceOptionsInput, hooks: DatabaseHooks = {}): Promise<DataSource> {
   const ds = createDataSource(opts);
   setDatabaseHooks(ds, hooks);
   await ds.initialize();
+  // A connection PostgreSQL ends (a restart, an administrator) while a query holds it emits 'error' on its client;
+  // unheard, that ends the process. The query in flight is refused anyway (503), and the pool drops the client.
+  const pool =
+    ds.options.type === 'postgres' ? (hooks.driver?.postgresPool(ds) as PgPoolEvents | undefined) : undefined;
+  pool?.on('connect', (client) => client.on('error', () => undefined));
   if (ds.options.type !== 'postgres') {
     await ds.runMigrations({ transaction: 'each' });
     return ds;
