@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { entities } from './entities/index.js';
 import { setDatabaseHooks, type DatabaseHooks } from './hooks.js';
 import { migrations } from './migrations/index.js';
+import { guardHeldReads } from './sqliteHeldRead.js';
 
 const MIGRATION_LOCK = 7_264_201;
 
@@ -38,7 +39,7 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
       migrationsRun: false,
       enableWAL: true,
       timeout: 10_000,
-      prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
+      prepareDatabase: (db: Parameters<typeof guardHeldReads>[0] & { pragma: (s: string) => unknown }) => {
         db.pragma('busy_timeout = 10000');
         db.pragma('foreign_keys = ON');
         // Stated, not left to the build: the WAL is synced at each checkpoint, not at each commit. A crashed
@@ -50,6 +51,8 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
         // half the page cache better-sqlite3's build gives a connection: memory the allocator keeps once
         // filled, while the hot index pages fit many times over and the rest sit in the OS's file cache
         db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+        // the reads of a turn share one read transaction (sqliteHeldRead.ts)
+        guardHeldReads(db);
       },
     });
   }

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { databaseHooks } from './hooks.js';
 import { sqliteGroupStatements } from './sqliteGroup.js';
+import { endHeldRead, holdRead, holdsRead } from './sqliteHeldRead.js';
 
 export interface SqlResult<T> {
   rows: T[];
@@ -94,6 +95,7 @@ function queueWrite(conn: SqliteConnection, stmt: SqliteStatement, params: unkno
 }
 
 function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
+  endHeldRead(conn);
   if (conn.inTransaction && Date.now() - q.since < MAX_WAIT_MS) {
     setImmediate(() => flushWrites(conn, q));
     return;
@@ -141,13 +143,13 @@ const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
  * SQLite has one connection, and a transaction (`inTransaction`) stays open across the awaits of its
  * callback. A statement from outside it must not land inside it: it would see uncommitted rows and be
  * rolled back with it (an audit row or a unit charge lost with another request's failure). So a read
- * waits until no transaction is open, then runs synchronously, with nothing in between; writes are
- * grouped (queueWrite).
+ * waits until no transaction is open (the turn's held read is not one: sqliteHeldRead.ts), then runs
+ * synchronously, with nothing in between; writes are grouped (queueWrite).
  */
 async function outsideOthersTransaction(conn: SqliteConnection): Promise<void> {
   const deadline = Date.now() + MAX_WAIT_MS;
   // past the deadline it runs anyway rather than hang (a caller awaiting its own transaction by mistake)
-  while (conn.inTransaction && Date.now() < deadline) await nextTick();
+  while (conn.inTransaction && !holdsRead(conn) && Date.now() < deadline) await nextTick();
 }
 
 /**
@@ -172,7 +174,9 @@ export async function sql<T = Record<string, unknown>>(
     const stmt = preparedStatement(conn, text);
     if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
     if (!stmt.readonly) return queueWrite(conn, stmt, params) as Promise<SqlResult<T>>;
-    if (conn.inTransaction) await outsideOthersTransaction(conn);
+    if (conn.inTransaction && !holdsRead(conn)) await outsideOthersTransaction(conn);
+    // the turn's reads share one read transaction (sqliteHeldRead.ts)
+    holdRead(conn);
     return runSqlite<T>(conn, stmt, params);
   }
   // a SQLite driver that is not better-sqlite3's: TypeORM's query runner

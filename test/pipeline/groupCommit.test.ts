@@ -25,7 +25,8 @@ describe('writes outside a transaction (group commit on SQLite)', () => {
     ]);
     expect(stored.rows.map((r) => r.key).sort()).toEqual([...keys].sort());
     if (!isPostgres(ds)) {
-      // the group's transaction was committed, not left open
+      // the group's transaction was committed, not left open (the read above holds its own until the next turn)
+      await new Promise((resolve) => setImmediate(resolve));
       const conn = (ds.driver as unknown as { databaseConnection: { inTransaction: boolean } }).databaseConnection;
       expect(conn.inTransaction).toBe(false);
     }
