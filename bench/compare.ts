@@ -90,6 +90,17 @@ async function main(): Promise<void> {
         `  ${name.padEnd(14)} before ${b.toFixed(0).padStart(6)} req/s (p50 ${bp} ms, CPU ${bc.toFixed(0)} µs)   ` +
           `after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms, CPU ${ac.toFixed(0)} µs)   ${((a / b) * 100).toFixed(0)}% req/s, ${((ac / bc) * 100).toFixed(0)}% CPU`,
       );
+      // each round's own after/before (both sides measured in the same round): on a shared machine this moves less
+      // than the ratio of two medians that may come from different rounds
+      const perRound = (m: (s: Side) => Map<string, number[]>) => {
+        const [bs, as] = sides.map((s) => m(s).get(name) ?? []);
+        return as.map((x, i) => x / bs[i]);
+      };
+      const r = perRound((s) => s.rps);
+      console.log(
+        `  ${''.padEnd(14)} median of the rounds' own ratios: ${(median(r) * 100).toFixed(0)}% req/s ` +
+          `(${r.map((x) => (x * 100).toFixed(0)).join(', ')}), ${(median(perRound((s) => s.cpu)) * 100).toFixed(0)}% CPU`,
+      );
     }
     console.log(
       `  server RSS peak during the rounds: ${sides.map((s) => `${s.label} ${(s.rss / 1024 / 1024).toFixed(0)} MB`).join(', ')}`,
