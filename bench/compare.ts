@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from './childServer.js';
 import { httpScenarios, type HttpScenario } from './httpScenarios.js';
-import { median, runLoad } from './runLoad.js';
+import { median, roundRatios, runLoad } from './runLoad.js';
 import { provisionBenchPostgres, seedBench, type BenchWorld } from './seedBench.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -90,11 +90,9 @@ async function main(): Promise<void> {
         `  ${name.padEnd(14)} before ${b.toFixed(0).padStart(6)} req/s (p50 ${bp} ms, CPU ${bc.toFixed(0)} µs)   ` +
           `after ${a.toFixed(0).padStart(6)} req/s (p50 ${ap} ms, CPU ${ac.toFixed(0)} µs)   ${((a / b) * 100).toFixed(0)}% req/s, ${((ac / bc) * 100).toFixed(0)}% CPU`,
       );
-      // each round's own after/before (both sides measured in the same round): on a shared machine this moves less
-      // than the ratio of two medians that may come from different rounds
       const perRound = (m: (s: Side) => Map<string, number[]>) => {
         const [bs, as] = sides.map((s) => m(s).get(name) ?? []);
-        return as.map((x, i) => x / bs[i]);
+        return roundRatios(as, bs);
       };
       const r = perRound((s) => s.rps);
       console.log(

@@ -74,6 +74,12 @@ export const median = (xs: number[]): number => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
+/**
+ * Each round's own ratio of `a` to `b`, two series measured round by round: both under the same neighbours, so on a
+ * shared machine their median moves less than the ratio of two medians that may come from different rounds.
+ */
+export const roundRatios = (a: number[], b: number[]): number[] => a.map((x, i) => x / b[i]);
+
 /** The q-quantile (0..1) of `xs`, nearest rank. */
 export const quantile = (xs: number[], q: number): number => {
   if (!xs.length) return NaN;

@@ -67,13 +67,23 @@ export function createDataSource({ database }: DataSourceOptionsInput): DataSour
   });
 }
 
-/** The part of node-postgres's pool that announces each new client. */
-interface PgPoolEvents {
-  on(
-    event: 'connect',
-    listener: (client: { on(event: 'error', listener: (err: unknown) => void): void }) => void,
-  ): void;
+/** A node-postgres client, as far as its 'error' event goes. */
+interface PgClientEvents {
+  on(event: 'error', listener: (err: unknown) => void): void;
 }
+
+/** The part of node-postgres's pool that announces each client it hands out. */
+interface PgPoolEvents {
+  on(event: 'acquire', listener: (client: PgClientEvents) => void): void;
+}
+
+/** The clients that have svc's 'error' listener already (a client is handed out many times). */
+const heardClients = new WeakSet<PgClientEvents>();
+const hearErrors = (client: PgClientEvents): void => {
+  if (heardClients.has(client)) return;
+  heardClients.add(client);
+  client.on('error', () => undefined);
+};
 
 /** Opens the data source and applies pending migrations. */
 export async function openDatabase(opts: DataSourceOptionsInput, hooks: DatabaseHooks = {}): Promise<DataSource> {
@@ -82,9 +92,10 @@ export async function openDatabase(opts: DataSourceOptionsInput, hooks: Database
   await ds.initialize();
   // A connection PostgreSQL ends (a restart, an administrator) while a query holds it emits 'error' on its client;
   // unheard, that ends the process. The query in flight is refused anyway (503), and the pool drops the client.
+  // Heard from the client's first hand-out on, so that the clients opened during `initialize` have it too.
   const pool =
     ds.options.type === 'postgres' ? (hooks.driver?.postgresPool(ds) as PgPoolEvents | undefined) : undefined;
-  pool?.on('connect', (client) => client.on('error', () => undefined));
+  pool?.on('acquire', hearErrors);
   if (ds.options.type !== 'postgres') {
     await ds.runMigrations({ transaction: 'each' });
     return ds;

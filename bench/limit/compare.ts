@@ -18,7 +18,7 @@ import { sha256Hex } from '../../src/domain/hashing.js';
 import { readBenchOptions, type BenchOptions } from '../benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from '../childServer.js';
 import { MCP_GET_ME_BODY, mcpHeaders } from '../httpScenarios.js';
-import { median, runLoad, type LoadTarget } from '../runLoad.js';
+import { median, roundRatios, runLoad, type LoadTarget } from '../runLoad.js';
 import { seedBench, type BenchWorld } from '../seedBench.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -282,14 +282,14 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
           `${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(0)} µs CPU: ${pct(a.rps, b.rps)} of its req/s, ` +
           `${(a.cpuUs / b.cpuUs).toFixed(2)}x its CPU per request  [${ratio >= target ? 'PASS' : 'FAIL'}: >= ${target * 100} %]`,
       );
-      console.log(roundRatios(rps, cpu, svcName, limitName, target));
+      console.log(roundRatioLine(rps, cpu, svcName, limitName, target));
     }
     const mcp = m['mcp-get-me'].rps / m.me.rps;
     console.log(
       `    MCP tools/call get_me ${m['mcp-get-me'].rps.toFixed(0)} req/s, ${m['mcp-get-me'].cpuUs.toFixed(0)} µs CPU: ` +
         `${pct(m['mcp-get-me'].rps, m.me.rps)} of REST GET /v1/me  [${mcp >= 0.85 ? 'PASS' : 'FAIL'}: >= 85 %]`,
     );
-    console.log(roundRatios(rps, cpu, 'mcp-get-me', 'me', 0.85));
+    console.log(roundRatioLine(rps, cpu, 'mcp-get-me', 'me', 0.85));
     return m;
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
@@ -297,19 +297,15 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
   }
 }
 
-/**
- * The median of each round's own ratio of `a` to `b` (req/s, and CPU per request): both measured in the same round,
- * under the same neighbours, so a round the machine was busy for moves both. On a shared machine this moves less
- * than the ratio of the two medians, which may come from different rounds.
- */
-function roundRatios(
+/** The median of each round's own ratio of `a` to `b` (req/s, and CPU per request), with its verdict. */
+function roundRatioLine(
   rps: Map<string, number[]>,
   cpu: Map<string, number[]>,
   a: string,
   b: string,
   target: number,
 ): string {
-  const per = (m: Map<string, number[]>) => m.get(a)!.map((x, i) => x / m.get(b)![i]);
+  const per = (m: Map<string, number[]>) => roundRatios(m.get(a)!, m.get(b)!);
   const r = per(rps);
   const ratio = median(r);
   return (
