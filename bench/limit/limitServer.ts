@@ -101,7 +101,7 @@ const pageAfter = db.prepare<[string, string, number], MessageRow>(
 const auditInsert = db.prepare(
   'INSERT INTO "audit_log" ("id", "requestId", "surface", "method", "routePattern", "statusCode", "authMethod", ' +
     '"actor", "delegatingUserId", "scopes", "organizationId", "userId", "apiKeyId", "tokenId", "units", "errorCode", ' +
-    '"createdAt", "agentRunId") VALUES (?, ?, \'rest\', \'GET\', ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?, ?, ?, NULL)',
+    '"createdAt", "agentRunId") VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?, ?, ?, NULL)',
 );
 
 // svc's statements for the window and the units (LIMIT_COUNTS=db), in the form db/sql.ts prepares them
@@ -323,9 +323,15 @@ function keyOfCursor(cursor: string): string | null {
   }
 }
 
+const requestIdOf = (req: http.IncomingMessage) => {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
+};
+
 const ROOM_ID = /^room_[0-9A-Za-z]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const ME = '/v1/me';
+const MCP = '/mcp';
 const MESSAGES = '/v1/rooms/{roomId}/messages';
 
 /** The page's answer, or the refusal's status, code and message; `null` when the room is not readable. */
@@ -370,6 +376,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   }
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
+  if (path === MCP) return readMcp(req, res);
   const parts = path.split('/');
   const isMe = path === ME;
   const isPage = parts.length === 5 && parts[1] === 'v1' && parts[2] === 'rooms' && parts[4] === 'messages';
@@ -378,8 +385,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     res.end('{"error":"not part of the limit"}');
     return;
   }
-  const given = req.headers['x-request-id'];
-  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
+  const requestId = requestIdOf(req);
   const now = new Date();
   const ms = now.getTime();
   const route = isMe ? ME : MESSAGES;
@@ -389,6 +395,8 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
       [
         newId('aud', Date.now()),
         requestId,
+        'rest',
+        'GET',
         route,
         status,
         a ? 'api_key' : null,
@@ -467,6 +475,186 @@ function refuseRate(
   refuse(429, actor, 'rate_limited', 'Rate limit exceeded; retry after the window resets', {
     retryAfterSeconds: retryAfter,
   });
+}
+
+// MCP `tools/call get_me` over Streamable HTTP, stateless, on both revisions (what bench/httpScenarios.ts sends):
+// the credential and `mcp:tools` at the door, the bounded JSON body, the JSON-RPC request checked against its
+// revision's headers (Accept, MCP-Protocol-Version; on 2026-07-28 Mcp-Method, Mcp-Name and the `_meta` envelope),
+// the tool's scope, then the window, the units and the audit row as for REST, and svc's JSON-RPC answer. What svc
+// answers otherwise (a batch, another tool, a refusal inside the call …) is not part of the limit.
+const MCP_BODY_LIMIT = 1024 * 1024;
+const MCP_SCOPE = 'mcp:tools';
+/**
+ * svc's 401 challenge scope on /mcp: `mcp:tools` and every scope a tool needs, in its catalog's order
+ * (mcp/transport/door.ts). A constant here, as a bare server would hold it; compare.ts's check finds any drift.
+ */
+const MCP_CHALLENGE_SCOPE =
+  'mcp:tools me:read organizations:read rooms:read rooms:write messages:read messages:write tasks:read tasks:write ' +
+  'records:read records:write files:read files:write events:read webhooks:read webhooks:write agent:invoke';
+const MCP_RESOURCE_METADATA = `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
+const LEGACY_REVISIONS = new Set(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
+const MODERN_REVISION = '2026-07-28';
+const SERVER_INFO_JSON = JSON.stringify({ name: 'svc', title: 'svc collaboration service', version: '0.1.0' });
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function notPartOfTheLimit(res: http.ServerResponse): void {
+  res.writeHead(404, { 'Content-Type': 'application/json' });
+  res.end('{"error":"not part of the limit"}');
+}
+
+function readMcp(req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (req.method !== 'POST' || req.headers.origin !== undefined) {
+    req.resume();
+    return notPartOfTheLimit(res);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= MCP_BODY_LIMIT) chunks.push(c);
+  });
+  req.on('end', () => {
+    if (size > MCP_BODY_LIMIT) return notPartOfTheLimit(res);
+    mcpCall(req, res, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  });
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The request id of a `tools/call get_me` this limit answers, with its revision; null for anything else. */
+function getMeCall(req: http.IncomingMessage, bytes: Buffer): { id: string | number; modern: boolean } | null {
+  const h = req.headers;
+  const accept = h.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  if ((h['content-type'] ?? '').split(';')[0].trim().toLowerCase() !== 'application/json') return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(UTF8.decode(bytes));
+  } catch {
+    return null;
+  }
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
+  const id = body.id;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return null;
+  for (const k in body) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return null;
+  const params = body.params;
+  if (!isPlainObject(params) || params.name !== 'get_me') return null;
+  for (const k in params) if (k !== 'name' && k !== 'arguments' && k !== '_meta') return null;
+  const args = params.arguments;
+  if (args !== undefined && (!isPlainObject(args) || Object.keys(args).length)) return null; // get_me takes none
+  const version = h['mcp-protocol-version'];
+  if (version === MODERN_REVISION) {
+    const meta = params._meta;
+    if (h['mcp-method'] !== 'tools/call' || h['mcp-name'] !== 'get_me' || !isPlainObject(meta)) return null;
+    const info = meta['io.modelcontextprotocol/clientInfo'];
+    if (
+      meta['io.modelcontextprotocol/protocolVersion'] !== MODERN_REVISION ||
+      !isPlainObject(meta['io.modelcontextprotocol/clientCapabilities']) ||
+      !isPlainObject(info) ||
+      typeof info.name !== 'string' ||
+      typeof info.version !== 'string'
+    )
+      return null;
+    return { id: id as string | number, modern: true };
+  }
+  if (params._meta !== undefined || (version !== undefined && !LEGACY_REVISIONS.has(String(version)))) return null;
+  return { id: id as string | number, modern: false };
+}
+
+/** A refusal at /mcp's door (credential, `mcp:tools`): svc's envelope, its challenge and its header order. */
+function sendDoorRefusal(res: http.ServerResponse, status: number, challenge: string, text: string, requestId: string) {
+  const h: Record<string, string> = {
+    'WWW-Authenticate': challenge,
+    'X-Request-Id': requestId,
+    'Cache-Control': 'no-store',
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(text)),
+  };
+  for (const k in SECURITY) h[k] = SECURITY[k];
+  h.Vary = 'Origin';
+  res.writeHead(status, h);
+  res.end(text);
+}
+
+function mcpCall(req: http.IncomingMessage, res: http.ServerResponse, bytes: Buffer): void {
+  const requestId = requestIdOf(req);
+  const now = new Date();
+  const ms = now.getTime();
+  const out: Outcome = { headers: {}, units: 0 };
+  const actor = authenticate(req, now);
+  const audit = (a: Actor | null, method: string, route: string, status: number, code: string | null) => [
+    newId('aud', Date.now()),
+    requestId,
+    'mcp',
+    method,
+    route,
+    status,
+    a ? 'api_key' : null,
+    a ? 'app' : null,
+    a ? a.scopesText : '[]',
+    a?.organizationId ?? null,
+    a?.userId ?? null,
+    a?.keyId ?? null,
+    out.units,
+    code,
+    new Date().toISOString(),
+  ];
+  const refuseAtDoor = (status: number, a: Actor | null, code: string, message: string, challenge: string, details = {}) =>
+    writeAudit(audit(a, 'POST', MCP, status, code), () =>
+      sendDoorRefusal(res, status, challenge, envelope(code, message, requestId, details), requestId),
+    );
+  const decide = () => {
+    if (!actor || actor === 'malformed') {
+      // a refused credential counts against the address's window (no rate-limit headers on the refusal)
+      if (!count(`ip:${req.socket.remoteAddress ?? ''}`, ms, { headers: {}, units: 0 })) return notPartOfTheLimit(res);
+      const message = actor ? 'Missing or malformed credential' : 'Missing, invalid or revoked credential';
+      const presented = actor ? '' : `, error="invalid_token", error_description="${message}"`;
+      const challenge = `Bearer resource_metadata="${MCP_RESOURCE_METADATA}", scope="${MCP_CHALLENGE_SCOPE}"${presented}`;
+      return refuseAtDoor(401, null, 'unauthorized', message, challenge);
+    }
+    if (!actor.scopes.includes(MCP_SCOPE)) {
+      const challenge =
+        `Bearer error="insufficient_scope", scope="${MCP_SCOPE}", resource_metadata="${MCP_RESOURCE_METADATA}", ` +
+        `error_description="Missing scope: ${MCP_SCOPE}"`;
+      return refuseAtDoor(403, actor, 'insufficient_scope', `Missing scope: ${MCP_SCOPE}`, challenge, {
+        required: [MCP_SCOPE],
+        granted: actor.scopes,
+      });
+    }
+    const call = getMeCall(req, bytes);
+    if (!call || !actor.scopes.includes('me:read')) return notPartOfTheLimit(res);
+    if (!count(`key:${actor.keyId}`, ms, out) || !charge(actor, now, 1, out)) return notPartOfTheLimit(res);
+    const r = actor.row;
+    const me = JSON.stringify({
+      id: actor.userId,
+      email: r.email,
+      name: r.name,
+      locale: r.locale,
+      organizationId: actor.organizationId,
+      billingContext: actor.organizationId ? 'organization' : 'individual',
+      createdAt: r.createdAt,
+    });
+    const meta = `{"svc/requestId":${JSON.stringify(requestId)}${
+      call.modern ? `,"io.modelcontextprotocol/serverInfo":${SERVER_INFO_JSON}` : ''
+    }}`;
+    const text =
+      `{"result":{"_meta":${meta},"content":[{"type":"text","text":${JSON.stringify(me)}}],"structuredContent":${me}` +
+      `${call.modern ? ',"resultType":"complete"' : ''}},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
+    writeAudit(audit(actor, 'TOOL', 'get_me', 200, null), () => {
+      const h: Record<string, string> = {};
+      for (const k in SECURITY) h[k] = SECURITY[k];
+      h.Vary = 'Origin';
+      h['X-Request-Id'] = requestId;
+      for (const k in out.headers) h[k] = out.headers[k];
+      h['Content-Type'] = 'application/json';
+      h['Content-Length'] = String(Buffer.byteLength(text));
+      res.writeHead(200, h);
+      res.end(text);
+    });
+  };
+  if (countsInDb) inGroup(decide);
+  else decide();
 }
 
 const server = http.createServer({ keepAliveTimeout: 5000 }, handle);
