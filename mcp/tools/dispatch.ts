@@ -82,9 +82,10 @@ async function dispatch(state: DispatchState, res: Response, entry: Entry, messa
     clientIp,
     requestId: calls.length === 1 ? requestId : undefined,
   };
-  // what this connection may call, for every leg below (connectionRights.ts)
-  const rights = connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
-  const tools = rights.tools;
+  // what this connection may call: the door's selection of the catalog; the rest of its rights (connectionRights.ts)
+  // only for the legs that admit requests by them
+  const tools = entry.tools;
+  const rights = () => connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
   // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
   const checked =
     route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
@@ -102,7 +103,7 @@ async function dispatch(state: DispatchState, res: Response, entry: Entry, messa
     mcpHeaders.protocolVersionHeader === MODERN_REVISION &&
     hasStandardHeaders(mcpHeaders, route.message)
   )
-    return listen.serve(res, entry, route.message, rights);
+    return listen.serve(res, entry, route.message, rights());
 
   headers[REQUEST_ID_HEADER] = requestId;
   const onToolOutcome = (out: ResponseState) => {
@@ -127,7 +128,8 @@ async function dispatch(state: DispatchState, res: Response, entry: Entry, messa
     // in this scope would keep all of it (body, actor, headers) alive as long as the response
     (res as CallResponse)[CALL_ABORT] = aborted;
     res.on('close', abortUnfinishedCall);
-    const outcome = await invokeTool(tool.proc, plain.arguments, { ...call, signal: aborted.signal });
+    call.signal = aborted.signal;
+    const outcome = await invokeTool(tool.proc, plain.arguments, call);
     if (aborted.signal.aborted) return;
     onToolOutcome(outcome.out);
     try {
@@ -136,7 +138,7 @@ async function dispatch(state: DispatchState, res: Response, entry: Entry, messa
       return failedExchange(services, res, err, requestId);
     }
   }
-  return exchange(state, res, message, requestId, { catalog, actor, call, onToolOutcome, rights });
+  return exchange(state, res, message, requestId, { catalog, actor, call, onToolOutcome, rights: rights() });
 }
 
 /**

@@ -36,7 +36,7 @@ export interface ToolSelection {
   readOnly: boolean;
 }
 
-export const ALL_TOOLS: ToolSelection = { toolsets: null, readOnly: false };
+export const ALL_TOOLS: ToolSelection = Object.freeze({ toolsets: null, readOnly: false });
 
 /** A selection that cannot be read: the message names the argument and its valid values. */
 export interface SelectionError {
@@ -60,6 +60,8 @@ type Source = { header?: string | string[]; query?: unknown };
 
 /** The selection headers' names with everything but letters left out: what another spelling of them comes to. */
 const NEAR_HEADERS = ['xmcptoolsets', 'xmcptoolset', 'xmcpreadonly'];
+/** A header name whose letters begin `xmcp` (a necessary condition for NEAR_HEADERS, tested without a copy). */
+const NEAR_SPELLING = /^[^a-z]*x[^a-z]*m[^a-z]*c[^a-z]*p/;
 
 /** One value from a header or a query parameter; a repeated one is an error (which one would win is a guess). */
 function single(name: string, s: Source): { value?: string } | SelectionError {
@@ -100,7 +102,11 @@ export function parseToolSelection(
   }
   // a header is matched whatever its case; one spelled another way (X-MCP-Read-Only, X-MCP-Toolset) is refused
   const misspelt = Object.keys(headers).find(
-    (h) => h !== TOOLSETS_HEADER && h !== READONLY_HEADER && NEAR_HEADERS.includes(h.replace(/[^a-z]/g, '')),
+    (h) =>
+      h !== TOOLSETS_HEADER &&
+      h !== READONLY_HEADER &&
+      NEAR_SPELLING.test(h) &&
+      NEAR_HEADERS.includes(h.replace(/[^a-z]/g, '')),
   );
   if (misspelt !== undefined) {
     return {
@@ -109,6 +115,14 @@ export function parseToolSelection(
       valid: [MCP_TOOLSETS_HEADER, MCP_READONLY_HEADER],
     };
   }
+  // neither header nor parameter: every tool, read-write (the common case, without building anything)
+  if (
+    headers[TOOLSETS_HEADER] === undefined &&
+    headers[READONLY_HEADER] === undefined &&
+    query[TOOLSETS_PARAM] === undefined &&
+    query[READONLY_PARAM] === undefined
+  )
+    return ALL_TOOLS;
   const sets = single(`${TOOLSETS_HEADER} / ?${TOOLSETS_PARAM}`, {
     header: headers[TOOLSETS_HEADER],
     query: query[TOOLSETS_PARAM],

@@ -96,6 +96,12 @@ export const headerOf = (req: Request, name: Lowercase<string>): string | undefi
 const MCP_ENDPOINT = new RegExp(`${surfacePattern('mcp')}\\/?$`, 'i');
 const UNDER_MCP = new RegExp(`${surfacePattern('mcp')}(?:\\/|$)`, 'i');
 
+/** The headers every answer of /mcp starts from (copied for each by headersAtWriteHead). */
+const ANSWER_HEADERS: Readonly<Record<string, string>> = { ...API_SECURITY_HEADERS, [VARY_HEADER]: ORIGIN_HEADER };
+
+/** The query of a request without one (Express would parse an empty string into a new object). */
+const NO_QUERY: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** The endpoint's operation by HTTP method, until the body names a better one. */
 const ENDPOINT_OPERATIONS: Record<string, string> = Object.fromEntries(
   ['GET', 'POST', 'DELETE', 'OPTIONS'].map((m) => [m, `${m} ${SURFACES.mcp.path}`]),
@@ -132,7 +138,7 @@ export function createDoor(
     if (!UNDER_MCP.test(path)) return next();
     // Every answer of /mcp carries the API security headers; they, the request id and the tool call's
     // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
-    const headers = headersAtWriteHead(res, { ...API_SECURITY_HEADERS, [VARY_HEADER]: ORIGIN_HEADER });
+    const headers = headersAtWriteHead(res, ANSWER_HEADERS);
     // The MCP transport asks for Origin to be validated on every request, preflights included (DNS rebinding).
     const origin = headerOf(req, ORIGIN_IN);
     if (!originAllowed(origin)) {
@@ -210,7 +216,8 @@ async function enter(door: DoorState, req: Request, res: Response, headers: Reco
   }
 
   // the connection's selection of tools, from its headers or query (toolsets.ts)
-  const selection = parseToolSelection(req.headers, req.query as Record<string, unknown>);
+  const query = req.url.includes('?') ? (req.query as Record<string, unknown>) : NO_QUERY;
+  const selection = parseToolSelection(req.headers, query);
   if ('error' in selection) {
     req.resume();
     await refused(400, 'validation_error');

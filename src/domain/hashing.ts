@@ -1,10 +1,10 @@
-import { createHash, createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
 
-export const sha256Hex = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
+export const sha256Hex = (s: string | Buffer): string => hash('sha256', s, 'hex');
 export const hmacHex = (key: string, s: string): string => createHmac('sha256', key).update(s).digest('hex');
 
 /** Constant-time equality of two strings; false when lengths differ. */
