@@ -600,7 +600,14 @@ function mcpCall(req: http.IncomingMessage, res: http.ServerResponse, bytes: Buf
     code,
     new Date().toISOString(),
   ];
-  const refuseAtDoor = (status: number, a: Actor | null, code: string, message: string, challenge: string, details = {}) =>
+  const refuseAtDoor = (
+    status: number,
+    a: Actor | null,
+    code: string,
+    message: string,
+    challenge: string,
+    details = {},
+  ) =>
     writeAudit(audit(a, 'POST', MCP, status, code), () =>
       sendDoorRefusal(res, status, challenge, envelope(code, message, requestId, details), requestId),
     );
