@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import {
   CONTENT_SECURITY_POLICY_HEADER,
   CONTENT_TYPE_OPTIONS_HEADER,
@@ -27,32 +27,48 @@ export function mergeHeaders(...sets: Readonly<Record<string, string>>[]): Recor
   return merged;
 }
 
+const PENDING = Symbol('svc.pendingHeaders');
+type WithPending = ServerResponse & { [PENDING]?: Record<string, string> };
+
 /**
  * Headers to send with the response, given to its `writeHead` call instead of a `setHeader` each: for
  * answers whose `writeHead` another library makes (the MCP SDK's transport). Node takes a headers object
  * passed to a `writeHead` with no header set before it in one go; every header set before costs a
  * `setHeader` call, and makes `writeHead` merge its own headers one `setHeader` at a time. Returns the
  * object, which may still be filled until the headers are written; headers the writer names win.
+ *
+ * The response gets one shared function as its own `writeHead` (Node's again from its first call on) and the headers
+ * under a symbol: not a closure per response, which kept every response and all it referred to alive through the
+ * young generation's collections into the old one (bench/README.md).
  */
-export function headersAtWriteHead(res: ServerResponse, initial: Record<string, string>): Record<string, string> {
+export function headersAtWriteHead(
+  res: ServerResponse,
+  initial: Readonly<Record<string, string>>,
+): Record<string, string> {
   const pending = mergeHeaders(initial);
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-    res.writeHead = writeHead;
-    const last = rest[rest.length - 1];
-    const given = last && typeof last === 'object' ? (last as Record<string, unknown> | unknown[]) : undefined;
-    if (Array.isArray(given)) {
-      // raw header pairs: rare, and not worth a fast path
-      for (const [k, v] of Object.entries(pending)) if (!this.hasHeader(k)) this.setHeader(k, v);
-      return writeHead.apply(this, [status, ...rest] as Parameters<typeof writeHead>);
-    }
-    const named = new Set(Object.keys(given ?? {}).map((k) => k.toLowerCase()));
-    const merged: Record<string, unknown> = {};
-    for (const k in pending) if (!named.has(k.toLowerCase()) && !this.hasHeader(k)) merged[k] = pending[k];
-    if (given) for (const k in given) merged[k] = (given as Record<string, unknown>)[k];
-    return writeHead.apply(this, [status, ...(given ? rest.slice(0, -1) : rest), merged] as unknown as Parameters<
-      typeof writeHead
-    >);
-  } as ServerResponse['writeHead'];
+  (res as WithPending)[PENDING] = pending;
+  res.writeHead = writeHeadWithPending as ServerResponse['writeHead'];
   return pending;
+}
+
+const { writeHead } = ServerResponse.prototype;
+
+function writeHeadWithPending(this: WithPending, status: number, ...rest: unknown[]): ServerResponse {
+  const pending = this[PENDING]!;
+  this[PENDING] = undefined;
+  this.writeHead = writeHead;
+  const last = rest[rest.length - 1];
+  const given = last && typeof last === 'object' ? (last as Record<string, unknown> | unknown[]) : undefined;
+  if (Array.isArray(given)) {
+    // raw header pairs: rare, and not worth a fast path
+    for (const k in pending) if (!this.hasHeader(k)) this.setHeader(k, pending[k]);
+    return writeHead.apply(this, [status, ...rest] as Parameters<typeof writeHead>);
+  }
+  const named = new Set(Object.keys(given ?? {}).map((k) => k.toLowerCase()));
+  const merged: Record<string, unknown> = {};
+  for (const k in pending) if (!named.has(k.toLowerCase()) && !this.hasHeader(k)) merged[k] = pending[k];
+  if (given) for (const k in given) merged[k] = (given as Record<string, unknown>)[k];
+  return writeHead.apply(this, [status, ...(given ? rest.slice(0, -1) : rest), merged] as unknown as Parameters<
+    typeof writeHead
+  >);
 }
