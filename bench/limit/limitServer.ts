@@ -162,6 +162,46 @@ function writeAudit(values: unknown[], then: () => void): void {
     });
 }
 
+/** The values of `auditInsert` for one answer. */
+const auditValues = (
+  requestId: string,
+  surface: 'rest' | 'mcp',
+  method: string,
+  route: string,
+  status: number,
+  a: Actor | null,
+  units: number,
+  errorCode: string | null,
+) => [
+  newId('aud', Date.now()),
+  requestId,
+  surface,
+  method,
+  route,
+  status,
+  a ? 'api_key' : null,
+  a ? 'app' : null,
+  a ? a.scopesText : '[]',
+  a?.organizationId ?? null,
+  a?.userId ?? null,
+  a?.keyId ?? null,
+  units,
+  errorCode,
+  new Date().toISOString(),
+];
+
+/** `GET /v1/me`'s body, also `get_me`'s output. */
+const meJson = (actor: Actor): string =>
+  JSON.stringify({
+    id: actor.userId,
+    email: actor.row.email,
+    name: actor.row.name,
+    locale: actor.row.locale,
+    organizationId: actor.organizationId,
+    billingContext: actor.organizationId ? 'organization' : 'individual',
+    createdAt: actor.row.createdAt,
+  });
+
 const SECURITY: Record<string, string> = {
   'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
   'X-Content-Type-Options': 'nosniff',
@@ -391,25 +431,8 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   const route = isMe ? ME : MESSAGES;
   const out: Outcome = { headers: {}, units: 0 };
   const answer = (status: number, a: Actor | null, errorCode: string | null, text: string) =>
-    writeAudit(
-      [
-        newId('aud', Date.now()),
-        requestId,
-        'rest',
-        'GET',
-        route,
-        status,
-        a ? 'api_key' : null,
-        a ? 'app' : null,
-        a ? a.scopesText : '[]',
-        a?.organizationId ?? null,
-        a?.userId ?? null,
-        a?.keyId ?? null,
-        out.units,
-        errorCode,
-        new Date().toISOString(),
-      ],
-      () => send(res, status, text, out, requestId),
+    writeAudit(auditValues(requestId, 'rest', 'GET', route, status, a, out.units, errorCode), () =>
+      send(res, status, text, out, requestId),
     );
   const refuse = (status: number, a: Actor | null, code: string, message: string, details?: unknown) =>
     answer(status, a, code, envelope(code, message, requestId, details));
@@ -445,17 +468,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
       });
     }
     if (isMe) {
-      const r = actor.row;
-      const text = JSON.stringify({
-        id: actor.userId,
-        email: r.email,
-        name: r.name,
-        locale: r.locale,
-        organizationId: actor.organizationId,
-        billingContext: actor.organizationId ? 'organization' : 'individual',
-        createdAt: r.createdAt,
-      });
-      return answer(200, actor, null, text);
+      return answer(200, actor, null, meJson(actor));
     }
     const p = page(actor, decodeURIComponent(parts[3]), new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
     if (p.status === 404) return refuse(404, actor, 'not_found', 'Room not found');
@@ -583,23 +596,8 @@ function mcpCall(req: http.IncomingMessage, res: http.ServerResponse, bytes: Buf
   const ms = now.getTime();
   const out: Outcome = { headers: {}, units: 0 };
   const actor = authenticate(req, now);
-  const audit = (a: Actor | null, method: string, route: string, status: number, code: string | null) => [
-    newId('aud', Date.now()),
-    requestId,
-    'mcp',
-    method,
-    route,
-    status,
-    a ? 'api_key' : null,
-    a ? 'app' : null,
-    a ? a.scopesText : '[]',
-    a?.organizationId ?? null,
-    a?.userId ?? null,
-    a?.keyId ?? null,
-    out.units,
-    code,
-    new Date().toISOString(),
-  ];
+  const audit = (a: Actor | null, method: string, route: string, status: number, code: string | null) =>
+    auditValues(requestId, 'mcp', method, route, status, a, out.units, code);
   const refuseAtDoor = (
     status: number,
     a: Actor | null,
@@ -632,16 +630,7 @@ function mcpCall(req: http.IncomingMessage, res: http.ServerResponse, bytes: Buf
     const call = getMeCall(req, bytes);
     if (!call || !actor.scopes.includes('me:read')) return notPartOfTheLimit(res);
     if (!count(`key:${actor.keyId}`, ms, out) || !charge(actor, now, 1, out)) return notPartOfTheLimit(res);
-    const r = actor.row;
-    const me = JSON.stringify({
-      id: actor.userId,
-      email: r.email,
-      name: r.name,
-      locale: r.locale,
-      organizationId: actor.organizationId,
-      billingContext: actor.organizationId ? 'organization' : 'individual',
-      createdAt: r.createdAt,
-    });
+    const me = meJson(actor);
     const meta = `{"svc/requestId":${JSON.stringify(requestId)}${
       call.modern ? `,"io.modelcontextprotocol/serverInfo":${SERVER_INFO_JSON}` : ''
     }}`;
