@@ -28,6 +28,7 @@ import {
   REQUEST_ID_IN,
 } from '../src/http/headers.js';
 import { restHeaders } from '../src/http/outcomeHeaders.js';
+import { type Fail, type Listener, pathOfUrl, PLAIN_URL } from '../src/http/plainUrl.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';
@@ -121,14 +122,6 @@ export type RestRouter = RequestHandler & {
    */
   direct(req: IncomingMessage, res: ServerResponse, guard: Listener, fail: Fail): boolean;
 };
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-type Fail = (err: unknown, req: IncomingMessage, res: ServerResponse) => void;
-
-/**
- * A URL that Express's `parseurl` splits into path and query by its first `?` (a path beginning with `/` and
- * holding no whitespace, `#`, U+00A0 or U+FEFF); any other goes through Express.
- */
-const PLAIN_URL = /^\/[^\t\n\f\r #\u00a0\ufeff]*$/;
 
 const routeKey = (method: string, path: string) => `${method} ${path.split('/', 3)[2]?.toLowerCase() ?? ''}`;
 
@@ -221,7 +214,7 @@ export function createRestRouter(
     const url = req.url!;
     if (!PLAIN_URL.test(url)) return false;
     const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
+    const path = pathOfUrl(url);
     const candidates = routes.get(routeKey(req.method === 'HEAD' ? 'GET' : req.method!, path));
     if (!candidates) return false;
     for (const c of candidates) {

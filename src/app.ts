@@ -92,7 +92,7 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
   const clientIp = (req: IncomingMessage) => proxyaddr(req, trust) ?? 'unknown';
   const rest = createRestRouter({ services, rateLimiter, eventStreams, clientIp });
-  const mcp = createMcpRouter({ services, rateLimiter });
+  const mcp = createMcpRouter({ services, rateLimiter, clientIp });
   const api = (req: Request, res: Response, next: NextFunction) =>
     rest(req, res, (err?: unknown) => (err ? next(err) : mcp(req, res, next)));
   // Every request with a body first: its deadline and its client's count of bodies in flight (readLimited.ts)
@@ -165,11 +165,11 @@ export function createApp({ services, rateLimiter }: AppOptions): App {
   };
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => lastResort(err, req, res));
 
-  // An operation of /v1 is answered straight from the server's listener, without Express's router and its
-  // middleware walk (the REST router's `direct`: the same handler, body guard and last resort as through Express);
-  // everything else, and any /v1 request it does not take, goes to the app as before.
+  // An operation of /v1 and a request to /mcp are answered straight from the server's listener, without Express's
+  // router and its middleware walk (the routers' `direct`: the same handler, body guard and last resort as through
+  // Express); everything else, and any request they do not take, goes to the app as before.
   const front = (req: IncomingMessage, res: ServerResponse) => {
-    if (!rest.direct(req, res, guardBody, lastResort)) app(req, res);
+    if (!rest.direct(req, res, guardBody, lastResort) && !mcp.direct(req, res, guardBody, lastResort)) app(req, res);
   };
   const listener = observeRequests(front, { metrics: services.metrics });
   // shutdown ends the long-lived streams first: MCP subscriptions and REST event streams

@@ -5,7 +5,7 @@ import {
   type RequestId,
   type SubscriptionFilter,
 } from '@modelcontextprotocol/server';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { authenticate } from '../../src/auth/authenticate.js';
 import { authorize } from '../../src/auth/authorize.js';
@@ -77,7 +77,7 @@ export interface ListenHub {
    * Answers a `subscriptions/listen` request that passed the door: the stream, or a JSON-RPC error. `rights`
    * admits it first, as every method (connectionRights.ts).
    */
-  serve(res: Response, entry: Entry, request: ListenRequest, rights: ConnectionRights): Promise<void>;
+  serve(res: ServerResponse, entry: Entry, request: ListenRequest, rights: ConnectionRights): Promise<void>;
   /** Ends every open stream with the graceful result (shutdown), refuses new ones, and waits for their audit rows. */
   closeAll(): Promise<void>;
   readonly openCount: number;
@@ -102,7 +102,7 @@ interface Hub {
 /** One listen request being answered. */
 interface Call {
   readonly hub: Hub;
-  readonly res: Response;
+  readonly res: ServerResponse;
   readonly entry: Entry;
   readonly request: ListenRequest;
 }

@@ -7,7 +7,8 @@ import {
   type McpRequestContext,
   type Server,
 } from '@modelcontextprotocol/server';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { originFormOf } from '../../src/http/plainUrl.js';
 import type { RateLimiter } from '../../src/auth/rateLimit.js';
 import type { Services } from '../../src/domain/services.js';
 import {
@@ -40,7 +41,7 @@ export interface DispatchOptions {
   listen: ListenHub;
 }
 
-export type Dispatch = (res: Response, entry: Entry, message: Message) => Promise<void>;
+export type Dispatch = (res: ServerResponse, entry: Entry, message: Message) => Promise<void>;
 
 /**
  * Where a checked message goes: a plain tools/call straight to its procedure (plainToolCall.ts), a 2026-07-28
@@ -70,7 +71,7 @@ interface DispatchState extends DispatchOptions {
   readonly modernHandler: ReturnType<typeof createMcpHandler>;
 }
 
-async function dispatch(state: DispatchState, res: Response, entry: Entry, message: Message): Promise<void> {
+async function dispatch(state: DispatchState, res: ServerResponse, entry: Entry, message: Message): Promise<void> {
   const { services, rateLimiter, catalog, listen } = state;
   const { body, mcpHeaders, plain, route, calls } = message;
   const { requestId, credentials, actor, clientIp, selection, headers } = entry;
@@ -147,7 +148,7 @@ async function dispatch(state: DispatchState, res: Response, entry: Entry, messa
  */
 async function exchange(
   { services, modernHandler }: DispatchState,
-  res: Response,
+  res: ServerResponse,
   { body, sse, plain, route }: Message,
   requestId: string,
   context: McpServerOptions,
@@ -159,7 +160,12 @@ async function exchange(
   });
   let response: globalThis.Response;
   try {
-    const request = await toWebRequest(res.req, body, { signal: aborted.signal });
+    // (the SDK rebuilds the URL from Host and the target, so an absolute-form target is given as its origin form)
+    const req = res.req;
+    const target = req.url!.startsWith('/')
+      ? req
+      : (Object.create(req, { url: { value: originFormOf(req.url!) } }) as typeof req);
+    const request = await toWebRequest(target, body, { signal: aborted.signal });
     if (plain ? plain.revision !== 'legacy' : route?.kind === 'modern') {
       // the SDK checks the envelope, headers and capabilities, and answers `server/discover`, `resultType` and
       // cache fields; our per-request context travels in the pass-through `authInfo`
@@ -221,7 +227,7 @@ async function legacyExchange(
 /** Writes a web Response to the Node response, streaming an SSE body until it ends or the client goes. */
 async function writeResponse(
   services: Services,
-  res: Response,
+  res: ServerResponse,
   response: globalThis.Response,
   signal: AbortSignal,
 ): Promise<void> {
@@ -252,13 +258,13 @@ async function writeResponse(
 }
 
 /** An exchange that failed outside the MCP server's own handling: a JSON-RPC internal error, logged. */
-function failedExchange(services: Services, res: Response, err: unknown, requestId: string): void {
+function failedExchange(services: Services, res: ServerResponse, err: unknown, requestId: string): void {
   services.log.error({ err, requestId }, 'mcp request failed');
   if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
 }
 
 /** A JSON-RPC answer as the body of a 200 (nothing when nobody is left to read it). */
-function writeJsonAnswer(res: Response, body: string): void {
+function writeJsonAnswer(res: ServerResponse, body: string): void {
   if (res.destroyed) return;
   res
     .writeHead(200, { [CONTENT_TYPE_HEADER]: 'application/json', [CONTENT_LENGTH_HEADER]: Buffer.byteLength(body) })
@@ -276,7 +282,7 @@ function contextOf(authInfo: AuthInfo | undefined): McpServerOptions {
 }
 
 const CALL_ABORT = Symbol('svc.mcpCallAbort');
-type CallResponse = Response & { [CALL_ABORT]?: AbortController };
+type CallResponse = ServerResponse & { [CALL_ABORT]?: AbortController };
 
 /** A response closed before its answer was written in full: the client is gone, and its tool call is aborted. */
 function abortUnfinishedCall(this: CallResponse): void {

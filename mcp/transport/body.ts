@@ -1,5 +1,5 @@
 import { classifyInboundRequest, type InboundLegacyRoute, type InboundModernRoute } from '@modelcontextprotocol/server';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../../src/domain/services.js';
 import {
   ACCEPT_IN,
@@ -38,8 +38,8 @@ export interface Message {
  */
 export async function readMessage(
   services: Services,
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   entry: Entry,
 ): Promise<Message | null> {
   const { body, requestId, actor } = entry;

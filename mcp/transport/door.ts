@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
 import cors from 'cors';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Credentials } from '../../src/auth/credentials.js';
 import type { RateLimiter } from '../../src/auth/rateLimit.js';
 import type { Actor, AuthenticatedActor } from '../../src/domain/actor.js';
@@ -29,6 +30,7 @@ import {
   VARY_HEADER,
   WWW_AUTHENTICATE,
 } from '../../src/http/headers.js';
+import { pathOfUrl } from '../../src/http/plainUrl.js';
 import { requestIdOf } from '../../src/http/requestId.js';
 import { MCP_SCOPE, SURFACES, surfacePattern } from '../../src/http/surfaces.js';
 import { setOperation } from '../../src/observability/observeRequests.js';
@@ -59,7 +61,15 @@ export interface DoorOptions {
   services: Services;
   rateLimiter: RateLimiter;
   catalog: ToolCatalog;
+  /** The client's address, as Express's `req.ip` reads it (the app's trust function). */
+  clientIp: (req: IncomingMessage) => string;
 }
+
+/**
+ * The door as a Node request handler: Express mounts it (`next` passes on what is not under /mcp), and the server's
+ * listener calls it straight for a plain URL under /mcp. It reads nothing Express adds to the request or response.
+ */
+export type DoorHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /** Headers a browser-based MCP client sends and must be able to read (MCP transport, authorization). */
 const CORS_OPTIONS: cors.CorsOptions = {
@@ -84,7 +94,7 @@ const CORS_OPTIONS: cors.CorsOptions = {
 };
 
 /** A request header by its lower-case name (a `*_IN` constant, computed once), repeated values joined. */
-export const headerOf = (req: Request, name: Lowercase<string>): string | undefined => {
+export const headerOf = (req: IncomingMessage, name: Lowercase<string>): string | undefined => {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 };
@@ -95,6 +105,12 @@ export const headerOf = (req: Request, name: Lowercase<string>): string | undefi
  */
 const MCP_ENDPOINT = new RegExp(`${surfacePattern('mcp')}\\/?$`, 'i');
 const UNDER_MCP = new RegExp(`${surfacePattern('mcp')}(?:\\/|$)`, 'i');
+
+/** Whether a path is the MCP endpoint or below it: what the door answers rather than passes on. */
+export const isUnderMcp = (path: string): boolean => UNDER_MCP.test(path);
+
+/** The path Express reads (`req.path`, which parses an absolute-form URL too), else the plain URL's. */
+const pathOf = (req: IncomingMessage): string => (req as { path?: string }).path ?? pathOfUrl(req.url!);
 
 /** The headers every answer of /mcp starts from (copied for each by headersAtWriteHead). */
 const ANSWER_HEADERS: Readonly<Record<string, string>> = { ...API_SECURITY_HEADERS, [VARY_HEADER]: ORIGIN_HEADER };
@@ -114,13 +130,14 @@ const ENDPOINT_OPERATIONS: Record<string, string> = Object.fromEntries(
  * answered 404, any other path is passed on.
  */
 export function createDoor(
-  { services, rateLimiter, catalog }: DoorOptions,
-  inside: (req: Request, res: Response, entry: Entry) => Promise<void>,
-): RequestHandler {
+  { services, rateLimiter, catalog, clientIp }: DoorOptions,
+  inside: (req: IncomingMessage, res: ServerResponse, entry: Entry) => Promise<void>,
+): DoorHandler {
   const door: DoorState = {
     services,
     rateLimiter,
     catalog,
+    clientIp,
     inside,
     // the 401 challenge's scope: what a client asks for to start, so that every tool is within reach
     challengeScope: [
@@ -133,8 +150,8 @@ export function createDoor(
   const corsHeaders = cors(CORS_OPTIONS);
 
   // One middleware function, not an Express Router with a layer per step: a tool call pays for each.
-  return (req: Request, res: Response, next: NextFunction) => {
-    const path = req.path;
+  return (req, res, next) => {
+    const path = pathOf(req);
     if (!UNDER_MCP.test(path)) return next();
     // Every answer of /mcp carries the API security headers; they, the request id and the tool call's
     // rate-limit and unit headers go into the one writeHead of the answer (the SDK's transport writes it).
@@ -159,7 +176,7 @@ export function createDoor(
 
 /** What the door of /mcp holds for every request, built once. */
 interface DoorState extends DoorOptions {
-  readonly inside: (req: Request, res: Response, entry: Entry) => Promise<void>;
+  readonly inside: (req: IncomingMessage, res: ServerResponse, entry: Entry) => Promise<void>;
   /** The 401 challenge's scope. */
   readonly challengeScope: string;
   /** The most a body may hold. */
@@ -169,15 +186,15 @@ interface DoorState extends DoorOptions {
 /** A refusal at the door: logged when it is the server's failure, audited, and answered with the envelope. */
 async function refuse(
   services: Services,
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   o: { requestId: string; error: DomainError; headers?: Record<string, string>; actor?: Actor },
 ): Promise<void> {
   if (o.error.status >= 500)
     services.log.error({ err: o.error.cause ?? o.error, requestId: o.requestId }, 'mcp request failed');
   await auditEndpointRejection(services, {
     requestId: o.requestId,
-    method: req.method,
+    method: req.method!,
     statusCode: o.error.status,
     errorCode: o.error.code,
     actor: o.actor,
@@ -186,15 +203,21 @@ async function refuse(
 }
 
 /** The endpoint itself: the credential, the method, the toolset selection and the body, then `inside`. */
-async function enter(door: DoorState, req: Request, res: Response, headers: Record<string, string>): Promise<void> {
+async function enter(
+  door: DoorState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: Record<string, string>,
+): Promise<void> {
   const { services, rateLimiter, catalog, challengeScope } = door;
-  setOperation(res, ENDPOINT_OPERATIONS[req.method] ?? 'unmatched');
+  const method = req.method!;
+  setOperation(res, ENDPOINT_OPERATIONS[method] ?? 'unmatched');
   const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
   const credentials: Credentials = {
     authorization: headerOf(req, AUTHORIZATION_IN),
     apiKey: headerOf(req, API_KEY_IN),
   };
-  const clientIp = req.ip ?? 'unknown';
+  const clientIp = door.clientIp(req);
   const authenticated = await authenticateMcp({ services, rateLimiter, credentials, clientIp, challengeScope });
   if ('error' in authenticated) {
     req.resume();
@@ -202,21 +225,24 @@ async function enter(door: DoorState, req: Request, res: Response, headers: Reco
   }
   const { actor } = authenticated;
   const refused = (statusCode: number, errorCode: string) =>
-    auditEndpointRejection(services, { requestId, method: req.method, statusCode, errorCode, actor });
-  if (req.method !== 'POST') {
+    auditEndpointRejection(services, { requestId, method, statusCode, errorCode, actor });
+  if (method !== 'POST') {
     // stateless: no standalone SSE stream (GET) and no session to end (DELETE), as the SDK's stateless examples.
     // Clients probe GET after every initialize (the transport lets the server answer 405): that probe is
     // protocol negotiation, not a refusal, and is not audited; any other method is.
     req.resume();
-    if (req.method !== 'GET') await refused(405, 'method_not_allowed');
+    if (method !== 'GET') await refused(405, 'method_not_allowed');
     return sendJsonRpcError(res, 405, JSONRPC_SERVER_ERROR, 'Method not allowed.', {
       [ALLOW_HEADER]: 'POST',
       [REQUEST_ID_HEADER]: requestId,
     });
   }
 
-  // the connection's selection of tools, from its headers or query (toolsets.ts)
-  const query = req.url.includes('?') ? (req.query as Record<string, unknown>) : NO_QUERY;
+  // the connection's selection of tools, from its headers or query (toolsets.ts); Express's "simple" query parser
+  // is `querystring.parse` of what follows the first `?`
+  const url = req.url!;
+  const q = url.indexOf('?');
+  const query = q < 0 ? NO_QUERY : (querystring.parse(url.slice(q + 1)) as Record<string, unknown>);
   const selection = parseToolSelection(req.headers, query);
   if ('error' in selection) {
     req.resume();
@@ -248,12 +274,12 @@ async function enter(door: DoorState, req: Request, res: Response, headers: Reco
 }
 
 /** A path below /mcp that is not the endpoint: 404, audited. */
-async function answerUnmatched(services: Services, req: Request, res: Response): Promise<void> {
+async function answerUnmatched(services: Services, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const requestId = requestIdOf(headerOf(req, REQUEST_ID_IN));
   req.resume();
   await auditRejection(services, {
     requestId,
-    method: req.method,
+    method: req.method!,
     routePattern: '(unmatched)',
     statusCode: 404,
     errorCode: 'not_found',

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { jsonTextBoundsError } from '../../src/http/inputBounds.js';
 import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN, RETRY_AFTER } from '../../src/http/headers.js';
 import { BodyRefusedError, BodyTimeoutError, readLimited } from '../../src/readLimited.js';
@@ -19,7 +19,7 @@ const isJson = (contentType: string | undefined) =>
  * that did not arrive in time is a 408, one over its client's limit of bodies in flight a 429; a client gone
  * mid-body rejects with `ClientGoneError` (nobody to answer).
  */
-export async function readMcpBody(req: Request, limit: number): Promise<McpBody> {
+export async function readMcpBody(req: IncomingMessage, limit: number): Promise<McpBody> {
   const tooLarge = { error: `Request body is limited to ${limit} bytes`, status: 413, code: 'payload_too_large' };
   const declared = Number(req.headers[CONTENT_LENGTH_IN]);
   if (Number.isFinite(declared) && declared > limit) {

@@ -193,4 +193,41 @@ describe('REST routing', () => {
       expect(direct.headers, `${method} ${target}`).toMatch(/^x-request-id: same-id$/im);
     }
   });
+
+  it('answers MCP the same from the listener and through the app: status, header lines, body', async () => {
+    await using t = await sharedTestServer();
+    const w = await createWorld(t.rt);
+    // origin form takes the MCP router's direct route (no Express); absolute form goes through Express to the same
+    // door, whose refusals write their answers themselves: each pair must agree but for what changes per request
+    const accept = '\r\nAccept: application/json, text/event-stream';
+    const json = `\r\nContent-Type: application/json${accept}`;
+    const head = (method: string, target: string, extra: string, key: string | null = w.key) =>
+      `${method} ${target} HTTP/1.1\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}X-Request-Id: same-id${extra}`;
+    const getMe = JSON.stringify(toolCall('get_me'));
+    const cases: [string, string, string, string, (string | null)?][] = [
+      ['POST', '/mcp', json, getMe],
+      ['POST', '/mcp?toolsets=messages', json, JSON.stringify(toolCall('list_rooms'))],
+      ['POST', '/mcp?toolsets=no-such-set', json, getMe],
+      ['POST', '/mcp', json, getMe, null],
+      ['POST', '/mcp', json, getMe, 'svc_not_a_key'],
+      ['POST', '/mcp', json, '{"jsonrpc":'],
+      ['POST', '/mcp', json, JSON.stringify([toolCall('get_me')])],
+      ['POST', '/mcp', `\r\nContent-Type: text/plain${accept}`, getMe],
+      ['GET', '/mcp', accept, ''],
+      ['DELETE', '/mcp', accept, ''],
+      ['POST', '/mcp/below', json, getMe],
+    ];
+    const varying = /^(date|ratelimit-remaining|svc-api-units-remaining|svc-api-units-used): .*$/gim;
+    const shape = (r: { status: number; headers: string; body: string }) => ({
+      status: r.status,
+      headers: r.headers.replace(varying, '$1: *'),
+      body: r.body,
+    });
+    for (const [method, target, extra, body, key] of cases) {
+      const direct = await rawRequest(t.baseUrl, head(method, target, extra, key), body);
+      const viaApp = await rawRequest(t.baseUrl, head(method, `${t.baseUrl}${target}`, extra, key), body);
+      expect(shape(viaApp), `${method} ${target} ${body}`).toEqual(shape(direct));
+      expect(direct.status, `${method} ${target} ${body}`).toBeGreaterThanOrEqual(200);
+    }
+  });
 });
