@@ -170,11 +170,28 @@ async function checkSameAnswers(
   return diffs;
 }
 
+/** A server of the comparison, and what starts it again (a new process on the same file). */
+interface Proc {
+  server: ChildServer;
+  restart(): Promise<void>;
+}
+
+async function startProc(start: () => Promise<ChildServer>): Promise<Proc> {
+  const proc: Proc = {
+    server: await start(),
+    async restart() {
+      await proc.server.stop();
+      proc.server = await start();
+    },
+  };
+  return proc;
+}
+
 /** Runs the check and the alternating rounds; returns the medians (req/s, CPU µs per request) by scenario. */
 export async function measureLimit(opts: BenchOptions): Promise<Record<string, { rps: number; cpuUs: number }>> {
   const connections = process.env.BENCH_CONNECTIONS ? opts.connections : 50;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-limit-'));
-  const servers: ChildServer[] = [];
+  const servers: Proc[] = [];
   try {
     const [svcPort, limitPort, limitDbPort] = [await freePort(), await freePort(), await freePort()];
     const env = productEnv(dir, svcPort);
@@ -186,22 +203,25 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
     const limitDbFile = path.join(dir, 'limit-db.sqlite');
     fs.copyFileSync(svcFile, limitFile);
     fs.copyFileSync(svcFile, limitDbFile);
-    const svc = await startChildServer({ name: 'svc', args: productArgs(ROOT), env, port: svcPort, cwd: ROOT });
+    const svcArgs = productArgs(ROOT);
+    const svc = await startProc(() => startChildServer({ name: 'svc', args: svcArgs, env, port: svcPort, cwd: ROOT }));
     servers.push(svc);
     const startLimit = async (name: string, file: string, port: number, extra: Record<string, string>) => {
-      const server = await startChildServer({
-        name,
-        args: ['--import', 'tsx', 'bench/limit/limitServer.ts'],
-        env: {
-          ...env,
-          PORT: String(port),
-          BASE_URL: `http://127.0.0.1:${port}`,
-          DATABASE_URL: `sqlite:${file}`,
-          ...extra,
-        },
-        port,
-        cwd: ROOT,
-      });
+      const server = await startProc(() =>
+        startChildServer({
+          name,
+          args: ['--import', 'tsx', 'bench/limit/limitServer.ts'],
+          env: {
+            ...env,
+            PORT: String(port),
+            BASE_URL: `http://127.0.0.1:${port}`,
+            DATABASE_URL: `sqlite:${file}`,
+            ...extra,
+          },
+          port,
+          cwd: ROOT,
+        }),
+      );
       servers.push(server);
       return server;
     };
@@ -209,10 +229,10 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
     const limitDb = await startLimit('limit-db', limitDbFile, limitDbPort, { LIMIT_COUNTS: 'db' });
 
     const diffs = await checkSameAnswers(
-      { server: svc, file: svcFile },
+      { server: svc.server, file: svcFile },
       [
-        { name: 'limit', server: limit, file: limitFile },
-        { name: 'limit-db', server: limitDb, file: limitDbFile },
+        { name: 'limit', server: limit.server, file: limitFile },
+        { name: 'limit-db', server: limitDb.server, file: limitDbFile },
       ],
       world,
       narrowKey,
@@ -229,7 +249,7 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
       path: `/v1/rooms/${world.smallRoomId}/messages?limit=50`,
       headers: auth,
     };
-    type Scenario = { name: string; label: string; on: ChildServer; target: LoadTarget };
+    type Scenario = { name: string; label: string; on: Proc; target: LoadTarget };
     // one group per request: the two limits and svc, in an order that turns each round
     const groups: Scenario[][] = [
       [
@@ -260,29 +280,38 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
     const scenarios = groups.flat();
     const rps = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
-    if (opts.warmup)
-      for (const s of scenarios) await runLoad(s.on.baseUrl, s.target, { seconds: opts.warmup, connections });
-    for (let round = 1; round <= opts.rounds; round++) {
-      console.log(`  round ${round}/${opts.rounds}  (load average ${loadavg()})`);
-      // the servers of a group take turns going first, so none always runs on the warmer machine
-      const order = groups.flatMap((g) => g.map((_, k) => g[(k + round - 1) % g.length]));
-      for (const s of order) {
-        const c0 = s.on.cpuMs();
-        const r = await runLoad(s.on.baseUrl, s.target, { seconds: opts.seconds, connections });
-        const us = r.total ? ((s.on.cpuMs() - c0) * 1000) / r.total : 0;
-        rps.set(s.name, [...(rps.get(s.name) ?? []), r.rps]);
-        cpu.set(s.name, [...(cpu.get(s.name) ?? []), us]);
-        const bad = r.failures ? `  ${r.failures} failed ${JSON.stringify(r.statusCodes)}` : '';
-        console.log(
-          `    ${s.label.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${us.toFixed(0)} µs/request${bad}`,
-        );
+    // One process of a server can run a quarter faster or slower than the next for its whole life (bench/README.md):
+    // every server is started BENCH_PROCESSES times (default 2), BENCH_ROUNDS rounds each, and all rounds count alike.
+    const processes = Number(process.env.BENCH_PROCESSES ?? 2);
+    const total = processes * opts.rounds;
+    let round = 0;
+    for (let p = 1; p <= processes; p++) {
+      if (p > 1) for (const proc of p % 2 ? servers : [...servers].reverse()) await proc.restart();
+      if (opts.warmup)
+        for (const s of scenarios) await runLoad(s.on.server.baseUrl, s.target, { seconds: opts.warmup, connections });
+      for (let k = 1; k <= opts.rounds; k++) {
+        round++;
+        console.log(`  round ${round}/${total}, processes ${p}/${processes}  (load average ${loadavg()})`);
+        // the servers of a group take turns going first, so none always runs on the warmer machine
+        const order = groups.flatMap((g) => g.map((_, i) => g[(i + round - 1) % g.length]));
+        for (const s of order) {
+          const c0 = s.on.server.cpuMs();
+          const r = await runLoad(s.on.server.baseUrl, s.target, { seconds: opts.seconds, connections });
+          const us = r.total ? ((s.on.server.cpuMs() - c0) * 1000) / r.total : 0;
+          rps.set(s.name, [...(rps.get(s.name) ?? []), r.rps]);
+          cpu.set(s.name, [...(cpu.get(s.name) ?? []), us]);
+          const bad = r.failures ? `  ${r.failures} failed ${JSON.stringify(r.statusCodes)}` : '';
+          console.log(
+            `    ${s.label.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${us.toFixed(0)} µs/request${bad}`,
+          );
+        }
       }
     }
     const m = Object.fromEntries(
       scenarios.map((s) => [s.name, { rps: median(rps.get(s.name)!), cpuUs: median(cpu.get(s.name)!) }]),
     );
     const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)} %`;
-    console.log(`  medians of ${opts.rounds} rounds (load average now ${loadavg()}):`);
+    console.log(`  medians of ${total} rounds, ${processes} processes of each server (load average now ${loadavg()}):`);
     // svc against each limit (0.75), then MCP's share of REST on svc (the issue's 0.85) and on each limit (what a bare
     // server doing MCP's extra work keeps)
     for (const [a, b, target] of [
@@ -310,7 +339,7 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
     }
     return m;
   } finally {
-    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all(servers.map((s) => s.server.stop()));
     if (!opts.keep) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
