@@ -47,3 +47,7 @@ export function readBenchOptions(env: NodeJS.ProcessEnv = process.env): BenchOpt
     jsonFile: env.BENCH_JSON || undefined,
   };
 }
+
+/** BENCH_NODE_FLAGS: node flags (space-separated) a bench tool puts before the start script's own. */
+export const benchNodeFlags = (env: NodeJS.ProcessEnv = process.env): string[] =>
+  (env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);

@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readBenchOptions } from './benchOptions.js';
+import { benchNodeFlags, readBenchOptions } from './benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer } from './childServer.js';
-import { httpScenarios } from './httpScenarios.js';
+import { productScenarios } from './httpScenarios.js';
 import { runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
 
@@ -34,11 +34,8 @@ async function main(): Promise<void> {
   const port = await freePort();
   const env = productEnv(dir, port, { GC_PROBE_OUT: probeFile });
   const world = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
-  const scenarios = httpScenarios(world, env.SVC_SECRET).filter((s) => s.server === 'product');
-  const unknown = names.filter((n) => !scenarios.some((s) => s.name === n));
-  if (unknown.length)
-    throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
-  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const scenarios = productScenarios(world, env.SVC_SECRET, names);
+  const flags = benchNodeFlags();
   const server = await startChildServer({
     name: 'product',
     args: ['--import', path.join(ROOT, 'bench/gcProbe.mjs'), ...flags, ...productArgs(ROOT)],

@@ -173,3 +173,12 @@ const sseData = (text: string) =>
     .filter((l) => l.startsWith('data:'))
     .map((l) => l.slice(5).trim())
     .join('');
+
+/** The product's scenarios of these names, in the order given; an unknown name is an error naming the known ones. */
+export function productScenarios(w: BenchWorld, secret: string, names: string[]): HttpScenario[] {
+  const all = httpScenarios(w, secret).filter((s) => s.server === 'product');
+  const unknown = names.filter((n) => !all.some((s) => s.name === n));
+  if (unknown.length)
+    throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${all.map((s) => s.name).join(', ')}`);
+  return names.map((n) => all.find((s) => s.name === n)!);
+}
