@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { benchNodeFlags, readBenchOptions } from './benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer } from './childServer.js';
 import { productScenarios } from './httpScenarios.js';
-import { runLoad } from './runLoad.js';
+import { median, runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -97,10 +97,10 @@ async function main(): Promise<void> {
     // the machine's neighbours only ever add time: the least of many short rounds is the cost on a quiet machine
     console.log('\n  every thread, µs per request: least and median of the rounds');
     for (const [name, t] of totals) {
-      const sorted = [...t].sort((a, b) => a - b);
       console.log(
-        `  ${scenarios.find((s) => s.name === name)!.label.padEnd(32)} least ${sorted[0].toFixed(0).padStart(4)}` +
-          `  median ${sorted[Math.floor(sorted.length / 2)].toFixed(0).padStart(4)}`,
+        `  ${scenarios.find((s) => s.name === name)!.label.padEnd(32)} least ${Math.min(...t)
+          .toFixed(0)
+          .padStart(4)}` + `  median ${median(t).toFixed(0).padStart(4)}`,
       );
     }
   } finally {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import querystring from 'node:querystring';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match as pathMatch, type MatchFunction } from 'path-to-regexp';
 import { z } from 'zod';
@@ -28,7 +27,7 @@ import {
   REQUEST_ID_IN,
 } from '../src/http/headers.js';
 import { restHeaders } from '../src/http/outcomeHeaders.js';
-import { type Fail, type Listener, pathOfUrl, PLAIN_URL } from '../src/http/plainUrl.js';
+import { type Fail, type Listener, pathOfUrl, PLAIN_URL, queryOfUrl } from '../src/http/plainUrl.js';
 import { sendError, sendJson } from '../src/http/render.js';
 import { requestIdOf } from '../src/http/requestId.js';
 import { OPENAPI_JSON_PATH, surfacePattern } from '../src/http/surfaces.js';
@@ -213,7 +212,6 @@ export function createRestRouter(
   const direct: RestRouter['direct'] = (req, res, guard, fail) => {
     const url = req.url!;
     if (!PLAIN_URL.test(url)) return false;
-    const q = url.indexOf('?');
     const path = pathOfUrl(url);
     const candidates = routes.get(routeKey(req.method === 'HEAD' ? 'GET' : req.method!, path));
     if (!candidates) return false;
@@ -227,9 +225,7 @@ export function createRestRouter(
       if (!m) continue;
       guard(req, res);
       setOperation(res, c.operation);
-      // Express's "simple" query parser is `querystring.parse` of what follows the first `?`
-      const query = querystring.parse(q < 0 ? '' : url.slice(q + 1)) as Record<string, unknown>;
-      const call = { req, path, query, ip: options.clientIp(req), params: m.params };
+      const call = { req, path, query: queryOfUrl(url), ip: options.clientIp(req), params: m.params };
       handle(state, c.proc, call, res).catch((err: unknown) => fail(err, req, res));
       return true;
     }

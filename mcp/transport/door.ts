@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import querystring from 'node:querystring';
 import cors from 'cors';
 import type { Credentials } from '../../src/auth/credentials.js';
 import type { RateLimiter } from '../../src/auth/rateLimit.js';
@@ -30,7 +29,7 @@ import {
   VARY_HEADER,
   WWW_AUTHENTICATE,
 } from '../../src/http/headers.js';
-import { pathOfUrl } from '../../src/http/plainUrl.js';
+import { pathOfUrl, queryOfUrl } from '../../src/http/plainUrl.js';
 import { requestIdOf } from '../../src/http/requestId.js';
 import { MCP_SCOPE, SURFACES, surfacePattern } from '../../src/http/surfaces.js';
 import { setOperation } from '../../src/observability/observeRequests.js';
@@ -114,9 +113,6 @@ const pathOf = (req: IncomingMessage): string => (req as { path?: string }).path
 
 /** The headers every answer of /mcp starts from (copied for each by headersAtWriteHead). */
 const ANSWER_HEADERS: Readonly<Record<string, string>> = { ...API_SECURITY_HEADERS, [VARY_HEADER]: ORIGIN_HEADER };
-
-/** The query of a request without one (Express would parse an empty string into a new object). */
-const NO_QUERY: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** The endpoint's operation by HTTP method, until the body names a better one. */
 const ENDPOINT_OPERATIONS: Record<string, string> = Object.fromEntries(
@@ -238,12 +234,8 @@ async function enter(
     });
   }
 
-  // the connection's selection of tools, from its headers or query (toolsets.ts); Express's "simple" query parser
-  // is `querystring.parse` of what follows the first `?`
-  const url = req.url!;
-  const q = url.indexOf('?');
-  const query = q < 0 ? NO_QUERY : (querystring.parse(url.slice(q + 1)) as Record<string, unknown>);
-  const selection = parseToolSelection(req.headers, query);
+  // the connection's selection of tools, from its headers or query (toolsets.ts)
+  const selection = parseToolSelection(req.headers, queryOfUrl(req.url!));
   if ('error' in selection) {
     req.resume();
     await refused(400, 'validation_error');

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
 
 /**
  * A URL that Express's `parseurl` splits into path and query by its first `?` (a path beginning with `/` and
@@ -11,6 +12,15 @@ export const PLAIN_URL = /^\/[^\t\n\f\r #\u00a0\ufeff]*$/;
 export const pathOfUrl = (url: string): string => {
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
+};
+
+/** The query of a URL without one (nobody writes into a parsed query). */
+const NO_QUERY: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A URL's query as Express's "simple" parser reads it: `querystring.parse` of what follows the first `?`. */
+export const queryOfUrl = (url: string): Record<string, unknown> => {
+  const q = url.indexOf('?');
+  return q < 0 ? NO_QUERY : (querystring.parse(url.slice(q + 1)) as Record<string, unknown>);
 };
 
 /** What a surface's direct route is given: the body guard to run first, and where a failure it does not answer goes. */
