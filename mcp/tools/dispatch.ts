@@ -32,7 +32,6 @@ import { LISTEN_METHOD, type ListenHub } from '../subscriptions/listen.js';
 import { hasStandardHeaders, MODERN_REVISION, toolCallAnswerJson } from './plainToolCall.js';
 import { declaresTasks, TASK_TOOL } from '../tasks/tasks.js';
 import type { ToolCatalog } from './toolCatalog.js';
-import { toCheckedToolResult } from './toolResult.js';
 
 export interface DispatchOptions {
   services: Services;
@@ -134,7 +133,7 @@ async function dispatch(state: DispatchState, res: ServerResponse, entry: Entry,
     if (aborted.signal.aborted) return;
     onToolOutcome(outcome.out);
     try {
-      return writeJsonAnswer(res, toolCallAnswerJson(plain.id, toCheckedToolResult(outcome), plain.revision));
+      return writeJsonAnswer(res, toolCallAnswerJson(plain.id, outcome, plain.revision));
     } catch (err) {
       return failedExchange(services, res, err, requestId);
     }

@@ -6,7 +6,8 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/server';
 import { SERVER_INFO } from '../server/createMcpServer.js';
-import { toolAnswerJson } from './toolResult.js';
+import type { ToolOutcome } from './invokeTool.js';
+import { commonToolResultJson, toCheckedToolResult } from './toolResult.js';
 
 /** The 2026 revision this server answers (the SDK's `server/discover` lists what it implements). */
 export const MODERN_REVISION = '2026-07-28';
@@ -119,15 +120,24 @@ export function plainToolCallOf(h: McpRequestHeaders, accept: string | undefined
   return { ...call, revision: 'legacy' };
 }
 
+/** The members a 2026-07-28 result adds, in JSON: the server's name in `_meta`, and `resultType` last. */
+const MODERN_META_TAIL = `,${JSON.stringify({ [SERVER_INFO_META_KEY]: SERVER_INFO }).slice(1, -1)}`;
+const MODERN_TAIL = ',"resultType":"complete"';
+
 /**
  * The JSON-RPC answer to a plain `tools/call`, as the SDK's server writes it for the revision: a 2025 answer
  * is `{ result, jsonrpc, id }`; a 2026-07-28 result also names the server in its `_meta`
- * (`io.modelcontextprotocol/serverInfo`) and ends with `resultType: "complete"`. `result` is the checked
- * result of `toCheckedToolResult`, which `toolAnswerJson` writes without serializing the output twice.
+ * (`io.modelcontextprotocol/serverInfo`) and ends with `resultType: "complete"`. The result is
+ * `toCheckedToolResult`'s, written in one pass for a common success (`commonToolResultJson`).
  */
-export function toolCallAnswerJson(id: RequestId, result: CallToolResult, revision: PlainToolCall['revision']): string {
-  if (revision === 'legacy') return toolAnswerJson({ result, jsonrpc: '2.0', id });
-  result._meta = { ...result._meta, [SERVER_INFO_META_KEY]: SERVER_INFO };
-  (result as CallToolResult & { resultType: string }).resultType = 'complete';
-  return toolAnswerJson({ result, jsonrpc: '2.0', id });
+export function toolCallAnswerJson(id: RequestId, outcome: ToolOutcome, revision: PlainToolCall['revision']): string {
+  const modern = revision === MODERN_REVISION;
+  const common = commonToolResultJson(outcome, modern ? MODERN_META_TAIL : '', modern ? MODERN_TAIL : '');
+  if (common !== null) return `{"result":${common},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+  const result = toCheckedToolResult(outcome);
+  if (modern) {
+    result._meta = { ...result._meta, [SERVER_INFO_META_KEY]: SERVER_INFO };
+    (result as CallToolResult & { resultType: string }).resultType = 'complete';
+  }
+  return JSON.stringify({ result, jsonrpc: '2.0', id });
 }

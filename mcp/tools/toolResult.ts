@@ -42,32 +42,23 @@ function textOf(data: unknown, json: string, outcome: ToolOutcome & { ok: true }
   return isObject(data) && outcome.view ? resultText(data, json, outcome.view) : json;
 }
 
-/** The JSON text of the `structuredContent` of a result built by `toCheckedToolResult` (the text block's own). */
-const structuredJson = new WeakMap<object, string>();
-
 /**
  * The tool result exactly as the SDK's `Server` would send it after its own check of a `tools/call`
  * result (the spec's `CallToolResult` schema, `specTypeSchemas` of @modelcontextprotocol/server),
  * made once instead of twice. The common success (an object output, no content blocks of its own) is
  * built directly in the shape that check returns (`_meta`, `content`, `structuredContent`: the schema's
- * key order, what the wire has always carried), and the JSON text of the output is kept for
- * `toolAnswerJson`, which writes it as `structuredContent` instead of serializing the output a second time.
- * Anything else (an error, a procedure's own blocks, an output that is not an object) goes through the
- * SDK's check as before, with its error. `test/mcp/toolResultWire.test.ts` holds both to the SDK's answer,
- * byte for byte.
+ * key order, what the wire has always carried). Anything else (an error, a procedure's own blocks, an output
+ * that is not an object) goes through the SDK's check, with its error. `test/mcp/toolResultWire.test.ts` holds
+ * both to the SDK's answer, byte for byte.
  */
 export function toCheckedToolResult(outcome: ToolOutcome): CallToolResult {
-  if (outcome.ok && !outcome.out.toolContent && isObject(outcome.data)) {
-    const _meta: Record<string, unknown> = { [REQUEST_ID_META]: outcome.requestId };
-    if (outcome.out.replayed) _meta[REPLAYED_META] = true;
+  if (isCommonSuccess(outcome)) {
     const json = JSON.stringify(outcome.data);
-    const result = {
-      _meta,
+    return {
+      _meta: metaOf(outcome),
       content: [{ type: 'text' as const, text: textOf(outcome.data, json, outcome) }],
       structuredContent: outcome.data,
     };
-    structuredJson.set(result, json);
-    return result;
   }
   const checked = specTypeSchemas.CallToolResult['~standard'].validate(toToolResult(outcome));
   if (checked.issues)
@@ -78,39 +69,29 @@ export function toCheckedToolResult(outcome: ToolOutcome): CallToolResult {
   return checked.value as CallToolResult;
 }
 
-const sameKeys = (o: object, keys: readonly string[]): boolean => {
-  const own = Object.keys(o);
-  return own.length === keys.length && own.every((k, i) => k === keys[i]);
+/** A success whose result `toCheckedToolResult` builds itself: an object output, no content blocks of its own. */
+const isCommonSuccess = (outcome: ToolOutcome): outcome is ToolOutcome & { ok: true; data: Record<string, unknown> } =>
+  outcome.ok && !outcome.out.toolContent && isObject(outcome.data);
+
+const metaOf = (outcome: ToolOutcome): Record<string, unknown> => {
+  const _meta: Record<string, unknown> = { [REQUEST_ID_META]: outcome.requestId };
+  if (outcome.out.replayed) _meta[REPLAYED_META] = true;
+  return _meta;
 };
 
 /**
- * `JSON.stringify(answer)` for a JSON-RPC answer (`{ result, jsonrpc, id }`, as the SDK's protocol layer
- * sends it) whose result `toCheckedToolResult` built: the same text, with the output's JSON written once
- * more from the text block's string instead of serialized again. Any other answer, or one whose shape
- * is not exactly that, is simply `JSON.stringify`'d.
+ * `JSON.stringify(toCheckedToolResult(outcome))` with more members, for the common success only (null for any other
+ * outcome): the text written in one pass, the output serialized once (its text block and `structuredContent` share
+ * it). `metaTail` and `tail` are members already in JSON, each starting with a comma: written last in `_meta`, and
+ * after `structuredContent`.
  */
-export function toolAnswerJson(answer: unknown): string {
-  const a = answer as {
-    result?: { _meta: unknown; content: unknown; structuredContent: unknown; resultType?: unknown };
-    id?: unknown;
-  };
-  const json = a && typeof a === 'object' && a.result ? structuredJson.get(a.result) : undefined;
-  // (a 2026-07-28 answer ends its result with `resultType`)
-  const modern = json !== undefined && a.result!.resultType === 'complete';
-  if (
-    json === undefined ||
-    (a as { jsonrpc?: unknown }).jsonrpc !== '2.0' ||
-    !sameKeys(a, ['result', 'jsonrpc', 'id']) ||
-    !sameKeys(
-      a.result!,
-      modern ? ['_meta', 'content', 'structuredContent', 'resultType'] : ['_meta', 'content', 'structuredContent'],
-    )
-  ) {
-    return JSON.stringify(answer);
-  }
-  const r = a.result!;
+export function commonToolResultJson(outcome: ToolOutcome, metaTail: string, tail: string): string | null {
+  if (!isCommonSuccess(outcome)) return null;
+  const json = JSON.stringify(outcome.data);
+  const text = textOf(outcome.data, json, outcome);
+  const replayed = outcome.out.replayed ? `,"${REPLAYED_META}":true` : '';
   return (
-    `{"result":{"_meta":${JSON.stringify(r._meta)},"content":${JSON.stringify(r.content)},"structuredContent":${json}${modern ? ',"resultType":"complete"' : ''}},` +
-    `"jsonrpc":"2.0","id":${JSON.stringify(a.id)}}`
+    `{"_meta":{"${REQUEST_ID_META}":${JSON.stringify(outcome.requestId)}${replayed}${metaTail}},` +
+    `"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${json}${tail}}`
   );
 }

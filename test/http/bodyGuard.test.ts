@@ -104,3 +104,52 @@ describe('the body guard (src/readLimited.ts)', () => {
     });
   }
 });
+
+describe('a body that came whole, read from the stream buffer (src/readLimited.ts)', () => {
+  it('gives the same bytes and limit verdict as a read while the body arrives, and ends the request', async () => {
+    const server = createServer((req, res) => {
+      // read once the packet is parsed (the request is complete, its body in the buffer), as /mcp's door reads
+      setTimeout(() => {
+        const complete = req.complete;
+        readLimited(req, 8).then(({ bytes, over }) => {
+          // the stream then ends as after any read to its end: the connection can carry the next request
+          const answer = () => {
+            const text = JSON.stringify({
+              complete,
+              text: over ? null : bytes.toString(),
+              over,
+              ended: req.readableEnded,
+            });
+            res.writeHead(200, { 'Content-Length': Buffer.byteLength(text) }).end(text);
+          };
+          if (req.readableEnded) answer();
+          else req.once('end', answer);
+        });
+      }, 20);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const chunked = 'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n';
+    const answers = await new Promise<string[]>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () =>
+        s.write(request(5, 'hello') + request(12, 'hello world!') + chunked + request(0, '')),
+      );
+      let raw = '';
+      s.on('data', (d) => {
+        raw += d;
+        const answers = raw.split('HTTP/1.1 ').slice(1);
+        if (answers.length === 4 && raw.endsWith('}')) {
+          s.destroy();
+          resolve(answers.map((a) => a.slice(a.indexOf('\r\n\r\n') + 4)));
+        }
+      });
+    });
+    expect(answers.map((a) => JSON.parse(a) as unknown)).toEqual([
+      { complete: true, text: 'hello', over: false, ended: true },
+      { complete: true, text: null, over: true, ended: true },
+      { complete: true, text: 'abcde', over: false, ended: true },
+      { complete: true, text: '', over: false, ended: true },
+    ]);
+  });
+});

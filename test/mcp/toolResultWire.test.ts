@@ -1,10 +1,12 @@
-import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import { InMemoryTransport, Server, SERVER_INFO_META_KEY, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { newResponseState } from '../../src/procedures/index.js';
 import type { ToolOutcome } from '../../mcp/tools/invokeTool.js';
-import { toCheckedToolResult, toolAnswerJson, toToolResult } from '../../mcp/tools/toolResult.js';
+import { toolCallAnswerJson } from '../../mcp/tools/plainToolCall.js';
+import { SERVER_INFO } from '../../mcp/server/createMcpServer.js';
+import { toCheckedToolResult, toToolResult } from '../../mcp/tools/toolResult.js';
 import { createWorld, sharedTestServer } from '../helpers/harness.js';
 import { postMcp, toolCall } from './mcpClient.js';
 
@@ -91,10 +93,17 @@ describe('tool results built once (mcp/tools/toolResult.ts toCheckedToolResult)'
       expect(sdk.error).toBeUndefined();
       const ours = toCheckedToolResult(outcome);
       expect(JSON.stringify(ours)).toBe(JSON.stringify(sdk.result));
-      // the answer written with the output's JSON text kept from the text block: the same bytes
+      // the plain call's answer, written in one pass for a common success: the same bytes on both revisions
+      const result = sdk.result as { _meta: Record<string, unknown> };
+      const modern = {
+        ...result,
+        _meta: { ...result._meta, [SERVER_INFO_META_KEY]: SERVER_INFO },
+        resultType: 'complete',
+      };
       for (const id of [1, 'a "quoted" id', 0]) {
-        expect(toolAnswerJson({ result: ours, jsonrpc: '2.0', id })).toBe(
-          JSON.stringify({ result: sdk.result, jsonrpc: '2.0', id }),
+        expect(toolCallAnswerJson(id, outcome, 'legacy')).toBe(JSON.stringify({ result, jsonrpc: '2.0', id }));
+        expect(toolCallAnswerJson(id, outcome, '2026-07-28')).toBe(
+          JSON.stringify({ result: modern, jsonrpc: '2.0', id }),
         );
       }
     }
@@ -107,9 +116,7 @@ describe('tool results built once (mcp/tools/toolResult.ts toCheckedToolResult)'
     // (the v2 SDK words the schema's issues as zod does; the refusal and its prefix are the same)
     expect(sdk.error!.message).toMatch(/^Invalid tools\/call result: /);
     expect(() => toCheckedToolResult(outcome)).toThrow(/^Invalid tools\/call result: /);
-    // an answer of another shape is simply serialized
-    for (const answer of [sdk, { jsonrpc: '2.0', id: 1, result: { content: [] } }, null, 'x'])
-      expect(toolAnswerJson(answer)).toBe(JSON.stringify(answer));
+    expect(() => toolCallAnswerJson(1, outcome, 'legacy')).toThrow(/^Invalid tools\/call result: /);
   });
 
   it('answers tools/call over HTTP with the bytes of the SDK-checked result', async () => {
