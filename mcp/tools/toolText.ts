@@ -119,7 +119,9 @@ export function userIdsOf(v: unknown, shape: Shape, into = new Set<string>()): S
   if (shape === 'free' || shape === 'value') return into;
   if (Array.isArray(v)) for (const x of v) userIdsOf(x, itemShape(shape), into);
   else if (isObject(v)) {
-    for (const [k, x] of Object.entries(v)) {
+    // (`for…in`, not `Object.entries`: the same keys in the same order on these plain objects, without an array a key)
+    for (const k in v) {
+      const x = v[k];
       if (namesUser(shape, k, x)) into.add(x as string);
       else if (x && typeof x === 'object') userIdsOf(x, fieldShape(shape, k), into);
     }
@@ -166,7 +168,8 @@ function compactValue(v: unknown, view: TextView, shape: Shape, known: Record<st
   if (Array.isArray(v)) return v.map((x) => compactValue(x, view, itemShape(shape)));
   if (!isObject(v)) return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
+  for (const k in v) {
+    const x = v[k];
     if (x === null || x === undefined || x === '' || DEFAULTS[k] === x || (k in known && known[k] === x)) continue;
     if (k === 'updatedAt' && x === v.createdAt) continue;
     if (namesUser(shape, k, x)) {
