@@ -157,10 +157,6 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
   if (stream.destroyed) return Promise.reject(new ClientGoneError());
   // nothing is hung on a request whose body is whole already (see createBodyGuard)
   const waiting = !(stream as IncomingMessage).complete;
-  // A whole body nobody has begun to read lies in the stream's buffer (Node's parser pushed it with the headers'
-  // packet): taken at once, without a listener, a promise to settle later or the turns of the stream's events.
-  if (!waiting && stream.readableFlowing === null && !stream.readableEnded)
-    return Promise.resolve(drain(stream, limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -193,15 +189,4 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
     if (waiting) (stream as Guarded)[READER] = fail;
     stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
-}
-
-/** The whole buffered body of an ended stream, read now (the stream then ends as after any read to its end). */
-function drain(stream: Readable, limit: number): { bytes: Buffer; over: boolean } {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for (let chunk: Buffer | null; (chunk = stream.read() as Buffer | null) !== null;) {
-    size += chunk.length;
-    if (size <= limit) chunks.push(chunk);
-  }
-  return { bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), over: size > limit };
 }

@@ -6,9 +6,9 @@ import { WWW_AUTHENTICATE } from '../../src/http/headers.js';
 import { outcomeHeaders } from '../../src/http/outcomeHeaders.js';
 import type { DoorRefusal } from '../transport/authenticateMcp.js';
 import { toolCallContext, type ToolCallOptions } from './invokeTool.js';
-import type { ToolCatalog, CatalogEntry } from './toolCatalog.js';
+import type { ToolCatalog } from './toolCatalog.js';
 
-export interface ToolCallMessage {
+interface ToolCallMessage {
   id?: string | number;
   method: 'tools/call';
   params: { name: string; arguments?: Record<string, unknown> };
@@ -27,43 +27,39 @@ export function toolCallsOf(body: unknown): ToolCallMessage[] {
 
 /**
  * The MCP scope challenge must be an HTTP 403, so it is decided before the JSON-RPC messages reach the
- * server, by the pipeline's own `authorize`: for the first `tools/call` (of `calls`, the body's) whose operation
- * scope the credential lacks, the pipeline's steps before dispatch run for that call (`refuseBeforeDispatch`: it is
+ * server, by the pipeline's own `authorize`: for the first `tools/call` whose operation scope the
+ * credential lacks, the pipeline's steps before dispatch run for that call (`refuseBeforeDispatch`: it is
  * counted, refused with `insufficient_scope`, or whatever it meets first such as the rate limit, and
- * audited; nothing runs, nothing is charged). Null, at once, when every call may proceed. A batch (protocol
+ * audited; nothing runs, nothing is charged). Null when every call may proceed. A batch (protocol
  * revisions before 2025-06-18) is refused as a whole.
  */
-export function checkToolScopes(
-  calls: readonly ToolCallMessage[],
+export async function checkToolScopes(
+  body: unknown,
   actor: Actor,
   catalog: ToolCatalog,
   call: ToolCallOptions,
-): Promise<{ refusal: DoorRefusal & { requestId: string } } | null> | null {
-  const baseUrl = call.services.config.baseUrl;
-  for (const msg of calls) {
-    const entry = catalog.get(msg.params.name);
-    if (entry && authorize('mcp', baseUrl, actor, entry.proc.meta.scope)) return refuseToolCall(entry, msg, call);
-  }
-  return null;
-}
-
-/** The pipeline's steps before dispatch for a call `authorize` refuses, audited; its refusal and headers. */
-async function refuseToolCall(
-  entry: CatalogEntry,
-  msg: ToolCallMessage,
-  call: ToolCallOptions,
 ): Promise<{ refusal: DoorRefusal & { requestId: string } } | null> {
   const baseUrl = call.services.config.baseUrl;
-  const { ctx, input } = toolCallContext(entry.proc, isObject(msg.params.arguments) ? msg.params.arguments : {}, call);
-  const error = await refuseBeforeDispatch(ctx, entry.proc.meta, async () => input);
-  if (!error) return null; // (cannot be: the same `authorize` refuses it there)
-  if (error.status >= 500)
-    call.services.log.error(
-      { err: error.cause ?? error, requestId: ctx.requestId, tool: entry.proc.meta.tool.name },
-      'tool call failed',
+  for (const msg of toolCallsOf(body)) {
+    const entry = catalog.get(msg.params.name);
+    const refused = entry && authorize('mcp', baseUrl, actor, entry.proc.meta.scope);
+    if (!entry || !refused) continue;
+    const { ctx, input } = toolCallContext(
+      entry.proc,
+      isObject(msg.params.arguments) ? msg.params.arguments : {},
+      call,
     );
-  const headers = outcomeHeaders(ctx.out, baseUrl, 'mcp');
-  if (error.code === 'insufficient_scope' && ctx.out.challenge)
-    headers[WWW_AUTHENTICATE] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
-  return { refusal: { error, headers, requestId: ctx.requestId } };
+    const error = await refuseBeforeDispatch(ctx, entry.proc.meta, async () => input);
+    if (!error) continue; // (cannot be: the same `authorize` refuses it there)
+    if (error.status >= 500)
+      call.services.log.error(
+        { err: error.cause ?? error, requestId: ctx.requestId, tool: entry.proc.meta.tool.name },
+        'tool call failed',
+      );
+    const headers = outcomeHeaders(ctx.out, baseUrl, 'mcp');
+    if (error.code === 'insufficient_scope' && ctx.out.challenge)
+      headers[WWW_AUTHENTICATE] = challengeHeader(baseUrl, 'mcp', ctx.out.challenge)!;
+    return { refusal: { error, headers, requestId: ctx.requestId } };
+  }
+  return null;
 }

@@ -87,11 +87,10 @@ async function dispatch(state: DispatchState, res: ServerResponse, entry: Entry,
   const tools = entry.tools;
   const rights = () => connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
   // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
-  const refusing =
+  const checked =
     route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
       ? null
-      : checkToolScopes(calls, actor, tools, call);
-  const checked = refusing && (await refusing);
+      : await checkToolScopes(body, actor, tools, call);
   if (checked) {
     const { error, headers, requestId: callRequestId } = checked.refusal;
     return sendEnvelope(res, error, callRequestId, headers);

@@ -105,8 +105,8 @@ describe('the body guard (src/readLimited.ts)', () => {
   }
 });
 
-describe('a body that came whole, read from the stream buffer (src/readLimited.ts)', () => {
-  it('gives the same bytes and limit verdict as a read while the body arrives, and ends the request', async () => {
+describe('a body that came whole, read after its request was parsed (src/readLimited.ts)', () => {
+  it('gives its bytes or the limit verdict, and ends the request so that the connection carries the next', async () => {
     const server = createServer((req, res) => {
       // read once the packet is parsed (the request is complete, its body in the buffer), as /mcp's door reads
       setTimeout(() => {
