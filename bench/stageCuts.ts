@@ -17,6 +17,7 @@ import { freePort, productArgs, productEnv, startChildServer } from './childServ
 import { productScenarios } from './httpScenarios.js';
 import { median, runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
+import { ticksOf } from './threadCpu.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_CUTS =
@@ -25,20 +26,7 @@ const DEFAULT_CUTS =
   'mcp-get-me:p-audit,mcp-get-me:invoke,mcp-get-me:result,mcp-get-me:';
 
 /** Clock ticks (user and system) of every thread of a process. */
-function ticksOf(pid: number): number {
-  let ticks = 0;
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // a thread that ended meanwhile
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks;
-}
+const allTicksOf = (pid: number): number => Object.values(ticksOf(pid)).reduce((sum, t) => sum + t.user + t.system, 0);
 
 async function main(): Promise<void> {
   if (!fs.existsSync(path.join(ROOT, 'mcp/transport/_cut.ts')))
@@ -60,10 +48,10 @@ async function main(): Promise<void> {
       await runLoad(server.baseUrl, t.target, { seconds: opts.warmup, connections: opts.connections });
     for (let round = 0; round < opts.rounds; round++)
       for (const t of targets) {
-        const before = ticksOf(server.pid);
+        const before = allTicksOf(server.pid);
         const r = await runLoad(server.baseUrl, t.target, { seconds: opts.seconds, connections: opts.connections });
         // a tick is 10 ms: µs per request = ticks * 10,000 / requests
-        const us = ((ticksOf(server.pid) - before) * 10_000) / (r.rps * opts.seconds);
+        const us = ((allTicksOf(server.pid) - before) * 10_000) / (r.rps * opts.seconds);
         costs.set(t.spec, [...(costs.get(t.spec) ?? []), us]);
       }
   } finally {

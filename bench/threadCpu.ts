@@ -30,7 +30,7 @@ function groupOf(name: string, tid: number, pid: number): string {
   return 'other threads';
 }
 
-function ticksOf(pid: number): Ticks {
+export function ticksOf(pid: number): Ticks {
   const out: Ticks = {};
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
