@@ -97,11 +97,9 @@ async function main(): Promise<void> {
     // the machine's neighbours only ever add time: the least of many short rounds is the cost on a quiet machine
     console.log('\n  every thread, µs per request: least and median of the rounds');
     for (const [name, t] of totals) {
-      console.log(
-        `  ${scenarios.find((s) => s.name === name)!.label.padEnd(32)} least ${Math.min(...t)
-          .toFixed(0)
-          .padStart(4)}` + `  median ${median(t).toFixed(0).padStart(4)}`,
-      );
+      const label = scenarios.find((s) => s.name === name)!.label;
+      const [least, mid] = [Math.min(...t), median(t)].map((v) => v.toFixed(0).padStart(4));
+      console.log(`  ${label.padEnd(32)} least ${least}  median ${mid}`);
     }
   } finally {
     await server.stop();

@@ -89,9 +89,9 @@ export function commonToolResultJson(outcome: ToolOutcome, metaTail: string, tai
   if (!isCommonSuccess(outcome)) return null;
   const json = JSON.stringify(outcome.data);
   const text = textOf(outcome.data, json, outcome);
-  const replayed = outcome.out.replayed ? `,"${REPLAYED_META}":true` : '';
+  const meta = JSON.stringify(metaOf(outcome));
   return (
-    `{"_meta":{"${REQUEST_ID_META}":${JSON.stringify(outcome.requestId)}${replayed}${metaTail}},` +
+    `{"_meta":${meta.slice(0, -1)}${metaTail}},` +
     `"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${json}${tail}}`
   );
 }
