@@ -23,10 +23,15 @@ import { seedBench } from './seedBench.js';
 import { ticksOf } from './threadCpu.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_CUTS =
-  'me:r-pre,me:p-auth,me:p-charge,me:p-next,me:p-audit,me:,' +
-  'mcp-get-me:door,mcp-get-me:cred,mcp-get-me:body,mcp-get-me:msg,mcp-get-me:preinvoke,mcp-get-me:p-next,' +
-  'mcp-get-me:p-audit,mcp-get-me:invoke,mcp-get-me:result,mcp-get-me:';
+const DEFAULT_CUTS = [
+  ...['me', 'limit/me', 'limit-db/me'].flatMap((s) =>
+    ['r-pre', 'p-auth', 'p-charge', 'p-next', 'p-audit', ''].map((p) => `${s}:${p}`),
+  ),
+  ...['door', 'cred', 'body', 'msg', 'preinvoke', 'p-next', 'p-audit', 'invoke', 'result', ''].map(
+    (p) => `mcp-get-me:${p}`,
+  ),
+  ...['door', 'body', 'cred', 'msg', 'p-charge', 'p-next', 'result', 'p-audit', ''].map((p) => `limit/mcp-get-me:${p}`),
+].join(',');
 
 /** Clock ticks (user and system) of every thread of a process. */
 const allTicksOf = (pid: number): number => Object.values(ticksOf(pid)).reduce((sum, t) => sum + t.user + t.system, 0);
