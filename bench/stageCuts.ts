@@ -47,6 +47,8 @@ async function main(): Promise<void> {
   const specs = (process.env.CUTS ?? DEFAULT_CUTS).split(',');
   const servers = new Map<string, ChildServer>();
   const costs = new Map<string, number[]>();
+  // answers that were not 2xx (a limit that does not take the request, say): such a figure is not the step's cost
+  const failed = new Map<string, number>();
   try {
     // the limits' copies of the seeded file are made before svc opens it
     const limits = [...new Set(specs.flatMap((spec) => (spec.includes('/') ? [spec.split('/')[0]] : [])))];
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
         // a tick is 10 ms: µs per request = ticks * 10,000 / requests
         const us = ((allTicksOf(t.server.pid) - before) * 10_000) / (r.rps * opts.seconds);
         costs.set(t.spec, [...(costs.get(t.spec) ?? []), us]);
+        if (r.failures) failed.set(t.spec, (failed.get(t.spec) ?? 0) + r.failures);
       }
   } finally {
     for (const server of servers.values()) await server.stop();
@@ -94,7 +97,9 @@ async function main(): Promise<void> {
     console.log(
       `  ${spec.padEnd(30)} least ${Math.min(...us)
         .toFixed(0)
-        .padStart(4)}  median ${median(us).toFixed(0).padStart(4)}`,
+        .padStart(4)}  median ${median(us).toFixed(0).padStart(4)}${
+        failed.has(spec) ? `  (${failed.get(spec)} answers not 2xx: not a clean figure)` : ''
+      }`,
     );
 }
 

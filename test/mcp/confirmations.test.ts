@@ -138,7 +138,10 @@ describe('MCP: a person confirms a destructive tool before it runs (2026-07-28 i
     const argsA = { roomId: w.roomId, recordId: a.id };
     const { requestState } = (await callTool(t, token, 'delete_record', argsA)).body.result as { requestState: string };
 
-    const flip = requestState.slice(0, -2) + (requestState.endsWith('A') ? 'B' : 'A') + requestState.slice(-1);
+    // one character of the signature changed (the one before the last, whose six bits all count), never to itself
+    const at = requestState.length - 2;
+    const flip = requestState.slice(0, at) + (requestState[at] === 'A' ? 'B' : 'A') + requestState.slice(at + 1);
+    expect(flip).not.toBe(requestState);
     for (const forged of [flip, 'v1.e30.AAAA', 'not a state', requestState + 'x']) {
       const r = await callTool(t, token, 'delete_record', argsA, { requestState: forged, inputResponses: ACCEPT });
       expect(r.status).toBe(200);
