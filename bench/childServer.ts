@@ -179,3 +179,26 @@ export function productArgs(checkout: string): string[] {
   if (bin === 'tsx') return ['--import', 'tsx', ...args];
   throw new Error(`cannot start the product without a shell: npm start is "${start}"`);
 }
+
+/**
+ * How a limit server (bench/limit/limitServer.ts) of a product environment is started: on its own copy of the
+ * seeded SQLite `file`, at `port`, with the 60 s window and the month's units in memory or committed
+ * (`countsInDb`: `LIMIT_COUNTS=db`). `root` is the checkout that holds the bench.
+ */
+export function limitServerOptions(o: {
+  name: string;
+  root: string;
+  env: Record<string, string>;
+  port: number;
+  file: string;
+  countsInDb: boolean;
+}): StartChildOptions {
+  const env: Record<string, string> = {
+    ...o.env,
+    PORT: String(o.port),
+    BASE_URL: `http://127.0.0.1:${o.port}`,
+    DATABASE_URL: `sqlite:${o.file}`,
+  };
+  if (o.countsInDb) env.LIMIT_COUNTS = 'db';
+  return { name: o.name, args: ['--import', 'tsx', 'bench/limit/limitServer.ts'], env, port: o.port, cwd: o.root };
+}

@@ -1,5 +1,5 @@
-// `npx tsx bench/stageCuts.ts`, with bench/stageCuts.patch applied (`git apply bench/stageCuts.patch`, and `git
-// checkout -- src mcp rest bench/limit` after): what each stage of a request costs, by answering it early. The patch
+// `npx tsx bench/stageCuts.ts`, with bench/stageCuts.patch applied (`git apply bench/stageCuts.patch`, and `git apply
+// -R bench/stageCuts.patch` after): what each stage of a request costs, by answering it early. The patch
 // adds named points to the request path (the MCP door, the credential, the body, the message, the scopes, the tool
 // call, the result; the pipeline's steps for both surfaces; REST's procedure call) where a request whose `X-Cut`
 // header names the point is answered `{}` at once. One product process (as `npm start` starts it) is driven with each
@@ -16,7 +16,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from './benchOptions.js';
-import { type ChildServer, freePort, productArgs, productEnv, startChildServer } from './childServer.js';
+import {
+  type ChildServer,
+  freePort,
+  limitServerOptions,
+  productArgs,
+  productEnv,
+  startChildServer,
+} from './childServer.js';
 import { productScenarios } from './httpScenarios.js';
 import { median, runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
@@ -58,16 +65,9 @@ async function main(): Promise<void> {
     }
     servers.set('svc', await startChildServer({ name: 'svc', args: productArgs(ROOT), env, port, cwd: ROOT }));
     for (const name of limits) {
-      const p = await freePort();
-      const limitEnv: Record<string, string> = {
-        ...env,
-        PORT: String(p),
-        BASE_URL: `http://127.0.0.1:${p}`,
-        DATABASE_URL: `sqlite:${path.join(dir, `${name}.sqlite`)}`,
-      };
-      if (name === 'limit-db') limitEnv.LIMIT_COUNTS = 'db';
-      const args = ['--import', 'tsx', 'bench/limit/limitServer.ts'];
-      servers.set(name, await startChildServer({ name, args, env: limitEnv, port: p, cwd: ROOT }));
+      const file = path.join(dir, `${name}.sqlite`);
+      const options = { name, root: ROOT, env, port: await freePort(), file, countsInDb: name === 'limit-db' };
+      servers.set(name, await startChildServer(limitServerOptions(options)));
     }
     const targets = specs.map((spec) => {
       const [scenario, point] = spec.split(':');

@@ -17,7 +17,14 @@ import Database from 'better-sqlite3';
 import { newId } from '../../src/domain/ids.js';
 import { sha256Hex } from '../../src/domain/hashing.js';
 import { readBenchOptions, type BenchOptions } from '../benchOptions.js';
-import { freePort, productArgs, productEnv, startChildServer, type ChildServer } from '../childServer.js';
+import {
+  freePort,
+  limitServerOptions,
+  productArgs,
+  productEnv,
+  startChildServer,
+  type ChildServer,
+} from '../childServer.js';
 import { MCP_2026_GET_ME_BODY, MCP_GET_ME_BODY, mcp2026Headers, mcpHeaders } from '../httpScenarios.js';
 import { median, roundRatios, runLoad, type LoadTarget } from '../runLoad.js';
 import { seedBench, type BenchWorld } from '../seedBench.js';
@@ -206,27 +213,15 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
     const svcArgs = productArgs(ROOT);
     const svc = await startProc(() => startChildServer({ name: 'svc', args: svcArgs, env, port: svcPort, cwd: ROOT }));
     servers.push(svc);
-    const startLimit = async (name: string, file: string, port: number, extra: Record<string, string>) => {
+    const startLimit = async (name: string, file: string, port: number, countsInDb: boolean) => {
       const server = await startProc(() =>
-        startChildServer({
-          name,
-          args: ['--import', 'tsx', 'bench/limit/limitServer.ts'],
-          env: {
-            ...env,
-            PORT: String(port),
-            BASE_URL: `http://127.0.0.1:${port}`,
-            DATABASE_URL: `sqlite:${file}`,
-            ...extra,
-          },
-          port,
-          cwd: ROOT,
-        }),
+        startChildServer(limitServerOptions({ name, root: ROOT, env, port, file, countsInDb })),
       );
       servers.push(server);
       return server;
     };
-    const limit = await startLimit('limit', limitFile, limitPort, {});
-    const limitDb = await startLimit('limit-db', limitDbFile, limitDbPort, { LIMIT_COUNTS: 'db' });
+    const limit = await startLimit('limit', limitFile, limitPort, false);
+    const limitDb = await startLimit('limit-db', limitDbFile, limitDbPort, true);
 
     const diffs = await checkSameAnswers(
       { server: svc.server, file: svcFile },
