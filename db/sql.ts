@@ -55,12 +55,17 @@ function runSqlite<T>(conn: SqliteConnection, stmt: SqliteStatement, params: unk
   return { rows: [], affected: stmt.run(...values).changes };
 }
 
-interface QueuedWrite {
-  stmt: SqliteStatement;
-  params: unknown[];
-  resolve(r: SqlResult<unknown>): void;
+/** Runs one `sql()` statement at once, synchronously: what a group's work (`sqliteGroupWork`) is given. */
+export type SqlRun = <T = Record<string, unknown>>(text: string, params?: unknown[]) => SqlResult<T>;
+
+/** One statement of a group, or a piece of work run whole at its place in the group (`sqliteGroupWork`). */
+type QueuedWrite = (
+  | { stmt: SqliteStatement; params: unknown[]; work?: undefined }
+  | { work: (run: SqlRun) => unknown; stmt?: undefined; params?: undefined }
+) & {
+  resolve(r: unknown): void;
   reject(err: unknown): void;
-}
+};
 interface WriteQueue {
   items: QueuedWrite[];
   since: number;
@@ -80,12 +85,15 @@ const writeQueues = new WeakMap<SqliteConnection, WriteQueue>();
  * A group never runs while another caller's transaction is open on the connection (it would become part
  * of it): it waits, a turn at a time, for at most MAX_WAIT_MS, then runs anyway rather than hang.
  */
-function queueWrite(conn: SqliteConnection, stmt: SqliteStatement, params: unknown[]): Promise<SqlResult<unknown>> {
+function queueWrite<T>(
+  conn: SqliteConnection,
+  write: { stmt: SqliteStatement; params: unknown[] } | { work: (run: SqlRun) => T },
+): Promise<T> {
   let q = writeQueues.get(conn);
   if (!q) writeQueues.set(conn, (q = { items: [], since: 0, scheduled: false }));
   const queue = q;
-  return new Promise((resolve, reject) => {
-    queue.items.push({ stmt, params, resolve, reject });
+  return new Promise<T>((resolve, reject) => {
+    queue.items.push({ ...write, resolve: resolve as (r: unknown) => void, reject } as QueuedWrite);
     if (!queue.scheduled) {
       queue.scheduled = true;
       queue.since = Date.now();
@@ -103,15 +111,16 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
   const items = q.items;
   q.items = [];
   q.scheduled = false;
-  // a group of its own (several statements, no transaction open), on the same prepared BEGIN IMMEDIATE, COMMIT
-  // and ROLLBACK as the groups of transactions (db/transaction.ts); a single statement runs alone
-  const own = items.length > 1 && !conn.inTransaction ? sqliteGroupStatements(conn) : null;
-  const outcomes: ({ ok: true; value: SqlResult<unknown> } | { ok: false; error: unknown })[] = [];
+  // a group of its own (several statements, or a piece of work; no transaction open), on the same prepared BEGIN
+  // IMMEDIATE, COMMIT and ROLLBACK as the groups of transactions (db/transaction.ts); a single statement runs alone
+  const own = (items.length > 1 || items[0].work) && !conn.inTransaction ? sqliteGroupStatements(conn) : null;
+  const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+  const run: SqlRun = (text, params = []) => runSqlite(conn, preparedStatement(conn, text), params);
   try {
     own?.begin.run();
     for (const item of items) {
       try {
-        outcomes.push({ ok: true, value: runSqlite(conn, item.stmt, item.params) });
+        outcomes.push({ ok: true, value: item.work ? item.work(run) : runSqlite(conn, item.stmt, item.params) });
       } catch (error) {
         outcomes.push({ ok: false, error });
         // an error that ends the transaction (not a statement-level one) takes the whole group with it
@@ -135,6 +144,20 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
     if (o.ok) item.resolve(o.value);
     else item.reject(o.error);
   });
+}
+
+/**
+ * Runs `work` in the next group commit of SQLite's writes (queueWrite), at its place among the turn's statements,
+ * whole: its statements (`run`, synchronous) run one after the other with nothing between them, inside the group's
+ * transaction, and the promise settles with what `work` returns once the group is committed. A statement of it that
+ * fails throws out of `work` (its earlier statements stay, as separate statements' would); an error that ends the
+ * transaction fails the whole group. Undefined where there is no such group: PostgreSQL, or a SQLite driver that
+ * is not better-sqlite3's.
+ */
+export function sqliteGroupWork<T>(ds: DataSource, work: (run: SqlRun) => T): Promise<T> | undefined {
+  if (isPostgres(ds)) return undefined;
+  const conn = databaseHooks(ds).driver?.sqliteConnection(ds) as SqliteConnection | undefined;
+  return conn ? queueWrite(conn, { work }) : undefined;
 }
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -173,7 +196,7 @@ export async function sql<T = Record<string, unknown>>(
   if (conn) {
     const stmt = preparedStatement(conn, text);
     if (inOwnTransaction) return runSqlite<T>(conn, stmt, params);
-    if (!stmt.readonly) return queueWrite(conn, stmt, params) as Promise<SqlResult<T>>;
+    if (!stmt.readonly) return queueWrite(conn, { stmt, params }) as Promise<SqlResult<T>>;
     if (conn.inTransaction && !holdsRead(conn)) await outsideOthersTransaction(conn);
     // the turn's reads share one read transaction (sqliteHeldRead.ts)
     holdRead(conn);

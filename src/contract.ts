@@ -4,6 +4,7 @@
 // procedures: it imports the domain, db and the wire's plain facts (surfaces, challenges), nothing above them.
 import type { EntityManager } from 'typeorm';
 import type { AuditEntry } from '../db/entities/index.js';
+import type { SqlRun } from '../db/sql.js';
 import { isDatabaseUnavailableError, isUnstorableTextError } from '../db/databaseErrors.js';
 import type { Actor, AuthenticatedActor } from './domain/actor.js';
 import { DomainError, type ErrorCode } from './domain/errors.js';
@@ -233,22 +234,15 @@ export interface RateLimitResult {
   resetSeconds: number;
 }
 
-/** A condition a later statement can carry (`… WHERE <sql>`), with its parameters. */
-export interface SqlCondition {
-  sql: string;
-  params: unknown[];
-}
-
 export interface RateLimiter {
   /** Counts one request for `subject` against `limit` per 60 s window. */
   consume(subject: string, limit: number): Promise<RateLimitResult>;
   /**
-   * "The window `consume(subject, limit)` has just counted still allows the request", as a condition for a
-   * statement queued right after that `consume`, in the same turn. Only where that statement is sure to run
-   * after the count and see it: on SQLite, whose writes of one turn run in order in one transaction
-   * (db/sql.ts). Absent on PostgreSQL, where statements run on pooled connections in no set order.
+   * The same count, run at once inside a group's work (db/sql.ts `sqliteGroupWork`: SQLite, whose writes of a turn
+   * run in order in one transaction), so that what depends on it (the charge, the audit row) is decided and written
+   * in the same commit. Absent on PostgreSQL, where statements run on pooled connections in no set order.
    */
-  allowedAfterConsume?(subject: string, limit: number): SqlCondition;
+  consumeIn?(run: SqlRun, subject: string, limit: number): RateLimitResult;
 }
 
 /** `agentRunId`: the run a delegated token acted for; absent for every other credential. */

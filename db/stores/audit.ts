@@ -1,6 +1,6 @@
 import { LessThan, MoreThanOrEqual, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import { AuditEntry } from '../entities/index.js';
-import { sql } from '../sql.js';
+import { sql, type SqlRun } from '../sql.js';
 
 // The audit log (`audit_log`). Every request writes one row: a prepared statement on `sql()` (the ORM's insert
 // builder cost more than the write itself), which outside a transaction joins SQLite's group commit. The reads
@@ -38,6 +38,11 @@ export const auditRowValues = (row: Record<(typeof AUDIT_COLUMNS)[number], unkno
 
 /** Appends one row, its values in AUDIT_COLUMNS' order (auditRowValues). */
 export const insertAuditRow = (db: DataSource | EntityManager, values: unknown[]) => sql(db, AUDIT_INSERT, values);
+
+/** `insertAuditRow` inside a group's work (db/sql.ts `sqliteGroupWork`). */
+export const insertAuditRowIn = (run: SqlRun, values: unknown[]): void => {
+  run(AUDIT_INSERT, values);
+};
 
 export interface AuditFilter {
   since?: string;

@@ -1,6 +1,13 @@
 import type { AuditEntry } from '../../db/entities/index.js';
 import { isDatabaseUnavailableError } from '../../db/databaseErrors.js';
-import { auditRows, auditRowValues, deleteAuditBefore, insertAuditRow } from '../../db/stores/audit.js';
+import type { SqlRun } from '../../db/sql.js';
+import {
+  auditRows,
+  auditRowValues,
+  deleteAuditBefore,
+  insertAuditRow,
+  insertAuditRowIn,
+} from '../../db/stores/audit.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/services.js';
 import { iso } from '../domain/time.js';
@@ -17,9 +24,14 @@ export const AUDIT_RETENTION_YEARS = 7;
  * more than the write itself); `scopes` is JSON text as the entity's JsonColumn stores it.
  */
 export async function writeAudit(s: Services, row: AuditInput): Promise<void> {
+  noteAudited(s, row);
+  await insertAudit(s, auditValues(s, row));
+}
+
+/** The row counted in the metrics and named on the request's span. */
+function noteAudited(s: Services, row: AuditInput): void {
   s.metrics?.audited(row.surface, row.errorCode, row.units);
   annotateActiveSpan({ 'svc.request_id': row.requestId, 'svc.actor': row.actor ?? 'anonymous' });
-  await insertAudit(s, auditValues(s, row));
 }
 
 /** The row's values in the store's column order, its id and time taken now (when the request was answered). */
@@ -134,8 +146,7 @@ export const pendingAuditRows = (s: Services): number => backlogs.get(s)?.rows.l
  * the database cannot take is kept and written later (`AuditBacklog`), and the answer goes out as it was.
  */
 export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
-  s.metrics?.audited(row.surface, row.errorCode, row.units);
-  annotateActiveSpan({ 'svc.request_id': row.requestId, 'svc.actor': row.actor ?? 'anonymous' });
+  noteAudited(s, row);
   const values = auditValues(s, row);
   const backlog = backlogs.get(s);
   if (backlog?.rows.length) {
@@ -147,15 +158,37 @@ export async function recordAudit(s: Services, row: AuditInput): Promise<void> {
   try {
     await insertAudit(s, values);
   } catch (err) {
-    if (!isDatabaseUnavailableError(err)) {
-      s.metrics?.auditDropped();
-      s.log.error({ err, requestId: row.requestId }, 'audit write failed; the row is dropped');
-      return;
-    }
-    s.log.error({ err, requestId: row.requestId }, 'audit write failed; the row is kept and written later');
-    let b = backlogs.get(s);
-    if (!b) backlogs.set(s, (b = new AuditBacklog(s)));
-    b.keep(values, row.requestId);
+    auditFailed(s, values, row.requestId, err);
+  }
+}
+
+/** A row the database refused: kept for later when it was away (AuditBacklog), else dropped; logged either way. */
+function auditFailed(s: Services, values: unknown[], requestId: string, err: unknown): void {
+  if (!isDatabaseUnavailableError(err)) {
+    s.metrics?.auditDropped();
+    s.log.error({ err, requestId }, 'audit write failed; the row is dropped');
+    return;
+  }
+  s.log.error({ err, requestId }, 'audit write failed; the row is kept and written later');
+  let b = backlogs.get(s);
+  if (!b) backlogs.set(s, (b = new AuditBacklog(s)));
+  b.keep(values, requestId);
+}
+
+/**
+ * `recordAudit` inside a group's work (db/sql.ts `sqliteGroupWork`: a read's count, charge and row in one commit),
+ * when no older row waits in memory (else undefined: the caller records the row after, behind them). Returns what
+ * to do once the group is committed: keep or drop a row the database refused, as `recordAudit` does.
+ */
+export function recordAuditIn(run: SqlRun, s: Services, row: AuditInput): (() => void) | undefined {
+  if (pendingAuditRows(s) > 0) return undefined;
+  noteAudited(s, row);
+  const values = auditValues(s, row);
+  try {
+    insertAuditRowIn(run, values);
+    return () => {};
+  } catch (err) {
+    return () => auditFailed(s, values, row.requestId, err);
   }
 }
 
@@ -169,21 +202,28 @@ export async function auditCall(
   outcome: { ok: true } | { ok: false; error: unknown },
   toError: ErrorMapping,
 ): Promise<void> {
+  await recordAudit(ctx.services, callRow(ctx, meta, outcome, toError));
+}
+
+/** The audit row of a procedure call: the status and error code its answer goes out with, the units it spent. */
+export function callRow(
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  outcome: { ok: true } | { ok: false; error: unknown },
+  toError: ErrorMapping,
+): AuditInput {
   const error = outcome.ok ? undefined : toError(outcome.error);
   const statusCode = error ? error.status : (ctx.out.status ?? meta?.http.successStatus ?? 200);
-  await recordAudit(
-    ctx.services,
-    auditRow(
-      {
-        requestId: ctx.requestId,
-        surface: ctx.surface,
-        method: ctx.method,
-        routePattern: ctx.routePattern,
-        statusCode,
-        units: ctx.out.units,
-        errorCode: error?.code ?? null,
-      },
-      ctx.out.actor,
-    ),
+  return auditRow(
+    {
+      requestId: ctx.requestId,
+      surface: ctx.surface,
+      method: ctx.method,
+      routePattern: ctx.routePattern,
+      statusCode,
+      units: ctx.out.units,
+      errorCode: error?.code ?? null,
+    },
+    ctx.out.actor,
   );
 }

@@ -2,9 +2,19 @@ import type { Actor } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { isoWithOffset, nextMonthStart } from '../domain/time.js';
-import type { BalanceState, RateState, RequestContext, ResponseState } from '../contract.js';
+import { sqliteGroupWork } from '../../db/sql.js';
+import {
+  domainErrorOf,
+  type BalanceState,
+  type ErrorMapping,
+  type ProcedureMeta,
+  type RateState,
+  type RequestContext,
+  type ResponseState,
+} from '../contract.js';
+import { auditCall, callRow, recordAuditIn } from './audit.js';
 import { RATE_WINDOW_SECONDS, type RateLimitResult } from './rateLimit.js';
-import { chargeUnits, refundUnits, type UnitsResult } from './units.js';
+import { chargeUnits, chargeUnitsIn, refundUnits, refundUnitsIn, type UnitsResult } from './units.js';
 
 /**
  * The meter: every request counted in its 60 s window, and the monthly units
@@ -68,7 +78,7 @@ export async function recordUnchargedBalance(ctx: RequestContext, actor: Actor):
 /**
  * Counts the request in its actor's window (every authenticated request counts, failures included); a
  * spent window is 429 with the uncharged balance. With `charge` (nothing can refuse the request between
- * the count and the charge) and where the database allows it (SQLite: `allowedAfterConsume`), the charge
+ * the count and the charge) and where the database allows it (SQLite: the limiter's `consumeIn`), the charge
  * is written in the same group commit, only if the count allows it: the same outcome as one after the
  * other, one commit less. Returns that charge, or undefined when only counted.
  */
@@ -81,12 +91,23 @@ export async function count(
   const { services } = ctx;
   const plan = planOf(services, actor);
   const subject = rateSubject(actor);
-  const countAllows = charge ? ctx.rateLimiter.allowedAfterConsume?.(subject.key, plan.rateLimit) : undefined;
-  if (countAllows) {
-    const [r, units] = await Promise.all([
-      ctx.rateLimiter.consume(subject.key, plan.rateLimit),
-      chargeUnits(services.ds, actor.billingEntity, services.now(), cost, plan.monthlyUnits, countAllows),
-    ]);
+  const consumeIn = ctx.rateLimiter.consumeIn;
+  const together =
+    charge && consumeIn
+      ? sqliteGroupWork(services.ds, (run) => {
+          const r = consumeIn(run, subject.key, plan.rateLimit);
+          const units = chargeUnitsIn(
+            run,
+            actor.billingEntity,
+            services.now(),
+            r.allowed ? cost : 0,
+            plan.monthlyUnits,
+          );
+          return { r, units };
+        })
+      : undefined;
+  if (together) {
+    const { r, units } = await together;
     recordRate(ctx.out, r, subject.scope);
     if (!r.allowed) {
       recordBalance(ctx, units); // not charged: the balance
@@ -101,6 +122,98 @@ export async function count(
     throw rateLimited(ctx.out, r.resetSeconds);
   }
   return undefined;
+}
+
+/** Until when (ms) a rate subject's window or a billing entity's units were last seen spent, per service. */
+const spentUntil = new WeakMap<Services, Map<string, number>>();
+const SPENT_KEPT_MAX = 10_000;
+const UNITS_SPENT_RECHECK_MS = 60_000;
+
+function markSpent(s: Services, key: string, until: number): void {
+  let m = spentUntil.get(s);
+  // past the bound, everything seen is forgotten: the next reads of those actors are refused after running, once
+  if (!m || m.size >= SPENT_KEPT_MAX) spentUntil.set(s, (m = new Map()));
+  m.set(key, until);
+}
+
+function seenSpent(s: Services, key: string): boolean {
+  const until = spentUntil.get(s)?.get(key);
+  return until !== undefined && until > Date.now();
+}
+
+/**
+ * Whether a read may run before it is counted and charged (`settleRead`): on SQLite (the limiter's `consumeIn`),
+ * not a stream (it holds a connection and a lease from the moment it opens), and not for an actor this process has
+ * seen out of window or units lately, whose reads are counted first and refused before they run.
+ */
+export function countsAfterRunning(ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor): boolean {
+  return (
+    meta?.kind === 'read' &&
+    !meta.http.stream &&
+    ctx.rateLimiter.consumeIn !== undefined &&
+    !seenSpent(ctx.services, rateSubject(actor).key) &&
+    !seenSpent(ctx.services, actor.billingEntity)
+  );
+}
+
+/**
+ * A read's count, charge and audit row, written after it ran, together in one group commit (SQLite; only where
+ * `countsAfterRunning`). The outcome is the one the order of checks gives (docs/security-model.md): a spent
+ * window is 429, spent units 402, the read's answer dropped (a read changes nothing, so nothing is undone); a read
+ * failed for nothing done is charged and refunded in the same commit; the row says what the answer says. Returns
+ * the refusal, or undefined. A window or units seen spent make this process count the actor's next reads first.
+ * If the group fails, nothing of it was written: the error is thrown, the row not written (the caller audits).
+ */
+export async function settleRead(
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+  actor: Actor,
+  cost: number,
+  outcome: { ok: true } | { ok: false; error: unknown },
+  toError: ErrorMapping,
+): Promise<DomainError | undefined> {
+  const { services } = ctx;
+  const plan = planOf(services, actor);
+  const subject = rateSubject(actor);
+  const consumeIn = ctx.rateLimiter.consumeIn!;
+  const refundable = !outcome.ok && REFUNDED.has(toError(outcome.error).code);
+  let refusal: DomainError | undefined;
+  let afterCommit: (() => void) | undefined;
+  await sqliteGroupWork(services.ds, (run) => {
+    const now = services.now();
+    const r = consumeIn(run, subject.key, plan.rateLimit);
+    recordRate(ctx.out, r, subject.scope);
+    const units = chargeUnitsIn(run, actor.billingEntity, now, r.allowed ? cost : 0, plan.monthlyUnits);
+    if (!r.allowed || r.remaining === 0) markSpent(services, subject.key, Date.now() + r.resetSeconds * 1000);
+    if (!units.allowed || units.remaining < cost)
+      markSpent(services, actor.billingEntity, Date.now() + UNITS_SPENT_RECHECK_MS);
+    if (!r.allowed) {
+      recordBalance(ctx, units);
+      refusal = rateLimited(ctx.out, r.resetSeconds);
+    } else {
+      try {
+        requireUnits(ctx, cost, units);
+      } catch (err) {
+        refusal = err as DomainError;
+      }
+      if (!refusal && refundable && units.cost > 0) {
+        try {
+          refundUnitsIn(run, actor.billingEntity, now, units.cost);
+          recordRefund(ctx, units);
+        } catch (err) {
+          services.log.error({ err, requestId: ctx.requestId }, 'unit refund failed');
+        }
+      }
+    }
+    afterCommit = recordAuditIn(
+      run,
+      services,
+      callRow(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError),
+    );
+  })!;
+  if (afterCommit) afterCommit();
+  else await auditCall(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError);
+  return refusal;
 }
 
 /** Charges the operation's units, unless `count` already did. */
@@ -120,6 +233,12 @@ export function requireUnits(ctx: RequestContext, cost: number, units: UnitsResu
   ctx.out.units = units.cost;
 }
 
+/** The balance after `units` were given back: nothing spent. */
+function recordRefund(ctx: RequestContext, units: UnitsResult): void {
+  recordBalance(ctx, { ...units, used: units.used - units.cost, remaining: units.remaining + units.cost, cost: 0 });
+  ctx.out.units = 0;
+}
+
 /** Failures where nothing was done: refused input, a busy database, a full disk. Their units are given back. */
 const REFUNDED = new Set(['validation_error', 'rule_violation', 'service_unavailable', 'insufficient_storage']);
 
@@ -136,8 +255,7 @@ export async function refundIfNothingDone(
   if (!REFUNDED.has(errorCode) || units.cost <= 0) return;
   try {
     await refundUnits(ctx.services.ds, actor.billingEntity, ctx.services.now(), units.cost);
-    recordBalance(ctx, { ...units, used: units.used - units.cost, remaining: units.remaining + units.cost, cost: 0 });
-    ctx.out.units = 0;
+    recordRefund(ctx, units);
   } catch (err) {
     ctx.services.log.error({ err, requestId: ctx.requestId }, 'unit refund failed');
   }

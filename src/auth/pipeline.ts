@@ -12,7 +12,15 @@ import { authenticateRequest } from './authenticate.js';
 import { authorize } from './authorize.js';
 import { abortIdempotent, claimKey, parseIdempotencyKey, settleKey } from './idempotency.js';
 import { unacceptableInput } from './input.js';
-import { charge, count, recordUnchargedBalance, refundIfNothingDone, requireUnits } from './meter.js';
+import {
+  charge,
+  count,
+  countsAfterRunning,
+  recordUnchargedBalance,
+  refundIfNothingDone,
+  requireUnits,
+  settleRead,
+} from './meter.js';
 import type { UnitsResult } from './units.js';
 
 /**
@@ -48,8 +56,25 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
 }): Promise<R> {
   const { ctx, meta, getRawInput, toError } = o;
   let claim: KeyClaim | undefined;
+  let audited = false;
   try {
-    const { actor, cost, claims, counted } = await admit(ctx, meta, getRawInput, true);
+    const { actor, cost, claims, counted, deferred } = await admit(ctx, meta, getRawInput, true);
+    if (deferred) {
+      (ctx as RequestContext & { actor: AuthenticatedActor }).actor = actor;
+      let result: R | undefined;
+      let thrown: { error: unknown } | undefined;
+      try {
+        result = await o.next();
+      } catch (error) {
+        thrown = { error };
+      }
+      const outcome = thrown ? { ok: false as const, error: thrown.error } : result!;
+      const refusal = await settleRead(ctx, meta, actor, cost, outcome, toError);
+      audited = true;
+      if (refusal) throw refusal;
+      if (thrown) throw thrown.error;
+      return result!;
+    }
     if (claims) {
       const key = parseIdempotencyKey(ctx.idempotencyKey!);
       const claimed = await claimKey(ctx, meta, actor, key, await getRawInput()).catch(async (err: unknown) => {
@@ -80,7 +105,7 @@ export async function pipeline<R extends { ok: true; data: unknown } | { ok: fal
   } catch (err) {
     // a refused or failed request releases its key (a key whose write committed keeps its answer)
     if (claim) await abortIdempotent(ctx.services, claim);
-    await auditCall(ctx, meta, { ok: false, error: err }, toError);
+    if (!audited) await auditCall(ctx, meta, { ok: false, error: err }, toError);
     throw err;
   }
 }
@@ -101,13 +126,16 @@ async function admit(
   const refusal = denied?.error ?? ctx.inputError ?? unacceptableInput(await getRawInput(), meta);
   const cost = meta?.units ?? 1;
   const claims = meta?.kind === 'write' && ctx.idempotencyKey !== undefined;
+  // a read runs first, and is counted, charged and audited in one commit after it (settleRead)
+  if (chargeWithCount && !refusal && countsAfterRunning(ctx, meta, actor))
+    return { actor, cost, claims, counted: undefined, deferred: true };
   const counted = await count(ctx, actor, cost, chargeWithCount && !refusal && !claims);
   if (refusal) {
     if (denied) ctx.out.challenge = denied.challenge;
     await recordUnchargedBalance(ctx, actor);
     throw refusal;
   }
-  return { actor, cost, claims, counted };
+  return { actor, cost, claims, counted, deferred: false };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { RateLimiter } from '../contract.js';
 import { createSqliteRateLimiter } from '../fastpaths/sqliteRateLimiter.js';
 import { driverPostgresPool } from '../fastpaths/typeormDriver.js';
 
-export type { RateLimiter, RateLimitResult, SqlCondition } from '../contract.js';
+export type { RateLimiter, RateLimitResult } from '../contract.js';
 
 export const RATE_WINDOW_SECONDS = 60;
 

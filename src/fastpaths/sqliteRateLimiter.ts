@@ -4,7 +4,7 @@
 // sequence of requests) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
 import type { DataSource } from 'typeorm';
 import { sql } from '../../db/sql.js';
-import type { RateLimiter } from '../contract.js';
+import type { RateLimiter, RateLimitResult } from '../contract.js';
 
 /**
  * RateLimiterSQLite's upsert: a window starts with the first request and counts until `expire`; a request
@@ -19,36 +19,44 @@ const SQLITE_UPSERT =
 /** The library's key: `<keyPrefix>:<subject>`, keyPrefix `rl<points>` (as the PostgreSQL limiter of rateLimit.ts). */
 const storeKey = (subject: string, limit: number) => `rl${limit}:${subject}`;
 
-/** The window's count after an upsert: within the limit. */
-const SQLITE_WITHIN_LIMIT = '(SELECT "points" FROM "rate_limits" WHERE "key" = ?) <= ?';
+/** The library's `_getRateLimiterRes`: what the upsert's row says of the request counted at `now`. */
+function resultOf(row: { points: number; expire: number | null }, limit: number, now: number): RateLimitResult {
+  const msBeforeNext = row.expire ? Math.max(Number(row.expire) - now, 0) : -1;
+  if (row.points > limit)
+    return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)) };
+  return {
+    allowed: true,
+    limit,
+    remaining: Math.max(limit - row.points, 0),
+    resetSeconds: Math.ceil(msBeforeNext / 1000),
+  };
+}
+
+type WindowRow = { points: number; expire: number | null };
 
 /**
  * The short-window rate limit on SQLite: the library's RateLimiterSQLite run as one prepared statement (the
- * library prepares it again and wraps it in a transaction on every request).
+ * library prepares it again and wraps it in a transaction on every request); `consumeIn`, the same statement
+ * run inside a group's work (db/sql.ts `sqliteGroupWork`).
  * `windowSeconds` is the library's `duration`.
  */
 export function createSqliteRateLimiter(ds: DataSource, windowSeconds: number): RateLimiter {
+  const params = (subject: string, limit: number, now: number) => [
+    storeKey(subject, limit),
+    1,
+    now + windowSeconds * 1000,
+    now,
+    now,
+  ];
   return {
-    allowedAfterConsume: (subject, limit) => ({ sql: SQLITE_WITHIN_LIMIT, params: [storeKey(subject, limit), limit] }),
     async consume(subject, limit) {
       const now = Date.now();
-      const r = await sql<{ points: number; expire: number | null }>(ds, SQLITE_UPSERT, [
-        storeKey(subject, limit),
-        1,
-        now + windowSeconds * 1000,
-        now,
-        now,
-      ]);
-      const { points, expire } = r.rows[0];
-      const msBeforeNext = expire ? Math.max(Number(expire) - now, 0) : -1;
-      if (points > limit)
-        return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)) };
-      return {
-        allowed: true,
-        limit,
-        remaining: Math.max(limit - points, 0),
-        resetSeconds: Math.ceil(msBeforeNext / 1000),
-      };
+      const r = await sql<WindowRow>(ds, SQLITE_UPSERT, params(subject, limit, now));
+      return resultOf(r.rows[0], limit, now);
+    },
+    consumeIn(run, subject, limit) {
+      const now = Date.now();
+      return resultOf(run<WindowRow>(SQLITE_UPSERT, params(subject, limit, now)).rows[0], limit, now);
     },
   };
 }
