@@ -40,8 +40,10 @@ import type { UnitsResult } from './units.js';
  *   8. audit          (audit.ts)         one row, after everything else, whatever happened
  *
  * When nothing can refuse the request between the count and the charge (its access and input are fine, no
- * key to claim) and the database allows it (SQLite: `allowedAfterConsume`), 4 and 6 are written in one
- * group commit, the charge only if the count allows it: the same outcome, one commit less.
+ * key to claim) and the database allows it (SQLite: the limiter's `consumeIn`), 4 and 6 are written in one
+ * group commit, the charge only if the count allows it: the same outcome, one commit less. A read there
+ * (`countsAfterRunning`) runs first, and 4, 6, its refund and 8 are written in one commit after it (`settleRead`):
+ * the same answers and rows, one commit and one turn less.
  */
 export async function pipeline<R extends { ok: true; data: unknown } | { ok: false; error: unknown }>(o: {
   ctx: RequestContext;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listAudit } from '../../../src/auth/audit.js';
 import { call, createWorld, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { postMcp, toolCall } from '../../mcp/mcpClient.js';
 import { integrityProblems } from '../integrity.js';
@@ -110,6 +111,42 @@ describe('the database locked by another process for a while (SQLite)', () => {
     const list = await call(t, 'GET', `/v1/rooms/${w.roomId}/messages?limit=50`, { key: w.key });
     // one message per key: nothing was half-written by the refused attempts, nothing doubled by the retries
     expect(list.body.data.map((m: { body: string }) => m.body).sort()).toEqual([...keys, 'mcp during lock'].sort());
+    expect(await integrityProblems(t.rt)).toEqual([]);
+  });
+
+  it('a read that ran while the lock outlasts the busy timeout answers 503, is charged nothing, and its audit row is written once the lock is gone', async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const before = await call(t, 'GET', '/v1/me', { key: w.key });
+    expect(before.headers.get('svc-api-units-used')).toBe('1');
+    setBusyTimeout(t, 150);
+    const lock = await holdWriteLock(dbFile(t), 1200);
+    // the read runs (reads are not locked out), then its count, charge and audit row cannot be committed
+    const during = await call(t, 'GET', `/v1/rooms/${w.roomId}/messages?limit=50`, { key: w.key });
+    await lock.released;
+    setBusyTimeout(t, 10_000);
+    expect(during.status).toBe(503);
+    expect(during.body.error).toMatchObject({
+      code: 'service_unavailable',
+      requestId: during.headers.get('x-request-id'),
+    });
+    expect(during.body.data).toBeUndefined();
+    const after = await call(t, 'GET', '/v1/me', { key: w.key });
+    expect(after.status).toBe(200);
+    expect(after.headers.get('svc-api-units-used')).toBe('2');
+    // the row kept in memory is written within the backlog's retry (every second)
+    let row: Awaited<ReturnType<typeof listAudit>>[number] | undefined;
+    for (let i = 0; i < 50 && !row; i++) {
+      row = (await listAudit(t.rt.services, { limit: 10 })).find(
+        (r) => r.requestId === during.headers.get('x-request-id'),
+      );
+      if (!row) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(row).toMatchObject({
+      statusCode: 503,
+      errorCode: 'service_unavailable',
+      routePattern: '/v1/rooms/{roomId}/messages',
+    });
     expect(await integrityProblems(t.rt)).toEqual([]);
   });
 });
