@@ -129,6 +129,11 @@ const spentUntil = new WeakMap<Services, Map<string, number>>();
 const SPENT_KEPT_MAX = 10_000;
 const UNITS_SPENT_RECHECK_MS = 60_000;
 
+// a window's subject (`user:<id>` for a token's user) and a billing entity (`user:<id>` for a personal one) can be
+// spelled alike: each kind is kept under its own prefix
+const windowOf = (subject: string) => `window:${subject}`;
+const unitsOf = (billingEntity: string) => `units:${billingEntity}`;
+
 function markSpent(s: Services, key: string, until: number): void {
   let m = spentUntil.get(s);
   // past the bound, everything seen is forgotten: the next reads of those actors are refused after running, once
@@ -151,8 +156,8 @@ export function countsAfterRunning(ctx: RequestContext, meta: ProcedureMeta | un
     meta?.kind === 'read' &&
     !meta.http.stream &&
     ctx.rateLimiter.consumeIn !== undefined &&
-    !seenSpent(ctx.services, rateSubject(actor).key) &&
-    !seenSpent(ctx.services, actor.billingEntity)
+    !seenSpent(ctx.services, windowOf(rateSubject(actor).key)) &&
+    !seenSpent(ctx.services, unitsOf(actor.billingEntity))
   );
 }
 
@@ -184,9 +189,9 @@ export async function settleRead(
     const r = consumeIn(run, subject.key, plan.rateLimit);
     recordRate(ctx.out, r, subject.scope);
     const units = chargeUnitsIn(run, actor.billingEntity, now, r.allowed ? cost : 0, plan.monthlyUnits);
-    if (!r.allowed || r.remaining === 0) markSpent(services, subject.key, Date.now() + r.resetSeconds * 1000);
+    if (!r.allowed || r.remaining === 0) markSpent(services, windowOf(subject.key), Date.now() + r.resetSeconds * 1000);
     if (!units.allowed || units.remaining < cost)
-      markSpent(services, actor.billingEntity, Date.now() + UNITS_SPENT_RECHECK_MS);
+      markSpent(services, unitsOf(actor.billingEntity), Date.now() + UNITS_SPENT_RECHECK_MS);
     if (!r.allowed) {
       recordBalance(ctx, units);
       refusal = rateLimited(ctx.out, r.resetSeconds);
