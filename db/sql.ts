@@ -155,10 +155,15 @@ function flushWrites(conn: SqliteConnection, q: WriteQueue): void {
  * is not better-sqlite3's.
  */
 export function sqliteGroupWork<T>(ds: DataSource, work: (run: SqlRun) => T): Promise<T> | undefined {
-  if (isPostgres(ds)) return undefined;
-  const conn = databaseHooks(ds).driver?.sqliteConnection(ds) as SqliteConnection | undefined;
+  const conn = groupConnection(ds);
   return conn ? queueWrite(conn, { work }) : undefined;
 }
+
+const groupConnection = (ds: DataSource): SqliteConnection | undefined =>
+  isPostgres(ds) ? undefined : (databaseHooks(ds).driver?.sqliteConnection(ds) as SqliteConnection | undefined);
+
+/** Whether `sqliteGroupWork` runs work on `ds` (an open SQLite database on better-sqlite3's own connection). */
+export const runsGroupWork = (ds: DataSource): boolean => groupConnection(ds) !== undefined;
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 

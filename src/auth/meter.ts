@@ -184,7 +184,7 @@ export async function settleRead(
   const refundable = !outcome.ok && REFUNDED.has(toError(outcome.error).code);
   let refusal: DomainError | undefined;
   let afterCommit: (() => void) | undefined;
-  await sqliteGroupWork(services.ds, (run) => {
+  const settled = sqliteGroupWork(services.ds, (run) => {
     const now = services.now();
     const r = consumeIn(run, subject.key, plan.rateLimit);
     recordRate(ctx.out, r, subject.scope);
@@ -215,7 +215,10 @@ export async function settleRead(
       services,
       callRow(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError),
     );
-  })!;
+  });
+  // (the limiter has `consumeIn` only where the group runs work: countsAfterRunning said so)
+  if (!settled) throw new Error('settleRead needs the SQLite group commit (db/sql.ts sqliteGroupWork)');
+  await settled;
   if (afterCommit) afterCommit();
   else await auditCall(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError);
   return refusal;

@@ -3,7 +3,7 @@
 // test/fastpaths/sqliteRateLimiter.test.ts (same counts, windows and rows as the library's own limiter on a
 // sequence of requests) and test/fastpaths/mirrors.test.ts (pinned version, fingerprint).
 import type { DataSource } from 'typeorm';
-import { sql } from '../../db/sql.js';
+import { runsGroupWork, sql, type SqlRun } from '../../db/sql.js';
 import type { RateLimiter, RateLimitResult } from '../contract.js';
 
 /**
@@ -54,9 +54,14 @@ export function createSqliteRateLimiter(ds: DataSource, windowSeconds: number): 
       const r = await sql<WindowRow>(ds, SQLITE_UPSERT, params(subject, limit, now));
       return resultOf(r.rows[0], limit, now);
     },
-    consumeIn(run, subject, limit) {
-      const now = Date.now();
-      return resultOf(run<WindowRow>(SQLITE_UPSERT, params(subject, limit, now)).rows[0], limit, now);
-    },
+    // only where the group commit can run it (db/sql.ts: better-sqlite3's own connection, open)
+    ...(runsGroupWork(ds)
+      ? {
+          consumeIn(run: SqlRun, subject: string, limit: number) {
+            const now = Date.now();
+            return resultOf(run<WindowRow>(SQLITE_UPSERT, params(subject, limit, now)).rows[0], limit, now);
+          },
+        }
+      : {}),
   };
 }
