@@ -178,17 +178,21 @@ function auditFailed(s: Services, values: unknown[], requestId: string, err: unk
 /**
  * `recordAudit` inside a group's work (db/sql.ts `sqliteGroupWork`: a read's count, charge and row in one commit),
  * when no older row waits in memory (else undefined: the caller records the row after, behind them). Returns what
- * to do once the group is committed: keep or drop a row the database refused, as `recordAudit` does.
+ * to do once the group is committed, back in the request's own context: count the row in the metrics and name it on
+ * the request's span (the group runs in no request's context), and keep or drop a row the database refused, as
+ * `recordAudit` does.
  */
 export function recordAuditIn(run: SqlRun, s: Services, row: AuditInput): (() => void) | undefined {
   if (pendingAuditRows(s) > 0) return undefined;
-  noteAudited(s, row);
   const values = auditValues(s, row);
   try {
     insertAuditRowIn(run, values);
-    return () => {};
+    return () => noteAudited(s, row);
   } catch (err) {
-    return () => auditFailed(s, values, row.requestId, err);
+    return () => {
+      noteAudited(s, row);
+      auditFailed(s, values, row.requestId, err);
+    };
   }
 }
 

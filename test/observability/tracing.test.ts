@@ -56,6 +56,26 @@ describe('tracing: OpenTelemetry spans', () => {
     ).toBe(false);
   });
 
+  it("names each request's own span when many arrive together (rows written in one group commit after reads)", async () => {
+    await using t = await startTestServer();
+    const w = await createWorld(t.rt);
+    const ids = Array.from({ length: 8 }, (_, i) => i);
+    const traceOf = (i: number) => `4bf92f3577b34da6a3ce929d0e0e47${String(i).padStart(2, '0')}`;
+    const answers = await Promise.all(
+      ids.map((i) =>
+        call(t, 'GET', i % 2 ? '/v1/me' : `/v1/rooms/${w.roomId}/messages`, {
+          key: w.key,
+          headers: { 'x-request-id': `together-${i}`, traceparent: `00-${traceOf(i)}-b7ad6b7169203331-01` },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200));
+    for (const i of ids) {
+      const span = await spanWhere((s) => s.kind === SpanKind.SERVER && s.spanContext().traceId === traceOf(i));
+      expect(span.attributes['svc.request_id']).toBe(`together-${i}`);
+    }
+  });
+
   it('one server span per request with operation, surface, actor kind, status and request id; a child span per transaction', async () => {
     await using t = await startTestServer();
     const w = await createWorld(t.rt);
