@@ -2,17 +2,19 @@ import type { Actor } from '../domain/actor.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { isoWithOffset, nextMonthStart } from '../domain/time.js';
-import { sqliteGroupWork } from '../../db/sql.js';
+import { sqliteGroupWork, type SqlRun } from '../../db/sql.js';
 import {
   domainErrorOf,
+  type AuditInput,
   type BalanceState,
   type ErrorMapping,
   type ProcedureMeta,
+  type RateLimiter,
   type RateState,
   type RequestContext,
   type ResponseState,
 } from '../contract.js';
-import { auditCall, callRow, recordAuditIn } from './audit.js';
+import { callRow, recordAudit, recordAuditIn } from './audit.js';
 import { RATE_WINDOW_SECONDS, type RateLimitResult } from './rateLimit.js';
 import { chargeUnits, chargeUnitsIn, refundUnits, refundUnitsIn, type UnitsResult } from './units.js';
 
@@ -94,17 +96,7 @@ export async function count(
   const consumeIn = ctx.rateLimiter.consumeIn;
   const together =
     charge && consumeIn
-      ? sqliteGroupWork(services.ds, (run) => {
-          const r = consumeIn(run, subject.key, plan.rateLimit);
-          const units = chargeUnitsIn(
-            run,
-            actor.billingEntity,
-            services.now(),
-            r.allowed ? cost : 0,
-            plan.monthlyUnits,
-          );
-          return { r, units };
-        })
+      ? sqliteGroupWork(services.ds, (run) => meterIn(run, consumeIn, services, actor, subject.key, cost))
       : undefined;
   if (together) {
     const { r, units } = await together;
@@ -124,6 +116,24 @@ export async function count(
   return undefined;
 }
 
+/**
+ * The window's count and, when it allows the request, the charge of `cost` (else the balance), run at once inside a
+ * group's work (db/sql.ts `sqliteGroupWork`): what `count` and `settleRead` write in one commit.
+ */
+function meterIn(
+  run: SqlRun,
+  consumeIn: NonNullable<RateLimiter['consumeIn']>,
+  services: Services,
+  actor: Actor,
+  subjectKey: string,
+  cost: number,
+): { r: RateLimitResult; units: UnitsResult } {
+  const plan = planOf(services, actor);
+  const r = consumeIn(run, subjectKey, plan.rateLimit);
+  const units = chargeUnitsIn(run, actor.billingEntity, services.now(), r.allowed ? cost : 0, plan.monthlyUnits);
+  return { r, units };
+}
+
 /** Until when (ms) a rate subject's window or a billing entity's units were last seen spent, per service. */
 const spentUntil = new WeakMap<Services, Map<string, number>>();
 const SPENT_KEPT_MAX = 10_000;
@@ -141,9 +151,13 @@ function markSpent(s: Services, key: string, until: number): void {
   m.set(key, until);
 }
 
-function seenSpent(s: Services, key: string): boolean {
-  const until = spentUntil.get(s)?.get(key);
-  return until !== undefined && until > Date.now();
+/** Whether `key` was seen spent and still is; an entry past its time is forgotten, so the map empties again. */
+function seenSpent(spent: Map<string, number>, key: string): boolean {
+  const until = spent.get(key);
+  if (until === undefined) return false;
+  if (until > Date.now()) return true;
+  spent.delete(key);
+  return false;
 }
 
 /**
@@ -152,12 +166,12 @@ function seenSpent(s: Services, key: string): boolean {
  * seen out of window or units lately, whose reads are counted first and refused before they run.
  */
 export function countsAfterRunning(ctx: RequestContext, meta: ProcedureMeta | undefined, actor: Actor): boolean {
+  if (meta?.kind !== 'read' || meta.http.stream || ctx.rateLimiter.consumeIn === undefined) return false;
+  // (nobody seen spent, the common case: no key is built)
+  const spent = spentUntil.get(ctx.services);
   return (
-    meta?.kind === 'read' &&
-    !meta.http.stream &&
-    ctx.rateLimiter.consumeIn !== undefined &&
-    !seenSpent(ctx.services, windowOf(rateSubject(actor).key)) &&
-    !seenSpent(ctx.services, unitsOf(actor.billingEntity))
+    !spent?.size ||
+    (!seenSpent(spent, windowOf(rateSubject(actor).key)) && !seenSpent(spent, unitsOf(actor.billingEntity)))
   );
 }
 
@@ -178,17 +192,15 @@ export async function settleRead(
   toError: ErrorMapping,
 ): Promise<DomainError | undefined> {
   const { services } = ctx;
-  const plan = planOf(services, actor);
   const subject = rateSubject(actor);
   const consumeIn = ctx.rateLimiter.consumeIn!;
   const refundable = !outcome.ok && REFUNDED.has(toError(outcome.error).code);
   let refusal: DomainError | undefined;
+  let row: AuditInput | undefined;
   let afterCommit: (() => void) | undefined;
   const settled = sqliteGroupWork(services.ds, (run) => {
-    const now = services.now();
-    const r = consumeIn(run, subject.key, plan.rateLimit);
+    const { r, units } = meterIn(run, consumeIn, services, actor, subject.key, cost);
     recordRate(ctx.out, r, subject.scope);
-    const units = chargeUnitsIn(run, actor.billingEntity, now, r.allowed ? cost : 0, plan.monthlyUnits);
     if (!r.allowed || r.remaining === 0) markSpent(services, windowOf(subject.key), Date.now() + r.resetSeconds * 1000);
     if (!units.allowed || units.remaining < cost)
       markSpent(services, unitsOf(actor.billingEntity), Date.now() + UNITS_SPENT_RECHECK_MS);
@@ -203,24 +215,22 @@ export async function settleRead(
       }
       if (!refusal && refundable && units.cost > 0) {
         try {
-          refundUnitsIn(run, actor.billingEntity, now, units.cost);
+          refundUnitsIn(run, actor.billingEntity, services.now(), units.cost);
           recordRefund(ctx, units);
         } catch (err) {
           services.log.error({ err, requestId: ctx.requestId }, 'unit refund failed');
         }
       }
     }
-    afterCommit = recordAuditIn(
-      run,
-      services,
-      callRow(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError),
-    );
+    row = callRow(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError);
+    afterCommit = recordAuditIn(run, services, row);
   });
   // (the limiter has `consumeIn` only where the group runs work: countsAfterRunning said so)
   if (!settled) throw new Error('settleRead needs the SQLite group commit (db/sql.ts sqliteGroupWork)');
   await settled;
+  // an older row waiting in memory: this one goes behind it
   if (afterCommit) afterCommit();
-  else await auditCall(ctx, meta, refusal ? { ok: false, error: refusal } : outcome, refusal ? domainErrorOf : toError);
+  else await recordAudit(services, row!);
   return refusal;
 }
 
