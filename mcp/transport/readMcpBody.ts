@@ -1,4 +1,3 @@
-import { isAscii } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { jsonTextBoundsError } from '../../src/http/inputBounds.js';
 import { CONTENT_LENGTH_IN, CONTENT_TYPE_IN, RETRY_AFTER } from '../../src/http/headers.js';
@@ -8,12 +7,6 @@ export type McpBody =
   { bytes: Buffer; body: unknown } | { error: string; status: number; code: string; headers?: Record<string, string> };
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-/**
- * The body's text. RFC 8259 §8.1: JSON is UTF-8; other bytes are a parse error, never text changed by replacement
- * characters (the fatal decoder throws). A body of ASCII only (nearly every JSON-RPC message: JSON escapes the
- * rest) is the same text read byte for byte, without the decoder's cost (a few µs a call).
- */
-const textOf = (bytes: Buffer): string => (isAscii(bytes) ? bytes.toString('latin1') : UTF8.decode(bytes));
 
 const isJson = (contentType: string | undefined) =>
   (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
@@ -50,7 +43,8 @@ export async function readMcpBody(req: IncomingMessage, limit: number): Promise<
   const bounds = jsonTextBoundsError(bytes);
   if (bounds) return { error: `Parse error: ${bounds.message}`, status: 400, code: 'validation_error' };
   try {
-    return { bytes, body: JSON.parse(textOf(bytes)) };
+    // RFC 8259 §8.1: JSON is UTF-8; other bytes are a parse error, never text changed by replacement characters
+    return { bytes, body: JSON.parse(UTF8.decode(bytes)) };
   } catch {
     return { error: 'Parse error: Invalid JSON', status: 400, code: 'validation_error' };
   }

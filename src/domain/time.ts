@@ -56,5 +56,15 @@ export const nextMonthStart = (d: Date): Date => new Date(Number.isNaN(d.getTime
 /** `YYYY-MM` of the UTC month containing `d`. */
 export const monthPeriod = (d: Date): string => monthOf(d).period;
 
-/** ISO 8601 with an explicit UTC offset (`2026-12-01T00:00:00+00:00`), as `Svc-Api-Units-Reset` states it. */
-export const isoWithOffset = (d: Date): string => `${iso(d).slice(0, 19)}+00:00`;
+/** The last time `isoWithOffset` wrote, and its text: the units' reset, the same all month. */
+let offsetText = { t: NaN, text: '' };
+
+/**
+ * ISO 8601 with an explicit UTC offset (`2026-12-01T00:00:00+00:00`), as `Svc-Api-Units-Reset` states it. Not
+ * through `iso`'s day: the reset is another day than the request's, and would make `iso` change days each time.
+ */
+export function isoWithOffset(d: Date): string {
+  const t = d.getTime();
+  if (t !== offsetText.t) offsetText = { t, text: `${d.toISOString().slice(0, 19)}+00:00` };
+  return offsetText.text;
+}

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { iso, isoWithOffset, monthPeriod, nextMonthStart } from '../../src/domain/time.js';
 
 // what each function was before it kept a day's and a month's text: V8's own formatting every time
@@ -51,6 +51,23 @@ describe('time formatting', () => {
     for (const d of [year50, year1950, year50, year1950]) {
       expect(monthPeriod(d)).toBe(reference.monthPeriod(d));
       expect(nextMonthStart(d).getTime()).toBe(reference.nextMonthStart(d).getTime());
+    }
+  });
+
+  it("formats a request's times (now, a minute ago, the month and its reset) without V8's formatter once seen", () => {
+    const now = Date.UTC(2026, 10, 29, 18, 30);
+    const formatted = (t: number) => [iso(new Date(t)), iso(new Date(t - 60_000)), monthPeriod(new Date(t))];
+    formatted(now);
+    isoWithOffset(nextMonthStart(new Date(now)));
+    const spy = vi.spyOn(Date.prototype, 'toISOString');
+    try {
+      for (let i = 0; i < 100; i++) {
+        expect(formatted(now + i * 7)[2]).toBe('2026-11');
+        expect(isoWithOffset(nextMonthStart(new Date(now + i * 7)))).toBe('2026-12-01T00:00:00+00:00');
+      }
+      expect(spy).not.toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
     }
   });
 
