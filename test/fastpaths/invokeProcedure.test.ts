@@ -47,13 +47,19 @@ const appRouter = t.router({
     .input(z.object({ b: z.string().max(7) }))
     .output(z.object({ both: z.string() }))
     .query(({ input }) => ({ both: `${input.a}+${input.b}` })),
+  // a parser zod can only run asynchronously (tRPC's parse falls back to parseAsync), and a primitive input
+  later: t.procedure
+    .input(z.object({ n: z.number() }).refine(async (v) => v.n > 0, 'n must be positive'))
+    .output(z.object({ n: z.number() }).refine(async (v) => v.n < 100, 'n must stay under 100'))
+    .query(({ input }) => ({ n: input.n * 10, internal: 'stripped by the output parser' })),
+  plain: t.procedure.input(z.string().min(2)).query(({ input }) => input.toUpperCase()),
 });
 
-const defOf = (path: 'greet' | 'change' | 'merged') =>
-  (appRouter._def.procedures[path] as unknown as { _def: ProcedureDef })._def;
+type Path = 'greet' | 'change' | 'merged' | 'later' | 'plain';
+const defOf = (path: Path) => (appRouter._def.procedures[path] as unknown as { _def: ProcedureDef })._def;
 
 /** Runs one call both ways and returns both outcomes, with what the middlewares saw. */
-async function both(path: 'greet' | 'change' | 'merged', user: string, raw: unknown, signal?: AbortSignal) {
+async function both(path: Path, user: string, raw: unknown, signal?: AbortSignal) {
   const run = async (f: (ctx: Ctx) => Promise<unknown>) => {
     const ctx: Ctx = { user, seen: [] };
     const outcome = await f(ctx).then(
@@ -96,6 +102,33 @@ describe('invokeProcedure runs a procedure exactly as callTRPCProcedure does', (
     const bad = await both('merged', 'ada', { b: 'y' });
     expect(bad.ours.outcome).toMatchObject({ ok: false, code: 'BAD_REQUEST', cause: 'ZodError' });
     expect(bad.ours).toEqual(bad.theirs);
+  });
+
+  it('runs an asynchronous parser and a primitive input alike, passing and failing', async () => {
+    const cases: [Path, unknown][] = [
+      ['later', { n: 5 }],
+      ['later', { n: -1 }],
+      ['later', { n: 50 }],
+      ['later', 'not an object'],
+      ['plain', 'ab'],
+      ['plain', 'a'],
+      ['plain', 7],
+    ];
+    const outcomes = [];
+    for (const [path, raw] of cases) {
+      const { ours, theirs } = await both(path, 'ada', raw);
+      expect(ours, `${path} ${JSON.stringify(raw)}`).toEqual(theirs);
+      outcomes.push(ours.outcome);
+    }
+    expect(outcomes.map((o) => ('data' in o ? o.data : (o as { code: string }).code))).toEqual([
+      { n: 50 },
+      'BAD_REQUEST',
+      'INTERNAL_SERVER_ERROR',
+      'BAD_REQUEST',
+      'AB',
+      'BAD_REQUEST',
+      'BAD_REQUEST',
+    ]);
   });
 
   it('fails alike: bad input, a refusing middleware, a throwing resolver, bad output, a middleware without next', async () => {

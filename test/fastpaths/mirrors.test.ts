@@ -39,6 +39,21 @@ function trpcLoop(): string {
   return slice(path.join(dist, chunk), 'async function callRecursive(', 'procedure.meta = _def.meta;');
 }
 
+/** tRPC's input and output middlewares, which invokeProcedure runs inline, and how the builder keeps their parsers. */
+function trpcParserMiddlewares(): string[] {
+  const dist = path.join(ROOT, 'node_modules/@trpc/server/dist');
+  const file = path.join(
+    dist,
+    fs.readdirSync(dist).find((f) => /^initTRPC-.*\.mjs$/.test(f))!,
+  );
+  return [
+    slice(file, 'function createInputMiddleware(', 'inputMiddleware._type = "input";'),
+    slice(file, 'function createOutputMiddleware(', 'outputMiddleware._type = "output";'),
+    slice(file, 'function createNewBuilder(', 'function createBuilder('),
+    slice(file, '\t\tinput(input) {', '\t\tmeta(meta) {'),
+  ];
+}
+
 interface Mirror {
   file: string;
   pkg: string;
@@ -54,10 +69,10 @@ const MIRRORS: Mirror[] = [
     file: 'src/fastpaths/invokeProcedure.ts',
     pkg: '@trpc/server',
     version: '11.25.2',
-    code: () => [trpcLoop()],
-    sha: '6ebc2d01a3bbf9d9',
+    code: () => [trpcLoop(), ...trpcParserMiddlewares()],
+    sha: 'f232882e7c832906',
     recheck:
-      'callRecursive/createProcedureCaller: the options each middleware is given, how `next` merges ctx/input/getRawInput, how a thrown error and a missing result become TRPCErrors',
+      'callRecursive/createProcedureCaller: the options each middleware is given, how `next` merges ctx/input/getRawInput, how a thrown error and a missing result become TRPCErrors; createInputMiddleware/createOutputMiddleware (run inline: their parse, merge and errors) and how the builder keeps their parsers (`inputs`, `output`)',
   },
   {
     file: 'src/fastpaths/sqliteRateLimiter.ts',
