@@ -25,7 +25,8 @@ export const unauthorized = (message = 'Missing, invalid or revoked credential')
 export async function authenticate(s: Services, creds: Credentials): Promise<AuthenticatedActor> {
   const token = presentedToken(creds);
   if (!token) throw unauthorized('Missing or malformed credential');
-  if (token.startsWith('svc_live_') || token.startsWith('svc_test_')) return authenticateApiKey(s, token);
+  // (awaited: an async function returning another's promise adopts it with two more turns of the microtask queue)
+  if (token.startsWith('svc_live_') || token.startsWith('svc_test_')) return await authenticateApiKey(s, token);
   if (token.startsWith('svc_at_') && s.resolveAccessToken) {
     const actor = await s.resolveAccessToken(s, token);
     if (actor) return actor;
@@ -78,7 +79,9 @@ async function authenticateApiKey(s: Services, token: string): Promise<Authentic
   if (!key || !safeEqual(key.tokenHash, hash) || key.revokedAt || key.userEmail === null) throw unauthorized();
   // a key of an organization the user has left no longer works
   if (key.organizationId && !key.membershipId) throw unauthorized();
-  await touchLastUsed(s, key.id, key.lastUsedAt);
+  const now = s.now();
+  const staleBefore = iso(new Date(now.getTime() - LAST_USED_PRECISION_MS));
+  if (!key.lastUsedAt || key.lastUsedAt <= staleBefore) await touchLastUsed(s, key.id, now, staleBefore);
   return {
     kind: 'app',
     userId: key.userId,
@@ -96,13 +99,10 @@ const LAST_USED_PRECISION_MS = 60_000;
 
 /**
  * Records that a key was used, at most once a minute per key: the lookup already read `lastUsedAt`, so most
- * requests write nothing, and the conditional UPDATE lets only one of several concurrent requests (or
- * processes) write it. A failure here never fails the request.
+ * requests do not come here (`authenticateApiKey` looks first), and the conditional UPDATE lets only one of
+ * several concurrent requests (or processes) write it. A failure here never fails the request.
  */
-async function touchLastUsed(s: Services, id: string, lastUsedAt: string | null): Promise<void> {
-  const now = s.now();
-  const staleBefore = iso(new Date(now.getTime() - LAST_USED_PRECISION_MS));
-  if (lastUsedAt && lastUsedAt > staleBefore) return;
+async function touchLastUsed(s: Services, id: string, now: Date, staleBefore: string): Promise<void> {
   try {
     await touchApiKey(s.ds, id, iso(now), staleBefore);
   } catch (err) {

@@ -1,5 +1,5 @@
 // The API's timestamps, formatted on every request (the audit row, the units' period and reset, a key's last use).
-// `Date.prototype.toISOString` is a call into V8's runtime (~0.5–1 µs), made several times a request; the text of
+// `Date.prototype.toISOString` is a call into V8's runtime, made several times a request; the text of
 // a time within a UTC day already seen is built here from the day's prefix and the time of day instead, and a
 // month's period and reset are kept for the month. The same text as toISOString's, to the character
 // (test/domain/time.test.ts compares them over the years this formats this way: 0000–9999).
