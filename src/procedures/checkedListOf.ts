@@ -2,7 +2,51 @@ import { Ajv } from 'ajv';
 import { z } from 'zod';
 import { listOf } from './schemas.js';
 
-const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: false, unicodeRegExp: false });
+/** How `idOf` (schemas.ts) writes an identifier's pattern: `^<prefix>_[0-9A-Za-z]{1,64}$`. */
+const ID_PATTERN = /^\^([a-z]+)_\[0-9A-Za-z\]\{1,64\}\$$/;
+
+const isAlphanumeric = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * The test of an identifier's pattern, as the regular expression decides it: the prefix and `_`, then 1–64 ASCII
+ * letters and digits, nothing after. A list repeats ids (a page's room, its authors): the last one accepted is
+ * accepted again at a glance. A loop over char codes instead of a call into the regular expression engine for
+ * each of a page's ids; test/rest/outputCheck.test.ts holds the two to agreement.
+ */
+export function idPatternTest(prefix: string, pattern: string): { test(s: string): boolean; toString(): string } {
+  const head = `${prefix}_`;
+  const min = head.length + 1;
+  const max = head.length + 64;
+  let last = '';
+  return {
+    test(s: string): boolean {
+      if (s === last) return true;
+      if (s.length < min || s.length > max || !s.startsWith(head)) return false;
+      for (let i = head.length; i < s.length; i++) if (!isAlphanumeric(s.charCodeAt(i))) return false;
+      last = s;
+      return true;
+    },
+    // Ajv keeps one compiled pattern per distinct text: its key
+    toString: () => `/${pattern}/`,
+  };
+}
+
+/** Ajv's `code.regExp`: an identifier's pattern tested by `idPatternTest`, any other by a RegExp. */
+const regExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const id = ID_PATTERN.exec(pattern);
+    return id ? idPatternTest(id[1], pattern) : new RegExp(pattern, flags);
+  },
+  { code: 'new RegExp' },
+);
+
+const ajv = new Ajv({
+  strict: false,
+  validateFormats: false,
+  allErrors: false,
+  unicodeRegExp: false,
+  code: { regExp },
+});
 
 /**
  * `listOf(item)` for a list operation's `.output()`, with a cheaper output check on the hot path: the

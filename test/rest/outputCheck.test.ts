@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { listProcedures, type ProcedureInfo } from '../../src/procedures/index.js';
-import { COMPILED_CHECK } from '../../src/procedures/checkedListOf.js';
+import { COMPILED_CHECK, idPatternTest } from '../../src/procedures/checkedListOf.js';
+import { idOf } from '../../src/procedures/schemas.js';
 import { call, createWorld, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { flawedObject, junkJson, valueFor, type Schema } from '../robustness/fuzzValues.js';
 
@@ -81,6 +82,47 @@ describe('compiled output checks of the list operations', () => {
       expect(fc.sample(valid, 20).every((v) => p.output[COMPILED_CHECK](v))).toBe(true);
       expect(fc.sample(flawed, 20).some((v) => !p.output[COMPILED_CHECK](v))).toBe(true);
     }
+  });
+});
+
+describe("an identifier's pattern tested without the regular expression engine", () => {
+  it('decides every string as the pattern does, the same string again included', () => {
+    const pattern = (z.toJSONSchema(idOf('msg')) as { pattern: string }).pattern;
+    const rx = new RegExp(pattern);
+    const tester = idPatternTest('msg', pattern);
+    const near = [
+      '',
+      'msg',
+      'msg_',
+      'msg_a',
+      `msg_${'a'.repeat(64)}`,
+      `msg_${'a'.repeat(65)}`,
+      'msg_01KB\n',
+      'msg_01KB\u0660',
+      'msg_01KB-2',
+      'MSG_01KB',
+      'room_01KB',
+      'xmsg_01KB',
+      'msg__01KB',
+      'msg_0１',
+      'msg_Zz09',
+    ];
+    const strings = fc.oneof(
+      fc.constantFrom(...near),
+      fc.string({
+        unit: fc.constantFrom('m', 's', 'g', '_', 'a', 'Z', '0', '9', '-', '\n', 'é', '/', ':', '@', '['),
+        maxLength: 70,
+      }),
+      fc.string({ unit: fc.constantFrom('a', 'B', '7'), maxLength: 68 }).map((t) => `msg_${t}`),
+    );
+    fc.assert(
+      fc.property(fc.array(strings, { maxLength: 8 }), (list) => {
+        // in order and each twice: the last accepted value is remembered, and must stay right for the next one
+        for (const v of list.flatMap((x) => [x, x])) expect(tester.test(v), JSON.stringify(v)).toBe(rx.test(v));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(String(tester)).toBe(`/${pattern}/`);
   });
 });
 
