@@ -17,7 +17,8 @@ export function idPatternTest(prefix: string, pattern: string): { test(s: string
   const head = `${prefix}_`;
   const min = head.length + 1;
   const max = head.length + 64;
-  let last = '';
+  // (no string at first: an empty one would be taken for an id already accepted)
+  let last: string | undefined;
   return {
     test(s: string): boolean {
       if (s === last) return true;

@@ -89,6 +89,9 @@ describe("an identifier's pattern tested without the regular expression engine",
   it('decides every string as the pattern does, the same string again included', () => {
     const pattern = (z.toJSONSchema(idOf('msg')) as { pattern: string }).pattern;
     const rx = new RegExp(pattern);
+    // a fresh test has accepted nothing yet: not even the empty string
+    for (const v of ['', 'msg_', '\u0000'])
+      expect(idPatternTest('msg', pattern).test(v), JSON.stringify(v)).toBe(false);
     const tester = idPatternTest('msg', pattern);
     const near = [
       '',
