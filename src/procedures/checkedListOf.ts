@@ -42,6 +42,21 @@ const regExp = Object.assign(
   { code: 'new RegExp' },
 );
 
+/**
+ * The list's JSON Schema without the `maxLength` an identifier's pattern already bounds (`idOf` writes both): Ajv
+ * checks a `maxLength` by counting the string's code points, a loop over every id of a page, where the pattern's test
+ * (`idPatternTest`) has its length at once. Any other `maxLength`, or one shorter than the pattern allows, stays.
+ */
+export function withoutBoundedLengths(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutBoundedLengths);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = withoutBoundedLengths(v);
+  const id = typeof out.pattern === 'string' ? ID_PATTERN.exec(out.pattern) : null;
+  if (id && typeof out.maxLength === 'number' && out.maxLength >= id[1].length + 1 + 64) delete out.maxLength;
+  return out;
+}
+
 const ajv = new Ajv({
   strict: false,
   validateFormats: false,
@@ -63,7 +78,9 @@ const ajv = new Ajv({
  */
 export function checkedListOf<T extends z.ZodType>(item: T) {
   const schema = listOf(item);
-  const validate = ajv.compile(z.toJSONSchema(schema, { io: 'output', target: 'draft-7', unrepresentable: 'throw' }));
+  const validate = ajv.compile(
+    withoutBoundedLengths(z.toJSONSchema(schema, { io: 'output', target: 'draft-7', unrepresentable: 'throw' })) as object,
+  );
   const zodParse = schema.parse.bind(schema);
   Object.defineProperty(schema, 'parse', {
     value: (value: unknown, params?: Parameters<typeof zodParse>[1]) =>

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { listProcedures, type ProcedureInfo } from '../../src/procedures/index.js';
-import { COMPILED_CHECK, idPatternTest } from '../../src/procedures/checkedListOf.js';
+import { COMPILED_CHECK, idPatternTest, withoutBoundedLengths } from '../../src/procedures/checkedListOf.js';
 import { idOf } from '../../src/procedures/schemas.js';
 import { call, createWorld, startTestServer, type TestServer, type World } from '../helpers/harness.js';
 import { flawedObject, junkJson, valueFor, type Schema } from '../robustness/fuzzValues.js';
@@ -126,6 +126,33 @@ describe("an identifier's pattern tested without the regular expression engine",
       { numRuns: 3000 },
     );
     expect(String(tester)).toBe(`/${pattern}/`);
+  });
+});
+
+describe("an identifier's length left to its pattern", () => {
+  it('drops only a maxLength the id pattern already bounds, and the check still refuses a long id', () => {
+    const pattern = (z.toJSONSchema(idOf('msg')) as { pattern: string }).pattern;
+    const doc = { properties: { a: { type: 'string', pattern, maxLength: 68 }, b: { type: 'string', maxLength: 68 } } };
+    const stricter = { type: 'string', pattern, maxLength: 10 };
+    expect(withoutBoundedLengths(doc)).toEqual({
+      properties: { a: { type: 'string', pattern }, b: { type: 'string', maxLength: 68 } },
+    });
+    expect(withoutBoundedLengths(stricter)).toEqual(stricter);
+    expect(doc.properties.a.maxLength, 'the schema given is left as it was').toBe(68);
+    const messages = checked.find((p) => p.path === 'messages.list')!;
+    const row = (id: string) => ({
+      id,
+      roomId: 'room_1',
+      authorId: 'usr_1',
+      postedBy: 'user',
+      body: 'b',
+      createdAt: '2026-11-22T09:30:00.000Z',
+      agentRunId: null,
+    });
+    const page = (id: string) => ({ data: [row(id)], nextCursor: null });
+    expect(messages.output[COMPILED_CHECK](page(`msg_${'a'.repeat(64)}`))).toBe(true);
+    expect(messages.output[COMPILED_CHECK](page(`msg_${'a'.repeat(65)}`))).toBe(false);
+    expect(zodAnswer(messages, page(`msg_${'a'.repeat(65)}`))).toBeNull();
   });
 });
 
