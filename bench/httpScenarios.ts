@@ -177,8 +177,19 @@ const sseData = (text: string) =>
 /** The product's scenarios of these names, in the order given; an unknown name is an error naming the known ones. */
 export function productScenarios(w: BenchWorld, secret: string, names: string[]): HttpScenario[] {
   const all = httpScenarios(w, secret).filter((s) => s.server === 'product');
-  const unknown = names.filter((n) => !all.some((s) => s.name === n));
+  const base = (n: string) => n.split('@')[0];
+  const unknown = names.filter((n) => !all.some((s) => s.name === base(n)));
   if (unknown.length)
     throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${all.map((s) => s.name).join(', ')}`);
-  return names.map((n) => all.find((s) => s.name === n)!);
+  return names.map((n) => {
+    const s = all.find((x) => x.name === base(n))!;
+    const variant = n.split('@')[1];
+    if (variant === undefined) return s;
+    // `name@v`: the same requests with `X-Bench-Variant: v`, for a scratch change that reads it (an A/B in one process)
+    const target = { ...s.target, headers: { ...s.target.headers, [BENCH_VARIANT_HEADER]: variant } };
+    return { ...s, name: n, label: `${s.label} @${variant}`, target };
+  });
 }
+
+/** The header `name@v` scenarios send (productScenarios). */
+export const BENCH_VARIANT_HEADER = 'x-bench-variant';
