@@ -79,7 +79,9 @@ const ajv = new Ajv({
 export function checkedListOf<T extends z.ZodType>(item: T) {
   const schema = listOf(item);
   const validate = ajv.compile(
-    withoutBoundedLengths(z.toJSONSchema(schema, { io: 'output', target: 'draft-7', unrepresentable: 'throw' })) as object,
+    withoutBoundedLengths(
+      z.toJSONSchema(schema, { io: 'output', target: 'draft-7', unrepresentable: 'throw' }),
+    ) as object,
   );
   const zodParse = schema.parse.bind(schema);
   Object.defineProperty(schema, 'parse', {

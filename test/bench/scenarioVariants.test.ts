@@ -11,7 +11,10 @@ describe('bench scenarios by variant', () => {
     const [plain, off] = productScenarios(world, 'secret', ['mcp-get-me', 'mcp-get-me@off']);
     expect(plain.target.headers?.[BENCH_VARIANT_HEADER]).toBeUndefined();
     expect(off.name).toBe('mcp-get-me@off');
-    expect(off.target).toEqual({ ...plain.target, headers: { ...plain.target.headers, [BENCH_VARIANT_HEADER]: 'off' } });
+    expect(off.target).toEqual({
+      ...plain.target,
+      headers: { ...plain.target.headers, [BENCH_VARIANT_HEADER]: 'off' },
+    });
     expect(() => productScenarios(world, 'secret', ['nothing@off'])).toThrow(/unknown scenario/);
   });
 });
