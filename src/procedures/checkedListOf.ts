@@ -5,6 +5,9 @@ import { listOf } from './schemas.js';
 /** How `idOf` (schemas.ts) writes an identifier's pattern: `^<prefix>_[0-9A-Za-z]{1,64}$`. */
 const ID_PATTERN = /^\^([a-z]+)_\[0-9A-Za-z\]\{1,64\}\$$/;
 
+/** The longest id `idOf`'s pattern accepts for a prefix: the prefix, `_` and 64 letters or digits. */
+const idMaxLength = (prefix: string) => prefix.length + 1 + 64;
+
 const isAlphanumeric = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
 /**
@@ -16,7 +19,7 @@ const isAlphanumeric = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 9
 export function idPatternTest(prefix: string, pattern: string): { test(s: string): boolean; toString(): string } {
   const head = `${prefix}_`;
   const min = head.length + 1;
-  const max = head.length + 64;
+  const max = idMaxLength(prefix);
   // (no string at first: an empty one would be taken for an id already accepted)
   let last: string | undefined;
   return {
@@ -53,7 +56,7 @@ export function withoutBoundedLengths(schema: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) out[k] = withoutBoundedLengths(v);
   const id = typeof out.pattern === 'string' ? ID_PATTERN.exec(out.pattern) : null;
-  if (id && typeof out.maxLength === 'number' && out.maxLength >= id[1].length + 1 + 64) delete out.maxLength;
+  if (id && typeof out.maxLength === 'number' && out.maxLength >= idMaxLength(id[1])) delete out.maxLength;
   return out;
 }
 
