@@ -19,6 +19,7 @@ import {
 } from '../../src/http/headers.js';
 import { outcomeHeaders } from '../../src/http/outcomeHeaders.js';
 import type { ResponseState } from '../../src/procedures/context.js';
+import { writeHeadAtOnce } from '../../src/http/apiHeaders.js';
 import { auditEndpointRejection } from '../transport/auditRejection.js';
 import type { Message } from '../transport/body.js';
 import { checkToolScopes } from './checkToolScopes.js';
@@ -87,10 +88,11 @@ async function dispatch(state: DispatchState, res: ServerResponse, entry: Entry,
   const tools = entry.tools;
   const rights = () => connectionRights({ services, catalog, selection, actor, requestId: call.requestId });
   // a 2026 request without the headers the SDK requires is refused by it below, before any tool runs
-  const checked =
+  const scopes =
     route?.kind === 'modern' && !hasStandardHeaders(mcpHeaders, route.message)
       ? null
-      : await checkToolScopes(body, actor, tools, call);
+      : checkToolScopes(calls, actor, tools, call);
+  const checked = scopes === null ? null : await scopes;
   if (checked) {
     const { error, headers, requestId: callRequestId } = checked.refusal;
     return sendEnvelope(res, error, callRequestId, headers);
@@ -122,15 +124,10 @@ async function dispatch(state: DispatchState, res: ServerResponse, entry: Entry,
     (needsConfirmation(tool.proc, actor, plainCapabilities(body)) ||
       (plain.name === TASK_TOOL && declaresTasks(plainCapabilities(body))));
   if (plain && tool && !serverOnly) {
-    // answered as the SDK's server answers it (test/mcp/fastToolCall.test.ts compares the two), without building one
-    const aborted = new AbortController();
-    // the call's controller on the response and a listener of the module, not a closure here: a closure made
-    // in this scope would keep all of it (body, actor, headers) alive as long as the response
-    (res as CallResponse)[CALL_ABORT] = aborted;
-    res.on('close', abortUnfinishedCall);
-    call.signal = aborted.signal;
+    // answered as the SDK's server answers it (test/mcp/fastToolCall.test.ts compares the two), without building
+    // one. As on REST, a call runs to its end when its client goes (no procedure reads a signal); nothing is written.
     const outcome = await invokeTool(tool.proc, plain.arguments, call);
-    if (aborted.signal.aborted) return;
+    if (res.destroyed) return;
     onToolOutcome(outcome.out);
     try {
       return writeJsonAnswer(res, toolCallAnswerJson(plain.id, outcome, plain.revision));
@@ -265,9 +262,10 @@ function failedExchange(services: Services, res: ServerResponse, err: unknown, r
 /** A JSON-RPC answer as the body of a 200 (nothing when nobody is left to read it). */
 function writeJsonAnswer(res: ServerResponse, body: string): void {
   if (res.destroyed) return;
-  res
-    .writeHead(200, { [CONTENT_TYPE_HEADER]: 'application/json', [CONTENT_LENGTH_HEADER]: Buffer.byteLength(body) })
-    .end(body);
+  writeHeadAtOnce(res, 200, {
+    [CONTENT_TYPE_HEADER]: 'application/json',
+    [CONTENT_LENGTH_HEADER]: Buffer.byteLength(body),
+  }).end(body);
 }
 
 /** The `authInfo.extra` key of the per-request context, for the SDK entry's server factory. */
@@ -278,14 +276,6 @@ function contextOf(authInfo: AuthInfo | undefined): McpServerOptions {
   // (cannot be: only dispatch calls the entry, and always with a context)
   if (!context) throw new Error('an MCP server was asked for without the request context');
   return context;
-}
-
-const CALL_ABORT = Symbol('svc.mcpCallAbort');
-type CallResponse = ServerResponse & { [CALL_ABORT]?: AbortController };
-
-/** A response closed before its answer was written in full: the client is gone, and its tool call is aborted. */
-function abortUnfinishedCall(this: CallResponse): void {
-  if (!this.writableFinished) this[CALL_ABORT]?.abort();
 }
 
 function transportErrorCode(status: number): string {

@@ -61,19 +61,11 @@ export async function invokeTool(
   if (fields instanceof DomainError) return { ok: false, error: fields, requestId: ctx.requestId, out: ctx.out };
   try {
     const data = await proc.call({ ctx, getRawInput: async () => input, signal: o.signal });
-    return {
-      ok: true,
-      data,
-      requestId: ctx.requestId,
-      out: ctx.out,
-      view: {
-        args: input,
-        fields,
-        omits: proc.meta.tool.textOmits,
-        shape: shapeOf(proc.output),
-        names: await namesIn(data, shapeOf(proc.output), o),
-      },
-    };
+    const shape = shapeOf(proc.output);
+    const named = namesIn(data, shape, o);
+    const names = named instanceof Map ? named : await named;
+    const view = { args: input, fields, omits: proc.meta.tool.textOmits, shape, names };
+    return { ok: true, data, requestId: ctx.requestId, out: ctx.out, view };
   } catch (err) {
     const error = explainValidation(toDomainError(err), proc);
     if (error.status >= 500) o.services.log.error({ err, requestId: ctx.requestId, tool: name }, 'tool call failed');
@@ -84,17 +76,15 @@ export async function invokeTool(
 
 /**
  * The names of the users an output's declared fields name, those the caller can see, for its text; a failed lookup
- * leaves the ids alone (the call succeeded).
+ * leaves the ids alone (the call succeeded). An output that names nobody is answered at once, without a lookup.
  */
-async function namesIn(data: unknown, shape: Shape, o: ToolCallOptions): Promise<Map<string, string>> {
+function namesIn(data: unknown, shape: Shape, o: ToolCallOptions): Map<string, string> | Promise<Map<string, string>> {
   const ids = userIdsOf(data, shape);
   if (!ids.size || !o.actor) return new Map();
-  try {
-    return await visibleUserNames(o.services.ds.manager, o.actor, ids);
-  } catch (err) {
+  return visibleUserNames(o.services.ds.manager, o.actor, ids).catch((err: unknown) => {
     o.services.log.warn({ err }, 'user names for a tool result failed');
-    return new Map();
-  }
+    return new Map<string, string>();
+  });
 }
 
 /**

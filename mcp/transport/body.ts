@@ -34,22 +34,21 @@ export interface Message {
 /**
  * Reads the body of an Entry as a JSON-RPC message against the revision headers (MCP-Protocol-Version,
  * Mcp-Method, Mcp-Name): a message that contradicts them, a malformed envelope, or a batch on a revision
- * without batches is answered and audited here (null). Also names the request's operation for metrics.
+ * without batches is answered and audited here (a promise of null, settled once it is). Also names the request's
+ * operation for metrics. A message that passes is returned at once.
  */
-export async function readMessage(
+export function readMessage(
   services: Services,
   req: IncomingMessage,
   res: ServerResponse,
   entry: Entry,
-): Promise<Message | null> {
-  const { body, requestId, actor } = entry;
+): Message | Promise<null> {
+  const { body } = entry;
   const mcpHeaders: McpRequestHeaders = {
     protocolVersionHeader: headerOf(req, MCP_PROTOCOL_VERSION_IN),
     mcpMethodHeader: headerOf(req, MCP_METHOD_IN),
     mcpNameHeader: headerOf(req, MCP_NAME_IN),
   };
-  const refused = (statusCode: number, errorCode: string) =>
-    auditEndpointRejection(services, { requestId, method: 'POST', statusCode, errorCode, actor });
   // JSON unless the client asked for progress notifications, which need the SSE stream
   const sse = wantsProgress(body);
   const plain = sse ? null : plainToolCallOf(mcpHeaders, headerOf(req, ACCEPT_IN), body);
@@ -58,22 +57,36 @@ export async function readMessage(
   const route = plain ? null : classifyInboundRequest({ httpMethod: 'POST', ...mcpHeaders, body });
   if (route?.kind === 'reject') {
     setOperation(res, 'invalid');
-    await refused(route.httpStatus, ladderErrorCode(route.code));
-    const o = { data: route.data, id: echoableId(body) };
-    sendJsonRpcError(res, route.httpStatus, route.code, route.message, { [REQUEST_ID_HEADER]: requestId }, o);
-    return null;
+    return refuse(services, res, entry, route.httpStatus, ladderErrorCode(route.code), route.code, route.message, {
+      data: route.data,
+      id: echoableId(body),
+    });
   }
   if (Array.isArray(body) && BATCHLESS_REVISIONS.has(mcpHeaders.protocolVersionHeader ?? '')) {
     // JSON-RPC batches left MCP with 2025-06-18; only a 2025-03-26 client may send one
     setOperation(res, 'batch');
-    await refused(400, 'validation_error');
     const message = `Invalid Request: protocol revision ${mcpHeaders.protocolVersionHeader} does not allow JSON-RPC batches`;
-    sendJsonRpcError(res, 400, JSONRPC_INVALID_REQUEST, message, { [REQUEST_ID_HEADER]: requestId });
-    return null;
+    return refuse(services, res, entry, 400, 'validation_error', JSONRPC_INVALID_REQUEST, message);
   }
   const calls = toolCallsOf(body);
   setOperation(res, operationOf(body, calls, entry.tools));
   return { body, mcpHeaders, sse, plain, route, calls };
+}
+
+/** A message refused before dispatch: audited, then answered as a JSON-RPC error. */
+async function refuse(
+  services: Services,
+  res: ServerResponse,
+  { requestId, actor }: Entry,
+  statusCode: number,
+  errorCode: string,
+  rpcCode: number,
+  message: string,
+  o?: { data?: unknown; id: string | number | null },
+): Promise<null> {
+  await auditEndpointRejection(services, { requestId, method: 'POST', statusCode, errorCode, actor });
+  sendJsonRpcError(res, statusCode, rpcCode, message, { [REQUEST_ID_HEADER]: requestId }, o);
+  return null;
 }
 
 const wantsProgress = (body: unknown) =>

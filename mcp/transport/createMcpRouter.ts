@@ -45,8 +45,9 @@ export function createMcpRouter({ services, rateLimiter, clientIp }: McpRouterOp
   const listen = createListenHub({ services, catalog });
   const dispatch = createDispatch({ services, rateLimiter, catalog, listen });
   const door = createDoor({ services, rateLimiter, catalog, clientIp }, async (req, res, entry) => {
-    const message = await readMessage(services, req, res, entry);
-    if (message) await dispatch(res, entry, message);
+    const message = readMessage(services, req, res, entry);
+    if (!(message instanceof Promise)) await dispatch(res, entry, message);
+    else await message;
   });
   const direct: McpRouter['direct'] = (req, res, guard, fail) => {
     const url = req.url!;

@@ -53,6 +53,25 @@ export function headersAtWriteHead(
 
 const { writeHead } = ServerResponse.prototype;
 
+/**
+ * `res.writeHead(status, given)` for a writer whose headers are spelled as the pending ones are (the constants of
+ * headers.ts) and that set none before: the pending headers and `given` (winning) in one object, without the general
+ * merge's case-folding. With a header set before (CORS's, say), or nothing pending, it is the general `writeHead`.
+ */
+export function writeHeadAtOnce(
+  res: ServerResponse,
+  status: number,
+  given: Readonly<Record<string, string | number>>,
+): ServerResponse {
+  const pending = (res as WithPending)[PENDING];
+  if (!pending || res.getHeaderNames().length) return res.writeHead(status, given);
+  (res as WithPending)[PENDING] = undefined;
+  res.writeHead = writeHead;
+  const all: Record<string, string | number> = pending;
+  for (const k in given) all[k] = given[k];
+  return writeHead.call(res, status, all);
+}
+
 function writeHeadWithPending(this: WithPending, status: number, ...rest: unknown[]): ServerResponse {
   const pending = this[PENDING]!;
   this[PENDING] = undefined;

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { headersAtWriteHead, mergeHeaders } from '../../src/http/apiHeaders.js';
+import { headersAtWriteHead, mergeHeaders, writeHeadAtOnce } from '../../src/http/apiHeaders.js';
 
 /** Serves one response written by `write` and returns the headers a client sees. */
 async function headersOf(write: (res: ServerResponse) => void): Promise<Headers> {
@@ -47,6 +47,36 @@ describe('headersAtWriteHead', () => {
     });
     expect(raw.get('x-a')).toBe('pending');
     expect(raw.get('x-c')).toBe('raw');
+  });
+});
+
+describe('writeHeadAtOnce', () => {
+  it('writes the pending headers and its own, its own winning, once; later writes see no pending headers', async () => {
+    const h = await headersOf((res) => {
+      const pending = headersAtWriteHead(res, { 'X-A': 'pending', 'X-B': 'pending' });
+      pending['X-Late'] = 'filled later';
+      writeHeadAtOnce(res, 202, { 'X-B': 'given', 'Content-Length': 2 }).end('{}');
+    });
+    expect(h.get('x-a')).toBe('pending');
+    expect(h.get('x-late')).toBe('filled later');
+    expect(h.get('x-b')).toBe('given');
+    expect(h.get('content-length')).toBe('2');
+  });
+
+  it('keeps a header set before (CORS) over a pending one, as the general writeHead does', async () => {
+    const h = await headersOf((res) => {
+      headersAtWriteHead(res, { 'X-A': 'pending', Vary: 'Origin' });
+      res.setHeader('vary', 'Origin, Accept');
+      writeHeadAtOnce(res, 200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+    expect(h.get('x-a')).toBe('pending');
+    expect(h.get('vary')).toBe('Origin, Accept');
+    expect(h.get('content-type')).toBe('application/json');
+  });
+
+  it('is a plain writeHead on a response with nothing pending', async () => {
+    const h = await headersOf((res) => writeHeadAtOnce(res, 200, { 'X-Given': '1' }).end());
+    expect(h.get('x-given')).toBe('1');
   });
 });
 
