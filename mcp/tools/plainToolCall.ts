@@ -5,6 +5,7 @@ import {
   type CallToolResult,
   type RequestId,
 } from '@modelcontextprotocol/server';
+import equal from 'fast-deep-equal';
 import { SERVER_INFO } from '../server/createMcpServer.js';
 import type { ToolOutcome } from './invokeTool.js';
 import { commonToolResultJson, toCheckedToolResult } from './toolResult.js';
@@ -53,29 +54,34 @@ const TOP_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
 const isRequestId = (id: unknown): id is RequestId => typeof id === 'string' || Number.isSafeInteger(id);
 
 /**
- * The SDK classifier's verdict on a 2026 envelope (`_meta`) under the standard headers of a plain `tools/call`,
- * by the envelope's JSON: a client sends the same envelope with every request, and the verdict depends on
- * nothing else of a request of this shape. Bounded: a client sending endless envelopes only refills it.
+ * The SDK classifier's verdicts on the 2026 envelopes (`_meta`) seen under the standard headers of a plain
+ * `tools/call`, found by value (`fast-deep-equal`, cheaper than a JSON key): a client sends the same envelope with
+ * every request, and the verdict depends on nothing else of a request of this shape. Each is kept as a copy of its
+ * own (nothing the request does later changes it). Bounded, the oldest dropped first: a client sending endless
+ * envelopes only renews it.
  */
-const envelopeVerdicts = new Map<string, boolean>();
-const ENVELOPE_VERDICTS_MAX = 256;
+const envelopeVerdicts: { meta: unknown; ok: boolean }[] = [];
+const ENVELOPE_VERDICTS_MAX = 16;
 
 function validModernEnvelope(meta: Record<string, unknown>): boolean {
-  const key = JSON.stringify(meta);
-  let ok = envelopeVerdicts.get(key);
-  if (ok === undefined) {
-    const route = classifyInboundRequest({
-      httpMethod: 'POST',
-      protocolVersionHeader: MODERN_REVISION,
-      mcpMethodHeader: 'tools/call',
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: meta } },
-    });
-    ok =
-      route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === MODERN_REVISION;
-    if (envelopeVerdicts.size >= ENVELOPE_VERDICTS_MAX) envelopeVerdicts.clear();
-    envelopeVerdicts.set(key, ok);
-  }
+  for (const seen of envelopeVerdicts) if (equal(seen.meta, meta)) return seen.ok;
+  const ok = classifyEnvelope(meta);
+  if (envelopeVerdicts.length >= ENVELOPE_VERDICTS_MAX) envelopeVerdicts.shift();
+  envelopeVerdicts.push({ meta: structuredClone(meta), ok });
   return ok;
+}
+
+/** Whether the SDK's classifier takes a plain 2026 `tools/call` with this envelope as a 2026-07-28 request. */
+function classifyEnvelope(meta: Record<string, unknown>): boolean {
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: MODERN_REVISION,
+    mcpMethodHeader: 'tools/call',
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: meta } },
+  });
+  return (
+    route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === MODERN_REVISION
+  );
 }
 
 /**

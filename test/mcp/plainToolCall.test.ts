@@ -164,4 +164,30 @@ describe('the plain tools/call the router answers itself (mcp/tools/plainToolCal
     }
     expect(plainToolCallOf({}, 'application/json', call)).toBeNull();
   });
+
+  it('remembers an envelope by value, as it was: a later change to the request it came in changes no verdict', () => {
+    const h26 = { protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'tools/call', mcpNameHeader: 'get_me' };
+    const callWith = (meta: unknown) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_me', arguments: {}, _meta: meta },
+    });
+    const meta = { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 'copy-test', version: '2' } };
+    expect(plainToolCallOf(h26, ACCEPT, callWith(meta))?.revision).toBe('2026-07-28');
+    // the same envelope again (equal, not the same object, keys in another order): the same verdict
+    const reordered = Object.fromEntries(Object.entries(structuredClone(meta)).reverse());
+    expect(plainToolCallOf(h26, ACCEPT, callWith(reordered))?.revision).toBe('2026-07-28');
+    // the first request's envelope changed afterwards into one the classifier refuses: still refused when sent
+    meta['io.modelcontextprotocol/clientInfo'] = { name: 'copy-test' } as never;
+    expect(plainToolCallOf(h26, ACCEPT, callWith(structuredClone(meta)))).toBeNull();
+    expect(classifyInboundRequest({ httpMethod: 'POST', ...h26, body: callWith(meta) }).kind).not.toBe('modern');
+    // more envelopes than are kept: each still gets the classifier's verdict
+    for (let i = 0; i < 40; i++) {
+      const other = { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: `c${i}`, version: String(i) } };
+      expect(plainToolCallOf(h26, ACCEPT, callWith(other))?.revision).toBe('2026-07-28');
+      const bad = { ...other, 'io.modelcontextprotocol/protocolVersion': 'x' };
+      expect(plainToolCallOf(h26, ACCEPT, callWith(bad))).toBeNull();
+    }
+  });
 });
