@@ -1,5 +1,6 @@
 import {
   classifyInboundRequest,
+  CLIENT_INFO_META_KEY,
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult,
@@ -55,19 +56,37 @@ const isRequestId = (id: unknown): id is RequestId => typeof id === 'string' || 
 
 /**
  * The SDK classifier's verdicts on the 2026 envelopes (`_meta`) seen under the standard headers of a plain
- * `tools/call`, found by value (`fast-deep-equal`, cheaper than a JSON key): a client sends the same envelope with
- * every request, and the verdict depends on nothing else of a request of this shape. Each is kept as a copy of its
- * own (nothing the request does later changes it). Bounded, the oldest dropped first: a client sending endless
- * envelopes only renews it.
+ * `tools/call`, found by value (`fast-deep-equal`, cheaper than a JSON key) among those of the same client (its
+ * `clientInfo` name and version): a client sends the same envelope with every request, and the verdict depends on
+ * nothing else of a request of this shape. Each is kept as a copy of its own (nothing the request does later changes
+ * it). Bounded: a few envelopes a client, the oldest dropped first, and all of them dropped past a total, so that a
+ * client sending endless envelopes only renews them.
  */
-const envelopeVerdicts: { meta: unknown; ok: boolean }[] = [];
-const ENVELOPE_VERDICTS_MAX = 16;
+const envelopeVerdicts = new Map<string, { meta: unknown; ok: boolean }[]>();
+let envelopesKept = 0;
+const ENVELOPES_MAX = 256;
+const ENVELOPES_PER_CLIENT_MAX = 8;
+
+/** What the envelopes of one client share: its `clientInfo` name and version, as stated (any JSON). */
+function clientKeyOf(meta: Record<string, unknown>): string {
+  const info = meta[CLIENT_INFO_META_KEY];
+  return isObject(info) ? `${String(info.name)}\0${String(info.version)}` : '';
+}
 
 function validModernEnvelope(meta: Record<string, unknown>): boolean {
-  for (const seen of envelopeVerdicts) if (equal(seen.meta, meta)) return seen.ok;
+  const key = clientKeyOf(meta);
+  const seen = envelopeVerdicts.get(key);
+  if (seen) for (const s of seen) if (equal(s.meta, meta)) return s.ok;
   const ok = classifyEnvelope(meta);
-  if (envelopeVerdicts.length >= ENVELOPE_VERDICTS_MAX) envelopeVerdicts.shift();
-  envelopeVerdicts.push({ meta: structuredClone(meta), ok });
+  if (envelopesKept >= ENVELOPES_MAX) {
+    envelopeVerdicts.clear();
+    envelopesKept = 0;
+  }
+  const kept = envelopeVerdicts.get(key) ?? [];
+  if (kept.length >= ENVELOPES_PER_CLIENT_MAX) kept.shift();
+  else envelopesKept++;
+  kept.push({ meta: structuredClone(meta), ok });
+  envelopeVerdicts.set(key, kept);
   return ok;
 }
 

@@ -182,8 +182,15 @@ describe('the plain tools/call the router answers itself (mcp/tools/plainToolCal
     meta['io.modelcontextprotocol/clientInfo'] = { name: 'copy-test' } as never;
     expect(plainToolCallOf(h26, ACCEPT, callWith(structuredClone(meta)))).toBeNull();
     expect(classifyInboundRequest({ httpMethod: 'POST', ...h26, body: callWith(meta) }).kind).not.toBe('modern');
-    // more envelopes than are kept: each still gets the classifier's verdict
-    for (let i = 0; i < 40; i++) {
+    // more envelopes than are kept, of one client and in all: each still gets the classifier's verdict
+    for (let i = 0; i < 20; i++) {
+      const caps = { experimental: { [`x${i}`]: {} } };
+      const one = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': caps };
+      expect(plainToolCallOf(h26, ACCEPT, callWith(one))?.revision).toBe('2026-07-28');
+      const bad = { ...one, 'io.modelcontextprotocol/clientCapabilities': 'none' };
+      expect(plainToolCallOf(h26, ACCEPT, callWith(bad))).toBeNull();
+    }
+    for (let i = 0; i < 300; i++) {
       const other = { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: `c${i}`, version: String(i) } };
       expect(plainToolCallOf(h26, ACCEPT, callWith(other))?.revision).toBe('2026-07-28');
       const bad = { ...other, 'io.modelcontextprotocol/protocolVersion': 'x' };
