@@ -332,6 +332,19 @@ export async function measureLimit(opts: BenchOptions): Promise<Record<string, {
       );
       console.log(roundRatioLine(rps, cpu, a, b, target));
     }
+    // what MCP's layer costs above the same call on REST, server by server: the work of the MCP side alone, which a
+    // ratio of throughputs mixes with the work both sides share
+    const above = (mcp: string, rest: string) => {
+      const rests = cpu.get(rest)!;
+      const d = median(cpu.get(mcp)!.map((x, i) => x - rests[i]));
+      return `${d >= 0 ? '+' : ''}${d.toFixed(0)}`;
+    };
+    console.log(
+      `    MCP get_me's CPU above the same server's GET /v1/me, µs a request (median of the rounds' own differences), ` +
+        `2025 / 2026: svc ${above('mcp-get-me', 'me')} / ${above('mcp-get-me-2026', 'me')}; ` +
+        `limit ${above('limit-mcp', 'limit-me')} / ${above('limit-mcp-2026', 'limit-me')}; ` +
+        `limit-db ${above('limit-db-mcp', 'limit-db-me')} / ${above('limit-db-mcp-2026', 'limit-db-me')}`,
+    );
     return m;
   } finally {
     await Promise.all(servers.map((s) => s.server.stop()));
