@@ -5,8 +5,8 @@
 // answer svc's bytes to a set of requests (statuses, header names and values, bodies, the audit rows they write),
 // then drives the three in turn, round after round, with autocannon: `GET /v1/me`, the first page of 50 messages
 // and MCP `tools/call get_me` on both revisions. Prints req/s, the server's CPU per request and the ratios to each
-// limit, MCP's to REST on each server and the CPU MCP spends above REST on each, with the load average. Exits non-zero only when it could not run or the
-// answers differ.
+// limit, MCP's to REST on each server and the CPU MCP spends above REST on each, with the load average. Exits
+// non-zero only when it could not run or the answers differ.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
