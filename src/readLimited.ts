@@ -145,10 +145,11 @@ function armIfArriving(g: Guard, req: Guarded, res: ServerResponse): void {
 
 /**
  * Reads a request stream to its end, keeping at most `limit` bytes (the rest is read and dropped, so the
- * connection stays usable). `over` tells that the limit was passed. A request whose body is whole already (most
- * bodies come with their headers, and the surfaces read after an await) is read at once from its buffer; a body
- * still arriving is read through listeners rather than `for await`: the async iterator costs more than the read
- * itself for the small bodies most requests carry. A stream that fails or closes before its end rejects with
+ * connection stays usable). `over` tells that the limit was passed. A request whose body is whole already (a body
+ * that came with its headers, read after an await: /mcp's door reads it after the credential) is read at once from
+ * its buffer; a body still arriving (or not yet parsed: REST starts its read in the request's own event) is read
+ * through listeners rather than `for await`: the async iterator costs more than the read itself for the small
+ * bodies most requests carry. A stream that fails or closes before its end rejects with
  * `ClientGoneError`; the request's deadline and its client's limit (see `createBodyGuard`) reject with
  * `BodyTimeoutError` and `BodyRefusedError`.
  */
