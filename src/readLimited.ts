@@ -145,13 +145,10 @@ function armIfArriving(g: Guard, req: Guarded, res: ServerResponse): void {
 
 /**
  * Reads a request stream to its end, keeping at most `limit` bytes (the rest is read and dropped, so the
- * connection stays usable). `over` tells that the limit was passed. A request whose body is whole already (a body
- * that came with its headers, read after an await: /mcp's door reads it after the credential) is read at once from
- * its buffer; a body still arriving (or not yet parsed: REST starts its read in the request's own event) is read
- * through listeners rather than `for await`: the async iterator costs more than the read itself for the small
- * bodies most requests carry. A stream that fails or closes before its end rejects with
- * `ClientGoneError`; the request's deadline and its client's limit (see `createBodyGuard`) reject with
- * `BodyTimeoutError` and `BodyRefusedError`.
+ * connection stays usable). `over` tells that the limit was passed. Listeners rather than `for await`: the
+ * async iterator costs more than the read itself for the small bodies most requests carry. A stream that
+ * fails or closes before its end rejects with `ClientGoneError`; the request's deadline and its client's
+ * limit (see `createBodyGuard`) reject with `BodyTimeoutError` and `BodyRefusedError`.
  */
 export function readLimited(stream: Readable, limit: number): Promise<{ bytes: Buffer; over: boolean }> {
   const state = (stream as Guarded)[STATE];
@@ -160,17 +157,6 @@ export function readLimited(stream: Readable, limit: number): Promise<{ bytes: B
   if (stream.destroyed) return Promise.reject(new ClientGoneError());
   // nothing is hung on a request whose body is whole already (see createBodyGuard)
   const waiting = !(stream as IncomingMessage).complete;
-  if (!waiting) {
-    // the body is whole in the stream's buffer (Node's parser has pushed its end): read at once, without listeners
-    // and the turns of a flowing read; the stream ends as after any read to its end
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for (let c: Buffer | null; (c = stream.read() as Buffer | null) !== null;) {
-      size += c.length;
-      if (size <= limit) chunks.push(c);
-    }
-    return Promise.resolve({ bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), over: size > limit });
-  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
