@@ -28,6 +28,10 @@ export interface StartChildOptions {
   env: Record<string, string>;
   port: number;
   cwd: string;
+  /** A program and its arguments to run `node` under (valgrind, say); `node` itself when absent. */
+  wrapper?: string[];
+  /** How long the server has to answer `/healthz` (default 60 s). */
+  readyTimeoutMs?: number;
 }
 
 /**
@@ -109,7 +113,8 @@ async function waitHealthy(
 
 /** Spawns `node <args>` with `env` and waits for `GET /healthz` to answer 200. */
 export async function startChildServer(o: StartChildOptions): Promise<ChildServer> {
-  const child = spawn(process.execPath, o.args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const [command, ...args] = [...(o.wrapper ?? []), process.execPath, ...o.args];
+  const child = spawn(command, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
     err = (err + d.toString('utf8')).slice(-8000);
@@ -126,7 +131,7 @@ export async function startChildServer(o: StartChildOptions): Promise<ChildServe
   sampler.unref();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
-    await waitHealthy(baseUrl, child, 60_000, () => err);
+    await waitHealthy(baseUrl, child, o.readyTimeoutMs ?? 60_000, () => err);
   } catch (e) {
     clearInterval(sampler);
     child.kill('SIGKILL');

@@ -28,6 +28,8 @@ export interface LoadOptions {
   connections: number;
   /** Requests per second across all connections (fixed-rate mode); unlimited when absent. */
   overallRate?: number;
+  /** A fixed number of requests instead of `seconds` (autocannon's `amount`). */
+  amount?: number;
 }
 
 /** Drives `baseUrl` with autocannon for `seconds` and returns mean req/s and p50/p99 latency. */
@@ -46,6 +48,7 @@ export function runLoad(baseUrl: string, target: LoadTarget, o: LoadOptions): Pr
         connections: o.connections,
         duration: o.seconds,
         overallRate: o.overallRate,
+        amount: o.amount,
         timeout: 30,
         requests: [request],
       },
