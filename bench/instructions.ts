@@ -6,8 +6,8 @@
 // Prints each scenario's instructions a request: every thread of the process (V8's compiler and collector threads
 // included), user space only (the kernel is not counted). A count does not move with the machine's load or its
 // other core, where CPU time does; what it cannot see is what a cache miss or a system call costs, which time does.
-// A major collection inside a round still moves that round's count by a few per cent: take the least or the
-// median of several rounds of a few thousand requests.
+// A major collection that falls inside a round moves that round's count by up to a third: read the least of
+// several rounds, and trust only differences well above the rounds' spread.
 // - `name@v` scenarios send `X-Bench-Variant: v` (bench/httpScenarios.ts), for a scratch A/B in one process. Paths
 //   that alternate in one process deoptimize each other's code, so such an A/B reads noisier than two processes.
 // - BENCH_CHECKOUT=<dir> measures another checkout's product (its node_modules linked), for a before and after.
