@@ -22,7 +22,8 @@ export interface BenchOptions {
   jsonFile: string | undefined;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 1): number {
+/** An integer variable of the environment, at least `min`; `def` when unset or empty. */
+export function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   if (!/^\d+$/.test(raw) || Number(raw) < min)

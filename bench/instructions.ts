@@ -17,19 +17,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchNodeFlags, readBenchOptions } from './benchOptions.js';
+import { benchNodeFlags, int, readBenchOptions } from './benchOptions.js';
 import { freePort, productArgs, productEnv, startChildServer } from './childServer.js';
 import { productScenarios } from './httpScenarios.js';
 import { median, runLoad } from './runLoad.js';
 import { seedBench } from './seedBench.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-function count(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const v = Number(env[name] ?? def);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
-  return v;
-}
 
 /**
  * Runs `callgrind_control <flag> <pid>`. It reaches the process through valgrind's gdbserver, by files named after
@@ -53,8 +47,8 @@ async function main(): Promise<void> {
   const opts = readBenchOptions(process.env);
   // BENCH_CHECKOUT: another checkout's product (node_modules linked), measured as this one would be
   const checkout = path.resolve(process.env.BENCH_CHECKOUT ?? ROOT);
-  const requests = count(process.env, 'BENCH_REQUESTS', 2000);
-  const warmup = count(process.env, 'BENCH_WARMUP_REQUESTS', 20_000);
+  const requests = int(process.env, 'BENCH_REQUESTS', 2000);
+  const warmup = int(process.env, 'BENCH_WARMUP_REQUESTS', 20_000);
   const names = process.argv.slice(2).length ? process.argv.slice(2) : ['me', 'mcp-get-me', 'list-1k'];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-instructions-'));
   const dumps = path.join(dir, 'dumps');
@@ -63,7 +57,7 @@ async function main(): Promise<void> {
   // (set here, npm start's entry does not replace itself to set it, which would leave valgrind behind)
   const env = productEnv(dir, port, { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' });
   const world = await seedBench({ env, largeMessages: 1001, extraRooms: 60, webhooks: null });
-  const scenarios = productScenarios(world, env.SVC_SECRET, names);
+  const scenarios = new Map(productScenarios(world, env.SVC_SECRET, names).map((s) => [s.name, s]));
   const server = await startChildServer({
     name: 'product',
     wrapper: [
@@ -81,31 +75,21 @@ async function main(): Promise<void> {
   const counts = new Map<string, number[]>(names.map((n) => [n, []]));
   // (the file named by --callgrind-out-file stays empty: each dump gets a number after it)
   const seen = new Set<string>(['callgrind.out']);
+  const drive = (name: string, amount: number) =>
+    runLoad(server.baseUrl, scenarios.get(name)!.target, { seconds: 0, amount, connections: opts.connections });
   try {
     for (const name of names) {
-      const scenario = scenarios.find((s) => s.name === name)!;
-      const r = await runLoad(server.baseUrl, scenario.target, {
-        seconds: 0,
-        amount: warmup,
-        connections: opts.connections,
-      });
-      console.log(`warm-up ${scenario.label}: ${r.total} requests, ${r.failures} not 2xx`);
+      const r = await drive(name, warmup);
+      console.log(`warm-up ${scenarios.get(name)!.label}: ${r.total} requests, ${r.failures} not 2xx`);
     }
     control('-i=on', server.pid, env);
     // one unmeasured pass with the counts on: valgrind translates the code again, and anything left to compile is
-    for (const name of names) {
-      const scenario = scenarios.find((s) => s.name === name)!;
-      await runLoad(server.baseUrl, scenario.target, { seconds: 0, amount: requests, connections: opts.connections });
-    }
+    for (const name of names) await drive(name, requests);
     for (let round = 1; round <= opts.rounds; round++) {
       for (const name of names) {
-        const scenario = scenarios.find((s) => s.name === name)!;
+        const scenario = scenarios.get(name)!;
         control('-z', server.pid, env);
-        const r = await runLoad(server.baseUrl, scenario.target, {
-          seconds: 0,
-          amount: requests,
-          connections: opts.connections,
-        });
+        const r = await drive(name, requests);
         control('-d', server.pid, env);
         const ir = newestDumpIr(dumps, seen);
         if (r.failures) throw new Error(`${scenario.label}: ${r.failures} of ${r.total} requests were not 2xx`);
@@ -123,7 +107,7 @@ async function main(): Promise<void> {
   );
   for (const name of names) {
     const xs = counts.get(name)!;
-    const label = scenarios.find((s) => s.name === name)!.label;
+    const label = scenarios.get(name)!.label;
     const k = (x: number) => (x / 1000).toFixed(1).padStart(7);
     console.log(
       `  ${label.padEnd(36)} median ${k(median(xs))}  least ${k(Math.min(...xs))}  most ${k(Math.max(...xs))}`,
