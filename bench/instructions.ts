@@ -50,7 +50,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const control = (flag: string, pid: number, env: Record<string, string>) =>
   execFileSync('callgrind_control', [flag, String(pid)], { stdio: 'pipe', env });
 
-/** The events a dump counts: instructions (Ir), and with the cache simulation the misses. */
+/** The events read from a dump: instructions (Ir); the misses, with the cache simulation; the mispredicted branches. */
 const EVENTS = ['Ir', 'I1mr', 'D1mr', 'D1mw', 'ILmr', 'DLmr', 'DLmw', 'Bcm', 'Bim'] as const;
 type Counts = Record<(typeof EVENTS)[number], number>;
 
@@ -58,7 +58,7 @@ type Counts = Record<(typeof EVENTS)[number], number>;
  * The counts of the newest dump in `dir`, from its `summary:` or `totals:` line in the order of its `events:`. With
  * `mainOnly` (callgrind's `--separate-threads=yes`, one file a thread, `-01` the first), the main thread's file alone.
  */
-export function newestDumpCounts(dir: string, seen: Set<string>, mainOnly: boolean): Counts {
+function newestDumpCounts(dir: string, seen: Set<string>, mainOnly: boolean): Counts {
   const fresh = fs.readdirSync(dir).filter((f) => f.startsWith('callgrind.out') && !seen.has(f));
   for (const f of fresh) seen.add(f);
   const wanted = mainOnly ? fresh.filter((f) => f.endsWith('-01')) : fresh;
@@ -179,9 +179,10 @@ async function main(): Promise<void> {
 /** A request's mispredicted branches: conditional, and indirect (calls and jumps through a register). */
 const branchText = (c: Counts) => `mispredicted branches ${Math.round(c.Bcm)} + indirect ${Math.round(c.Bim)}`;
 
-/** A request's misses: first level for code and data, last level, and callgrind's estimate of cycles. */
+/** A request's misses: first level for code and data, last level, and an estimate of cycles. */
 function missText(c: Counts): string {
-  // (callgrind_annotate's estimate: an instruction a cycle, 10 for a first-level miss, 100 for a last-level one)
+  // (KCachegrind's weights for its cycle estimate: an instruction a cycle, 10 a first-level miss, 100 a last-level
+  // one; its 10 a mispredicted branch left out, so that runs with and without the branch simulation compare)
   const cycles = c.Ir + 10 * firstLevel(c) + 100 * lastLevel(c);
   return (
     `I1 ${Math.round(c.I1mr)} D1 ${Math.round(c.D1mr + c.D1mw)} LL ${Math.round(lastLevel(c))}` +
