@@ -108,7 +108,7 @@ async function main(): Promise<void> {
           root: checkout,
           env,
           port,
-          file: env.DATABASE_URL.replace(/^sqlite:/, ''),
+          file: path.join(dir, 'svc.sqlite'),
           countsInDb: which === 'limit-db',
         });
   const server = await startChildServer({
@@ -125,6 +125,9 @@ async function main(): Promise<void> {
     readyTimeoutMs: 600_000,
   });
   const counts = new Map<string, Counts[]>(names.map((n) => [n, []]));
+  // what the simulations add to a line: the misses and the mispredicted branches a request
+  const simulated = (c: Counts) =>
+    (cacheSim ? `, misses ${missText(c)}` : '') + (branchSim ? `, ${branchText(c)}` : '');
   // (the file named by --callgrind-out-file stays empty: each dump gets a number after it)
   const seen = new Set<string>(['callgrind.out']);
   const drive = (name: string, amount: number) =>
@@ -147,9 +150,8 @@ async function main(): Promise<void> {
         if (r.failures) throw new Error(`${scenario.label}: ${r.failures} of ${r.total} requests were not 2xx`);
         const per = Object.fromEntries(EVENTS.map((e) => [e, c[e] / r.total])) as Counts;
         counts.get(name)!.push(per);
-        const misses = (cacheSim ? `, misses ${missText(per)}` : '') + (branchSim ? `, ${branchText(per)}` : '');
         console.log(
-          `  round ${round} ${scenario.label.padEnd(32)} ${(per.Ir / 1000).toFixed(1)} k instructions${misses}`,
+          `  round ${round} ${scenario.label.padEnd(32)} ${(per.Ir / 1000).toFixed(1)} k instructions${simulated(per)}`,
         );
       }
     }
@@ -160,7 +162,7 @@ async function main(): Promise<void> {
   }
   console.log(
     `\n${which}: instructions a request, thousands (${opts.rounds} rounds x ${requests} requests, ` +
-      `${opts.connections} connections)${cacheSim || branchSim ? '; the round of the least, its misses a request' : ''}`,
+      `${opts.connections} connections)${cacheSim || branchSim ? '; the least round, its misses a request' : ''}`,
   );
   for (const name of names) {
     const rounds = counts.get(name)!;
@@ -170,8 +172,7 @@ async function main(): Promise<void> {
     const least = rounds[xs.indexOf(Math.min(...xs))];
     console.log(
       `  ${label.padEnd(36)} median ${k(median(xs))}  least ${k(least.Ir)}  most ${k(Math.max(...xs))}` +
-        (cacheSim ? `  misses ${missText(least)}` : '') +
-        (branchSim ? `  ${branchText(least)}` : ''),
+        simulated(least),
     );
   }
 }
